@@ -1,0 +1,124 @@
+// Package sqlitedb opens framelake's SQLite database: the modernc driver with
+// sqlite-vec loaded, pragmas in the DSN so every pooled connection gets them,
+// one writer connection (SQLite allows one writer; a Go-side single connection
+// turns lock contention into queueing) and a read-only pool for readers.
+//
+// Each domain package owns its tables and embeds its own numbered migrations
+// (migrations/001_init.sql, ...); Migrate applies them in one transaction each
+// and records them per package in schema_migrations.
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+
+	_ "modernc.org/sqlite"     // database/sql driver "sqlite"
+	_ "modernc.org/sqlite/vec" // registers sqlite-vec on every connection
+)
+
+// DB is a framelake database: W for writes (one connection), R for reads.
+type DB struct {
+	W    *sql.DB
+	R    *sql.DB
+	Path string
+	Vec  string // sqlite-vec version, checked at open
+}
+
+// Options tune Open; the zero value is the production default.
+type Options struct {
+	Readers  int   // size of the reader pool; default max(4, 2*GOMAXPROCS)
+	MmapSize int64 // bytes of the file mapped for reads; default 1 GiB
+}
+
+var pragmas = []string{
+	"busy_timeout(10000)",
+	"journal_mode(WAL)",
+	"foreign_keys(1)",
+	"synchronous(NORMAL)",
+	"temp_store(MEMORY)",
+	"cache_size(-32000)", // 32 MB of page cache per connection
+}
+
+func dsn(path string, mmap int64, readOnly bool) string {
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", mmap))
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate") // take the write lock at BEGIN: no upgrade deadlocks
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens or creates the database at path.
+func Open(ctx context.Context, path string, opt Options) (*DB, error) {
+	if opt.Readers <= 0 {
+		opt.Readers = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	if opt.MmapSize <= 0 {
+		opt.MmapSize = 1 << 30
+	}
+	w, err := sql.Open("sqlite", dsn(path, opt.MmapSize, false))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	db := &DB{W: w, Path: path}
+	// The writer creates the file and switches it to WAL before readers connect.
+	if err := w.QueryRowContext(ctx, "SELECT vec_version()").Scan(&db.Vec); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: sqlite-vec not available: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", dsn(path, opt.MmapSize, true))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(opt.Readers)
+	r.SetMaxIdleConns(opt.Readers)
+	if err := r.PingContext(ctx); err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.R = r
+	return db, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.R.Close(), db.W.Close())
+}
+
+// Tx runs fn in a write transaction, committing when it returns nil.
+func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	tx, err := db.W.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}

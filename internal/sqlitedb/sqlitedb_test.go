@@ -1,0 +1,110 @@
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func open(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "t.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestOpenPragmasAndVec(t *testing.T) {
+	db := open(t)
+	if !strings.HasPrefix(db.Vec, "v0.1.") {
+		t.Fatalf("vec_version = %q", db.Vec)
+	}
+	for _, pool := range []*sql.DB{db.W, db.R} {
+		var mode string
+		var fk, busy int
+		if err := pool.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		pool.QueryRow("PRAGMA foreign_keys").Scan(&fk)
+		pool.QueryRow("PRAGMA busy_timeout").Scan(&busy)
+		if mode != "wal" || fk != 1 || busy != 10000 {
+			t.Fatalf("pragmas: journal_mode=%s foreign_keys=%d busy_timeout=%d", mode, fk, busy)
+		}
+	}
+	if _, err := db.R.Exec("CREATE TABLE x (a)"); err == nil {
+		t.Fatal("reader pool accepted a write")
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	v1 := fstest.MapFS{"001_init.sql": {Data: []byte("CREATE TABLE a (id INTEGER PRIMARY KEY) STRICT;")}}
+	if err := db.Migrate(ctx, "pkg", v1); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, "pkg", v1); err != nil { // idempotent
+		t.Fatal(err)
+	}
+	v2 := fstest.MapFS{
+		"001_init.sql": v1["001_init.sql"],
+		"002_more.sql": {Data: []byte("CREATE TABLE b (id INTEGER PRIMARY KEY) STRICT; INSERT INTO a VALUES (1);")},
+	}
+	if err := db.Migrate(ctx, "pkg", v2); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	db.R.QueryRow("SELECT count(*) FROM schema_migrations WHERE owner='pkg'").Scan(&n)
+	if n != 2 {
+		t.Fatalf("recorded %d migrations, want 2", n)
+	}
+	if err := db.Migrate(ctx, "pkg", v1); err == nil || !strings.Contains(err.Error(), "upgrade framelake") {
+		t.Fatalf("older build on newer database: %v", err)
+	}
+}
+
+func TestMigrateBadFiles(t *testing.T) {
+	db := open(t)
+	cases := map[string]fstest.MapFS{
+		"gap":      {"001_a.sql": {Data: []byte("SELECT 1;")}, "003_c.sql": {Data: []byte("SELECT 1;")}},
+		"bad name": {"1_a.sql": {Data: []byte("SELECT 1;")}},
+	}
+	for name, fsys := range cases {
+		if err := db.Migrate(context.Background(), name, fsys); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	// A failing migration leaves nothing of itself behind.
+	broken := fstest.MapFS{"001_a.sql": {Data: []byte("CREATE TABLE t (a) STRICT; CREATE TABLE t (b);")}}
+	if err := db.Migrate(context.Background(), "broken", broken); err == nil {
+		t.Fatal("broken migration applied")
+	}
+	if _, err := db.R.Exec("SELECT * FROM t"); err == nil {
+		t.Fatal("half-applied migration visible")
+	}
+}
+
+func TestTxRollsBack(t *testing.T) {
+	db := open(t)
+	ctx := context.Background()
+	db.W.Exec("CREATE TABLE t (a INTEGER) STRICT")
+	boom := errors.New("boom")
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		tx.Exec("INSERT INTO t VALUES (1)")
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v", err)
+	}
+	var n int
+	db.R.QueryRow("SELECT count(*) FROM t").Scan(&n)
+	if n != 0 {
+		t.Fatal("rolled-back row visible")
+	}
+}
