@@ -1,0 +1,73 @@
+// Command framelake is the appliance: one binary that serves the REST API,
+// imports media, manages API keys and previews augmentations.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand: it parses its own flags from args.
+type command struct {
+	run     func(ctx context.Context, args []string) error
+	summary string
+}
+
+var commands = map[string]command{
+	"serve":   {cmdServe, "serve the REST API on a data folder"},
+	"import":  {cmdImport, "import a folder of media into the lake"},
+	"keys":    {cmdKeys, "create, list and revoke API keys"},
+	"augment": {cmdAugment, "preview an augmentation configuration on an image"},
+	"version": {cmdVersion, "print the version"},
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: framelake <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(os.Stderr, "\nRun 'framelake <command> -h' for a command's flags.")
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		if os.Args[1] != "-h" && os.Args[1] != "--help" && os.Args[1] != "help" {
+			fmt.Fprintf(os.Stderr, "framelake: unknown command %q\n\n", os.Args[1])
+		}
+		usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := cmd.run(ctx, os.Args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintf(os.Stderr, "framelake %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+// envOr returns the environment variable name, or def when it is unset.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

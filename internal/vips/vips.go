@@ -1,0 +1,157 @@
+// Package vips is framelake's one cgo layer: libvips 8.14 for decoding,
+// header probes and the operations augment needs. libvips is process-global,
+// so it is started once (on first use) with untrusted loaders blocked (no
+// ImageMagick, PDF or matlab parsing of uploads) and its operation cache off:
+// every image we touch is new bytes, so a cache only holds memory, and a cache
+// keyed by buffer address could hand back a stale image for reused memory.
+//
+// Go byte slices are only read during the C call that receives them; no
+// libvips object outlives the call that made it unless wrapped in an Image.
+package vips
+
+/*
+#cgo pkg-config: vips
+#include <stdlib.h>
+#include <string.h>
+#include <vips/vips.h>
+
+// Warnings about the bytes of one upload go to the caller as an error, not to stderr.
+static void fl_quiet(const gchar *domain, GLogLevelFlags level, const gchar *msg, gpointer data) {}
+
+static int fl_init(void) {
+	if (VIPS_INIT("framelake")) return -1;
+	g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING, fl_quiet, NULL);
+	vips_block_untrusted_set(TRUE);
+	vips_cache_set_max(0);
+	vips_cache_set_max_mem(0);
+	vips_cache_set_max_files(0);
+	vips_concurrency_set(1);
+	return 0;
+}
+
+typedef struct {
+	int width, height, bands, pages;
+	char loader[64];
+} fl_info;
+
+static void fl_fill(VipsImage *im, fl_info *out) {
+	const char *loader = NULL;
+	out->width = im->Xsize;
+	out->height = im->Ysize;
+	out->bands = im->Bands;
+	out->pages = vips_image_get_n_pages(im);
+	out->loader[0] = 0;
+	if (vips_image_get_typeof(im, VIPS_META_LOADER) && !vips_image_get_string(im, VIPS_META_LOADER, &loader))
+		g_strlcpy(out->loader, loader, sizeof out->loader);
+}
+
+// fl_probe reads the header; with verify it also decodes every pixel (JPEG at
+// 1/8 scale, which still reads the whole entropy-coded stream) so truncated or
+// corrupt files fail here rather than later in a model or a dataset build.
+static int fl_probe(const void *buf, size_t len, int verify, fl_info *out) {
+	VipsImage *im = vips_image_new_from_buffer(buf, len, "",
+		"access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
+	if (!im) return -1;
+	fl_fill(im, out);
+	g_object_unref(im);
+	if (!verify) return 0;
+	if (strncmp(out->loader, "jpegload", 8) == 0) {
+		if (vips_jpegload_buffer((void *)buf, len, &im, "shrink", 8,
+				"access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL))
+			return -1;
+	} else {
+		im = vips_image_new_from_buffer(buf, len, "",
+			"access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
+		if (!im) return -1;
+	}
+	double avg;
+	int rc = vips_avg(im, &avg, NULL);
+	g_object_unref(im);
+	return rc;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// Info is what a header read tells about an image.
+type Info struct {
+	Width, Height int
+	Bands         int    // 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA
+	Pages         int    // frames of an animated GIF or WebP, pages of a TIFF
+	Format        string // jpeg, png, webp, gif, tiff, heif, ...
+}
+
+// ErrDecode is wrapped by every failure to read an image.
+var ErrDecode = errors.New("not a decodable image")
+
+var startup = sync.OnceValue(func() error {
+	if C.fl_init() != 0 {
+		return fmt.Errorf("libvips: start: %s", lastError())
+	}
+	return nil
+})
+
+// Start initialises libvips; every entry point calls it, so calling it is only
+// needed to fail early (at appliance start) when libvips is broken.
+func Start() error { return startup() }
+
+// Version is the libvips version string, e.g. "8.14.1".
+func Version() string { return C.GoString(C.vips_version_string()) }
+
+func lastError() string {
+	p := C.vips_error_buffer_copy()
+	defer C.g_free(C.gpointer(p))
+	return strings.TrimSpace(C.GoString(p))
+}
+
+// Probe reads the image header of buf without decoding pixels.
+func Probe(buf []byte) (Info, error) { return probe(buf, false) }
+
+// Verify reads the header and decodes the pixels, failing on truncated or
+// corrupt data.
+func Verify(buf []byte) (Info, error) { return probe(buf, true) }
+
+func probe(buf []byte, verify bool) (Info, error) {
+	if err := startup(); err != nil {
+		return Info{}, err
+	}
+	if len(buf) == 0 {
+		return Info{}, fmt.Errorf("%w: empty", ErrDecode)
+	}
+	var out C.fl_info
+	v := C.int(0)
+	if verify {
+		v = 1
+	}
+	if C.fl_probe(unsafe.Pointer(&buf[0]), C.size_t(len(buf)), v, &out) != 0 {
+		return Info{}, fmt.Errorf("%w: %s", ErrDecode, firstLine(lastError()))
+	}
+	return Info{
+		Width:  int(out.width),
+		Height: int(out.height),
+		Bands:  int(out.bands),
+		Pages:  max(1, int(out.pages)),
+		Format: loaderFormat(C.GoString(&out.loader[0])),
+	}, nil
+}
+
+// loaderFormat turns "jpegload_buffer" into "jpeg".
+func loaderFormat(loader string) string {
+	f, _, _ := strings.Cut(loader, "load")
+	return f
+}
+
+func firstLine(s string) string {
+	if s == "" {
+		return "unknown format or corrupt data"
+	}
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
