@@ -34,12 +34,11 @@ CREATE INDEX file_blob         ON file (blob);
 CREATE TABLE collection (
     seq        INTEGER PRIMARY KEY,
     id         TEXT    NOT NULL UNIQUE,
-    name       TEXT    NOT NULL,
+    name       TEXT    NOT NULL UNIQUE,        -- users name collections in queries: one name, one collection
     type       TEXT    NOT NULL CHECK (type IN ('image_collection', 'video_collection', 'other_collection')),
     metadata   TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(metadata)),
     created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL,
-    UNIQUE (type, name)
+    updated_at INTEGER NOT NULL
 ) STRICT;
 
 CREATE INDEX collection_updated ON collection (type, updated_at, seq);

@@ -1,0 +1,113 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/framelake/framelake/errs"
+)
+
+// fileColumns are selected by every file read, in scanFile's order.
+const fileColumns = `f.seq, f.id, f.unique_name, f.name, f.type, f.blob, f.ext, f.mime, f.size, f.format,
+	coalesce(f.width, 0), coalesce(f.height, 0), coalesce(f.frame_count, 0), coalesce(f.frame_rate, 0),
+	coalesce(f.duration, 0), f.video_index, f.metadata, f.created_at, f.updated_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanFile(s scanner) (File, error) {
+	var f File
+	var vi sql.NullInt64
+	var meta string
+	var created, updated int64
+	err := s.Scan(&f.seq, &f.ID, &f.UniqueName, &f.Name, &f.Type, &f.Blob, &f.Ext, &f.MIME, &f.Size, &f.Format,
+		&f.Width, &f.Height, &f.FrameCount, &f.FrameRate, &f.Duration, &vi, &meta, &created, &updated)
+	if err != nil {
+		return File{}, err
+	}
+	if vi.Valid {
+		v := int(vi.Int64)
+		f.VideoIndex = &v
+	}
+	f.Metadata = json.RawMessage(meta)
+	f.CreatedAt, f.UpdatedAt = fromMillis(created), fromMillis(updated)
+	return f, nil
+}
+
+// File returns the file with uniqueName.
+func (l *Lake) File(ctx context.Context, uniqueName string) (File, error) {
+	f, err := scanFile(l.db.R.QueryRowContext(ctx,
+		`SELECT `+fileColumns+` FROM file f WHERE f.unique_name = ?`, uniqueName))
+	if errors.Is(err, sql.ErrNoRows) {
+		return File{}, errs.NotFoundf("file %q not found", uniqueName)
+	}
+	return f, err
+}
+
+// memberByContent finds a file of the collection with this name and these bytes.
+func (l *Lake) memberByContent(ctx context.Context, collSeq int64, name, blob string) (File, error) {
+	f, err := scanFile(l.db.R.QueryRowContext(ctx, `SELECT `+fileColumns+` FROM file f
+		JOIN collection_file cf ON cf.file_seq = f.seq AND cf.collection_seq = ?
+		WHERE f.blob = ? AND f.name = ? LIMIT 1`, collSeq, blob, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return File{}, errs.NotFoundf("no such member")
+	}
+	return f, err
+}
+
+// DeleteHook runs inside the transaction that deletes files, so packages
+// that keep rows about files (vectors, datasets) delete theirs atomically.
+type DeleteHook func(ctx context.Context, tx *sql.Tx, fileSeqs []int64) error
+
+// OnDelete registers a hook; call it before serving requests.
+func (l *Lake) OnDelete(h DeleteHook) { l.deleteHooks = append(l.deleteHooks, h) }
+
+// Delete removes a file, its memberships, tags and annotations, and its blob
+// when no other file shares the bytes.
+func (l *Lake) Delete(ctx context.Context, uniqueName string) error {
+	f, err := l.File(ctx, uniqueName)
+	if err != nil {
+		return err
+	}
+	var shared int
+	err = l.db.Tx(ctx, func(tx *sql.Tx) error {
+		for _, h := range l.deleteHooks {
+			if err := h(ctx, tx, []int64{f.seq}); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM file WHERE seq = ?`, f.seq); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM file WHERE blob = ? AND ext = ?`, f.Blob, f.Ext).Scan(&shared)
+	})
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", uniqueName, err)
+	}
+	if shared == 0 {
+		return l.store.Remove(f.Blob, f.Ext)
+	}
+	return nil
+}
+
+// SetMetadata replaces a file's custom metadata with a JSON object.
+func (l *Lake) SetMetadata(ctx context.Context, uniqueName string, meta json.RawMessage) error {
+	m, err := normalizeObject("metadata", meta)
+	if err != nil {
+		return err
+	}
+	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE file SET metadata = ?, updated_at = ? WHERE unique_name = ?`,
+			m, millis(time.Now()), uniqueName)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			return errs.NotFoundf("file %q not found", uniqueName)
+		}
+		return nil
+	})
+}

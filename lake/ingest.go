@@ -1,0 +1,317 @@
+package lake
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/id"
+)
+
+// Upload is one file offered to the lake.
+type Upload struct {
+	Name string                        // plain file name, e.g. "dog-001.jpg"
+	Open func() (io.ReadCloser, error) // the bytes; called once
+}
+
+// AddOptions say where uploaded files go.
+type AddOptions struct {
+	Collection string          // collection name; created when missing; "" for none
+	Metadata   json.RawMessage // JSON object stored on every file; may be nil
+	// SkipExisting skips a file whose name and bytes are already in the
+	// collection, so re-running an import only adds what is new.
+	SkipExisting bool
+}
+
+// Rejection says why an upload was not stored.
+type Rejection struct {
+	Name   string    `json:"name"`
+	Code   errs.Code `json:"code"`
+	Reason string    `json:"reason"`
+}
+
+// AddResult lists, in input order, what was stored, skipped and rejected.
+type AddResult struct {
+	Stored   []File      `json:"stored"`
+	Skipped  []File      `json:"skipped"`
+	Rejected []Rejection `json:"rejected"`
+}
+
+// staged is an upload that passed every check, with its blob in place.
+type staged struct {
+	up   Upload
+	blob string
+	size int64
+	p    probed
+}
+
+// Add stores uploads: each is checked (name, size, readable media), written
+// to the store and probed in parallel; the rows of all accepted files are
+// then inserted in one transaction, so a crash never leaves a row without its
+// blob. A bad upload is rejected with a reason; it does not fail the others.
+func (l *Lake) Add(ctx context.Context, opt AddOptions, ups []Upload) (AddResult, error) {
+	meta, err := normalizeObject("metadata", opt.Metadata)
+	if err != nil {
+		return AddResult{}, err
+	}
+	if opt.Collection != "" {
+		if err := ValidateCollectionName(opt.Collection); err != nil {
+			return AddResult{}, err
+		}
+	}
+	var existing *Collection
+	if c, err := l.CollectionByName(ctx, opt.Collection); err == nil {
+		existing = &c
+	} else if opt.Collection != "" && !errs.Is(err, errs.NotFound) {
+		return AddResult{}, err
+	}
+	outs := make([]stageResult, len(ups))
+	l.parallel(len(ups), func(i int) { outs[i] = l.stage(ctx, ups[i], existing, opt.SkipExisting) })
+
+	var res AddResult
+	var accepted []staged
+	for _, o := range outs {
+		switch {
+		case o.rejected != nil:
+			res.Rejected = append(res.Rejected, *o.rejected)
+		case o.skipped != nil:
+			res.Skipped = append(res.Skipped, *o.skipped)
+		default:
+			accepted = append(accepted, o.staged)
+		}
+	}
+	if len(accepted) == 0 {
+		return res, nil
+	}
+	res.Stored, err = l.insertFiles(ctx, opt.Collection, meta, accepted)
+	return res, err
+}
+
+type stageResult struct {
+	staged   staged
+	skipped  *File
+	rejected *Rejection
+}
+
+// parallel runs fn(0..n-1) on the lake's workers, recovering panics.
+func (l *Lake) parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(n, l.opt.Workers); w++ {
+		wg.Go(func() {
+			for i := range next {
+				func() {
+					defer func() {
+						if p := recover(); p != nil {
+							l.log.Error("ingest panic", "panic", p)
+						}
+					}()
+					fn(i)
+				}()
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+func (l *Lake) stage(ctx context.Context, up Upload, coll *Collection, skip bool) (out stageResult) {
+	reject := func(code errs.Code, format string, args ...any) stageResult {
+		return stageResult{rejected: &Rejection{Name: up.Name, Code: code, Reason: fmt.Sprintf(format, args...)}}
+	}
+	if err := ValidateFileName(up.Name); err != nil {
+		return reject(errs.InvalidArgument, "%s", err.Error())
+	}
+	if err := ctx.Err(); err != nil {
+		return reject(errs.Unavailable, "canceled")
+	}
+	rc, err := up.Open()
+	if err != nil {
+		return reject(errs.InvalidArgument, "read: %v", err)
+	}
+	pend, err := l.store.Write(rc, l.opt.MaxFileSize)
+	rc.Close()
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		return reject(errs.TooLarge, "file is larger than the %d-byte limit", l.opt.MaxFileSize)
+	case err != nil:
+		return reject(errs.Internal, "store: %v", err)
+	}
+	if pend.Size == 0 {
+		pend.Discard()
+		return reject(errs.InvalidArgument, "file is empty")
+	}
+	p, err := l.probe(ctx, up.Name, pend.TempPath())
+	if err != nil {
+		pend.Discard()
+		if errors.Is(err, errUnreadable) {
+			return reject(errs.InvalidArgument, "%s", strings.TrimPrefix(err.Error(), errUnreadable.Error()+": "))
+		}
+		return reject(errs.Internal, "probe: %v", err)
+	}
+	if skip && coll != nil {
+		if f, err := l.memberByContent(ctx, coll.seq, up.Name, pend.Hash); err == nil {
+			pend.Discard()
+			return stageResult{skipped: &f}
+		}
+	}
+	if err := pend.Commit(p.Ext); err != nil {
+		pend.Discard()
+		return reject(errs.Internal, "store: %v", err)
+	}
+	return stageResult{staged: staged{up: up, blob: pend.Hash, size: pend.Size, p: p}}
+}
+
+func (l *Lake) insertFiles(ctx context.Context, collName string, meta string, files []staged) ([]File, error) {
+	now := l.now().UTC()
+	out := make([]File, 0, len(files))
+	err := l.db.Tx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		var collSeq int64
+		if collName != "" {
+			var err error
+			if collSeq, err = ensureCollection(ctx, tx, collName, collectionTypeOf(files), now); err != nil {
+				return err
+			}
+		}
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO file (id, unique_name, name, type, blob, ext, mime, size,
+			format, width, height, frame_count, frame_rate, duration, metadata, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for _, s := range files {
+			f := File{ID: id.New("fil"), UniqueName: uniqueName(collName, s.up.Name), Name: s.up.Name,
+				Type: s.p.Type, Blob: s.blob, Ext: s.p.Ext, MIME: s.p.MIME, Size: s.size, Format: s.p.Format,
+				Width: s.p.Width, Height: s.p.Height, FrameCount: s.p.FrameCount, FrameRate: s.p.FrameRate,
+				Duration: s.p.Duration, Metadata: json.RawMessage(meta), CreatedAt: now, UpdatedAt: now}
+			if err := ins.QueryRowContext(ctx, f.ID, f.UniqueName, f.Name, f.Type, f.Blob, f.Ext, f.MIME, f.Size,
+				f.Format, nullInt(f.Width), nullInt(f.Height), nullInt(f.FrameCount), nullFloat(f.FrameRate),
+				nullFloat(f.Duration), meta, millis(now), millis(now)).Scan(&f.seq); err != nil {
+				return fmt.Errorf("insert %s: %w", f.Name, err)
+			}
+			if collSeq != 0 {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO collection_file (collection_seq, file_seq, added_at)
+					VALUES (?, ?, ?)`, collSeq, f.seq, millis(now)); err != nil {
+					return err
+				}
+			}
+			out = append(out, f)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// collectionTypeOf is the type a new collection gets from its first files.
+func collectionTypeOf(files []staged) CollectionType {
+	t := files[0].p.Type
+	for _, f := range files[1:] {
+		if f.p.Type != t {
+			return OtherCollection
+		}
+	}
+	return CollectionTypeFor(t)
+}
+
+// ValidateFileName refuses names that are not a plain file name.
+func ValidateFileName(name string) error {
+	switch {
+	case name == "":
+		return errs.Invalid("files", "file name is empty")
+	case len(name) > 255:
+		return errs.Invalid("files", "file name %.40q... is longer than 255 bytes", name)
+	case name == "." || name == ".." || strings.ContainsAny(name, `/\`):
+		return errs.Invalid("files", "file name %q must be a plain name without path separators or ..", name)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return errs.Invalid("files", "file name %q contains control characters", name)
+	}
+	return nil
+}
+
+// ValidateCollectionName refuses empty, overlong or control-character names.
+func ValidateCollectionName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return errs.Invalid("collectionName", "collection name is empty")
+	case len(name) > 200:
+		return errs.Invalid("collectionName", "collection name is longer than 200 bytes")
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return errs.Invalid("collectionName", "collection name %q contains control characters", name)
+	}
+	return nil
+}
+
+// normalizeObject checks that raw is a JSON object and returns it compacted ("{}" for none).
+func normalizeObject(field string, raw json.RawMessage) (string, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "{}", nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return "", errs.Invalid(field, "%s must be a JSON object", field)
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return "", errs.Invalid(field, "%s must be a JSON object", field)
+	}
+	return b.String(), nil
+}
+
+// uniqueName is readable and URL-safe: collection and file stem slugs plus a
+// random suffix, e.g. "batch-01-dog-0001-k3f9a2m7".
+func uniqueName(collection, file string) string {
+	stem := strings.TrimSuffix(file, filepath.Ext(file))
+	parts := []string{}
+	for _, s := range []string{slug(collection), slug(stem)} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(append(parts, id.Token(5)), "-")
+}
+
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
+}
+
+func nullInt(v int) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+func nullFloat(v float64) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}

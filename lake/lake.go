@@ -1,0 +1,167 @@
+// Package lake is framelake's media lake: files (images, videos, other) in a
+// content-addressed store, collections of files, custom metadata, tags and
+// annotations. Every file gets a uniqueName at ingest that identifies it
+// everywhere else (annotation projects, embeddings, datasets).
+//
+// The lake owns the tables file, collection, collection_file, file_tag,
+// collection_tag and annotation. Other packages write tags and annotations
+// through it and read them through the query language (lake/query).
+package lake
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"time"
+
+	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/internal/vips"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrations are the lake's numbered schema files, applied by the appliance
+// with db.Migrate(ctx, "lake", lake.Migrations).
+var Migrations, _ = fs.Sub(migrations, "migrations")
+
+// FileType is the kind of a lake file.
+type FileType string
+
+const (
+	Image FileType = "image"
+	Video FileType = "video"
+	Other FileType = "other"
+)
+
+// CollectionType is the kind of a collection, named after what it holds.
+type CollectionType string
+
+const (
+	ImageCollection CollectionType = "image_collection"
+	VideoCollection CollectionType = "video_collection"
+	OtherCollection CollectionType = "other_collection"
+)
+
+// CollectionTypeFor is the collection type that holds files of type t.
+func CollectionTypeFor(t FileType) CollectionType { return CollectionType(string(t) + "_collection") }
+
+// File is a stored media file.
+type File struct {
+	ID         string          `json:"id"`
+	UniqueName string          `json:"uniqueName"`
+	Name       string          `json:"name"`
+	Type       FileType        `json:"type"`
+	Blob       string          `json:"blob"` // sha256 hex of the bytes
+	Ext        string          `json:"ext"`
+	MIME       string          `json:"mime"`
+	Size       int64           `json:"fileSize"`
+	Format     string          `json:"format"`
+	Width      int             `json:"width,omitempty"`
+	Height     int             `json:"height,omitempty"`
+	FrameCount int             `json:"frameCount,omitempty"`
+	FrameRate  float64         `json:"frameRate,omitempty"`
+	Duration   float64         `json:"duration,omitempty"`
+	VideoIndex *int            `json:"videoIndex,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+
+	seq int64
+}
+
+// Seq is the file's internal integer key, for packages that join on it.
+func (f File) Seq() int64 { return f.seq }
+
+// Collection is a named set of files.
+type Collection struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Type      CollectionType  `json:"contentType"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt time.Time       `json:"createdAt"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+
+	seq int64
+}
+
+// Seq is the collection's internal integer key.
+func (c Collection) Seq() int64 { return c.seq }
+
+// Options configure a Lake. MediaDir and SigningKey are required.
+type Options struct {
+	MediaDir    string        // root of the content-addressed store
+	SigningKey  []byte        // HMAC key for media URLs
+	BaseURL     string        // prefix of media URLs, e.g. "http://127.0.0.1:8080"
+	URLTTL      time.Duration // lifetime of a signed URL; default 24h
+	MaxFileSize int64         // largest accepted file; default 4 GiB
+	Workers     int           // files processed at once during ingest; default 2*GOMAXPROCS
+	FFprobe     string        // ffprobe binary; default looked up on PATH
+	Logger      *slog.Logger
+}
+
+// Lake is the media lake. It is safe for concurrent use.
+type Lake struct {
+	db      *sqlitedb.DB
+	store   *DiskStore
+	opt     Options
+	ffprobe string // "" when ffprobe is missing: videos are then refused
+	log     *slog.Logger
+	now     func() time.Time
+
+	deleteHooks []DeleteHook
+}
+
+// Open opens the lake on a migrated database.
+func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
+	if len(opt.SigningKey) < 16 {
+		return nil, fmt.Errorf("lake: signing key of at least 16 bytes required")
+	}
+	if opt.URLTTL <= 0 {
+		opt.URLTTL = 24 * time.Hour
+	}
+	if opt.MaxFileSize <= 0 {
+		opt.MaxFileSize = 4 << 30
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = 2 * runtime.GOMAXPROCS(0)
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := vips.Start(); err != nil {
+		return nil, err
+	}
+	store, err := OpenDiskStore(opt.MediaDir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lake{db: db, store: store, opt: opt, log: opt.Logger, now: time.Now}
+	l.ffprobe = opt.FFprobe
+	if l.ffprobe == "" {
+		l.ffprobe, _ = exec.LookPath("ffprobe")
+	}
+	if l.ffprobe == "" {
+		l.log.Warn("ffprobe not found: video uploads will be refused; install ffmpeg")
+	}
+	return l, nil
+}
+
+// Store is the lake's media store.
+func (l *Lake) Store() *DiskStore { return l.store }
+
+// DB is the database the lake lives in, for packages that join on its tables.
+func (l *Lake) DB() *sqlitedb.DB { return l.db }
+
+// Open returns the bytes of a stored file.
+func (l *Lake) OpenMedia(f File) (*os.File, error) { return l.store.Open(f.Blob, f.Ext) }
+
+func millis(t time.Time) int64      { return t.UnixMilli() }
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

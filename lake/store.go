@@ -1,0 +1,133 @@
+package lake
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/framelake/framelake/errs"
+)
+
+// DiskStore keeps media content-addressed on local disk:
+// root/ab/cd/<sha256>.<ext>. Bytes are written to root/tmp, fsynced and
+// renamed into place, so a crash leaves either the whole blob or none of it
+// (only stray temp files, removed at the next open). Identical bytes are
+// stored once.
+type DiskStore struct {
+	root string
+	tmp  string
+}
+
+// OpenDiskStore opens or creates a store at root and clears temp files a crash left behind.
+func OpenDiskStore(root string) (*DiskStore, error) {
+	s := &DiskStore{root: root, tmp: filepath.Join(root, "tmp")}
+	if err := os.RemoveAll(s.tmp); err != nil {
+		return nil, fmt.Errorf("media store: clear temp: %w", err)
+	}
+	if err := os.MkdirAll(s.tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("media store: %w", err)
+	}
+	return s, nil
+}
+
+// Path is where the blob with hash and ext lives.
+func (s *DiskStore) Path(hash, ext string) string {
+	return filepath.Join(s.root, hash[0:2], hash[2:4], hash+"."+ext)
+}
+
+// Open opens a stored blob.
+func (s *DiskStore) Open(hash, ext string) (*os.File, error) {
+	f, err := os.Open(s.Path(hash, ext))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, errs.NotFoundf("media %s.%s not in store", hash, ext)
+	}
+	return f, err
+}
+
+// Remove deletes a blob; a missing blob is not an error.
+func (s *DiskStore) Remove(hash, ext string) error {
+	err := os.Remove(s.Path(hash, ext))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// Pending is a blob written to a temp file and fsynced, not yet in place.
+type Pending struct {
+	store *DiskStore
+	tmp   string
+	Hash  string // sha256 hex
+	Size  int64
+}
+
+// ErrTooLarge is wrapped when a blob exceeds the size limit.
+var ErrTooLarge = errors.New("file too large")
+
+// Write copies r to a temp file while hashing it, and fsyncs it. At most
+// limit bytes are accepted.
+func (s *DiskStore) Write(r io.Reader, limit int64) (*Pending, error) {
+	f, err := os.CreateTemp(s.tmp, "in-*")
+	if err != nil {
+		return nil, fmt.Errorf("media store: %w", err)
+	}
+	p := &Pending{store: s, tmp: f.Name()}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, limit+1))
+	if err == nil && n > limit {
+		err = fmt.Errorf("%w: over %d bytes", ErrTooLarge, limit)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(p.tmp)
+		return nil, err
+	}
+	p.Hash, p.Size = hex.EncodeToString(h.Sum(nil)), n
+	return p, nil
+}
+
+// TempPath is the temp file's path, for probes that read it before Commit.
+func (p *Pending) TempPath() string { return p.tmp }
+
+// Commit moves the blob into place under ext. If identical bytes are already
+// stored, the temp file is dropped.
+func (p *Pending) Commit(ext string) error {
+	if strings.ContainsAny(ext, `/\.`) || ext == "" {
+		return fmt.Errorf("media store: bad extension %q", ext)
+	}
+	dst := p.store.Path(p.Hash, ext)
+	if _, err := os.Stat(dst); err == nil {
+		return os.Remove(p.tmp)
+	}
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("media store: %w", err)
+	}
+	if err := os.Rename(p.tmp, dst); err != nil {
+		return fmt.Errorf("media store: %w", err)
+	}
+	return syncDir(dir)
+}
+
+// Discard removes the temp file.
+func (p *Pending) Discard() { os.Remove(p.tmp) }
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
