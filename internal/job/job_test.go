@@ -501,3 +501,50 @@ func TestPayloadIsStoredAsJSON(t *testing.T) {
 		}
 	}
 }
+
+// A handler may report progress and enqueue follow-up jobs while it holds the
+// single writer in a transaction of its own.
+func TestHandlerInsideItsOwnTransaction(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "t.db"))
+	var q *Queue
+	q = newQueue(t, db, Options{}, map[string]Handler{
+		"parent": func(ctx context.Context, r *Run) error {
+			var child string
+			err := db.Tx(ctx, func(tx *sql.Tx) (err error) {
+				r.SetTotal(2)
+				r.Advance(1)
+				time.Sleep(30 * time.Millisecond) // longer than the progress interval
+				r.Advance(1)
+				child, err = q.Enqueue(ctx, tx, "child", nil)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			return r.SetResult(child)
+		},
+		"child": func(ctx context.Context, r *Run) error { return nil },
+	})
+	j := wait(t, q, enqueue(t, q, "parent", nil))
+	var child string
+	if j.Status != Completed || j.Done != 2 || json.Unmarshal(j.Result, &child) != nil {
+		t.Fatalf("parent = %+v", j)
+	}
+	if j = wait(t, q, child); j.Status != Completed {
+		t.Fatalf("child = %+v", j)
+	}
+}
+
+func TestLifecycleMisuse(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "t.db"))
+	q := newQueue(t, db, Options{}, map[string]Handler{"a": func(ctx context.Context, r *Run) error { return nil }})
+	if err := q.Start(context.Background()); errs.CodeOf(err) != errs.FailedPrecondition {
+		t.Fatalf("second Start: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Handle after Start did not panic")
+		}
+	}()
+	q.Handle("b", func(ctx context.Context, r *Run) error { return nil })
+}

@@ -29,6 +29,10 @@ type Queue struct {
 	// Cancel cannot fall between a claim and its registration.
 	claimMu sync.Mutex
 
+	// lifeMu serializes Start and Stop, so a Stop during Start's recovery
+	// waits for the dispatcher it has to stop.
+	lifeMu sync.Mutex
+
 	mu       sync.Mutex // guards the fields below
 	handlers map[string]Handler
 	types    string // JSON array of handled types, fixed at Start
@@ -91,6 +95,8 @@ func (q *Queue) Handle(typ string, h Handler) {
 // comment) and starts the workers, which run until Stop. ctx bounds only the
 // start itself. A Queue starts once.
 func (q *Queue) Start(ctx context.Context) error {
+	q.lifeMu.Lock()
+	defer q.lifeMu.Unlock()
 	q.mu.Lock()
 	if q.started {
 		q.mu.Unlock()
@@ -125,8 +131,11 @@ func (q *Queue) Start(ctx context.Context) error {
 // Stop stops claiming, cancels the running handlers' contexts and waits for
 // them to return. Jobs they leave unfinished are queued again and run at the
 // next Start. If ctx ends first, Stop returns its error and the jobs still
-// running stay so in the database, to be resumed like after a crash.
+// running stay so in the database, to be resumed like after a crash. Stop on
+// a queue not started, or already stopped, returns nil at once.
 func (q *Queue) Stop(ctx context.Context) error {
+	q.lifeMu.Lock()
+	defer q.lifeMu.Unlock()
 	q.mu.Lock()
 	if !q.started || q.stopping {
 		q.mu.Unlock()
