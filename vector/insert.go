@@ -109,7 +109,7 @@ func (s *Store) insertBatch(ctx context.Context, modelName string, dim int, recs
 	var last int64
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if m, err = s.modelForWrite(ctx, tx, modelName, dim, Cosine); err != nil {
+		if m, err = s.modelForWrite(ctx, tx, modelName, dim, ""); err != nil {
 			return err
 		}
 		if seqs, err = resolveForWrite(ctx, tx, recs, base); err != nil {

@@ -160,8 +160,9 @@ func mustModel(ctx context.Context, q querier, name string) (*model, error) {
 	return m, nil
 }
 
-// modelForWrite returns the named model, registering it when it is new; a
-// registered model with another dimension or metric is an invalid_argument.
+// modelForWrite returns the named model, registering it when it is new (with
+// Cosine when metric is ""); a registered model with another dimension, or
+// another metric when one is given, is an invalid_argument.
 func (s *Store) modelForWrite(ctx context.Context, tx *sql.Tx, name string, dim int, metric string) (*model, error) {
 	m, err := lookup(ctx, tx, name)
 	if err != nil {
@@ -172,6 +173,9 @@ func (s *Store) modelForWrite(ctx context.Context, tx *sql.Tx, name string, dim 
 			return nil, err
 		}
 		return m, nil
+	}
+	if metric == "" {
+		metric = Cosine
 	}
 	var seq int64
 	err = tx.QueryRowContext(ctx, `INSERT INTO embedding_model (name, dim, metric, table_name, created_at)
