@@ -66,7 +66,6 @@ func abs(v int) int {
 	return v
 }
 
-
 func TestDecodeNormalises(t *testing.T) {
 	var g bytes.Buffer
 	png.Encode(&g, image.NewGray16(image.Rect(0, 0, 5, 4)))

@@ -69,3 +69,12 @@ func BenchmarkVerifyJPEG640(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkProbeJPEG640(b *testing.B) {
+	j := testJPEG(b, 640, 480)
+	for b.Loop() {
+		if _, err := Probe(j); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
