@@ -46,18 +46,18 @@ type AddResult struct {
 	Rejected []Rejection `json:"rejected"`
 }
 
-// staged is an upload that passed every check, with its blob in place.
+// staged is an upload that passed every check, its bytes in a temp file.
 type staged struct {
 	up   Upload
-	blob string
-	size int64
+	pend *Pending
 	p    probed
 }
 
 // Add stores uploads: each is checked (name, size, readable media), written
-// to the store and probed in parallel; the rows of all accepted files are
-// then inserted in one transaction, so a crash never leaves a row without its
-// blob. A bad upload is rejected with a reason; it does not fail the others.
+// to a temp file and probed in parallel; then the accepted blobs are made
+// durable and moved into place, and only then are their rows inserted in one
+// transaction, so a crash never leaves a row without its blob. A bad upload
+// is rejected with a reason; it does not fail the others.
 func (l *Lake) Add(ctx context.Context, opt AddOptions, ups []Upload) (AddResult, error) {
 	meta, err := normalizeObject("metadata", opt.Metadata)
 	if err != nil {
@@ -92,8 +92,29 @@ func (l *Lake) Add(ctx context.Context, opt AddOptions, ups []Upload) (AddResult
 	if len(accepted) == 0 {
 		return res, nil
 	}
+	if err := l.place(accepted); err != nil {
+		return res, err
+	}
 	res.Stored, err = l.insertFiles(ctx, opt.Collection, meta, accepted)
 	return res, err
+}
+
+// place makes the temp files durable, renames them into the store and makes
+// the renames durable.
+func (l *Lake) place(files []staged) error {
+	err := l.store.Sync()
+	for _, s := range files {
+		if err != nil {
+			s.pend.Discard()
+			continue
+		}
+		err = s.pend.Commit(s.p.Ext)
+		s.pend.Data = nil
+	}
+	if err == nil {
+		err = l.store.Sync()
+	}
+	return err
 }
 
 type stageResult struct {
@@ -153,7 +174,7 @@ func (l *Lake) stage(ctx context.Context, up Upload, coll *Collection, skip bool
 		pend.Discard()
 		return reject(errs.InvalidArgument, "file is empty")
 	}
-	p, err := l.probe(ctx, up.Name, pend.TempPath())
+	p, err := l.probe(ctx, up.Name, pend)
 	if err != nil {
 		pend.Discard()
 		if errors.Is(err, errUnreadable) {
@@ -167,11 +188,7 @@ func (l *Lake) stage(ctx context.Context, up Upload, coll *Collection, skip bool
 			return stageResult{skipped: &f}
 		}
 	}
-	if err := pend.Commit(p.Ext); err != nil {
-		pend.Discard()
-		return reject(errs.Internal, "store: %v", err)
-	}
-	return stageResult{staged: staged{up: up, blob: pend.Hash, size: pend.Size, p: p}}
+	return stageResult{staged: staged{up: up, pend: pend, p: p}}
 }
 
 func (l *Lake) insertFiles(ctx context.Context, collName string, meta string, files []staged) ([]File, error) {
@@ -195,7 +212,7 @@ func (l *Lake) insertFiles(ctx context.Context, collName string, meta string, fi
 		defer ins.Close()
 		for _, s := range files {
 			f := File{ID: id.New("fil"), UniqueName: uniqueName(collName, s.up.Name), Name: s.up.Name,
-				Type: s.p.Type, Blob: s.blob, Ext: s.p.Ext, MIME: s.p.MIME, Size: s.size, Format: s.p.Format,
+				Type: s.p.Type, Blob: s.pend.Hash, Ext: s.p.Ext, MIME: s.p.MIME, Size: s.pend.Size, Format: s.p.Format,
 				Width: s.p.Width, Height: s.p.Height, FrameCount: s.p.FrameCount, FrameRate: s.p.FrameRate,
 				Duration: s.p.Duration, Metadata: json.RawMessage(meta), CreatedAt: now, UpdatedAt: now}
 			if err := ins.QueryRowContext(ctx, f.ID, f.UniqueName, f.Name, f.Type, f.Blob, f.Ext, f.MIME, f.Size,

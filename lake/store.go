@@ -1,23 +1,31 @@
 package lake
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/framelake/framelake/errs"
 )
 
 // DiskStore keeps media content-addressed on local disk:
-// root/ab/cd/<sha256>.<ext>. Bytes are written to root/tmp, fsynced and
+// root/ab/cd/<sha256>.<ext>. Bytes are written to root/tmp, made durable and
 // renamed into place, so a crash leaves either the whole blob or none of it
 // (only stray temp files, removed at the next open). Identical bytes are
 // stored once.
+//
+// Durability is batched: Sync flushes the whole file system with syncfs(2),
+// once for a batch's temp files and once for its renames, instead of two
+// fsyncs per file (what made a 640x480 import run at a quarter of its speed).
 type DiskStore struct {
 	root string
 	tmp  string
@@ -58,32 +66,42 @@ func (s *DiskStore) Remove(hash, ext string) error {
 	return err
 }
 
-// Pending is a blob written to a temp file and fsynced, not yet in place.
+// Pending is a blob written to a temp file, not yet in place.
 type Pending struct {
 	store *DiskStore
 	tmp   string
 	Hash  string // sha256 hex
 	Size  int64
+	Data  []byte // the bytes, kept when at most memLimit; nil for larger blobs
 }
+
+// memLimit is the largest blob Write keeps in memory for probing, so images
+// are not read back from disk; videos and huge images are.
+const memLimit = 64 << 20
 
 // ErrTooLarge is wrapped when a blob exceeds the size limit.
 var ErrTooLarge = errors.New("file too large")
 
-// Write copies r to a temp file while hashing it, and fsyncs it. At most
-// limit bytes are accepted.
+// Write copies r to a temp file while hashing it. At most limit bytes are
+// accepted. The bytes are durable only after the next Sync.
+//
+// Temp files are spread over 256 folders: file creation holds its folder's
+// lock, and parallel ingest into one folder queued on it.
 func (s *DiskStore) Write(r io.Reader, limit int64) (*Pending, error) {
-	f, err := os.CreateTemp(s.tmp, "in-*")
+	dir := filepath.Join(s.tmp, fmt.Sprintf("%02x", rand.N(256)))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("media store: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "in-*")
 	if err != nil {
 		return nil, fmt.Errorf("media store: %w", err)
 	}
 	p := &Pending{store: s, tmp: f.Name()}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(r, limit+1))
+	keep := &capped{max: memLimit}
+	n, err := io.Copy(io.MultiWriter(f, h, keep), io.LimitReader(r, limit+1))
 	if err == nil && n > limit {
 		err = fmt.Errorf("%w: over %d bytes", ErrTooLarge, limit)
-	}
-	if err == nil {
-		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -93,14 +111,36 @@ func (s *DiskStore) Write(r io.Reader, limit int64) (*Pending, error) {
 		return nil, err
 	}
 	p.Hash, p.Size = hex.EncodeToString(h.Sum(nil)), n
+	if !keep.over {
+		p.Data = keep.buf.Bytes()
+	}
 	return p, nil
+}
+
+// capped keeps what is written to it until it passes max bytes, then drops it.
+type capped struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *capped) Write(b []byte) (int, error) {
+	if !c.over && c.buf.Len()+len(b) > c.max {
+		c.over = true
+		c.buf = bytes.Buffer{}
+	}
+	if !c.over {
+		c.buf.Write(b)
+	}
+	return len(b), nil
 }
 
 // TempPath is the temp file's path, for probes that read it before Commit.
 func (p *Pending) TempPath() string { return p.tmp }
 
-// Commit moves the blob into place under ext. If identical bytes are already
-// stored, the temp file is dropped.
+// Commit moves the blob into place under ext; call Sync before (so the
+// bytes are durable) and after (so the rename is). If identical bytes are
+// already stored, the temp file is dropped.
 func (p *Pending) Commit(ext string) error {
 	if strings.ContainsAny(ext, `/\.`) || ext == "" {
 		return fmt.Errorf("media store: bad extension %q", ext)
@@ -116,18 +156,21 @@ func (p *Pending) Commit(ext string) error {
 	if err := os.Rename(p.tmp, dst); err != nil {
 		return fmt.Errorf("media store: %w", err)
 	}
-	return syncDir(dir)
+	return nil
 }
 
 // Discard removes the temp file.
 func (p *Pending) Discard() { os.Remove(p.tmp) }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// Sync makes every write and rename in the store durable.
+func (s *DiskStore) Sync() error {
+	d, err := os.Open(s.root)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	return d.Sync()
+	if err := unix.Syncfs(int(d.Fd())); err != nil {
+		return fmt.Errorf("media store: syncfs: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,192 @@
+// Package appliance composes framelake: it opens the data folder (SQLite
+// database, media store, URL-signing key), migrates every package's tables,
+// starts the job workers and, when given an address, serves the REST API.
+// It is the one place that knows every package; Go programs embed framelake
+// through it.
+package appliance
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/framelake/framelake/internal/auth"
+	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/web"
+)
+
+// Version is the framelake version, set at build time with -ldflags "-X ...appliance.Version=...".
+var Version = "dev"
+
+// Config says where the data lives and how to serve it.
+type Config struct {
+	DataDir        string       // data folder; created if missing
+	Addr           string       // HTTP listen address, e.g. "127.0.0.1:8080"; "" serves nothing
+	BaseURL        string       // public URL prefix for media links; default "http://" + the bound address
+	Logger         *slog.Logger // default: text to stderr
+	MaxUploadBytes int64        // largest multipart request; default 8 GiB
+	// JobWorkers is how many jobs run at once (default 2). Negative starts no
+	// workers: command-line tools that open a data folder a server may be
+	// using must not resume that server's running jobs.
+	JobWorkers int
+	URLTTL     time.Duration // lifetime of signed media URLs; default 24h
+}
+
+// Appliance is an open framelake: its services, usable from Go, and its server.
+type Appliance struct {
+	Lake *lake.Lake
+	Keys *auth.Keys
+	Jobs *job.Queue
+
+	cfg      Config
+	db       *sqlitedb.DB
+	listener net.Listener
+	log      *slog.Logger
+
+	jobsStarted bool
+}
+
+// Open opens (or creates) the data folder, migrates it, starts the job
+// workers, and binds cfg.Addr if set, so a taken port fails here.
+func Open(ctx context.Context, cfg Config) (*Appliance, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("appliance: data folder required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data folder: %w", err)
+	}
+	a := &Appliance{cfg: cfg, log: cfg.Logger}
+	if err := a.open(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Appliance) open(ctx context.Context) error {
+	db, err := sqlitedb.Open(ctx, filepath.Join(a.cfg.DataDir, "framelake.db"), sqlitedb.Options{})
+	if err != nil {
+		return err
+	}
+	a.db = db
+	for _, m := range []struct {
+		owner string
+		fs    fs.FS
+	}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()}} {
+		if err := db.Migrate(ctx, m.owner, m.fs); err != nil {
+			return err
+		}
+	}
+	key, err := a.signingKey()
+	if err != nil {
+		return err
+	}
+	if a.cfg.Addr != "" {
+		if a.listener, err = net.Listen("tcp", a.cfg.Addr); err != nil {
+			return fmt.Errorf("listen %s: %w", a.cfg.Addr, err)
+		}
+		if a.cfg.BaseURL == "" {
+			a.cfg.BaseURL = "http://" + a.listener.Addr().String()
+		}
+	}
+	a.Lake, err = lake.Open(ctx, db, lake.Options{MediaDir: filepath.Join(a.cfg.DataDir, "media"), SigningKey: key,
+		BaseURL: a.cfg.BaseURL, URLTTL: a.cfg.URLTTL, Logger: a.log})
+	if err != nil {
+		return err
+	}
+	a.Keys = auth.New(db)
+	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
+	if a.cfg.JobWorkers < 0 {
+		return nil
+	}
+	a.jobsStarted = true
+	return a.Jobs.Start(context.WithoutCancel(ctx))
+}
+
+// signingKey reads the data folder's URL-signing key, creating it once.
+func (a *Appliance) signingKey() ([]byte, error) {
+	path := filepath.Join(a.cfg.DataDir, "url-signing.key")
+	key, err := os.ReadFile(path)
+	if err == nil && len(key) >= 32 {
+		return key, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	key = make([]byte, 32)
+	if _, err := io.ReadFull(rand.Reader, key); err != nil {
+		return nil, err
+	}
+	return key, WriteFileAtomic(path, key, 0o600)
+}
+
+// Addr is the bound listen address ("" when not serving).
+func (a *Appliance) Addr() string {
+	if a.listener == nil {
+		return ""
+	}
+	return a.listener.Addr().String()
+}
+
+// BaseURL is the public URL prefix of the server.
+func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
+
+// Handler is the REST API as an http.Handler, for programs that serve it themselves.
+func (a *Appliance) Handler() http.Handler {
+	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Logger: a.log},
+		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
+}
+
+// Serve serves the REST API on the bound address until ctx is done, then
+// shuts down gracefully, letting requests in flight finish (up to 30 s).
+func (a *Appliance) Serve(ctx context.Context) error {
+	if a.listener == nil {
+		return errors.New("appliance: no address to serve on (Config.Addr is empty)")
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	done := make(chan error, 1)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		done <- srv.Shutdown(sctx)
+	}()
+	a.log.Info("serving", "addr", a.listener.Addr().String(), "data", a.cfg.DataDir, "version", Version)
+	if err := srv.Serve(a.listener); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return <-done
+}
+
+// Close stops the job workers (running jobs resume at the next Open) and
+// closes the database.
+func (a *Appliance) Close() error {
+	var errList []error
+	if a.jobsStarted {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		errList = append(errList, a.Jobs.Stop(ctx))
+		cancel()
+	}
+	if a.listener != nil {
+		a.listener.Close()
+	}
+	if a.db != nil {
+		errList = append(errList, a.db.Close())
+	}
+	return errors.Join(errList...)
+}

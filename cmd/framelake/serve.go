@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/internal/vips"
+)
+
+func cmdServe(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	data := fs.String("data", envOr("FRAMELAKE_DATA", "./framelake-data"), "data folder (env FRAMELAKE_DATA)")
+	addr := fs.String("addr", envOr("FRAMELAKE_ADDR", "127.0.0.1:8080"), "listen address (env FRAMELAKE_ADDR)")
+	base := fs.String("base-url", os.Getenv("FRAMELAKE_BASE_URL"), "public URL prefix of media links (env FRAMELAKE_BASE_URL; default http://ADDR)")
+	logFormat := fs.String("log-format", envOr("FRAMELAKE_LOG_FORMAT", "text"), "log format: text or json")
+	upload := fs.String("max-upload", envOr("FRAMELAKE_MAX_UPLOAD", "8GiB"), "largest upload request")
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	log, err := newLogger(*logFormat)
+	if err != nil {
+		return err
+	}
+	maxUpload, err := parseBytes(*upload)
+	if err != nil {
+		return fmt.Errorf("--max-upload: %w", err)
+	}
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
+		MaxUploadBytes: maxUpload})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if path, err := a.EnsureAdminKey(ctx); err != nil {
+		return err
+	} else if path != "" {
+		log.Info("created an admin API key on first start; its secret is in a file only you can read",
+			"read_it_with", "cat "+path)
+	}
+	return a.Serve(ctx)
+}
+
+func newLogger(format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, got %q", format)
+}
+
+func cmdVersion(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	if err := parse(fs, args, 0); err != nil {
+		return err
+	}
+	fmt.Printf("framelake %s (%s, libvips %s)\n", appliance.Version, runtime.Version(), vips.Version())
+	return nil
+}
+
+// parse parses flags that may come before or after positional arguments and
+// checks that exactly want positional arguments remain (-1: any number).
+func parse(fs *flag.FlagSet, args []string, want int) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if want >= 0 && len(pos) != want {
+		return fmt.Errorf("want %d argument(s), got %d: %s", want, len(pos), strings.Join(pos, " "))
+	}
+	return fs.Parse(pos) // leaves the positional arguments in fs.Args()
+}
+
+// parseDuration also accepts days: "30d".
+func parseDuration(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("bad duration %q: use e.g. 30d or 12h", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("bad duration %q: use e.g. 30d or 12h", s)
+	}
+	return v, nil
+}
+
+// parseBytes reads sizes like 512MiB, 8GiB, 100MB or a plain byte count.
+func parseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseInt(strings.TrimSpace(n), 10, 64)
+			if err != nil || v <= 0 {
+				return 0, fmt.Errorf("bad size %q", s)
+			}
+			return v * u.mult, nil
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("bad size %q: use e.g. 8GiB", s)
+	}
+	return v, nil
+}

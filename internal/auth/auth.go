@@ -1,0 +1,192 @@
+// Package auth keeps framelake's API keys: a public key id and a secret shown
+// once, a role (admin, write, read), optional expiry, and revocation.
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/id"
+	"github.com/framelake/framelake/internal/sqlitedb"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrations are the api_key table's schema files.
+var Migrations, _ = fs.Sub(migrations, "migrations")
+
+// Role is what a key may do.
+type Role string
+
+const (
+	Admin Role = "admin" // everything, including model registration
+	Write Role = "write" // read and change data
+	Read  Role = "read"  // read only
+)
+
+// ParseRole checks a role name.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(s); r {
+	case Admin, Write, Read:
+		return r, nil
+	}
+	return "", errs.Invalid("role", "role must be admin, write or read, got %q", s)
+}
+
+// Allows reports whether r includes need.
+func (r Role) Allows(need Role) bool {
+	rank := map[Role]int{Read: 1, Write: 2, Admin: 3}
+	return rank[r] >= rank[need]
+}
+
+// Key is an API key without its secret.
+type Key struct {
+	ID        string     `json:"id"`
+	Key       string     `json:"key"`
+	Name      string     `json:"name"`
+	Role      Role       `json:"role"`
+	CreatedAt time.Time  `json:"createdAt"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+}
+
+// Keys is the key store.
+type Keys struct {
+	db  *sqlitedb.DB
+	now func() time.Time
+}
+
+// New returns the key store of a migrated database.
+func New(db *sqlitedb.DB) *Keys { return &Keys{db: db, now: time.Now} }
+
+// Create makes a key; the secret is returned once and never stored.
+// ttl 0 means the key does not expire.
+func (k *Keys) Create(ctx context.Context, name string, role Role, ttl time.Duration) (Key, string, error) {
+	if strings.TrimSpace(name) == "" {
+		return Key{}, "", errs.Invalid("name", "key name is empty")
+	}
+	if _, err := ParseRole(string(role)); err != nil {
+		return Key{}, "", err
+	}
+	if ttl < 0 {
+		return Key{}, "", errs.Invalid("expires", "expiry must be in the future")
+	}
+	now := k.now().UTC().Truncate(time.Millisecond)
+	key := Key{ID: id.New("key"), Key: "fl" + id.Token(10), Name: name, Role: role, CreatedAt: now}
+	secret := id.Token(32)
+	var exp *int64
+	if ttl > 0 {
+		t := now.Add(ttl)
+		key.ExpiresAt = &t
+		ms := t.UnixMilli()
+		exp = &ms
+	}
+	_, err := k.db.W.ExecContext(ctx, `INSERT INTO api_key (id, key, name, role, secret_hash, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, key.ID, key.Key, name, role, hash(secret), now.UnixMilli(), exp)
+	if err != nil {
+		return Key{}, "", err
+	}
+	return key, secret, nil
+}
+
+func hash(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+// Verify returns the key for a key/secret pair, or an unauthenticated error
+// that does not say which part was wrong.
+func (k *Keys) Verify(ctx context.Context, key, secret string) (Key, error) {
+	bad := errs.New(errs.Unauthenticated, "", "invalid api key or secret")
+	if key == "" || secret == "" {
+		return Key{}, errs.New(errs.Unauthenticated, "", "api key and secret required: headers key and secret, or HTTP Basic")
+	}
+	var stored string
+	kk, err := k.scan(k.db.R.QueryRowContext(ctx, `SELECT `+keyColumns+`, secret_hash FROM api_key WHERE key = ?`, key), &stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, bad
+	}
+	if err != nil {
+		return Key{}, err
+	}
+	if subtle.ConstantTimeCompare([]byte(stored), []byte(hash(secret))) != 1 {
+		return Key{}, bad
+	}
+	if kk.RevokedAt != nil {
+		return Key{}, errs.New(errs.Unauthenticated, "", "api key %s is revoked", key)
+	}
+	if kk.ExpiresAt != nil && !k.now().Before(*kk.ExpiresAt) {
+		return Key{}, errs.New(errs.Unauthenticated, "", "api key %s expired", key)
+	}
+	return kk, nil
+}
+
+const keyColumns = `id, key, name, role, created_at, expires_at, revoked_at`
+
+func (k *Keys) scan(s interface{ Scan(...any) error }, extra ...any) (Key, error) {
+	var kk Key
+	var created int64
+	var exp, rev sql.NullInt64
+	if err := s.Scan(append([]any{&kk.ID, &kk.Key, &kk.Name, &kk.Role, &created, &exp, &rev}, extra...)...); err != nil {
+		return Key{}, err
+	}
+	kk.CreatedAt = time.UnixMilli(created).UTC()
+	kk.ExpiresAt, kk.RevokedAt = optTime(exp), optTime(rev)
+	return kk, nil
+}
+
+func optTime(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := time.UnixMilli(v.Int64).UTC()
+	return &t
+}
+
+// List returns every key, newest first.
+func (k *Keys) List(ctx context.Context) ([]Key, error) {
+	rows, err := k.db.R.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_key ORDER BY created_at DESC, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Key
+	for rows.Next() {
+		kk, err := k.scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kk)
+	}
+	return out, rows.Err()
+}
+
+// Revoke revokes the key with this key string or id.
+func (k *Keys) Revoke(ctx context.Context, keyOrID string) error {
+	r, err := k.db.W.ExecContext(ctx, `UPDATE api_key SET revoked_at = ? WHERE (key = ? OR id = ?) AND revoked_at IS NULL`,
+		k.now().UnixMilli(), keyOrID, keyOrID)
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return errs.NotFoundf("no active api key %q", keyOrID)
+	}
+	return nil
+}
+
+// Count returns how many keys exist, revoked ones included.
+func (k *Keys) Count(ctx context.Context) (int, error) {
+	var n int
+	err := k.db.R.QueryRowContext(ctx, `SELECT count(*) FROM api_key`).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,62 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/auth"
+)
+
+const keyCtx = "framelake.key"
+
+// authenticate accepts headers key and secret, or HTTP Basic with the key as
+// user and the secret as password, and remembers the key for the handlers.
+func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		r := c.Request()
+		key, secret := r.Header.Get("key"), r.Header.Get("secret")
+		if key == "" && secret == "" {
+			key, secret, _ = r.BasicAuth()
+		}
+		k, err := s.Keys.Verify(r.Context(), key, secret)
+		if err != nil {
+			c.Response().Header().Set("WWW-Authenticate", `Basic realm="framelake"`)
+			return err
+		}
+		c.Set(keyCtx, k)
+		return next(c)
+	}
+}
+
+// roleByMethod lets any key read (GET, HEAD) and write keys change things.
+func roleByMethod(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		need := auth.Write
+		if m := c.Request().Method; m == http.MethodGet || m == http.MethodHead {
+			need = auth.Read
+		}
+		return requireRole(need)(next)(c)
+	}
+}
+
+// requireRole guards routes that need more than the method implies, such as
+// model registration (admin) or reads done with POST (read).
+func requireRole(role auth.Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c *echo.Context) error {
+			k, _ := c.Get(keyCtx).(auth.Key)
+			if !k.Role.Allows(role) {
+				return errs.New(errs.PermissionDenied, "", "this needs a %s key; api key %s is %s", role, k.Key, k.Role)
+			}
+			return next(c)
+		}
+	}
+}
+
+// caller is the key that made the request.
+func caller(c *echo.Context) auth.Key {
+	k, _ := c.Get(keyCtx).(auth.Key)
+	return k
+}

@@ -1,0 +1,92 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/framelake/framelake/errs"
+)
+
+// status is the one mapping from error codes to HTTP statuses.
+var status = map[errs.Code]int{
+	errs.InvalidArgument:    http.StatusBadRequest,
+	errs.NotFound:           http.StatusNotFound,
+	errs.AlreadyExists:      http.StatusConflict,
+	errs.FailedPrecondition: http.StatusConflict,
+	errs.PermissionDenied:   http.StatusForbidden,
+	errs.Unauthenticated:    http.StatusUnauthorized,
+	errs.TooLarge:           http.StatusRequestEntityTooLarge,
+	errs.UnsupportedMedia:   http.StatusUnsupportedMediaType,
+	errs.Unavailable:        http.StatusServiceUnavailable,
+	errs.Internal:           http.StatusInternalServerError,
+}
+
+// codeOfStatus names the statuses Echo itself produces (no route, wrong method, ...).
+var codeOfStatus = map[int]errs.Code{
+	http.StatusNotFound:              errs.NotFound,
+	http.StatusMethodNotAllowed:      errs.InvalidArgument,
+	http.StatusRequestEntityTooLarge: errs.TooLarge,
+	http.StatusUnsupportedMediaType:  errs.UnsupportedMedia,
+	http.StatusBadRequest:            errs.InvalidArgument,
+	http.StatusUnauthorized:          errs.Unauthenticated,
+	http.StatusForbidden:             errs.PermissionDenied,
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    errs.Code `json:"code"`
+	Message string    `json:"message"`
+	Field   string    `json:"field,omitempty"`
+}
+
+// toDetail turns any error into what the client sees. Unknown errors are
+// internal: their text goes to the log only.
+func toDetail(err error) (int, errorDetail) {
+	var e *errs.Error
+	var he *echo.HTTPError
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &e):
+		return status[e.Code], errorDetail{Code: e.Code, Message: e.Message, Field: e.Field}
+	case errors.As(err, &mb):
+		return http.StatusRequestEntityTooLarge, errorDetail{Code: errs.TooLarge,
+			Message: "request body is larger than the " + humanBytes(mb.Limit) + " limit"}
+	case errors.As(err, &he):
+		if code, ok := codeOfStatus[he.Code]; ok {
+			msg := he.Message
+			if msg == "" {
+				msg = http.StatusText(he.Code)
+			}
+			return he.Code, errorDetail{Code: code, Message: lowerFirst(msg)}
+		}
+	}
+	return http.StatusInternalServerError, errorDetail{Code: errs.Internal, Message: "internal error"}
+}
+
+func (s *server) handleError(c *echo.Context, err error) {
+	if r, _ := echo.UnwrapResponse(c.Response()); r != nil && r.Committed {
+		return
+	}
+	code, d := toDetail(err)
+	if code >= 500 {
+		s.Logger.Error("request failed", "path", c.Request().URL.Path, "error", err,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(code)
+		return
+	}
+	_ = c.JSON(code, errorBody{Error: d})
+}
+
+func lowerFirst(s string) string {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return s
+	}
+	return string(s[0]+'a'-'A') + s[1:]
+}

@@ -1,0 +1,87 @@
+// Package web is framelake's HTTP face: an Echo v5 server with one error
+// handler (errs codes to HTTP statuses, the body of REST.md), API-key
+// authentication, request ids, request logging with slog, body limits, and a
+// file of routes per resource. Echo types never leave this package.
+package web
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+	"github.com/labstack/echo/v5/middleware"
+
+	"github.com/framelake/framelake/internal/auth"
+	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/lake"
+)
+
+// Deps are the domain services the routes call.
+type Deps struct {
+	Lake   *lake.Lake
+	Keys   *auth.Keys
+	Jobs   *job.Queue
+	Logger *slog.Logger
+}
+
+// Options bound what a request may send.
+type Options struct {
+	MaxJSONBytes   int64 // JSON bodies; default 16 MiB
+	MaxUploadBytes int64 // multipart uploads; default 8 GiB
+	Version        string
+}
+
+type server struct {
+	Deps
+	opt Options
+}
+
+// New returns the HTTP handler of the appliance.
+func New(d Deps, opt Options) http.Handler {
+	if opt.MaxJSONBytes <= 0 {
+		opt.MaxJSONBytes = 16 << 20
+	}
+	if opt.MaxUploadBytes <= 0 {
+		opt.MaxUploadBytes = 8 << 30
+	}
+	s := &server{Deps: d, opt: opt}
+	e := echo.NewWithConfig(echo.Config{Logger: d.Logger, HTTPErrorHandler: s.handleError})
+	e.Use(middleware.RequestID())
+	e.Use(s.logRequests())
+	e.Use(middleware.Recover())
+
+	e.GET("/healthz", s.healthz)
+	e.GET(lake.MediaPath+":name", s.media)
+	e.HEAD(lake.MediaPath+":name", s.media)
+
+	api := e.Group("/api/v1", s.authenticate)
+	rest := api.Group("", roleByMethod)
+	s.lakeRoutes(rest)
+	s.jobRoutes(rest)
+	return e
+}
+
+func (s *server) healthz(c *echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "version": s.opt.Version})
+}
+
+func (s *server) logRequests() echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogStatus: true, LogMethod: true, LogURIPath: true, LogLatency: true, LogRequestID: true,
+		LogRemoteIP: true, HandleError: true,
+		LogValuesFunc: func(c *echo.Context, v middleware.RequestLoggerValues) error {
+			level := slog.LevelInfo
+			if v.Status >= 500 {
+				level = slog.LevelError
+			}
+			attrs := []slog.Attr{slog.String("method", v.Method), slog.String("path", v.URIPath),
+				slog.Int("status", v.Status), slog.Duration("latency", v.Latency),
+				slog.String("request_id", v.RequestID), slog.String("remote", v.RemoteIP)}
+			if v.Error != nil && v.Status >= 500 {
+				attrs = append(attrs, slog.String("error", v.Error.Error()))
+			}
+			s.Logger.LogAttrs(c.Request().Context(), level, "request", attrs...)
+			return nil
+		},
+	})
+}
