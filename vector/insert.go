@@ -166,9 +166,11 @@ func resolveForWrite(ctx context.Context, tx *sql.Tx, recs []Record, base int) (
 // rows are the last ones inserted, which insertBatch relies on.
 func writeVectors(ctx context.Context, tx *sql.Tx, m *model, seqs []int64, recs []Record) error {
 	// vec0 has no upsert; delete only the rows that exist, as a delete of a
-	// missing rowid costs nearly as much as one of an existing one.
-	existing, err := int64s(ctx, tx, `SELECT rowid FROM `+m.table+` WHERE rowid IN (SELECT value FROM json_each(?))`,
-		jsonInts(seqs))
+	// missing rowid costs nearly as much as one of an existing one. vec0 turns
+	// "rowid IN (...)" into a full scan, so the join (CROSS fixes the order)
+	// probes it by rowid instead.
+	existing, err := int64s(ctx, tx, `SELECT v.rowid FROM json_each(?) AS j CROSS JOIN `+m.table+
+		` AS v ON v.rowid = j.value`, jsonInts(seqs))
 	if err != nil {
 		return err
 	}

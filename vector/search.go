@@ -44,8 +44,8 @@ func (s *Store) readByName(ctx context.Context, m *model, names []string) (map[s
 		recs[i].UniqueName = n
 	}
 	rows, err := s.db.R.QueryContext(ctx, `SELECT f.unique_name, v.embedding
-		FROM json_each(?) AS j JOIN file AS f ON f.unique_name = j.value
-		JOIN `+m.table+` AS v ON v.rowid = f.seq`, jsonNames(recs))
+		FROM json_each(?) AS j CROSS JOIN file AS f ON f.unique_name = j.value
+		CROSS JOIN `+m.table+` AS v ON v.rowid = f.seq`, jsonNames(recs))
 	if err != nil {
 		return nil, err
 	}

@@ -79,8 +79,8 @@ func (s *Store) readChanges(ctx context.Context, m *model, seen int64) (*changes
 	if err != nil || len(touched) == 0 {
 		return ch, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, embedding FROM `+m.table+
-		` WHERE rowid IN (SELECT value FROM json_each(?))`, jsonInts(touched))
+	rows, err := tx.QueryContext(ctx, `SELECT v.rowid, v.embedding FROM json_each(?) AS j
+		CROSS JOIN `+m.table+` AS v ON v.rowid = j.value`, jsonInts(touched)) // probes, see writeVectors
 	if err != nil {
 		return nil, err
 	}
