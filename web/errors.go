@@ -26,7 +26,7 @@ var status = map[errs.Code]int{
 // codeOfStatus names the statuses Echo itself produces (no route, wrong method, ...).
 var codeOfStatus = map[int]errs.Code{
 	http.StatusNotFound:              errs.NotFound,
-	http.StatusMethodNotAllowed:      errs.InvalidArgument,
+	http.StatusMethodNotAllowed:      errs.InvalidArgument, // keeps its 405
 	http.StatusRequestEntityTooLarge: errs.TooLarge,
 	http.StatusUnsupportedMediaType:  errs.UnsupportedMedia,
 	http.StatusBadRequest:            errs.InvalidArgument,
@@ -48,7 +48,7 @@ type errorDetail struct {
 // internal: their text goes to the log only.
 func toDetail(err error) (int, errorDetail) {
 	var e *errs.Error
-	var he *echo.HTTPError
+	var sc echo.HTTPStatusCoder
 	var mb *http.MaxBytesError
 	switch {
 	case errors.As(err, &e):
@@ -56,13 +56,14 @@ func toDetail(err error) (int, errorDetail) {
 	case errors.As(err, &mb):
 		return http.StatusRequestEntityTooLarge, errorDetail{Code: errs.TooLarge,
 			Message: "request body is larger than the " + humanBytes(mb.Limit) + " limit"}
-	case errors.As(err, &he):
-		if code, ok := codeOfStatus[he.Code]; ok {
-			msg := he.Message
-			if msg == "" {
-				msg = http.StatusText(he.Code)
+	case errors.As(err, &sc):
+		status := sc.StatusCode()
+		if code, ok := codeOfStatus[status]; ok {
+			msg := http.StatusText(status)
+			if he, ok := sc.(*echo.HTTPError); ok && he.Message != "" {
+				msg = he.Message
 			}
-			return he.Code, errorDetail{Code: code, Message: lowerFirst(msg)}
+			return status, errorDetail{Code: code, Message: lowerFirst(msg)}
 		}
 	}
 	return http.StatusInternalServerError, errorDetail{Code: errs.Internal, Message: "internal error"}
@@ -73,6 +74,11 @@ func (s *server) handleError(c *echo.Context, err error) {
 		return
 	}
 	code, d := toDetail(err)
+	if code == http.StatusNotFound && d.Message == "not found" {
+		d.Message = "no route " + c.Request().Method + " " + c.Request().URL.Path
+	} else if code == http.StatusMethodNotAllowed {
+		d.Message = "method " + c.Request().Method + " not allowed on " + c.Request().URL.Path
+	}
 	if code >= 500 {
 		s.Logger.Error("request failed", "path", c.Request().URL.Path, "error", err,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))

@@ -2,10 +2,7 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
 	"time"
 
@@ -55,29 +52,29 @@ type uploadResult struct {
 // their checks are listed as rejected; a single-file upload that is rejected
 // fails with the reason as its error instead.
 func (s *server) uploadFiles(c *echo.Context) error {
-	form, err := s.multipart(c, map[string]bool{"collectionName": true, "metadata": true, "skipExisting": true}, map[string]bool{"files": true})
+	form, err := s.readForm(c, map[string]bool{"collectionName": true, "metadata": true, "skipExisting": true},
+		map[string]bool{"files": true})
 	if err != nil {
 		return err
 	}
-	parts := form.File["files"]
-	if len(parts) == 0 {
+	defer form.close()
+	if len(form.files) == 0 {
 		return errs.Invalid("files", "files is required: send one or more files parts")
 	}
-	defer form.RemoveAll()
-	opt := lake.AddOptions{Collection: first(form.Value["collectionName"])}
-	switch v := first(form.Value["skipExisting"]); v {
+	opt := lake.AddOptions{Collection: form.values["collectionName"]}
+	switch v := form.values["skipExisting"]; v {
 	case "true":
 		opt.SkipExisting = true
 	case "", "false":
 	default:
 		return errs.Invalid("skipExisting", "skipExisting must be true or false, got %q", v)
 	}
-	if m := first(form.Value["metadata"]); m != "" {
+	if m := form.values["metadata"]; m != "" {
 		opt.Metadata = json.RawMessage(m)
 	}
-	ups := make([]lake.Upload, len(parts))
-	for i, p := range parts {
-		ups[i] = lake.Upload{Name: p.Filename, Open: func() (io.ReadCloser, error) { return p.Open() }}
+	ups := make([]lake.Upload, len(form.files))
+	for i, f := range form.files {
+		ups[i] = lake.Upload{Name: f.name, Open: f.open}
 	}
 	res, err := s.Lake.Add(c.Request().Context(), opt, ups)
 	if err != nil {
@@ -89,45 +86,6 @@ func (s *server) uploadFiles(c *echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, uploadResult{Stored: s.viewFiles(res.Stored), Skipped: s.viewFiles(res.Skipped),
 		Rejected: nonNil(res.Rejected)})
-}
-
-// multipart parses a multipart body within the upload limit, refusing
-// fields other than those named.
-func (s *server) multipart(c *echo.Context, values, files map[string]bool) (*multipart.Form, error) {
-	r := c.Request()
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if mt != "multipart/form-data" {
-		return nil, errs.New(errs.UnsupportedMedia, "", "content type %q: send multipart/form-data", mt)
-	}
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.opt.MaxUploadBytes)
-	if err := r.ParseMultipartForm(32 << 20); err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return nil, err
-		}
-		return nil, errs.Invalid("", "multipart form: %v", err)
-	}
-	f := r.MultipartForm
-	for k := range f.Value {
-		if !values[k] {
-			f.RemoveAll()
-			return nil, errs.Invalid(k, "unknown field %q", k)
-		}
-	}
-	for k := range f.File {
-		if !files[k] {
-			f.RemoveAll()
-			return nil, errs.Invalid(k, "unknown file field %q", k)
-		}
-	}
-	return f, nil
-}
-
-func first(v []string) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return v[0]
 }
 
 func nonNil[T any](v []T) []T {

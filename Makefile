@@ -1,0 +1,46 @@
+# framelake: `make run` starts the appliance, `make test` runs every test.
+# Both install what is missing first (Debian: libvips-dev, ffmpeg, python3
+# packages for benchmarks), so they work on a fresh machine.
+
+SHELL     := /bin/bash
+BIN       := bin/framelake
+DATA      ?= ./framelake-data
+ADDR      ?= 127.0.0.1:8080
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X github.com/framelake/framelake/appliance.Version=$(VERSION)
+GO        ?= go
+
+# Debian packages the build and tests need, and the command that shows each is there.
+APT_PKGS  := libvips-dev ffmpeg pkg-config gcc python3 python3-pil python3-opencv python3-numpy python3-faiss
+
+.PHONY: run build test bench deps check-go clean
+
+run: deps build
+	$(BIN) serve --data $(DATA) --addr $(ADDR)
+
+build: check-go
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
+
+test: deps check-go
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 20m ./...
+
+# Benchmarks of the issue figures; see README "Performance".
+bench: deps build
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./cmd/framelake ./lake ./internal/vips
+
+deps:
+	@missing=""; \
+	for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+check-go:
+	@command -v $(GO) >/dev/null || { echo "Go 1.26 or newer is required: https://go.dev/dl/"; exit 1; }
+
+clean:
+	rm -rf bin

@@ -1,0 +1,230 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/internal/testmedia"
+)
+
+// bin is the framelake binary built once for these tests.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "framelake-bin-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "framelake")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	return string(out), err
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitHealthy(t *testing.T, base string) {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+	}
+	t.Fatal("server did not become healthy")
+}
+
+func TestServeKeysImport(t *testing.T) {
+	data, media := t.TempDir(), t.TempDir()
+	if err := testmedia.WriteJPEGs(media, 20, 64, 48); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	var log bytes.Buffer
+	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr)
+	srv.Stdout, srv.Stderr = &log, &log
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	base := "http://" + addr
+	waitHealthy(t, base)
+
+	// The first start made an admin key, readable only by its owner, and did not log its secret.
+	adminFile := filepath.Join(data, "admin-key.json")
+	st, err := os.Stat(adminFile)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("admin key file: %v %v", st, err)
+	}
+	var admin map[string]string
+	b, _ := os.ReadFile(adminFile)
+	json.Unmarshal(b, &admin)
+	if admin["secret"] == "" || strings.Contains(log.String(), admin["secret"]) {
+		t.Fatal("admin secret missing, or printed in the log")
+	}
+	if !strings.Contains(log.String(), "cat "+adminFile) {
+		t.Errorf("log does not say how to read the admin key:\n%s", log.String())
+	}
+
+	out, err := run(t, "keys", "create", "--data", data, "--name", "importer", "--role", "write", "--json")
+	if err != nil {
+		t.Fatalf("keys create: %v %s", err, out)
+	}
+	var key map[string]string
+	if err := json.Unmarshal([]byte(out), &key); err != nil || key["key"] == "" || key["secret"] == "" {
+		t.Fatalf("keys create --json printed %q", out)
+	}
+	out, err = run(t, "import", media, "--url", base, "--key", key["key"], "--secret", key["secret"],
+		"--collection", "street", "--json")
+	if err != nil || !strings.Contains(out, `"stored":20`) {
+		t.Fatalf("import over HTTP: %v %s", err, out)
+	}
+	out, err = run(t, "import", media, "--url", base, "--key", key["key"], "--secret", key["secret"],
+		"--collection", "street", "--json")
+	if err != nil || !strings.Contains(out, `"skipped":20`) {
+		t.Fatalf("re-import over HTTP: %v %s", err, out)
+	}
+	if out, err := run(t, "keys", "revoke", "--data", data, key["key"]); err != nil {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	out, err = run(t, "import", media, "--url", base, "--key", key["key"], "--secret", key["secret"])
+	if err == nil || !strings.Contains(out, "revoked") {
+		t.Fatalf("revoked key imported: %v %s", err, out)
+	}
+
+	srv.Process.Signal(syscall.SIGTERM)
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("serve did not exit cleanly on SIGTERM: %v\n%s", err, log.String())
+	}
+}
+
+// TestImportSurvivesKill9 kills an import mid-way and checks that the lake has
+// no file row without its blob and no visible half-written blob, and that
+// re-running the import completes it with every file exactly once.
+func TestImportSurvivesKill9(t *testing.T) {
+	data, media := t.TempDir(), t.TempDir()
+	const n = 1500
+	if err := testmedia.WriteJPEGs(media, n, 320, 240); err != nil {
+		t.Fatal(err)
+	}
+	imp := exec.Command(bin, "import", media, "--data", data, "--collection", "crash", "--batch", "32")
+	if err := imp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill once some files have landed, well before the end.
+	db := filepath.Join(data, "framelake.db")
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if c := countFiles(t, db, true); c >= 100 {
+			break
+		}
+	}
+	imp.Process.Kill()
+	imp.Wait()
+	t.Logf("killed after %d of %d files", countFiles(t, db, false), n)
+	checkConsistent(t, data)
+
+	out, err := run(t, "import", media, "--data", data, "--collection", "crash", "--json")
+	if err != nil {
+		t.Fatalf("re-run: %v %s", err, out)
+	}
+	var sum struct{ Stored, Skipped int }
+	json.Unmarshal([]byte(out), &sum)
+	if sum.Stored+sum.Skipped != n || countFiles(t, db, false) != n {
+		t.Fatalf("after re-run: %s; %d rows, want %d", out, countFiles(t, db, false), n)
+	}
+	checkConsistent(t, data)
+}
+
+// countFiles counts file rows; quiet tolerates a database not created yet.
+func countFiles(t *testing.T, path string, quiet bool) int {
+	if _, err := os.Stat(path); err != nil && quiet {
+		return 0
+	}
+	db, err := sqlitedb.Open(context.Background(), path, sqlitedb.Options{})
+	if err != nil {
+		if quiet {
+			return 0
+		}
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var c int
+	if err := db.R.QueryRow("SELECT count(*) FROM file").Scan(&c); err != nil && !quiet {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func checkConsistent(t *testing.T, data string) {
+	t.Helper()
+	db, err := sqlitedb.Open(context.Background(), filepath.Join(data, "framelake.db"), sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.R.Query("SELECT blob, ext, size FROM file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var blob, ext string
+		var size int64
+		rows.Scan(&blob, &ext, &size)
+		st, err := os.Stat(filepath.Join(data, "media", blob[:2], blob[2:4], blob+"."+ext))
+		if err != nil || st.Size() != size {
+			t.Fatalf("file row without its whole blob %s: %v", blob, err)
+		}
+	}
+	// Every blob in place is whole: its name is the SHA-256 of its bytes.
+	// Half-written bytes only ever live under media/tmp, cleared at open.
+	filepath.WalkDir(filepath.Join(data, "media"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.IsDir() && d.Name() == "tmp" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		if want := hex.EncodeToString(sum[:]); !strings.HasPrefix(d.Name(), want+".") {
+			t.Errorf("blob %s does not hold the bytes its name promises", p)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,139 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"os"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/framelake/framelake/errs"
+)
+
+// form is a multipart body read part by part. Unlike Request.ParseMultipartForm
+// it keeps file names as the client sent them, so a name like "../x.jpg" is
+// refused rather than silently shortened to "x.jpg".
+type form struct {
+	values map[string]string
+	files  []formFile
+}
+
+// formFile is a file part: in memory when small, spilled to a temp file when not.
+type formFile struct {
+	field, name string
+	data        []byte
+	path        string
+}
+
+func (f formFile) open() (io.ReadCloser, error) {
+	if f.path != "" {
+		return os.Open(f.path)
+	}
+	return io.NopCloser(bytes.NewReader(f.data)), nil
+}
+
+// close removes spilled temp files.
+func (f *form) close() {
+	for _, ff := range f.files {
+		if ff.path != "" {
+			os.Remove(ff.path)
+		}
+	}
+}
+
+const (
+	partMemory = 32 << 20 // file parts up to this stay in memory
+	valueLimit = 1 << 20  // largest non-file field
+)
+
+// readForm reads a multipart/form-data body within the upload limit,
+// refusing fields other than the named ones.
+func (s *server) readForm(c *echo.Context, values, files map[string]bool) (*form, error) {
+	r := c.Request()
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "multipart/form-data" {
+		return nil, errs.New(errs.UnsupportedMedia, "", "content type %q: send multipart/form-data", mt)
+	}
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.opt.MaxUploadBytes)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, errs.Invalid("", "multipart form: %v", err)
+	}
+	f := &form{values: map[string]string{}}
+	for {
+		p, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return f, nil
+		}
+		if err == nil {
+			err = f.readPart(p.FormName(), p, values, files)
+		} else {
+			err = partError(err)
+		}
+		if err != nil {
+			f.close()
+			return nil, err
+		}
+	}
+}
+
+func (f *form) readPart(field string, p *multipart.Part, values, files map[string]bool) error {
+	// The raw parameter: Part.FileName would strip directories from it.
+	_, params, _ := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+	name, isFile := params["filename"]
+	switch {
+	case isFile && !files[field]:
+		return errs.Invalid(field, "unknown file field %q", field)
+	case !isFile && !values[field]:
+		return errs.Invalid(field, "unknown field %q", field)
+	case !isFile:
+		b, err := io.ReadAll(io.LimitReader(p, valueLimit+1))
+		if err != nil {
+			return partError(err)
+		}
+		if len(b) > valueLimit {
+			return errs.Invalid(field, "%s is longer than %d bytes", field, valueLimit)
+		}
+		f.values[field] = string(b)
+		return nil
+	}
+	ff, err := spool(p)
+	ff.field, ff.name = field, name
+	f.files = append(f.files, ff)
+	return err
+}
+
+// spool keeps a part in memory up to partMemory bytes, in a temp file beyond.
+func spool(r io.Reader) (formFile, error) {
+	var buf bytes.Buffer
+	n, err := io.CopyN(&buf, r, partMemory+1)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return formFile{}, partError(err)
+	}
+	if n <= partMemory {
+		return formFile{data: buf.Bytes()}, nil
+	}
+	tmp, err := os.CreateTemp("", "framelake-upload-*")
+	if err != nil {
+		return formFile{}, err
+	}
+	defer tmp.Close()
+	ff := formFile{path: tmp.Name()}
+	if _, err := io.Copy(tmp, io.MultiReader(&buf, r)); err != nil {
+		return ff, partError(err)
+	}
+	return ff, nil
+}
+
+// partError keeps an over-limit body a 413 and makes other read errors 400s.
+func partError(err error) error {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return err
+	}
+	return errs.Invalid("", "multipart form: %v", err)
+}
