@@ -1,0 +1,192 @@
+package query
+
+import (
+	"strings"
+
+	"github.com/framelake/framelake/errs"
+)
+
+// fieldKind says how a field reaches the target row.
+type fieldKind int
+
+const (
+	fScalar fieldKind = iota // a column or scalar subquery of the target row
+	fMember                  // a set: the test is whether a related row matches
+	fMeta                    // a key of the metadata JSON; its type follows the literal
+)
+
+// spec is one allowlisted field compiled for one target: the only SQL text a
+// query can put into a statement.
+type spec struct {
+	kind     fieldKind
+	col      string // scalar, meta: the value's SQL; member: the related row's column
+	colArgs  []any  // arguments col binds, in order (metadata path, count label)
+	typ      valueType
+	nullable bool
+	ranged   bool // an indexed column: one-sided ranges get likely() in Page shape
+	enum     []string
+	alias    string // vEnum: a suffix a short value may omit ("image" for "image_collection")
+	from     string // member: FROM clause of the related rows
+	key      string // member: column of the related row that equals the target's seq
+}
+
+var (
+	fileFields = [...]string{
+		"name", "uniqueName", "type", "fileSize", "width", "height", "frameCount", "frameRate",
+		"createdAt", "updatedAt", "collection", "Tags",
+		"annotation.label", "annotation.source", "annotation.confidence", "annotation.operation",
+		"annotation.count",
+	}
+	collectionFields = [...]string{
+		"name", "type", "fileSize", "frameCount", "fileCount", "createdAt", "updatedAt", "Tags",
+		"annotation.label", "annotation.source", "annotation.confidence", "annotation.operation",
+		"annotation.count",
+	}
+	fileTypes       = [...]string{"image", "video", "other"}
+	collectionTypes = [...]string{"image_collection", "video_collection", "other_collection"}
+	sources         = [...]string{"human", "machine"}
+)
+
+// Fields lists the built-in field names t knows, in documentation order;
+// every target also knows metadata.<key> and annotation.count(<label>).
+func Fields(t Target) []string {
+	switch t {
+	case Files:
+		return append([]string(nil), fileFields[:]...)
+	case Collections:
+		return append([]string(nil), collectionFields[:]...)
+	}
+	return nil
+}
+
+// outerName is how compiled SQL names the target row. The alias is spliced
+// into SQL, so it must be a plain identifier; q_ names are this package's.
+func outerName(o Options) (string, error) {
+	var table string
+	switch o.Target {
+	case Files:
+		table = "file"
+	case Collections:
+		table = "collection"
+	default:
+		return "", errs.New(errs.Internal, "", "query: unknown target %d", int(o.Target))
+	}
+	if o.Alias == "" {
+		return table, nil
+	}
+	ok := len(o.Alias) <= 64 && !strings.HasPrefix(strings.ToLower(o.Alias), "q_")
+	for i, r := range o.Alias {
+		letter := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		ok = ok && (letter || i > 0 && r >= '0' && r <= '9')
+	}
+	if !ok {
+		return "", errs.New(errs.Internal, "", "query: alias %q is not a plain identifier outside q_*", o.Alias)
+	}
+	return o.Alias, nil
+}
+
+func (c *compiler) field(f Field) (spec, error) {
+	if f.Arg != nil && f.Name != "annotation.count" {
+		return spec{}, errorAt(f.Pos, "field %s takes no argument", f.Name)
+	}
+	if f.Name == "metadata" {
+		if err := checkMetadataKey(f.Pos, f.Key); err != nil {
+			return spec{}, err
+		}
+		path := `$."` + f.Key + `"`
+		return spec{kind: fMeta, col: "json_extract(" + c.outer + ".metadata, ?)", colArgs: []any{path}, nullable: true}, nil
+	}
+	s, known := c.fileField(f), fileFields[:]
+	if c.opt.Target == Collections {
+		s, known = c.collectionField(f), collectionFields[:]
+	}
+	if s.col == "" {
+		for _, name := range builtinFields {
+			if name == f.Name {
+				return spec{}, errorAt(f.Pos, "field %s does not apply to %s; known fields: %s",
+					f.Name, c.opt.Target, knownFieldsText(known))
+			}
+		}
+		return spec{}, errorAt(f.Pos, "unknown field %s; known fields: %s", quote(f.Name), knownFieldsText(known))
+	}
+	return s, nil
+}
+
+func (c *compiler) fileField(f Field) spec {
+	o := c.outer + "."
+	switch f.Name {
+	case "name":
+		return spec{col: o + "name"}
+	case "uniqueName":
+		return spec{col: o + "unique_name"}
+	case "type":
+		return spec{col: o + "type", typ: vEnum, enum: fileTypes[:]}
+	case "fileSize":
+		return spec{col: o + "size", typ: vSize, ranged: true}
+	case "width", "height":
+		return spec{col: o + f.Name, typ: vNumber, nullable: true}
+	case "frameCount":
+		return spec{col: o + "frame_count", typ: vNumber, nullable: true}
+	case "frameRate":
+		return spec{col: o + "frame_rate", typ: vNumber, nullable: true}
+	case "createdAt":
+		return spec{col: o + "created_at", typ: vDate, ranged: true}
+	case "updatedAt":
+		return spec{col: o + "updated_at", typ: vDate, ranged: true}
+	case "collection":
+		return spec{kind: fMember, col: "q_c.name", key: "q_cf.file_seq",
+			from: "collection_file q_cf JOIN collection q_c ON q_c.seq = q_cf.collection_seq"}
+	case "Tags":
+		return spec{kind: fMember, col: "q_t.name", key: "q_t.file_seq", from: "file_tag q_t"}
+	}
+	return c.annotationField(f, "annotation q_a", "q_a.file_seq")
+}
+
+func (c *compiler) collectionField(f Field) spec {
+	o := c.outer + "."
+	members := "collection_file q_cf JOIN file q_f ON q_f.seq = q_cf.file_seq WHERE q_cf.collection_seq = " + o + "seq"
+	switch f.Name {
+	case "name":
+		return spec{col: o + "name"}
+	case "type":
+		return spec{col: o + "type", typ: vEnum, enum: collectionTypes[:], alias: "_collection"}
+	case "createdAt":
+		return spec{col: o + "created_at", typ: vDate, ranged: true}
+	case "updatedAt":
+		return spec{col: o + "updated_at", typ: vDate, ranged: true}
+	case "fileSize":
+		return spec{col: "(SELECT coalesce(sum(q_f.size), 0) FROM " + members + ")", typ: vSize}
+	case "frameCount":
+		return spec{col: "(SELECT coalesce(sum(coalesce(q_f.frame_count, 1)), 0) FROM " + members + ")", typ: vNumber}
+	case "fileCount":
+		return spec{col: "(SELECT count(*) FROM collection_file q_cf WHERE q_cf.collection_seq = " + o + "seq)", typ: vNumber}
+	case "Tags":
+		return spec{kind: fMember, col: "q_t.name", key: "q_t.collection_seq", from: "collection_tag q_t"}
+	}
+	return c.annotationField(f, "collection_file q_cf JOIN annotation q_a ON q_a.file_seq = q_cf.file_seq", "q_cf.collection_seq")
+}
+
+// annotationField compiles annotation.* given how boxes relate to the target
+// row: from lists the boxes (alias q_a), key is the column equal to its seq.
+func (c *compiler) annotationField(f Field, from, key string) spec {
+	member := func(col string, typ valueType, enum []string) spec {
+		return spec{kind: fMember, col: col, typ: typ, enum: enum, from: from, key: key}
+	}
+	switch f.Name {
+	case "annotation.label":
+		return member("q_a.label", vText, nil)
+	case "annotation.source":
+		return member("q_a.source", vEnum, sources[:])
+	case "annotation.confidence":
+		return member("q_a.confidence", vNumber, nil)
+	case "annotation.operation":
+		return member("q_a.operation", vText, nil)
+	case "annotation.count":
+		col := "(SELECT count(*) FROM " + from + " WHERE " + key + " = " + c.outer + ".seq"
+		if f.Arg == nil {
+			return spec{col: col + ")", typ: vNumber}
+		}
+		return spec{col: col + " AND q_a.label = ?)", colArgs: []any{f.Arg.Text}, typ: vNumber}
+	}
+	return spec{}
+}

@@ -1,0 +1,327 @@
+package query
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// builtinFields are the canonical names of the fields every target may know,
+// in the order error messages list them.
+var builtinFields = [...]string{
+	"name", "uniqueName", "type", "fileSize", "width", "height", "frameCount", "frameRate",
+	"createdAt", "updatedAt", "collection", "fileCount", "Tags",
+	"annotation.label", "annotation.source", "annotation.confidence", "annotation.operation",
+	"annotation.count",
+}
+
+const metadataPrefix = "metadata."
+
+func knownFieldsText(names []string) string {
+	return strings.Join(names, ", ") + ", annotation.count(<label>), metadata.<key>"
+}
+
+// parser is a recursive-descent parser over a pull lexer. Recursion happens
+// only through parentheses and NOT, both counted in depth, so input nests at
+// most MaxDepth frames deep however it is crafted.
+type parser struct {
+	lex    lexer
+	tok    token
+	depth  int
+	terms  int
+	values int
+}
+
+func newParser(src string) (*parser, error) {
+	if !utf8.ValidString(src) {
+		l := lexer{src: src, line: 1, col: 1}
+		for {
+			r, size := l.peekRune()
+			if r == utf8.RuneError && size <= 1 {
+				return nil, errorAt(l.pos(), "query is not valid UTF-8")
+			}
+			l.advance(size, r)
+		}
+	}
+	p := &parser{lex: lexer{src: src, line: 1, col: 1}}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *parser) advance() error {
+	t, err := p.lex.next()
+	if err != nil {
+		return err
+	}
+	p.tok = t
+	return nil
+}
+
+func (p *parser) enter(at Pos) error {
+	p.depth++
+	if p.depth > MaxDepth {
+		return errorAt(at, "query nests deeper than %d levels of parentheses and NOT", MaxDepth)
+	}
+	return nil
+}
+
+func (p *parser) parse() (Expr, error) {
+	e, err := p.parseOr()
+	if err != nil {
+		return nil, err
+	}
+	switch p.tok.kind {
+	case tEOF:
+		return e, nil
+	case tRParen:
+		return nil, errorAt(p.tok.pos, "unexpected ) with no matching (")
+	}
+	return nil, errorAt(p.tok.pos, "expected AND, OR or end of query, found %s", p.tok.describe())
+}
+
+func (p *parser) parseOr() (Expr, error) {
+	x, err := p.parseAnd()
+	if err != nil || p.tok.kind != tOr {
+		return x, err
+	}
+	xs := appendFlat(nil, x, false)
+	for p.tok.kind == tOr {
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		y, err := p.parseAnd()
+		if err != nil {
+			return nil, err
+		}
+		xs = appendFlat(xs, y, false)
+	}
+	return Or{X: xs}, nil
+}
+
+func (p *parser) parseAnd() (Expr, error) {
+	x, err := p.parseUnary()
+	if err != nil || p.tok.kind != tAnd {
+		return x, err
+	}
+	xs := appendFlat(nil, x, true)
+	for p.tok.kind == tAnd {
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		y, err := p.parseUnary()
+		if err != nil {
+			return nil, err
+		}
+		xs = appendFlat(xs, y, true)
+	}
+	return And{X: xs}, nil
+}
+
+// appendFlat appends x to xs, splicing in the operands of a parenthesized
+// And (or Or) so equal queries get equal trees whatever their grouping.
+func appendFlat(xs []Expr, x Expr, and bool) []Expr {
+	if a, ok := x.(And); ok && and {
+		return append(xs, a.X...)
+	}
+	if o, ok := x.(Or); ok && !and {
+		return append(xs, o.X...)
+	}
+	return append(xs, x)
+}
+
+func (p *parser) parseUnary() (Expr, error) {
+	switch p.tok.kind {
+	case tNot:
+		at := p.tok.pos
+		if err := p.enter(at); err != nil {
+			return nil, err
+		}
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		x, err := p.parseUnary()
+		if err != nil {
+			return nil, err
+		}
+		p.depth--
+		return Not{X: x, Pos: at}, nil
+	case tLParen:
+		open := p.tok.pos
+		if err := p.enter(open); err != nil {
+			return nil, err
+		}
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		x, err := p.parseOr()
+		if err != nil {
+			return nil, err
+		}
+		if p.tok.kind != tRParen {
+			return nil, errorAt(p.tok.pos, "expected ) to close ( at %s, found %s", open, p.tok.describe())
+		}
+		p.depth--
+		return x, p.advance()
+	}
+	return p.parsePredicate()
+}
+
+func (p *parser) parsePredicate() (Expr, error) {
+	f, err := p.parseField()
+	if err != nil {
+		return nil, err
+	}
+	p.terms++
+	if p.terms > MaxTerms {
+		return nil, errorAt(f.Pos, "query has more than %d comparisons", MaxTerms)
+	}
+	switch p.tok.kind {
+	case tOp:
+		op := Op(p.tok.text)
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		v, err := p.parseValue()
+		if err != nil {
+			return nil, err
+		}
+		return Compare{Field: f, Op: op, Value: v}, nil
+	case tIn:
+		vs, err := p.parseList()
+		return In{Field: f, Values: vs}, err
+	case tNot:
+		at := p.tok.pos
+		if err := p.advance(); err != nil {
+			return nil, err
+		}
+		if p.tok.kind != tIn {
+			return nil, errorAt(p.tok.pos, "expected IN after NOT, found %s", p.tok.describe())
+		}
+		vs, err := p.parseList()
+		return Not{X: In{Field: f, Values: vs}, Pos: at}, err
+	}
+	return nil, errorAt(p.tok.pos, "expected an operator (=, !=, <, <=, >, >=, ~, !~, IN, NOT IN) after %s, found %s",
+		f, p.tok.describe())
+}
+
+func (p *parser) parseField() (Field, error) {
+	t := p.tok
+	switch t.kind {
+	case tWord:
+	case tEOF:
+		return Field{}, errorAt(t.pos, "expected a comparison such as annotation.label = dog, found end of query")
+	default:
+		return Field{}, errorAt(t.pos, "expected a field name, found %s", t.describe())
+	}
+	if err := p.advance(); err != nil {
+		return Field{}, err
+	}
+	if strings.EqualFold(t.text, metadataPrefix) && p.tok.kind == tString && p.tok.off == t.end {
+		key := p.tok.text
+		if err := checkMetadataKey(t.pos, key); err != nil {
+			return Field{}, err
+		}
+		return Field{Name: "metadata", Key: key, Pos: t.pos}, p.advance()
+	}
+	f, err := resolveField(t)
+	if err != nil || f.Name != "annotation.count" || p.tok.kind != tLParen {
+		return f, err
+	}
+	if err := p.advance(); err != nil {
+		return Field{}, err
+	}
+	arg, err := p.parseValue()
+	if err != nil {
+		return Field{}, err
+	}
+	if p.tok.kind != tRParen {
+		return Field{}, errorAt(p.tok.pos, "expected ) after the label of annotation.count, found %s", p.tok.describe())
+	}
+	f.Arg = &arg
+	return f, p.advance()
+}
+
+func resolveField(t token) (Field, error) {
+	w := t.text
+	if len(w) >= len(metadataPrefix) && strings.EqualFold(w[:len(metadataPrefix)], metadataPrefix) {
+		key := w[len(metadataPrefix):]
+		if strings.EqualFold(key, "tags") {
+			return Field{Name: "Tags", Pos: t.pos}, nil
+		}
+		if key == "" {
+			return Field{}, errorAt(t.pos, `missing key after metadata. (write metadata.<key> or metadata."<key>")`)
+		}
+		return Field{Name: "metadata", Key: key, Pos: t.pos}, nil
+	}
+	for _, name := range builtinFields {
+		if strings.EqualFold(w, name) {
+			return Field{Name: name, Pos: t.pos}, nil
+		}
+	}
+	return Field{}, errorAt(t.pos, "unknown field %s; known fields: %s", quote(w), knownFieldsText(builtinFields[:]))
+}
+
+// checkMetadataKey rejects keys SQLite's JSON path syntax cannot quote.
+func checkMetadataKey(at Pos, key string) error {
+	if key == "" {
+		return errorAt(at, "empty metadata key")
+	}
+	if strings.ContainsRune(key, '"') {
+		return errorAt(at, "metadata key %s may not contain a double quote", quote(key))
+	}
+	return nil
+}
+
+func (p *parser) parseValue() (Value, error) {
+	t := p.tok
+	var v Value
+	switch t.kind {
+	case tWord, tString:
+		v = Value{Text: t.text, Pos: t.pos}
+	case tNumber:
+		v = Value{Text: t.text, Number: true, Pos: t.pos}
+	case tAnd, tOr, tNot, tIn:
+		return v, errorAt(t.pos, "expected a value, found the keyword %s (quote it to use it as a value)", t.describe())
+	default:
+		return v, errorAt(t.pos, "expected a value, found %s", t.describe())
+	}
+	p.values++
+	if p.values > MaxValues {
+		return v, errorAt(t.pos, "query has more than %d values", MaxValues)
+	}
+	return v, p.advance()
+}
+
+func (p *parser) parseList() ([]Value, error) {
+	if err := p.advance(); err != nil { // IN
+		return nil, err
+	}
+	if p.tok.kind != tLParen {
+		return nil, errorAt(p.tok.pos, "expected ( after IN, found %s", p.tok.describe())
+	}
+	open := p.tok.pos
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	var vs []Value
+	for {
+		v, err := p.parseValue()
+		if err != nil {
+			return nil, err
+		}
+		if vs = append(vs, v); len(vs) > MaxInList {
+			return nil, errorAt(v.Pos, "IN list has more than %d values", MaxInList)
+		}
+		switch p.tok.kind {
+		case tComma:
+			if err := p.advance(); err != nil {
+				return nil, err
+			}
+		case tRParen:
+			return vs, p.advance()
+		default:
+			return nil, errorAt(p.tok.pos, "expected , or ) in the IN list opened at %s, found %s", open, p.tok.describe())
+		}
+	}
+}
