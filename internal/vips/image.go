@@ -82,21 +82,6 @@ static int fl_extract(VipsImage *in, VipsImage **out, int l, int t, int w, int h
 	return vips_extract_area(in, out, l, t, w, h, NULL);
 }
 
-// fl_affine maps input to an output canvas of ow x oh with bilinear
-// interpolation; uncovered output is zero in every band.
-static int fl_affine(VipsImage *in, VipsImage **out, double a, double b, double c, double d,
-		double idx, double idy, double odx, double ody, int ow, int oh) {
-	VipsArrayInt *area = vips_array_int_newv(4, 0, 0, ow, oh);
-	VipsArrayDouble *bg = vips_array_double_newv(1, 0.0);
-	int rc = vips_affine(in, out, a, b, c, d,
-		"interpolate", vips_interpolate_bilinear_static(),
-		"oarea", area, "idx", idx, "idy", idy, "odx", odx, "ody", ody,
-		"background", bg, "extend", VIPS_EXTEND_BACKGROUND, NULL);
-	vips_area_unref(VIPS_AREA(area));
-	vips_area_unref(VIPS_AREA(bg));
-	return rc;
-}
-
 // fl_recomb multiplies every pixel by the n x n matrix m and rounds back to
 // 8 bits (recomb works in float; +0.5 before the truncating cast rounds).
 static int fl_recomb(VipsImage *in, VipsImage **out, const double *m, int n) {
@@ -259,20 +244,6 @@ func (im *Image) GaussBlur(sigma float64) (*Image, error) {
 func (im *Image) Extract(left, top, w, h int) (*Image, error) {
 	var out *C.VipsImage
 	return im.result("extract_area", C.fl_extract(im.p, &out, C.int(left), C.int(top), C.int(w), C.int(h)), out)
-}
-
-// Affine maps the image through the matrix [a b; c d] onto a w x h canvas:
-// an input point (x, y), in pixel-edge coordinates (pixel i covers [i, i+1)),
-// lands at (a(x-ix) + b(y-iy) + ox, c(x-ix) + d(y-iy) + oy). Interpolation is
-// bilinear; uncovered output is zero in every band (black, and transparent
-// when there is alpha).
-func (im *Image) Affine(a, b, c, d, ix, iy, ox, oy float64, w, h int) (*Image, error) {
-	// libvips adds idx to input coordinates and places pixel centres on
-	// integers; shift by half a pixel so callers can think in pixel edges.
-	var out *C.VipsImage
-	rc := C.fl_affine(im.p, &out, C.double(a), C.double(b), C.double(c), C.double(d),
-		C.double(0.5-ix), C.double(0.5-iy), C.double(ox-0.5), C.double(oy-0.5), C.int(w), C.int(h))
-	return im.result("affine", rc, out)
 }
 
 // Recomb multiplies each pixel, as a column of its n = Bands() values, by the

@@ -2,8 +2,10 @@ package vips
 
 /*
 #cgo pkg-config: vips
+#cgo LDFLAGS: -lm
 #include <stdint.h>
 #include <math.h>
+#include <string.h>
 #include <vips/vips.h>
 
 // Point operations libvips lacks, written as ordinary libvips pipeline stages
@@ -11,14 +13,15 @@ package vips
 // keep the chain at one decode and one encode.
 
 typedef struct {
-	double shift; // hue shift in sextants (degrees / 60)
+	float shift;       // hue shift in sextants (degrees / 60), in [0, 6)
+	float recip[256];  // 1/c, so the per-pixel work has no division
 	int bands;
 } fl_hue_params;
 
 // fl_hue_px turns the hue of one RGB pixel the way an HSV hue shift does:
 // the largest and smallest channel (HSV value and chroma) stay, only which
 // channel holds them and the middle channel's level change.
-static inline void fl_hue_px(const VipsPel *p, VipsPel *q, double shift) {
+static inline void fl_hue_px(const VipsPel *p, VipsPel *q, const fl_hue_params *pr) {
 	int r = p[0], g = p[1], b = p[2];
 	int mx = r > g ? (r > b ? r : b) : (g > b ? g : b);
 	int mn = r < g ? (r < b ? r : b) : (g < b ? g : b);
@@ -27,16 +30,15 @@ static inline void fl_hue_px(const VipsPel *p, VipsPel *q, double shift) {
 		q[0] = r; q[1] = g; q[2] = b;
 		return;
 	}
-	double h;
-	if (mx == r) h = (double)(g - b) / c;
-	else if (mx == g) h = (double)(b - r) / c + 2;
-	else h = (double)(r - g) / c + 4;
-	h += shift;
-	h -= 6 * floor(h / 6);
+	int num = mx == r ? (g - b + 6 * c) : mx == g ? (b - r + 2 * c) : (r - g + 4 * c);
+	float h = num * pr->recip[c] + pr->shift; // in [0, 13)
+	if (h >= 6) h -= 6;
+	if (h >= 6) h -= 6;
 	int sector = (int)h;
 	if (sector > 5) sector = 5;
-	double f = h - 2 * floor(h / 2) - 1; // position in the sector pair, -1..1
-	int mid = mn + (int)(c * (1 - fabs(f)) + 0.5);
+	float f = h - (float)(sector & ~1) - 1; // position in the sector pair, -1..1
+	if (f < 0) f = -f;
+	int mid = mn + (int)(c * (1 - f) + 0.5f);
 	switch (sector) {
 	case 0: q[0] = mx; q[1] = mid; q[2] = mn; break;
 	case 1: q[0] = mid; q[1] = mx; q[2] = mn; break;
@@ -56,7 +58,7 @@ static int fl_hue_gen(VipsRegion *or, void *seq, void *a, void *b, gboolean *sto
 		const VipsPel *p = VIPS_REGION_ADDR(ir, r->left, r->top + y);
 		VipsPel *q = VIPS_REGION_ADDR(or, r->left, r->top + y);
 		for (int x = 0; x < r->width; x++, p += pr->bands, q += pr->bands) {
-			fl_hue_px(p, q, pr->shift);
+			fl_hue_px(p, q, pr);
 			if (pr->bands == 4) q[3] = p[3];
 		}
 	}
@@ -120,8 +122,101 @@ static int fl_point(VipsImage *in, VipsImage **out, VipsGenerateFn gen, const vo
 	return 0;
 }
 
+typedef struct {
+	VipsImage *in;        // in memory, so any pixel can be read directly
+	double ia, ib, ic, id; // inverse matrix
+	double ix, iy, ox, oy; // input point (ix, iy) lands on output (ox, oy)
+	int bands;
+} fl_affine_params;
+
+// fl_tap reads one input pixel's band, zero outside the image (the fill).
+static inline int fl_tap(const VipsImage *in, const VipsPel *base, size_t lsk, int x, int y, int band) {
+	if (x < 0 || y < 0 || x >= in->Xsize || y >= in->Ysize) return 0;
+	return base[(size_t)y * lsk + (size_t)x * in->Bands + band];
+}
+
+// fl_affine_gen samples the input bilinearly at the inverse image of each
+// output pixel centre, stepping along the row in 16.16 fixed point.
+static int fl_affine_gen(VipsRegion *or, void *seq, void *a, void *b, gboolean *stop) {
+	const fl_affine_params *pr = (const fl_affine_params *)b;
+	const VipsImage *in = pr->in;
+	const VipsPel *base = (const VipsPel *)in->data;
+	size_t lsk = VIPS_IMAGE_SIZEOF_LINE(in);
+	const VipsRect *r = &or->valid;
+	int nb = pr->bands, w = in->Xsize, h = in->Ysize;
+	int64_t du = llround(pr->ia * 65536), dv = llround(pr->ic * 65536);
+	for (int y = 0; y < r->height; y++) {
+		VipsPel *q = VIPS_REGION_ADDR(or, r->left, r->top + y);
+		double X = r->left + 0.5 - pr->ox, Y = r->top + y + 0.5 - pr->oy;
+		// Input position in pixel-centre coordinates (pixel i's centre is i).
+		int64_t u = llround((pr->ia * X + pr->ib * Y + pr->ix - 0.5) * 65536);
+		int64_t v = llround((pr->ic * X + pr->id * Y + pr->iy - 0.5) * 65536);
+		for (int x = 0; x < r->width; x++, u += du, v += dv, q += nb) {
+			int x0 = (int)(u >> 16), y0 = (int)(v >> 16);
+			int fx = (int)((u >> 8) & 255), fy = (int)((v >> 8) & 255);
+			if (x0 >= 0 && y0 >= 0 && x0 + 1 < w && y0 + 1 < h) {
+				const VipsPel *p = base + (size_t)y0 * lsk + (size_t)x0 * nb;
+				for (int k = 0; k < nb; k++) {
+					int top = p[k] * (256 - fx) + p[k + nb] * fx;
+					int bot = p[k + lsk] * (256 - fx) + p[k + lsk + nb] * fx;
+					q[k] = (top * (256 - fy) + bot * fy + 32768) >> 16;
+				}
+			} else if (x0 < -1 || y0 < -1 || x0 >= w || y0 >= h) {
+				memset(q, 0, nb);
+			} else {
+				for (int k = 0; k < nb; k++) {
+					int top = fl_tap(in, base, lsk, x0, y0, k) * (256 - fx) + fl_tap(in, base, lsk, x0 + 1, y0, k) * fx;
+					int bot = fl_tap(in, base, lsk, x0, y0 + 1, k) * (256 - fx) + fl_tap(in, base, lsk, x0 + 1, y0 + 1, k) * fx;
+					q[k] = (top * (256 - fy) + bot * fy + 32768) >> 16;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+// fl_affine maps in through [a b; c d] onto an ow x oh canvas (see Affine).
+// The input is brought into memory once, as libvips' own rotations do,
+// because an output strip reads from a tall slanted band of it.
+static int fl_affine(VipsImage *in, VipsImage **out, double a, double b, double c, double d,
+		double ix, double iy, double ox, double oy, int ow, int oh) {
+	double det = a * d - b * c;
+	if (fabs(det) < 1e-9) {
+		vips_error("framelake", "affine: singular matrix");
+		return -1;
+	}
+	if (vips_check_uncoded("framelake", in) || vips_check_format("framelake", in, VIPS_FORMAT_UCHAR))
+		return -1;
+	VipsImage *m = vips_image_copy_memory(in);
+	if (!m) return -1;
+	VipsImage *o = vips_image_new();
+	if (vips_image_pipelinev(o, VIPS_DEMAND_STYLE_ANY, m, NULL)) {
+		g_object_unref(o);
+		g_object_unref(m);
+		return -1;
+	}
+	vips_object_local(o, m);
+	o->Xsize = ow;
+	o->Ysize = oh;
+	fl_affine_params p = {m, d / det, -b / det, -c / det, a / det, ix, iy, ox, oy, m->Bands};
+	void *pp = vips_malloc(VIPS_OBJECT(o), sizeof p);
+	memcpy(pp, &p, sizeof p);
+	if (vips_image_generate(o, NULL, fl_affine_gen, NULL, m, pp)) {
+		g_object_unref(o);
+		return -1;
+	}
+	*out = o;
+	return 0;
+}
+
 static int fl_hue(VipsImage *in, VipsImage **out, double degrees) {
-	fl_hue_params p = {degrees / 60.0, in->Bands};
+	fl_hue_params p;
+	double s = fmod(degrees / 60.0, 6.0);
+	p.shift = s < 0 ? s + 6 : s;
+	if (p.shift >= 6) p.shift = 0;
+	p.recip[0] = 0;
+	for (int i = 1; i < 256; i++) p.recip[i] = 1.0f / i;
+	p.bands = in->Bands;
 	if (in->Bands != 3 && in->Bands != 4) {
 		vips_error("framelake", "hue: %d bands, want 3 or 4", in->Bands);
 		return -1;
@@ -140,6 +235,19 @@ static int fl_noise(VipsImage *in, VipsImage **out, uint64_t seed, double fracti
 }
 */
 import "C"
+
+// Affine maps the image through the matrix [a b; c d] onto a w x h canvas:
+// an input point (x, y), in pixel-edge coordinates (pixel i covers [i, i+1)),
+// lands at (a(x-ix) + b(y-iy) + ox, c(x-ix) + d(y-iy) + oy). Interpolation is
+// bilinear in 8-bit fixed point; uncovered output is zero in every band
+// (black, and transparent when there is alpha; colour is not premultiplied,
+// so edges of transparent images darken slightly).
+func (im *Image) Affine(a, b, c, d, ix, iy, ox, oy float64, w, h int) (*Image, error) {
+	var out *C.VipsImage
+	rc := C.fl_affine(im.p, &out, C.double(a), C.double(b), C.double(c), C.double(d),
+		C.double(ix), C.double(iy), C.double(ox), C.double(oy), C.int(w), C.int(h))
+	return im.result("affine", rc, out)
+}
 
 // HueShift turns every pixel's hue by degrees, as a shift of H in HSV does:
 // value and saturation stay, gray pixels stay gray. Alpha is kept.

@@ -1,0 +1,151 @@
+package augment
+
+import (
+	"bytes"
+	"encoding/json"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchJPEG is a 1920x1080 photo-like JPEG: smooth gradients, shapes and
+// grain, so the codec works about as hard as on a camera frame.
+func benchJPEG(b *testing.B) []byte {
+	const w, h = 1920, 1080
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for y := range h {
+		for x := range w {
+			fx, fy := float64(x)/w, float64(y)/h
+			r := 120 + 90*math.Sin(6*fx+2*fy)
+			g := 110 + 80*math.Cos(4*fy-3*fx)
+			bl := 100 + 70*math.Sin(9*fx*fy)
+			if (x/160+y/120)%5 == 0 {
+				r, g = g, r
+			}
+			n := rng.Float64()*24 - 12
+			img.SetRGBA(x, y, color.RGBA{clamp8(r + n), clamp8(g + n), clamp8(bl + n), 255})
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func clamp8(v float64) uint8 { return uint8(max(0, min(255, math.Round(v)))) }
+
+// benchChains are the issue's two chains; bench_chains.py writes the same
+// with Pillow and OpenCV.
+var benchChains = []struct {
+	name  string
+	steps []Step
+}{
+	{"flip-blur-crop", []Step{
+		{Type: FlipImage, Property: FlipHorizontal},
+		{Type: ImageBlur, Property: Blur, Value: 2},
+		{Type: Crop, Property: CropPercentage, Value: 80, X: 0.5, Y: 0.5},
+	}},
+	{"rotate-hue-noise", []Step{
+		{Type: ImageRotation, Property: PercentageScale, Value: 17},
+		{Type: Hue, Property: HueDegrees, Value: 30},
+		{Type: Noise, Property: NoisePercentage, Value: 5, Seed: 7},
+	}},
+}
+
+// BenchmarkChains measures decode + chain + encode of a 1920x1080 JPEG on one
+// core for framelake, Pillow and OpenCV, and reports images/s for each plus
+// framelake's ratio to the faster Python library. The Python variants need
+// Debian's python3-pil and python3-opencv under /usr/bin/python3; without
+// them the benchmark fails.
+func BenchmarkChains(b *testing.B) {
+	data := benchJPEG(b)
+	path := filepath.Join(b.TempDir(), "frame.jpg")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, ch := range benchChains {
+		var best pyRate
+		for _, lib := range []string{"pillow", "opencv"} {
+			b.Run(ch.name+"/"+lib, func(b *testing.B) {
+				var r pyRate
+				for b.Loop() {
+					r = runPython(b, lib, ch.name, path)
+				}
+				best.wall, best.cpu = max(best.wall, r.wall), max(best.cpu, r.cpu)
+				b.ReportMetric(r.wall, "images/s")
+				b.ReportMetric(r.cpu, "images/cpu-s")
+			})
+		}
+		b.Run(ch.name+"/framelake", func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			ctx := b.Context()
+			cpu0 := cpuSeconds(b)
+			for b.Loop() {
+				if _, err := ApplySteps(ctx, data, nil, ch.steps, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rate := float64(b.N) / b.Elapsed().Seconds()
+			cpuRate := float64(b.N) / (cpuSeconds(b) - cpu0)
+			b.ReportMetric(rate, "images/s")
+			b.ReportMetric(cpuRate, "images/cpu-s")
+			if best.wall > 0 {
+				b.ReportMetric(rate/best.wall, "x_faster_python")
+				b.ReportMetric(cpuRate/best.cpu, "x_faster_python_cpu")
+			}
+		})
+	}
+}
+
+// cpuSeconds is the CPU time this process has used. On a shared machine
+// wall-clock rates depend on the neighbours; images per CPU-second do not.
+func cpuSeconds(b *testing.B) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// pyRate is what bench_chains.py measured: images per wall-clock second and
+// per CPU-second.
+type pyRate struct{ wall, cpu float64 }
+
+// runPython runs one chain in Pillow or OpenCV for about two seconds and
+// returns the rates it measured itself (interpreter start excluded).
+func runPython(b *testing.B, lib, chain, image string) pyRate {
+	script, err := filepath.Abs(filepath.Join("testdata", "bench_chains.py"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.CommandContext(b.Context(), "/usr/bin/python3", script, lib, chain, image, strconv.Itoa(2))
+	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "OPENBLAS_NUM_THREADS=1", "OPENCV_FOR_THREADS_NUM=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("%s %s: %v (python3-pil, python3-opencv and python3-numpy must be installed for /usr/bin/python3)\n%s",
+			lib, chain, err, stderr.String())
+	}
+	var res struct {
+		Rate    float64 `json:"images_per_second"`
+		CPURate float64 `json:"images_per_cpu_second"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Rate <= 0 || res.CPURate <= 0 {
+		b.Fatalf("%s %s: bad output %q: %v", lib, chain, out, err)
+	}
+	return pyRate{res.Rate, res.CPURate}
+}
+
