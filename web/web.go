@@ -34,6 +34,7 @@ type Options struct {
 type server struct {
 	Deps
 	opt Options
+	fns map[string]clientFn // client functions by name
 }
 
 // New returns the HTTP handler of the appliance.
@@ -44,7 +45,7 @@ func New(d Deps, opt Options) http.Handler {
 	if opt.MaxUploadBytes <= 0 {
 		opt.MaxUploadBytes = 8 << 30
 	}
-	s := &server{Deps: d, opt: opt}
+	s := &server{Deps: d, opt: opt, fns: map[string]clientFn{}}
 	e := echo.NewWithConfig(echo.Config{Logger: d.Logger, HTTPErrorHandler: s.handleError})
 	e.Use(middleware.RequestID())
 	e.Use(s.logRequests())
@@ -58,6 +59,7 @@ func New(d Deps, opt Options) http.Handler {
 	rest := api.Group("", roleByMethod)
 	s.lakeRoutes(rest)
 	s.jobRoutes(rest)
+	s.clientRoutes(api) // each client function checks its own role
 	return e
 }
 
