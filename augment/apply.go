@@ -91,13 +91,17 @@ func decode(ctx context.Context, img []byte, sequential bool) (*vips.Image, stri
 	return src, format, nil
 }
 
-// streamable reports whether steps only ever read the image top to bottom,
-// so the decoder can stream instead of holding the whole image.
+// streamable reports whether the decoder can stream pixels top to bottom
+// instead of holding the whole decoded image: right-angle turns and vertical
+// flips read the source out of order, while rotation and shear copy their
+// input to memory themselves (streaming saves a second copy) and everything
+// after them reads from that copy.
 func streamable(steps []Step) bool {
 	for _, st := range steps {
 		switch {
-		case st.Type == ImageRotation, st.Type == Shear, st.Type == NinetyRotation,
-			st.Type == FlipImage && st.Property == FlipVertical:
+		case (st.Type == ImageRotation || st.Type == Shear) && !identityAffine(st):
+			return true
+		case st.Type == NinetyRotation, st.Type == FlipImage && st.Property == FlipVertical:
 			return false
 		}
 	}
@@ -189,9 +193,9 @@ func (c *chain) step(st Step) error {
 		}
 		return c.next(c.im.Rot(q))
 	case ImageRotation:
-		return c.affine(rotation(v, c.w, c.h), v == 0 || v == 360 || v == -360)
+		return c.affine(rotation(v, c.w, c.h), identityAffine(st))
 	case Shear:
-		return c.affine(shear(st.Property == ShearVertical, v, c.w, c.h), v == 0)
+		return c.affine(shear(st.Property == ShearVertical, v, c.w, c.h), identityAffine(st))
 	case Crop:
 		return c.crop(v, st.X, st.Y)
 	case ImageBlur:
@@ -217,6 +221,11 @@ func (c *chain) step(st Step) error {
 		return c.next(c.im.Noise(st.Seed, v/100))
 	}
 	return fmt.Errorf("unknown augmentation")
+}
+
+// identityAffine reports a rotation or shear that moves no pixel.
+func identityAffine(st Step) bool {
+	return st.Value == 0 || st.Type == ImageRotation && math.Abs(st.Value) == 360
 }
 
 func (c *chain) affine(m affine2, identity bool) error {

@@ -111,6 +111,8 @@ func TestBoxesFollowPixels(t *testing.T) {
 		{"shear vertical -25", []Step{step(Shear, ShearVertical, -25)}, 320, 240, "red green blue", 0},
 		{"crop 60", []Step{{Type: Crop, Property: CropPercentage, Value: 60, X: 0.2, Y: 0.7}}, 192, 144, "red green blue", 0},
 		{"crop drops", []Step{{Type: Crop, Property: CropPercentage, Value: 50, X: 1, Y: 1}}, 160, 120, "green", 0.25},
+		{"zero shear then turn", []Step{step(Shear, ShearHorizontal, 0), step(NinetyRotation, CounterClockwise, 0),
+			step(ImageRotation, PercentageScale, 360)}, 240, 320, "red green blue", 0},
 		{"chain", []Step{step(NinetyRotation, Clockwise, 0), step(ImageRotation, PercentageScale, 8),
 			{Type: Crop, Property: CropPercentage, Value: 90, X: 0.5, Y: 0.1}, step(FlipImage, FlipHorizontal, 0),
 			step(Shear, ShearVertical, 5), step(ImageBlur, Blur, 1)}, 216, 288, "red green blue", 0},

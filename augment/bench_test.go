@@ -148,4 +148,3 @@ func runPython(b *testing.B, lib, chain, image string) pyRate {
 	}
 	return pyRate{res.Rate, res.CPURate}
 }
-

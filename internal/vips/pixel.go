@@ -66,34 +66,52 @@ static int fl_hue_gen(VipsRegion *or, void *seq, void *a, void *b, gboolean *sto
 }
 
 typedef struct {
-	uint64_t seed, threshold; // a pixel is noise when its hash is below threshold
+	uint64_t seed;
+	double logq; // log(1 - p): gaps between noisy pixels are geometric
+	int all;     // p >= 1: every pixel
 	int bands, width;
 } fl_noise_params;
 
-// fl_mix is splitmix64's finaliser: a pixel's fate depends only on the seed
-// and its position, so the output is the same whatever order tiles run in.
+// fl_mix is splitmix64's finaliser.
 static inline uint64_t fl_mix(uint64_t z) {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
 }
 
+static inline uint64_t fl_next(uint64_t *s) { return fl_mix(*s += 0x9e3779b97f4a7c15ULL); }
+
+// fl_noise_gen walks each row from its first pixel with a random stream
+// seeded by (seed, row), jumping from one noisy pixel to the next by
+// geometric gaps: the work is proportional to the noisy pixels, and a
+// pixel's fate depends only on the seed and its row, whatever tiles run.
 static int fl_noise_gen(VipsRegion *or, void *seq, void *a, void *b, gboolean *stop) {
 	VipsRegion *ir = (VipsRegion *)seq;
 	const fl_noise_params *pr = (const fl_noise_params *)b;
 	const VipsRect *r = &or->valid;
-	int lsk = VIPS_REGION_SIZEOF_PEL(or) * r->width;
+	int nb = pr->bands, right = r->left + r->width;
 	if (vips_region_prepare(ir, r)) return -1;
 	for (int y = 0; y < r->height; y++) {
 		const VipsPel *p = VIPS_REGION_ADDR(ir, r->left, r->top + y);
 		VipsPel *q = VIPS_REGION_ADDR(or, r->left, r->top + y);
-		memcpy(q, p, lsk);
-		uint64_t i = (uint64_t)(r->top + y) * pr->width + r->left;
-		for (int x = 0; x < r->width; x++, i++, q += pr->bands) {
-			uint64_t h = fl_mix(pr->seed + 0x9e3779b97f4a7c15ULL * (i + 1));
-			if (h >= pr->threshold) continue;
-			uint64_t v = fl_mix(h);
-			q[0] = v; q[1] = v >> 8; q[2] = v >> 16;
+		memcpy(q, p, (size_t)nb * r->width);
+		q -= (size_t)nb * r->left; // so q + nb*x addresses column x
+		uint64_t s = fl_mix(pr->seed ^ fl_mix((uint64_t)(r->top + y) + 1));
+		for (int64_t x = -1;;) {
+			if (pr->all) {
+				x++;
+			} else {
+				double u = ((fl_next(&s) >> 11) + 1) * 0x1.0p-53; // (0, 1]
+				double gap = floor(log(u) / pr->logq);
+				if (gap >= pr->width) break;
+				x += (int64_t)gap + 1;
+			}
+			if (x >= right) break;
+			uint64_t v = fl_next(&s);
+			if (x >= r->left) {
+				VipsPel *px = q + nb * x;
+				px[0] = v; px[1] = v >> 8; px[2] = v >> 16;
+			}
 		}
 	}
 	return 0;
@@ -229,8 +247,8 @@ static int fl_noise(VipsImage *in, VipsImage **out, uint64_t seed, double fracti
 		vips_error("framelake", "noise: %d bands, want 3 or 4", in->Bands);
 		return -1;
 	}
-	uint64_t t = fraction >= 1 ? UINT64_MAX : (uint64_t)(fraction * 18446744073709551616.0);
-	fl_noise_params p = {seed, t, in->Bands, in->Xsize};
+	if (fraction <= 0) return vips_copy(in, out, NULL);
+	fl_noise_params p = {seed, log1p(-fraction), fraction >= 1, in->Bands, in->Xsize};
 	return fl_point(in, out, fl_noise_gen, &p, sizeof p);
 }
 */
