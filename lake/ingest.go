@@ -21,6 +21,9 @@ import (
 type Upload struct {
 	Name string                        // plain file name, e.g. "dog-001.jpg"
 	Open func() (io.ReadCloser, error) // the bytes; called once
+	// VideoIndex is the file's position in its video or upload sequence
+	// (annotation projects set it); nil when it has none.
+	VideoIndex *int
 }
 
 // AddOptions say where uploaded files go.
@@ -30,6 +33,13 @@ type AddOptions struct {
 	// SkipExisting skips a file whose name and bytes are already in the
 	// collection, so re-running an import only adds what is new.
 	SkipExisting bool
+	// Check, if set, sees each probed file (dimensions known, nothing stored
+	// yet) and rejects it by returning an error; an *errs.Error keeps its code.
+	Check func(i int, f File) error
+	// InTx, if set, runs inside the transaction that inserts the stored files,
+	// so callers write their own rows (boxes, task counters) atomically with
+	// them. An error rolls everything back and fails Add.
+	InTx func(ctx context.Context, tx *sql.Tx, stored []File) error
 }
 
 // Rejection says why an upload was not stored.
@@ -76,6 +86,13 @@ func (l *Lake) Add(ctx context.Context, opt AddOptions, ups []Upload) (AddResult
 	}
 	outs := make([]stageResult, len(ups))
 	l.parallel(len(ups), func(i int) { outs[i] = l.stage(ctx, ups[i], existing, opt.SkipExisting) })
+	if opt.Check != nil {
+		for i := range outs {
+			if o := &outs[i]; o.rejected == nil && o.skipped == nil {
+				l.check(o, i, opt.Check)
+			}
+		}
+	}
 
 	var res AddResult
 	var accepted []staged
@@ -95,7 +112,7 @@ func (l *Lake) Add(ctx context.Context, opt AddOptions, ups []Upload) (AddResult
 	if err := l.place(accepted); err != nil {
 		return res, err
 	}
-	res.Stored, err = l.insertFiles(ctx, opt.Collection, meta, accepted)
+	res.Stored, err = l.insertFiles(ctx, opt, meta, accepted)
 	return res, err
 }
 
@@ -121,6 +138,24 @@ type stageResult struct {
 	staged   staged
 	skipped  *File
 	rejected *Rejection
+}
+
+// check runs a caller's Check on a staged file, turning an error into a rejection.
+func (l *Lake) check(o *stageResult, i int, fn func(int, File) error) {
+	s := o.staged
+	f := File{Name: s.up.Name, Type: s.p.Type, Size: s.pend.Size, Format: s.p.Format, Width: s.p.Width,
+		Height: s.p.Height, FrameCount: s.p.FrameCount, FrameRate: s.p.FrameRate, VideoIndex: s.up.VideoIndex}
+	err := fn(i, f)
+	if err == nil {
+		return
+	}
+	s.pend.Discard()
+	code, msg := errs.CodeOf(err), err.Error()
+	var e *errs.Error
+	if errors.As(err, &e) {
+		msg = e.Message
+	}
+	o.rejected = &Rejection{Name: s.up.Name, Code: code, Reason: msg}
 }
 
 // parallel runs fn(0..n-1) on the lake's workers, recovering panics.
@@ -191,7 +226,8 @@ func (l *Lake) stage(ctx context.Context, up Upload, coll *Collection, skip bool
 	return stageResult{staged: staged{up: up, pend: pend, p: p}}
 }
 
-func (l *Lake) insertFiles(ctx context.Context, collName string, meta string, files []staged) ([]File, error) {
+func (l *Lake) insertFiles(ctx context.Context, opt AddOptions, meta string, files []staged) ([]File, error) {
+	collName := opt.Collection
 	now := l.now().UTC()
 	out := make([]File, 0, len(files))
 	err := l.db.Tx(ctx, func(tx *sql.Tx) error {
@@ -204,8 +240,8 @@ func (l *Lake) insertFiles(ctx context.Context, collName string, meta string, fi
 			}
 		}
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO file (id, unique_name, name, type, blob, ext, mime, size,
-			format, width, height, frame_count, frame_rate, duration, metadata, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
+			format, width, height, frame_count, frame_rate, duration, video_index, metadata, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
 		if err != nil {
 			return err
 		}
@@ -214,10 +250,11 @@ func (l *Lake) insertFiles(ctx context.Context, collName string, meta string, fi
 			f := File{ID: id.New("fil"), UniqueName: uniqueName(collName, s.up.Name), Name: s.up.Name,
 				Type: s.p.Type, Blob: s.pend.Hash, Ext: s.p.Ext, MIME: s.p.MIME, Size: s.pend.Size, Format: s.p.Format,
 				Width: s.p.Width, Height: s.p.Height, FrameCount: s.p.FrameCount, FrameRate: s.p.FrameRate,
-				Duration: s.p.Duration, Metadata: json.RawMessage(meta), CreatedAt: now, UpdatedAt: now}
+				Duration: s.p.Duration, VideoIndex: s.up.VideoIndex, Metadata: json.RawMessage(meta),
+				CreatedAt: now, UpdatedAt: now}
 			if err := ins.QueryRowContext(ctx, f.ID, f.UniqueName, f.Name, f.Type, f.Blob, f.Ext, f.MIME, f.Size,
 				f.Format, nullInt(f.Width), nullInt(f.Height), nullInt(f.FrameCount), nullFloat(f.FrameRate),
-				nullFloat(f.Duration), meta, millis(now), millis(now)).Scan(&f.seq); err != nil {
+				nullFloat(f.Duration), f.VideoIndex, meta, millis(now), millis(now)).Scan(&f.seq); err != nil {
 				return fmt.Errorf("insert %s: %w", f.Name, err)
 			}
 			if collSeq != 0 {
@@ -227,6 +264,9 @@ func (l *Lake) insertFiles(ctx context.Context, collName string, meta string, fi
 				}
 			}
 			out = append(out, f)
+		}
+		if opt.InTx != nil {
+			return opt.InTx(ctx, tx, out)
 		}
 		return nil
 	})

@@ -1,0 +1,155 @@
+package lake
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/id"
+)
+
+// Source says who drew a box.
+type Source string
+
+const (
+	Human   Source = "human"   // from an annotation project
+	Machine Source = "machine" // from a model run
+)
+
+// Box is an annotation of a file: a labelled rectangle in pixels with its
+// origin at the image's top-left corner, (X, Y) its top-left corner.
+type Box struct {
+	ID         string          `json:"id,omitempty"`
+	FileSeq    int64           `json:"-"`
+	Frame      int             `json:"frame"` // frame of a video; 0 for images
+	Label      string          `json:"label"`
+	X          float64         `json:"x"`
+	Y          float64         `json:"y"`
+	W          float64         `json:"width"`
+	H          float64         `json:"height"`
+	Confidence *float64        `json:"confidence,omitempty"` // machine boxes
+	Source     Source          `json:"source"`
+	Operation  string          `json:"operation"` // project id or model run id
+	Attributes json.RawMessage `json:"attributes,omitempty"`
+}
+
+// CheckBox validates a box against the image it is drawn on (width and height
+// in pixels; 0 when unknown): positive size, finite numbers, not wholly
+// outside the image. field names the request field in errors.
+func CheckBox(field string, b Box, width, height int) error {
+	for _, v := range []float64{b.X, b.Y, b.W, b.H} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return errs.Invalid(field, "%s: coordinates must be finite numbers", field)
+		}
+	}
+	switch {
+	case strings.TrimSpace(b.Label) == "":
+		return errs.Invalid(field, "%s: label is empty", field)
+	case b.W <= 0 || b.H <= 0:
+		return errs.Invalid(field, "%s: width and height must be positive, got %gx%g", field, b.W, b.H)
+	case width > 0 && height > 0 && (b.X >= float64(width) || b.Y >= float64(height) || b.X+b.W <= 0 || b.Y+b.H <= 0):
+		return errs.Invalid(field, "%s: box at (%g,%g) size %gx%g is outside the %dx%d image", field, b.X, b.Y, b.W, b.H, width, height)
+	case b.Confidence != nil && (*b.Confidence < 0 || *b.Confidence > 1):
+		return errs.Invalid(field, "%s: confidence must be in 0..1", field)
+	}
+	return nil
+}
+
+// ReplaceBoxes replaces, in tx, the boxes of one file that came from
+// operation with source (on frame, or on every frame when frame < 0) by
+// boxes, and bumps the file's updated time.
+func ReplaceBoxes(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, frame int, boxes []Box) error {
+	q := `DELETE FROM annotation WHERE file_seq = ? AND source = ? AND operation = ?`
+	args := []any{fileSeq, source, operation}
+	if frame >= 0 {
+		q += ` AND frame = ?`
+		args = append(args, frame)
+	}
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("replace boxes: %w", err)
+	}
+	now := millis(time.Now())
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO annotation (id, file_seq, frame, label, x, y, w, h, confidence,
+		source, operation, attributes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, b := range boxes {
+		attrs, err := normalizeObject("attributes", b.Attributes)
+		if err != nil {
+			return err
+		}
+		f := b.Frame
+		if frame >= 0 {
+			f = frame
+		}
+		if _, err := ins.ExecContext(ctx, id.New("ann"), fileSeq, f, b.Label, b.X, b.Y, b.W, b.H, b.Confidence,
+			source, operation, attrs, now, now); err != nil {
+			return fmt.Errorf("replace boxes: %w", err)
+		}
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE file SET updated_at = ? WHERE seq = ?`, now, fileSeq)
+	return err
+}
+
+// BoxQuery selects boxes to read.
+type BoxQuery struct {
+	FileSeqs   []int64  // required: the files
+	Labels     []string // only these labels; all when empty
+	Sources    []Source // only these sources; all when empty
+	Operations []string // only from these operations; all when nil
+}
+
+// Boxes returns the boxes of files, ordered by file, frame and insertion.
+func (l *Lake) Boxes(ctx context.Context, q BoxQuery) ([]Box, error) {
+	if len(q.FileSeqs) == 0 {
+		return nil, nil
+	}
+	sqlText := `SELECT a.id, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h, a.confidence, a.source, a.operation,
+		a.attributes FROM annotation a WHERE a.file_seq IN (SELECT value FROM json_each(?))`
+	args := []any{jsonArray(q.FileSeqs)}
+	if len(q.Labels) > 0 {
+		sqlText += ` AND a.label IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.Labels))
+	}
+	if len(q.Sources) > 0 {
+		sqlText += ` AND a.source IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.Sources))
+	}
+	if q.Operations != nil {
+		sqlText += ` AND a.operation IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.Operations))
+	}
+	rows, err := l.db.R.QueryContext(ctx, sqlText+` ORDER BY a.file_seq, a.frame, a.seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Box
+	for rows.Next() {
+		var b Box
+		var attrs string
+		if err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
+			&b.Operation, &attrs); err != nil {
+			return nil, err
+		}
+		b.Attributes = json.RawMessage(attrs)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// jsonArray encodes v for json_each, which keeps one bound parameter however
+// long the list is.
+func jsonArray(v any) string {
+	var b bytes.Buffer
+	_ = json.NewEncoder(&b).Encode(v)
+	return strings.TrimSpace(b.String())
+}

@@ -1,0 +1,328 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake/query"
+)
+
+// Filter narrows a selection as INTERFACE.md 2.6 says: annotation types
+// (raw = no box, human, machine; several are OR-ed) and an inclusive range of
+// creation days in UTC, given as YYYY-MM-DD.
+type Filter struct {
+	AnnotationTypes []string `json:"annotation_types,omitempty"`
+	FromDate        string   `json:"from_date,omitempty"`
+	ToDate          string   `json:"to_date,omitempty"`
+}
+
+// Sort orders a listing; the zero value is date_modified DESC.
+type Sort struct {
+	Field string `json:"sort_by_field,omitempty"` // date_modified, date_created, name, size, video_index
+	Order string `json:"sort_order,omitempty"`    // ASC or DESC
+}
+
+// Selection says which items: files of a type, or collections of a type, or
+// the files of one collection; narrowed by a query and a filter.
+type Selection struct {
+	ItemType     string  // image (default), video, other, image_collection, video_collection, other_collection
+	CollectionID string  // files of this collection only (any file type unless ItemType is set)
+	Query        string  // the query language of lake/query
+	Filter       *Filter // may be nil
+}
+
+// Paging limits of listings.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 1000
+)
+
+// ItemTypes are the values Selection.ItemType takes.
+var ItemTypes = []string{"image", "video", "other", "image_collection", "video_collection", "other_collection"}
+
+// compiled is a selection turned into SQL over "file f" or "collection c".
+type compiled struct {
+	target query.Target
+	from   string // "file f" or "collection c"
+	where  string
+	args   []any
+}
+
+func (l *Lake) compile(ctx context.Context, sel Selection, shape query.Shape) (compiled, error) {
+	c := compiled{target: query.Files, from: "file f"}
+	var conds []string
+	switch t := sel.ItemType; {
+	case t == "" && sel.CollectionID != "":
+	case t == "" || t == "image" || t == "video" || t == "other":
+		conds, c.args = append(conds, "f.type = ?"), append(c.args, defaultStr(t, "image"))
+	case t == "image_collection" || t == "video_collection" || t == "other_collection":
+		if sel.CollectionID != "" {
+			return c, errs.Invalid("item_type", "item_type %s lists collections, not the files of one", t)
+		}
+		c.target, c.from = query.Collections, "collection c"
+		conds, c.args = append(conds, "c.type = ?"), append(c.args, t)
+	default:
+		return c, errs.Invalid("item_type", "item_type %q is not one of %s", t, strings.Join(ItemTypes, ", "))
+	}
+	if sel.CollectionID != "" {
+		coll, err := l.Collection(ctx, sel.CollectionID)
+		if err != nil {
+			return c, err
+		}
+		conds = append(conds, "EXISTS (SELECT 1 FROM collection_file cf WHERE cf.collection_seq = ? AND cf.file_seq = f.seq)")
+		c.args = append(c.args, coll.seq)
+	}
+	e, err := query.Parse(sel.Query)
+	if err != nil {
+		return c, err
+	}
+	alias := "f"
+	if c.target == query.Collections {
+		alias = "c"
+	}
+	qs, qargs, err := query.CompileWith(e, query.Options{Target: c.target, Alias: alias, Shape: shape})
+	if err != nil {
+		return c, err
+	}
+	if qs != "1" {
+		conds, c.args = append(conds, "("+qs+")"), append(c.args, qargs...)
+	}
+	fs, fargs, err := compileFilter(sel.Filter, c.target)
+	if err != nil {
+		return c, err
+	}
+	conds, c.args = append(conds, fs...), append(c.args, fargs...)
+	c.where = "1"
+	if len(conds) > 0 {
+		c.where = strings.Join(conds, " AND ")
+	}
+	return c, nil
+}
+
+func defaultStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// compileFilter turns a Filter into conditions on f (files) or c (collections,
+// whose annotation types are those of their members).
+func compileFilter(f *Filter, t query.Target) ([]string, []any, error) {
+	if f == nil {
+		return nil, nil, nil
+	}
+	alias, boxesOf := "f", "a.file_seq = f.seq"
+	if t == query.Collections {
+		alias = "c"
+		boxesOf = "a.file_seq IN (SELECT cf.file_seq FROM collection_file cf WHERE cf.collection_seq = c.seq)"
+	}
+	var conds []string
+	var args []any
+	var kinds []string
+	for _, at := range f.AnnotationTypes {
+		switch at {
+		case "raw":
+			kinds = append(kinds, "NOT EXISTS (SELECT 1 FROM annotation a WHERE "+boxesOf+")")
+		case "human", "machine":
+			kinds = append(kinds, "EXISTS (SELECT 1 FROM annotation a WHERE "+boxesOf+" AND a.source = ?)")
+			args = append(args, at)
+		default:
+			return nil, nil, errs.Invalid("filter.annotation_types", "annotation type %q is not one of raw, human, machine", at)
+		}
+	}
+	if len(kinds) > 0 {
+		conds = append(conds, "("+strings.Join(kinds, " OR ")+")")
+	}
+	from, err := filterDay("filter.from_date", f.FromDate)
+	if err != nil {
+		return nil, nil, err
+	}
+	to, err := filterDay("filter.to_date", f.ToDate)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !from.IsZero() && !to.IsZero() && to.Before(from) {
+		return nil, nil, errs.Invalid("filter.to_date", "to_date %s is before from_date %s", f.ToDate, f.FromDate)
+	}
+	if !from.IsZero() {
+		conds, args = append(conds, alias+".created_at >= ?"), append(args, millis(from))
+	}
+	if !to.IsZero() {
+		conds, args = append(conds, alias+".created_at < ?"), append(args, millis(to.AddDate(0, 0, 1)))
+	}
+	return conds, args, nil
+}
+
+func filterDay(field, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return time.Time{}, errs.Invalid(field, "%s must be a date YYYY-MM-DD, got %q", field[strings.LastIndex(field, ".")+1:], s)
+	}
+	return t, nil
+}
+
+// orderBy maps a Sort to SQL over alias, with seq breaking ties so pages are stable.
+func orderBy(s Sort, t query.Target) (string, error) {
+	dir := strings.ToUpper(defaultStr(s.Order, "DESC"))
+	if dir != "ASC" && dir != "DESC" {
+		return "", errs.Invalid("sort_order.sort_order", "sort_order must be ASC or DESC, got %q", s.Order)
+	}
+	cols := map[string]string{"date_modified": "f.updated_at", "date_created": "f.created_at", "name": "f.name",
+		"size": "f.size", "video_index": "f.video_index"}
+	if t == query.Collections {
+		cols = map[string]string{"date_modified": "c.updated_at", "date_created": "c.created_at", "name": "c.name",
+			"size": "(SELECT coalesce(sum(x.size), 0) FROM collection_file cf JOIN file x ON x.seq = cf.file_seq WHERE cf.collection_seq = c.seq)"}
+	}
+	field := defaultStr(s.Field, "date_modified")
+	col, ok := cols[field]
+	if !ok {
+		return "", errs.Invalid("sort_order.sort_by_field", "sort_by_field %q is not one of date_modified, date_created, name, size, video_index (video_index sorts files only)", field)
+	}
+	key := "f.seq"
+	if t == query.Collections {
+		key = "c.seq"
+	}
+	return fmt.Sprintf("%s %s, %s %s", col, dir, key, dir), nil
+}
+
+// CheckPage validates a page index and size (0 size means the default).
+func CheckPage(index, size int) (int, int, error) {
+	if index < 0 {
+		return 0, 0, errs.Invalid("page_index", "page_index must be at least 0")
+	}
+	if size == 0 {
+		size = DefaultPageSize
+	}
+	if size < 1 || size > MaxPageSize {
+		return 0, 0, errs.Invalid("page_size", "page_size must be in 1..%d, got %d", MaxPageSize, size)
+	}
+	return index, size, nil
+}
+
+// ListFiles returns one page of the files sel selects.
+func (l *Lake) ListFiles(ctx context.Context, sel Selection, pageIndex, pageSize int, sort Sort) ([]File, error) {
+	c, order, limit, offset, err := l.listing(ctx, sel, pageIndex, pageSize, sort)
+	if err != nil {
+		return nil, err
+	}
+	if c.target != query.Files {
+		return nil, errs.Invalid("item_type", "item_type %s lists collections; use ListCollections", sel.ItemType)
+	}
+	rows, err := l.db.R.QueryContext(ctx, `SELECT `+fileColumns+` FROM file f WHERE `+c.where+
+		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(c.args, limit, offset)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []File{}
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// ListCollections returns one page of the collections sel selects.
+func (l *Lake) ListCollections(ctx context.Context, sel Selection, pageIndex, pageSize int, sort Sort) ([]Collection, error) {
+	c, order, limit, offset, err := l.listing(ctx, sel, pageIndex, pageSize, sort)
+	if err != nil {
+		return nil, err
+	}
+	if c.target != query.Collections {
+		return nil, errs.Invalid("item_type", "item_type %q lists files; use ListFiles", sel.ItemType)
+	}
+	rows, err := l.db.R.QueryContext(ctx, `SELECT `+collectionColumns+` FROM collection c WHERE `+c.where+
+		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(c.args, limit, offset)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Collection{}
+	for rows.Next() {
+		col, err := scanCollection(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, col)
+	}
+	return out, rows.Err()
+}
+
+func (l *Lake) listing(ctx context.Context, sel Selection, pageIndex, pageSize int, sort Sort) (compiled, string, int, int, error) {
+	idx, size, err := CheckPage(pageIndex, pageSize)
+	if err != nil {
+		return compiled{}, "", 0, 0, err
+	}
+	c, err := l.compile(ctx, sel, query.Page)
+	if err != nil {
+		return c, "", 0, 0, err
+	}
+	order, err := orderBy(sort, c.target)
+	return c, order, size, idx * size, err
+}
+
+// IsCollectionType reports whether an item type lists collections.
+func IsCollectionType(itemType string) bool { return strings.HasSuffix(itemType, "_collection") }
+
+// Count returns how many items sel selects.
+func (l *Lake) Count(ctx context.Context, sel Selection) (int, error) {
+	c, err := l.compile(ctx, sel, query.Count)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM `+c.from+` WHERE `+c.where, c.args...).Scan(&n)
+	return n, err
+}
+
+// EachFile calls fn for every file sel selects, in insertion order, reading
+// in pages by key so no read transaction stays open while fn works.
+func (l *Lake) EachFile(ctx context.Context, sel Selection, fn func(File) error) error {
+	c, err := l.compile(ctx, sel, query.Count)
+	if err != nil {
+		return err
+	}
+	if c.target != query.Files {
+		return errs.Invalid("item_type", "item_type %s selects collections, not files", sel.ItemType)
+	}
+	after := int64(0)
+	for {
+		rows, err := l.db.R.QueryContext(ctx, `SELECT `+fileColumns+` FROM file f WHERE f.seq > ? AND `+c.where+
+			` ORDER BY f.seq LIMIT 500`, append([]any{after}, c.args...)...)
+		if err != nil {
+			return err
+		}
+		var page []File
+		for rows.Next() {
+			f, err := scanFile(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			page = append(page, f)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, f := range page {
+			if err := fn(f); err != nil {
+				return err
+			}
+		}
+		if len(page) < 500 {
+			return nil
+		}
+		after = page[len(page)-1].seq
+	}
+}
