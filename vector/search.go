@@ -118,7 +118,8 @@ func (s *Store) search(ctx context.Context, m *model, q SearchQuery) (hits []Hit
 	var best []scored
 	if c != nil {
 		best, err = s.searchCopy(ctx, c, qv, q, self)
-	} else {
+	}
+	if c == nil || errors.Is(err, errDropped) {
 		best, err = s.searchVec(ctx, m, qv, q, self)
 	}
 	if err != nil {
@@ -162,7 +163,7 @@ func (s *Store) searchCopy(ctx context.Context, c *modelCache, qv []float32, q S
 	defer c.mu.RUnlock()
 	x := c.m
 	if x == nil { // dropped between catching up and now
-		return nil, errors.New("in-memory copy dropped during search")
+		return nil, errDropped
 	}
 	qn := slices.Clone(qv)
 	if x.cosine {
@@ -170,6 +171,8 @@ func (s *Store) searchCopy(ctx context.Context, c *modelCache, qv []float32, q S
 	}
 	return x.scan(qn, q.K, allow, self, s.opt.Workers), nil
 }
+
+var errDropped = errors.New("in-memory copy dropped during search")
 
 // allowed runs the filter: file seqs matching Where and in Seqs.
 func (s *Store) allowed(ctx context.Context, f *Filter) ([]int64, error) {
