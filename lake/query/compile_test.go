@@ -41,6 +41,8 @@ func TestCompile(t *testing.T) {
 		{`type IN (image, video)`, Files, Page, "f.type IN (?, ?)", []any{"image", "video"}},
 		{`fileSize >= 1.5KiB`, Files, Page, "likely(f.size >= ?)", []any{int64(1536)}},
 		{`fileSize < 10mb`, Files, Count, "f.size < ?", []any{int64(10000000)}},
+		{`fileSize < 1e6`, Files, Count, "f.size < ?", []any{float64(1e6)}},
+		{`fileSize < "2048"`, Files, Count, "f.size < ?", []any{int64(2048)}},
 		{`width != 640`, Files, Page, "NOT coalesce(f.width = ?, 0)", []any{int64(640)}},
 		{`frameRate > 29.97`, Files, Page, "f.frame_rate > ?", []any{29.97}},
 		{`annotation.source = MACHINE AND annotation.confidence >= 0.8`, Files, Page,

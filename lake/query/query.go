@@ -35,6 +35,16 @@
 //     with no frame count counts as one frame), fileCount counts members, and
 //     annotation.* tests the boxes of all member files.
 //
+// The compiled SQL is shaped for the lake's indexes (see Shape). Measured on
+// 1M files and 3M boxes without ANALYZE statistics, `annotation.label=dog AND
+// createdAt >= 2026-01-01` ORDER BY updated_at DESC LIMIT 20 compiles to a walk of
+// index file_type_updated with one annotation_label probe per file (0.2 ms,
+// the same as the best hand-written SQL, where the plain EXISTS + range SQL a
+// person would write sorts the whole range: 0.3-0.4 s); its count uses the
+// label's file list with a Bloom filter. The weak case of the Page shape is a
+// label on few files, which walks much of the index (tens of ms at 1M files,
+// about a second when no file matches).
+//
 // Parse bounds its work: queries over MaxLength bytes, nesting deeper than
 // MaxDepth, more than MaxTerms comparisons, IN lists over MaxInList values, or
 // more than MaxValues values fail with a positioned error before any SQL is

@@ -45,7 +45,7 @@ var sizeUnits = [...]struct {
 
 func size(f Field, v Value) (any, error) {
 	i := strings.IndexFunc(v.Text, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' })
-	if i <= 0 {
+	if i <= 0 || isNumber(v.Text) { // 1e6 is a number, not 1 of unit "e6"
 		return number(f, v)
 	}
 	num, unit := v.Text[:i], strings.ToLower(v.Text[i:])
