@@ -2,6 +2,8 @@ package augment
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -9,6 +11,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"math"
+	"sync"
 	"testing"
 )
 
@@ -350,5 +353,43 @@ func TestDeterministic(t *testing.T) {
 	other, err := Apply(t.Context(), b.Bytes(), sceneBoxes(), cfg, 8, opt)
 	if err != nil || bytes.Equal(other.Image, one.Image) {
 		t.Errorf("seeds 7 and 8 gave the same image (err %v)", err)
+	}
+}
+
+// TestConcurrent runs many chains at once: libvips is shared process-wide and
+// the outputs must not depend on what else runs.
+func TestConcurrent(t *testing.T) {
+	cfg, err := Parse([]byte(fullConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := scenePNG(t, 160, 120, sceneRects)
+	want, err := ApplyN(t.Context(), img, sceneBoxes(), cfg, 3, 4, Options{Key: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			i := g % 4
+			got, err := ApplySteps(t.Context(), img, sceneBoxes(), want[i].Steps, Options{Key: "k"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if !bytes.Equal(got.Image, want[i].Image) || len(got.Boxes) != len(want[i].Boxes) {
+				t.Errorf("goroutine %d: output %d differs when run concurrently", g, i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestCancelled(t *testing.T) {
+	cfg, _ := Parse([]byte(fullConfig))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := ApplyN(ctx, scenePNG(t, 40, 30, nil), nil, cfg, 1, 3, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("ApplyN on a cancelled context: %v", err)
 	}
 }

@@ -27,7 +27,7 @@
 //     rows sideways by tan(angle) times their distance below the centre,
 //     SHEAR_VERTICAL moves columns down by tan(angle) times their distance
 //     right of the centre; same canvas and fill as rotation. Interpolation is
-//     bilinear.
+//     bilinear (8-bit fixed point).
 //   - IMAGE_BLUR.BLUR is the Gaussian's standard deviation in pixels (what
 //     Pillow calls radius); 0 leaves the image as it is.
 //   - GRAYSCALE_PERCENTAGE p blends p% of the Rec. 601 luma into each pixel.
@@ -37,7 +37,8 @@
 //     h degrees, keeping HSV value and saturation.
 //   - NOISE_PERCENTAGE p replaces each pixel, with probability p%, by a colour
 //     with independent uniform channels (not salt and pepper). Which pixels
-//     and which colours is a hash of the step's seed and the pixel position.
+//     and which colours depends only on the step's seed and the pixel's row
+//     and column.
 //   - CROP_PERCENTAGE p keeps a window of p% of the width and p% of the
 //     height (at least one pixel), placed at random, and the output keeps the
 //     window's size (no resize back). 100 keeps the whole image.

@@ -1,6 +1,7 @@
 package augment
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -81,6 +82,30 @@ func TestParseValid(t *testing.T) {
 	}
 	if !turns[Clockwise] || !turns[CounterClockwise] || turns[UpsideDown] {
 		t.Errorf("right-angle turns drawn: %v", turns)
+	}
+}
+
+// A parsed Config marshals back to the interface's JSON, so a dataset
+// version can store it and parse it again.
+func TestConfigRoundTrip(t *testing.T) {
+	c, err := Parse([]byte(fullConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(b)
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if !equalSteps(c.Sample(1, "x", 0), again.Sample(1, "x", 0)) {
+		t.Errorf("round trip changed the draws: %s", b)
+	}
+	built := &Config{ImageLevel: []Entry{{ID: Crop, Properties: []Property{{ID: CropPercentage, Values: []any{50, 90}}}}}}
+	if err := built.Validate(); err != nil {
+		t.Errorf("config built in Go: %v", err)
 	}
 }
 
