@@ -14,6 +14,7 @@ import (
 
 func (s *server) lakeRoutes(g *echo.Group) {
 	g.POST("/lake/files", s.uploadFiles)
+	s.lakeFunctions()
 }
 
 // fileView is a stored file as the API shows it.
