@@ -23,6 +23,7 @@ import (
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/vector"
 	"github.com/framelake/framelake/web"
 )
 
@@ -45,9 +46,10 @@ type Config struct {
 
 // Appliance is an open framelake: its services, usable from Go, and its server.
 type Appliance struct {
-	Lake *lake.Lake
-	Keys *auth.Keys
-	Jobs *job.Queue
+	Lake    *lake.Lake
+	Keys    *auth.Keys
+	Jobs    *job.Queue
+	Vectors *vector.Store
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -86,7 +88,8 @@ func (a *Appliance) open(ctx context.Context) error {
 	for _, m := range []struct {
 		owner string
 		fs    fs.FS
-	}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()}} {
+	}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()},
+		{"vector", vector.Migrations}} {
 		if err := db.Migrate(ctx, m.owner, m.fs); err != nil {
 			return err
 		}
@@ -109,6 +112,9 @@ func (a *Appliance) open(ctx context.Context) error {
 		return err
 	}
 	a.Keys = auth.New(db)
+	if a.Vectors, err = vector.Open(ctx, db, vector.Options{}); err != nil {
+		return err
+	}
 	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
 	if a.cfg.JobWorkers < 0 {
 		return nil
@@ -147,7 +153,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
-	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Logger: a.log},
+	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 
@@ -184,6 +190,9 @@ func (a *Appliance) Close() error {
 	}
 	if a.listener != nil {
 		a.listener.Close()
+	}
+	if a.Vectors != nil {
+		errList = append(errList, a.Vectors.Close())
 	}
 	if a.db != nil {
 		errList = append(errList, a.db.Close())

@@ -326,3 +326,17 @@ func (l *Lake) EachFile(ctx context.Context, sel Selection, fn func(File) error)
 		after = page[len(page)-1].seq
 	}
 }
+
+// SelectionSQL returns the boolean SQL over "file AS f" that sel selects, for
+// packages that pre-filter their own rows by the lake's query and filter
+// (vector search). It never contains user text: values are bound arguments.
+func (l *Lake) SelectionSQL(ctx context.Context, sel Selection) (string, []any, error) {
+	c, err := l.compile(ctx, sel, query.Count)
+	if err != nil {
+		return "", nil, err
+	}
+	if c.target != query.Files {
+		return "", nil, errs.Invalid("item_type", "item_type %s selects collections, not files", sel.ItemType)
+	}
+	return c.where, c.args, nil
+}

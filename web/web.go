@@ -14,14 +14,16 @@ import (
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/vector"
 )
 
 // Deps are the domain services the routes call.
 type Deps struct {
-	Lake   *lake.Lake
-	Keys   *auth.Keys
-	Jobs   *job.Queue
-	Logger *slog.Logger
+	Lake    *lake.Lake
+	Keys    *auth.Keys
+	Jobs    *job.Queue
+	Vectors *vector.Store
+	Logger  *slog.Logger
 }
 
 // Options bound what a request may send.
@@ -59,6 +61,7 @@ func New(d Deps, opt Options) http.Handler {
 	rest := api.Group("", roleByMethod)
 	s.lakeRoutes(rest)
 	s.jobRoutes(rest)
+	s.vectorFunctions()
 	s.clientRoutes(api) // each client function checks its own role
 	return e
 }

@@ -548,3 +548,21 @@ func TestLifecycleMisuse(t *testing.T) {
 	}()
 	q.Handle("b", func(ctx context.Context, r *Run) error { return nil })
 }
+
+func TestRecordCompletedJob(t *testing.T) {
+	db := openDB(t, filepath.Join(t.TempDir(), "jobs.db"))
+	q := newQueue(t, db, Options{}, nil)
+	var jobID string
+	err := db.Tx(context.Background(), func(tx *sql.Tx) error {
+		var err error
+		jobID, err = Record(context.Background(), tx, "embedding_insert", map[string]string{"session_id": "s1"}, map[string]int{"upsertCount": 3}, 3)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := q.Get(context.Background(), jobID)
+	if err != nil || j.Status != Completed || j.Progress() != 100 || string(j.Result) != `{"upsertCount":3}` || j.Done != 3 {
+		t.Fatalf("recorded job %+v %v", j, err)
+	}
+}
