@@ -27,6 +27,9 @@ func ApplyN(ctx context.Context, img []byte, boxes []Box, cfg *Config, seed uint
 	if err := opt.check(); err != nil {
 		return nil, err
 	}
+	if err := checkBoxes(boxes); err != nil {
+		return nil, err
+	}
 	src, format, err := decode(ctx, img, false)
 	if err != nil {
 		return nil, err
@@ -55,6 +58,9 @@ func ApplySteps(ctx context.Context, img []byte, boxes []Box, steps []Step, opt 
 		}
 	}
 	if err := opt.check(); err != nil {
+		return Output{}, err
+	}
+	if err := checkBoxes(boxes); err != nil {
 		return Output{}, err
 	}
 	src, format, err := decode(ctx, img, streamable(steps))
@@ -88,7 +94,26 @@ func decode(ctx context.Context, img []byte, sequential bool) (*vips.Image, stri
 	if err != nil {
 		return nil, "", errs.Wrap(errs.UnsupportedMedia, err, "augment: read image")
 	}
+	if w, h := src.Width(), src.Height(); w*h > MaxPixels {
+		src.Close()
+		return nil, "", errs.New(errs.TooLarge, "image", "augment: image of %dx%d pixels is above the limit of %d", w, h, MaxPixels)
+	}
 	return src, format, nil
+}
+
+// checkBoxes rejects boxes no transform can make sense of.
+func checkBoxes(boxes []Box) error {
+	for i, b := range boxes {
+		for _, v := range []float64{b.X, b.Y, b.W, b.H} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return errs.Invalid("boxes", "box %d: coordinates must be finite", i)
+			}
+		}
+		if b.W < 0 || b.H < 0 {
+			return errs.Invalid("boxes", "box %d: negative size %gx%g", i, b.W, b.H)
+		}
+	}
+	return nil
 }
 
 // streamable reports whether the decoder can stream pixels top to bottom

@@ -106,6 +106,10 @@ const Field = "augmentation_list"
 // DefaultMinVisible is the visible fraction below which a box is dropped.
 const DefaultMinVisible = 0.1
 
+// MaxPixels bounds the images augment accepts (width times height): a
+// rotation holds the decoded image in memory, 4 bytes a pixel at most.
+const MaxPixels = 100_000_000
+
 // DefaultQuality is the JPEG and WebP quality of outputs.
 const DefaultQuality = 90
 

@@ -184,6 +184,9 @@ func TestApplyStepsRejectsBadSteps(t *testing.T) {
 	if _, err := ApplySteps(t.Context(), []byte("not an image"), nil, nil, Options{}); errs.CodeOf(err) != errs.UnsupportedMedia {
 		t.Errorf("garbage image: err %v, want unsupported_media", err)
 	}
+	if _, err := ApplySteps(t.Context(), img, []Box{{X: 1, Y: 1, W: -3, H: 2}}, nil, Options{}); errs.CodeOf(err) != errs.InvalidArgument {
+		t.Errorf("negative box: err %v, want invalid_argument", err)
+	}
 	if _, err := ApplySteps(t.Context(), img, nil, nil, Options{Format: "bmp"}); errs.CodeOf(err) != errs.InvalidArgument {
 		t.Errorf("bmp output: err %v, want invalid_argument", err)
 	}
