@@ -50,6 +50,7 @@ type compiler struct {
 	depth  int
 	terms  int
 	values int
+	inBox  bool // compiling the inside of annotation(...): fields of box q_a
 }
 
 // expr compiles e and reports whether the SQL may be NULL (a missing value),
@@ -72,10 +73,27 @@ func (c *compiler) expr(e Expr) (string, bool, error) {
 		return c.leaf(e.Field, e.Op, []Value{e.Value})
 	case In:
 		return c.leaf(e.Field, opIn, e.Values)
+	case Annotation:
+		return c.box(e)
 	case nil:
 		return "", false, errorAt(Pos{}, "missing operand")
 	}
 	return "", false, errs.New(errs.Internal, "", "query: unknown node %T", e)
+}
+
+// box compiles annotation(X): one related box (q_a) meets all of X.
+func (c *compiler) box(e Annotation) (string, bool, error) {
+	if c.inBox {
+		return "", false, errorAt(e.Pos, "annotation(...) cannot nest")
+	}
+	c.inBox = true
+	s, _, err := c.expr(e.X)
+	c.inBox = false
+	if err != nil {
+		return "", false, err
+	}
+	from, key := c.boxes()
+	return c.membership(spec{from: from, key: key}, s), false, nil
 }
 
 func negate(s string, nullable bool) string {

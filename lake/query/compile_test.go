@@ -30,6 +30,7 @@ func TestCompile(t *testing.T) {
 		{`updatedAt != 2026-01`, Files, Count, "NOT ((f.updated_at >= ? AND f.updated_at < ?))", []any{int64(1767225600000), int64(1769904000000)}},
 		{`createdAt = "2026-01-31 10:00"`, Files, Count, "(f.created_at >= ? AND f.created_at < ?)", []any{int64(1769853600000), int64(1769853660000)}},
 		{`createdAt >= 2026-01-31T10:00:00+02:00`, Files, Count, "f.created_at >= ?", []any{int64(1769846400000)}},
+		{`createdAt = 2026-01-31T1:00`, Files, Count, "(f.created_at >= ? AND f.created_at < ?)", []any{int64(1769821200000), int64(1769821260000)}},
 		{`createdAt <= 2026-01-31T10:00:00.5Z`, Files, Count, "f.created_at < ?", []any{int64(1769853600501)}},
 		{`Tags = dog`, Files, Page, "EXISTS (SELECT 1 FROM file_tag q_t WHERE q_t.file_seq = f.seq AND q_t.name = ?)", []any{"dog"}},
 		{`Tags != dog`, Files, Count, "NOT (f.seq IN (SELECT q_t.file_seq FROM file_tag q_t WHERE q_t.name = ?))", []any{"dog"}},
@@ -57,6 +58,11 @@ func TestCompile(t *testing.T) {
 		{`NOT metadata.x = a`, Files, Page, "NOT coalesce(json_extract(f.metadata, ?) = ?, 0)", []any{`$."x"`, "a"}},
 		{`NOT (name = a OR width > 3)`, Files, Page, "NOT coalesce((f.name = ? OR f.width > ?), 0)", []any{"a", int64(3)}},
 		{`NOT (name = a OR uniqueName = b)`, Files, Page, "NOT ((f.name = ? OR f.unique_name = ?))", []any{"a", "b"}},
+		{`annotation(label = dog AND source = machine AND NOT confidence < 0.5)`, Files, Page,
+			exists + "(q_a.label = ? AND q_a.source = ? AND NOT coalesce(q_a.confidence < ?, 0)))", []any{"dog", "machine", 0.5}},
+		{`annotation(label != dog)`, Files, Count, "f.seq IN (SELECT q_a.file_seq FROM annotation q_a WHERE NOT (q_a.label = ?))", []any{"dog"}},
+		{`annotation(frame >= 2)`, Collections, Count,
+			"c.seq IN (SELECT q_cf.collection_seq FROM collection_file q_cf JOIN annotation q_a ON q_a.file_seq = q_cf.file_seq WHERE q_a.frame >= ?)", []any{int64(2)}},
 		// collections
 		{`type = image`, Collections, Page, "c.type = ?", []any{"image_collection"}},
 		{`Tags = dog`, Collections, Count, "c.seq IN (SELECT q_t.collection_seq FROM collection_tag q_t WHERE q_t.name = ?)", []any{"dog"}},
@@ -148,7 +154,8 @@ func TestCompileOptions(t *testing.T) {
 		t.Errorf("no alias: %q %v", sql, err)
 	}
 	// Hand-built trees are checked too.
-	bad := []Expr{Not{}, And{X: []Expr{nil}}, Compare{Field: Field{Name: "bogus"}, Op: Eq, Value: Value{Text: "x"}},
+	bad := []Expr{Not{}, Annotation{X: Annotation{X: Compare{Field: Field{Name: "label"}, Op: Eq}}},
+		Annotation{X: Compare{Field: Field{Name: "metadata", Key: "k"}, Op: Eq}}, And{X: []Expr{nil}}, Compare{Field: Field{Name: "bogus"}, Op: Eq, Value: Value{Text: "x"}},
 		In{Field: Field{Name: "name"}}, Compare{Field: Field{Name: "name", Arg: &Value{Text: "x"}}, Op: Eq}}
 	for _, b := range bad {
 		if _, _, err := Compile(b, Files, "f"); err == nil {

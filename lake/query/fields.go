@@ -89,6 +89,9 @@ func (c *compiler) field(f Field) (spec, error) {
 	if f.Arg != nil && f.Name != "annotation.count" {
 		return spec{}, errorAt(f.Pos, "field %s takes no argument", f.Name)
 	}
+	if c.inBox {
+		return boxField(f)
+	}
 	if f.Name == "metadata" {
 		if err := checkMetadataKey(f.Pos, f.Key); err != nil {
 			return spec{}, err
@@ -139,7 +142,7 @@ func (c *compiler) fileField(f Field) spec {
 	case "Tags":
 		return spec{kind: fMember, col: "q_t.name", key: "q_t.file_seq", from: "file_tag q_t"}
 	}
-	return c.annotationField(f, "annotation q_a", "q_a.file_seq")
+	return c.annotationField(f)
 }
 
 func (c *compiler) collectionField(f Field) spec {
@@ -163,12 +166,40 @@ func (c *compiler) collectionField(f Field) spec {
 	case "Tags":
 		return spec{kind: fMember, col: "q_t.name", key: "q_t.collection_seq", from: "collection_tag q_t"}
 	}
-	return c.annotationField(f, "collection_file q_cf JOIN annotation q_a ON q_a.file_seq = q_cf.file_seq", "q_cf.collection_seq")
+	return c.annotationField(f)
 }
 
-// annotationField compiles annotation.* given how boxes relate to the target
-// row: from lists the boxes (alias q_a), key is the column equal to its seq.
-func (c *compiler) annotationField(f Field, from, key string) spec {
+// boxes says how boxes relate to the target row: from lists them (alias
+// q_a) and key is the column equal to the target's seq. A collection's boxes
+// are those of its members.
+func (c *compiler) boxes() (from, key string) {
+	if c.opt.Target == Collections {
+		return "collection_file q_cf JOIN annotation q_a ON q_a.file_seq = q_cf.file_seq", "q_cf.collection_seq"
+	}
+	return "annotation q_a", "q_a.file_seq"
+}
+
+// boxField resolves a field inside annotation(...) to a column of box q_a.
+func boxField(f Field) (spec, error) {
+	switch f.Name {
+	case "label":
+		return spec{col: "q_a.label"}, nil
+	case "source":
+		return spec{col: "q_a.source", typ: vEnum, enum: sources[:]}, nil
+	case "confidence":
+		return spec{col: "q_a.confidence", typ: vNumber, nullable: true}, nil
+	case "operation":
+		return spec{col: "q_a.operation"}, nil
+	case "frame":
+		return spec{col: "q_a.frame", typ: vNumber}, nil
+	}
+	return spec{}, errorAt(f.Pos, "unknown field %s inside annotation(...); known fields: %s",
+		quote(f.Name), strings.Join(boxFields[:], ", "))
+}
+
+// annotationField compiles annotation.* fields, tests on any box.
+func (c *compiler) annotationField(f Field) spec {
+	from, key := c.boxes()
 	member := func(col string, typ valueType, enum []string) spec {
 		return spec{kind: fMember, col: col, typ: typ, enum: enum, from: from, key: key}
 	}

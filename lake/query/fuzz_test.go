@@ -23,6 +23,7 @@ func FuzzParse(f *testing.F) {
 		`createdAt <= 2026-01-31T10:00:00.5+02:00 AND updatedAt > 2026-01`,
 		`Tags NOT IN (a, "b c") OR NOT NOT frameRate = 29.97`,
 		`((name = a)`, `name = "abc`, `name = a; DROP TABLE file`, "name = \xff",
+		`annotation(label = dog AND NOT source = human) OR annotation(frame > 2)`,
 		`annotation.source = machine AND annotation.confidence > 0.5 OR fileCount > 2`,
 	} {
 		f.Add(s)

@@ -29,7 +29,11 @@ type parser struct {
 	depth  int
 	terms  int
 	values int
+	inBox  bool // inside annotation(...): fields are those of one box
 }
+
+// boxFields are the fields inside annotation(...), canonical names.
+var boxFields = [...]string{"label", "source", "confidence", "operation", "frame"}
 
 func newParser(src string) (*parser, error) {
 	if !utf8.ValidString(src) {
@@ -168,6 +172,9 @@ func (p *parser) parseUnary() (Expr, error) {
 }
 
 func (p *parser) parsePredicate() (Expr, error) {
+	if p.tok.kind == tWord && strings.EqualFold(p.tok.text, "annotation") {
+		return p.parseBox()
+	}
 	f, err := p.parseField()
 	if err != nil {
 		return nil, err
@@ -205,6 +212,37 @@ func (p *parser) parsePredicate() (Expr, error) {
 		f, p.tok.describe())
 }
 
+// parseBox parses annotation(...), the tests one box must meet together.
+func (p *parser) parseBox() (Expr, error) {
+	at := p.tok.pos
+	if p.inBox {
+		return nil, errorAt(at, "annotation(...) cannot nest")
+	}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	if p.tok.kind != tLParen {
+		return nil, errorAt(p.tok.pos, "expected ( after annotation (or a field such as annotation.label), found %s", p.tok.describe())
+	}
+	if err := p.enter(p.tok.pos); err != nil {
+		return nil, err
+	}
+	if err := p.advance(); err != nil {
+		return nil, err
+	}
+	p.inBox = true
+	x, err := p.parseOr()
+	if err != nil {
+		return nil, err
+	}
+	if p.tok.kind != tRParen {
+		return nil, errorAt(p.tok.pos, "expected ) to close annotation( at %s, found %s", at, p.tok.describe())
+	}
+	p.inBox = false
+	p.depth--
+	return Annotation{X: x, Pos: at}, p.advance()
+}
+
 func (p *parser) parseField() (Field, error) {
 	t := p.tok
 	switch t.kind {
@@ -216,6 +254,9 @@ func (p *parser) parseField() (Field, error) {
 	}
 	if err := p.advance(); err != nil {
 		return Field{}, err
+	}
+	if p.inBox {
+		return resolveBoxField(t)
 	}
 	if strings.EqualFold(t.text, metadataPrefix) && p.tok.kind == tString && p.tok.off == t.end {
 		key := p.tok.text
@@ -260,6 +301,21 @@ func resolveField(t token) (Field, error) {
 		}
 	}
 	return Field{}, errorAt(t.pos, "unknown field %s; known fields: %s", quote(w), knownFieldsText(builtinFields[:]))
+}
+
+// resolveBoxField names a field of one box, with or without "annotation.".
+func resolveBoxField(t token) (Field, error) {
+	name := t.text
+	if len(name) > len("annotation.") && strings.EqualFold(name[:len("annotation.")], "annotation.") {
+		name = name[len("annotation."):]
+	}
+	for _, f := range boxFields {
+		if strings.EqualFold(name, f) {
+			return Field{Name: f, Pos: t.pos}, nil
+		}
+	}
+	return Field{}, errorAt(t.pos, "unknown field %s inside annotation(...); known fields: %s",
+		quote(t.text), strings.Join(boxFields[:], ", "))
 }
 
 // checkMetadataKey rejects keys SQLite's JSON path syntax cannot quote.

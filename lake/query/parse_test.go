@@ -41,7 +41,9 @@ func TestParseCanonical(t *testing.T) {
 		{`width > -1e3`, `width > -1e3`},
 		{"name = \"two\nlines\"", "name = \"two\nlines\""},
 		{`name = 狗`, `name = 狗`},
-		{`   `, ``},
+		{`annotation(label=dog and source = machine)`, `annotation(label = dog AND source = machine)`},
+		{`ANNOTATION ( annotation.label = dog OR NOT (frame > 2 AND confidence < 0.5) )`, `annotation(label = dog OR NOT (frame > 2 AND confidence < 0.5))`},
+		{`NOT annotation(label = dog) AND annotation.label = cat`, `NOT annotation(label = dog) AND annotation.label = cat`},
 	}
 	for _, tt := range tests {
 		if tt.want == "" {
@@ -93,6 +95,11 @@ func TestParseErrors(t *testing.T) {
 		{"name = \"é\" AND ü = 1", `query 1:16: unknown field "ü"`},
 		{"name = \xff", `query 1:8: query is not valid UTF-8`},
 		{"name = a\x00", `query 1:9: unexpected character '\x00'`},
+		{`annotation(label = a AND annotation(label = b))`, `query 1:26: annotation(...) cannot nest`},
+		{`annotation(name = a)`, `query 1:12: unknown field "name" inside annotation(...); known fields: label, source, confidence, operation, frame`},
+		{`annotation = dog`, `query 1:12: expected ( after annotation (or a field such as annotation.label), found =`},
+		{`annotation(label = a`, `query 1:21: expected ) to close annotation( at 1:1, found end of query`},
+		{`label = a`, `query 1:1: unknown field "label"`},
 		{`annotation.count(dog`, `query 1:21: expected ) after the label of annotation.count, found end of query`},
 	}
 	for _, tt := range tests {

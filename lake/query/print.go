@@ -51,6 +51,14 @@ func (e Not) String() string {
 	return b.String()
 }
 
+func (e Annotation) String() string {
+	var b strings.Builder
+	b.WriteString("annotation(")
+	writeOperand(&b, e.X, false)
+	b.WriteByte(')')
+	return b.String()
+}
+
 func (e Compare) String() string {
 	return e.Field.String() + " " + string(e.Op) + " " + e.Value.String()
 }

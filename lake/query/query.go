@@ -23,7 +23,10 @@
 //   - Set-valued fields (Tags, collection, annotation.*) test existence:
 //     `Tags = dog` means the item has a tag named dog, `Tags != dog` that it has
 //     none. Two annotation.* comparisons joined by AND are two independent
-//     tests: they may be met by different boxes.
+//     tests: they may be met by different boxes. The grouped form
+//     annotation(label = dog AND source = machine AND confidence > 0.8) asks
+//     for one box that meets all its tests; inside it, != and NOT are about
+//     that box (a box with another label), not about the file.
 //   - annotation.count counts boxes on a file (all frames); annotation.count(dog)
 //     counts only the boxes labelled dog.
 //   - ~ is a substring test, case-insensitive for ASCII letters.
@@ -69,7 +72,7 @@ const (
 	MaxValues = 4096     // values in one query, IN lists included
 )
 
-// Expr is a node of a parsed query: And, Or, Not, Compare or In. String prints
+// Expr is a node of a parsed query: And, Or, Not, Compare, In or Annotation. String prints
 // the canonical form, which parses back to an equal Expr.
 type Expr interface {
 	String() string
@@ -121,6 +124,14 @@ type In struct {
 	Values []Value
 }
 
+// Annotation is `annotation(X)`: one box must meet every test in X, where X
+// names box fields without their prefix: label, source, confidence,
+// operation, frame.
+type Annotation struct {
+	X   Expr
+	Pos Pos
+}
+
 // Field names what a comparison is about. Name is the canonical built-in name
 // ("createdAt", "annotation.count", "metadata", ...); Key is the JSON key when
 // Name is "metadata"; Arg is the label of annotation.count(label).
@@ -145,6 +156,8 @@ func (Or) exprNode()      {}
 func (Not) exprNode()     {}
 func (Compare) exprNode() {}
 func (In) exprNode()      {}
+
+func (Annotation) exprNode() {}
 
 // Target is the table a query is compiled against.
 type Target int

@@ -104,7 +104,7 @@ func date(f Field, v Value) (start, end int64, err error) {
 				next = t.AddDate(0, 1, 0)
 			case d.precision == 0:
 				next = t.AddDate(0, 0, 1)
-			case strings.Contains(s[16:], "."): // a fraction: millisecond precision
+			case strings.Contains(s, "."): // a fraction of a second: millisecond precision
 				t = t.Truncate(time.Millisecond)
 				next = t.Add(time.Millisecond)
 			default:
