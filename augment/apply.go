@@ -21,6 +21,9 @@ func Apply(ctx context.Context, img []byte, boxes []Box, cfg *Config, seed uint6
 // ApplyN makes n outputs of img, output i applying cfg.Sample(seed, opt.Key,
 // i). The image is decoded once for all of them.
 func ApplyN(ctx context.Context, img []byte, boxes []Box, cfg *Config, seed uint64, n int, opt Options) ([]Output, error) {
+	if n < 0 {
+		return nil, errs.Invalid("n", "output count %d is negative", n)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -66,9 +66,15 @@ var benchChains = []struct {
 
 // BenchmarkChains measures decode + chain + encode of a 1920x1080 JPEG on one
 // core for framelake, Pillow and OpenCV, and reports images/s for each plus
-// framelake's ratio to the faster Python library. The Python variants need
+// framelake's ratio to the faster Python library. All three use the system
+// libjpeg-turbo, JPEG quality 90, 4:2:0. images/cpu-s counts the CPU time of
+// every thread (libvips encodes in a write-behind thread even at concurrency
+// 1, so its wall rate can borrow a second core); it is the fair single-core
+// figure, and the steadier one on a shared machine. The Python variants need
 // Debian's python3-pil and python3-opencv under /usr/bin/python3; without
 // them the benchmark fails.
+//
+//	go test ./augment -bench Chains -run '^$' -count 3
 func BenchmarkChains(b *testing.B) {
 	data := benchJPEG(b)
 	path := filepath.Join(b.TempDir(), "frame.jpg")
