@@ -18,7 +18,7 @@
 //     reference form keeps working; metadata."Tags" addresses a JSON key.
 //   - Precedence: NOT binds tighter than AND, AND tighter than OR.
 //   - Logic is two-valued. A missing value (NULL width, absent metadata key)
-//     makes =, <, <=, >, >=, ~ and IN false, and != , !~ and NOT IN true:
+//     makes =, <, <=, >, >=, ~ and IN false, and !=, !~ and NOT IN true:
 //     `a != v` is always exactly `NOT a = v`.
 //   - Set-valued fields (Tags, collection, annotation.*) test existence:
 //     `Tags = dog` means the item has a tag named dog, `Tags != dog` that it has
@@ -43,7 +43,7 @@
 // createdAt >= 2026-01-01` ORDER BY updated_at DESC LIMIT 20 compiles to a walk of
 // index file_type_updated with one annotation_label probe per file (0.2 ms,
 // the same as the best hand-written SQL, where the plain EXISTS + range SQL a
-// person would write sorts the whole range: 0.3-0.4 s); its count uses the
+// person would write sorts the whole range: 0.3-1 s); its count uses the
 // label's file list with a Bloom filter. The weak case of the Page shape is a
 // label on few files, which walks much of the index (tens of ms at 1M files,
 // about a second when no file matches).
@@ -72,8 +72,9 @@ const (
 	MaxValues = 4096     // values in one query, IN lists included
 )
 
-// Expr is a node of a parsed query: And, Or, Not, Compare, In or Annotation. String prints
-// the canonical form, which parses back to an equal Expr.
+// Expr is a node of a parsed query: And, Or, Not, Compare, In or
+// Annotation. String prints the canonical form, which parses back to an equal
+// Expr.
 type Expr interface {
 	String() string
 	exprNode()
