@@ -207,6 +207,10 @@ static int fl_affine(VipsImage *in, VipsImage **out, double a, double b, double 
 	}
 	if (vips_check_uncoded("framelake", in) || vips_check_format("framelake", in, VIPS_FORMAT_UCHAR))
 		return -1;
+	if (in->Bands != 3 && in->Bands != 4) {
+		vips_error("framelake", "affine: %d bands, want 3 or 4", in->Bands);
+		return -1;
+	}
 	VipsImage *m = vips_image_copy_memory(in);
 	if (!m) return -1;
 	VipsImage *o = vips_image_new();
@@ -276,9 +280,10 @@ func (im *Image) HueShift(degrees float64) (*Image, error) {
 	return im.result("hue", C.fl_hue(im.p, &out, C.double(degrees)), out)
 }
 
-// Noise replaces a fraction (0..1) of the pixels by random colours. Whether a
-// pixel is replaced, and by what, is a hash of seed and the pixel's position,
-// so equal seeds give equal images. Alpha is kept.
+// Noise replaces each pixel, with probability fraction (0..1), by a colour
+// with uniform random channels. Which pixels and which colours depends only
+// on seed and the pixel's row and column, so equal seeds give equal images
+// whatever order libvips computes tiles in. Alpha is kept.
 func (im *Image) Noise(seed uint64, fraction float64) (*Image, error) {
 	var out *C.VipsImage
 	return im.result("noise", C.fl_noise(im.p, &out, C.uint64_t(seed), C.double(fraction)), out)
