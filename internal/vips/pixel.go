@@ -3,6 +3,7 @@ package vips
 /*
 #cgo pkg-config: vips
 #cgo LDFLAGS: -lm
+#cgo CFLAGS: -O3
 #include <stdint.h>
 #include <math.h>
 #include <string.h>
