@@ -62,7 +62,11 @@ func Parse(data []byte) (*Config, error) {
 func jsonMessage(err error) string { return strings.TrimPrefix(err.Error(), "json: ") }
 
 // Validate checks every entry, selected or not, against INTERFACE.md 2.9.
+// A nil Config (no augmentation) is valid.
 func (c *Config) Validate() error {
+	if c == nil {
+		return nil
+	}
 	seen := map[string]bool{}
 	for i, e := range c.ImageLevel {
 		props, ok := table[e.ID]
@@ -187,8 +191,11 @@ func asInt(v any) (int, bool) {
 func (e Entry) Selected() bool { return e.IsSelected == nil || *e.IsSelected }
 
 // Sample draws the steps of output index of the image named key. It assumes
-// a validated Config.
+// a validated Config; a nil one draws no steps.
 func (c *Config) Sample(seed uint64, key string, index int) []Step {
+	if c == nil {
+		return nil
+	}
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	h.Write([]byte{0})

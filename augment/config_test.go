@@ -103,6 +103,10 @@ func TestConfigRoundTrip(t *testing.T) {
 	if !equalSteps(c.Sample(1, "x", 0), again.Sample(1, "x", 0)) {
 		t.Errorf("round trip changed the draws: %s", b)
 	}
+	var none *Config
+	if err := none.Validate(); err != nil || none.Sample(1, "x", 0) != nil {
+		t.Errorf("nil config: %v", err)
+	}
 	built := &Config{ImageLevel: []Entry{{ID: Crop, Properties: []Property{{ID: CropPercentage, Values: []any{50, 90}}}}}}
 	if err := built.Validate(); err != nil {
 		t.Errorf("config built in Go: %v", err)
