@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
@@ -46,10 +47,11 @@ type Config struct {
 
 // Appliance is an open framelake: its services, usable from Go, and its server.
 type Appliance struct {
-	Lake    *lake.Lake
-	Keys    *auth.Keys
-	Jobs    *job.Queue
-	Vectors *vector.Store
+	Lake     *lake.Lake
+	Keys     *auth.Keys
+	Jobs     *job.Queue
+	Vectors  *vector.Store
+	Annotate *annotate.Service
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -89,7 +91,7 @@ func (a *Appliance) open(ctx context.Context) error {
 		owner string
 		fs    fs.FS
 	}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()},
-		{"vector", vector.Migrations}} {
+		{"vector", vector.Migrations}, {"annotate", annotate.Migrations}} {
 		if err := db.Migrate(ctx, m.owner, m.fs); err != nil {
 			return err
 		}
@@ -111,6 +113,7 @@ func (a *Appliance) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.Annotate = annotate.New(db, a.Lake, annotate.Options{BaseURL: a.cfg.BaseURL})
 	a.Keys = auth.New(db)
 	if a.Vectors, err = vector.Open(ctx, db, vector.Options{}); err != nil {
 		return err
@@ -153,8 +156,8 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
-	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Logger: a.log},
-		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
+	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
+		Logger: a.log}, web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 
 // Serve serves the REST API on the bound address until ctx is done, then

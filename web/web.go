@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
 
+	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
@@ -19,11 +20,12 @@ import (
 
 // Deps are the domain services the routes call.
 type Deps struct {
-	Lake    *lake.Lake
-	Keys    *auth.Keys
-	Jobs    *job.Queue
-	Vectors *vector.Store
-	Logger  *slog.Logger
+	Lake     *lake.Lake
+	Keys     *auth.Keys
+	Jobs     *job.Queue
+	Vectors  *vector.Store
+	Annotate *annotate.Service
+	Logger   *slog.Logger
 }
 
 // Options bound what a request may send.
@@ -60,6 +62,7 @@ func New(d Deps, opt Options) http.Handler {
 	api := e.Group("/api/v1", s.authenticate)
 	rest := api.Group("", roleByMethod)
 	s.lakeRoutes(rest)
+	s.annotateRoutes(rest)
 	s.jobRoutes(rest)
 	s.vectorFunctions()
 	s.clientRoutes(api) // each client function checks its own role

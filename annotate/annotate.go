@@ -1,0 +1,289 @@
+// Package annotate is framelake's annotation projects: projects with a content
+// type and labels, upload sessions that receive one frame (an image) at a time
+// with its boxes, one task per session that tracks annotation progress, and
+// the download of a project's annotations page by page.
+//
+// Frames become lake files listed under the session's collection (an
+// image_collection for both content types, since every frame is an image; a
+// video project's frames keep their sequence number as the file's
+// video_index). Their boxes are lake annotations with source human and the
+// project id as the operation, so the query language and datasets see them
+// like any other annotation.
+//
+// The package owns the tables project, project_label, upload_session (which
+// is also the task: one row, an upl_ and a tsk_ id) and frame.
+package annotate
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/lake"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrations are the package's numbered schema files, applied after the
+// lake's (frames reference lake files) with db.Migrate(ctx, "annotate", ...).
+var Migrations, _ = fs.Sub(migrations, "migrations")
+
+// ContentType is what a project annotates.
+type ContentType int
+
+const (
+	Video ContentType = 1 // frames of a video, uploaded as images in sequence
+	Image ContentType = 2 // independent images
+)
+
+// TaskStatus is a task's annotation state.
+type TaskStatus int
+
+const (
+	NotStarted TaskStatus = 0 // no frame has a box yet
+	InProgress TaskStatus = 1 // some frames have boxes, or frames are still to come
+	Completed  TaskStatus = 2 // every frame arrived and every frame has a box
+)
+
+// Paging bounds of REST.md; a page size over the maximum is an error.
+const (
+	DefaultTaskPageSize     = 100
+	MaxTaskPageSize         = 1000
+	DefaultDownloadPageSize = 5
+	MaxDownloadPageSize     = 50
+	// MaxBoxesPerFrame bounds one frame's label data.
+	MaxBoxesPerFrame = 10000
+)
+
+// Label is a class a project's boxes may carry.
+type Label struct {
+	Name        string `json:"labelName"`
+	Description string `json:"labelDescription"`
+}
+
+// NewProject is what Create Project receives.
+type NewProject struct {
+	Name        string
+	ContentType ContentType
+	Labels      []Label
+}
+
+// Project is an annotation project.
+type Project struct {
+	ID          string      `json:"projectId"`
+	Name        string      `json:"projectName"`
+	ContentType ContentType `json:"contentType"`
+	Labels      []Label     `json:"labels"`
+	CreatedAt   time.Time   `json:"createdAt"`
+
+	seq int64
+}
+
+func (p Project) hasLabel(name string) bool {
+	for _, l := range p.Labels {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (p Project) labelNames() string {
+	names := make([]string, len(p.Labels))
+	for i, l := range p.Labels {
+		names[i] = l.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Box is a frame's labelled rectangle in pixels, origin at the image's
+// top-left corner, (X, Y) the box's top-left corner.
+type Box struct {
+	Label      string          `json:"label"`
+	X          float64         `json:"x"`
+	Y          float64         `json:"y"`
+	Width      float64         `json:"width"`
+	Height     float64         `json:"height"`
+	Attributes json.RawMessage `json:"attributes,omitempty"` // a JSON object
+}
+
+// Session is an upload session.
+type Session struct {
+	ID             string // upl_...
+	TaskID         string // tsk_...: the task that tracks the session
+	ProjectID      string
+	CollectionID   string
+	CollectionName string
+	TotalFileCount int
+	Received       int // frames stored
+	LastSequenceID int // highest sequence number received; -1 before the first
+	CreatedAt      time.Time
+
+	seq, projectSeq int64
+}
+
+// Complete reports whether every frame has arrived.
+func (s Session) Complete() bool { return s.Received >= s.TotalFileCount }
+
+// Frame is one frame offered to an upload session.
+type Frame struct {
+	Name string                        // file name, e.g. "frame-0001.jpg"
+	Open func() (io.ReadCloser, error) // the image bytes
+	// SequenceNo is the frame's index; nil means one past the last received.
+	SequenceNo *int
+	Boxes      []Box
+}
+
+// FrameResult is a stored (or re-sent) frame.
+type FrameResult struct {
+	UniqueName string `json:"uniqueName"`
+	SequenceNo int    `json:"sequenceNo"`
+	// Replaced is true when the sequence number had arrived before: the first
+	// file was kept and only its boxes were replaced.
+	Replaced bool   `json:"-"`
+	TaskID   string `json:"-"`
+}
+
+// Task tracks the annotation of one upload session; the JSON fields are those
+// of INTERFACE.md 2.2, nothing more.
+type Task struct {
+	ID                    string      `json:"id"`
+	FrameCount            int         `json:"frameCount"` // the session's totalFileCount
+	Status                TaskStatus  `json:"status"`
+	CompletedFrames       int         `json:"completedFrames"`
+	CreatedAt             time.Time   `json:"createdAt"`
+	UpdatedAt             time.Time   `json:"updatedAt"`
+	CompletedAt           *time.Time  `json:"completedAt"`
+	ProjectName           string      `json:"projectName"`
+	Progress              float64     `json:"progress"` // completedFrames/frameCount in percent
+	ContentType           ContentType `json:"contentType"`
+	VideoResolutionWidth  int         `json:"videoResolutionWidth"`
+	VideoResolutionHeight int         `json:"videoResolutionHeight"`
+	VideoName             string      `json:"videoName"` // the collection name
+	TaskName              string      `json:"taskName"`  // the collection name
+	IsDownloadEnable      bool        `json:"isDownloadEnable"`
+	DownLoadURL           string      `json:"downLoadUrl"`
+
+	UploadID       string `json:"-"`
+	ProjectID      string `json:"-"`
+	UploadedFrames int    `json:"-"`
+}
+
+// TaskQuery pages through a project's tasks, oldest first.
+type TaskQuery struct {
+	ProjectID string
+	PageIndex int
+	PageSize  int // 0: DefaultTaskPageSize
+}
+
+// DownloadQuery pages through a project's annotations, a page of tasks at a time.
+type DownloadQuery struct {
+	ProjectID string
+	TaskIDs   []string // only these tasks; all when empty
+	Labels    []string // only boxes with these labels; all when empty
+	PageIndex int
+	PageSize  int // tasks per page; 0: DefaultDownloadPageSize
+}
+
+// Download is a page of Download Annotations, shaped as REST.md shows it.
+type Download struct {
+	PageIndex int          `json:"pageIndex"`
+	PageSize  int          `json:"pageSize"`
+	TaskCount int          `json:"taskCount"`
+	MetaData  DownloadMeta `json:"metaData"`
+	Data      []TaskFrames `json:"data"`
+}
+
+// DownloadMeta describes the project.
+type DownloadMeta struct {
+	ProjectID   string      `json:"projectId"`
+	ProjectName string      `json:"projectName"`
+	ContentType ContentType `json:"contentType"`
+	Labels      []Label     `json:"labels"`
+}
+
+// TaskFrames are one task's frames in sequence order.
+type TaskFrames struct {
+	TaskID   string             `json:"taskId"`
+	TaskName string             `json:"taskName"`
+	Frames   []FrameAnnotations `json:"frames"`
+}
+
+// FrameAnnotations is a frame with its boxes.
+type FrameAnnotations struct {
+	FrameID     int          `json:"frameId"` // the sequence number
+	UniqueName  string       `json:"uniqueName"`
+	URL         string       `json:"url"` // signed media URL
+	Width       int          `json:"width"`
+	Height      int          `json:"height"`
+	Annotations []Annotation `json:"annotations"`
+}
+
+// Annotation is a stored box.
+type Annotation struct {
+	ID         string          `json:"id"`
+	Label      string          `json:"label"`
+	X          float64         `json:"x"`
+	Y          float64         `json:"y"`
+	Width      float64         `json:"width"`
+	Height     float64         `json:"height"`
+	Attributes json.RawMessage `json:"attributes"`
+	Source     lake.Source     `json:"source"`
+}
+
+// Options configure a Service.
+type Options struct {
+	// BaseURL prefixes the tasks' downLoadUrl, e.g. "http://127.0.0.1:8080".
+	BaseURL string
+}
+
+// Service runs annotation projects over a lake. It is safe for concurrent use.
+type Service struct {
+	db   *sqlitedb.DB
+	lake *lake.Lake
+	opt  Options
+	now  func() time.Time
+}
+
+// New returns the service on a migrated database and registers the lake
+// delete hook that keeps sessions' counters right when frames' files are
+// deleted; call it before serving requests.
+func New(db *sqlitedb.DB, l *lake.Lake, opt Options) *Service {
+	opt.BaseURL = strings.TrimRight(opt.BaseURL, "/")
+	s := &Service{db: db, lake: l, opt: opt, now: time.Now}
+	l.OnDelete(s.filesDeleted)
+	return s
+}
+
+// errResend is returned inside the insert transaction when another upload
+// stored the same sequence number first: the frame then gets the boxes only.
+var errResend = errors.New("annotate: sequence number already received")
+
+// errProbed rejects a re-sent frame's file after its probe, so the lake keeps
+// only the first file of a sequence number.
+var errProbed = errors.New("annotate: probed only")
+
+func millis(t time.Time) int64      { return t.UnixMilli() }
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func optMillis(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMillis(v.Int64)
+	return &t
+}
+
+// ctxTx is what the package's queries run on: the reader pool or a write tx.
+type ctxTx interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}

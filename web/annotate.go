@@ -1,0 +1,223 @@
+package web
+
+import (
+	"errors"
+	"math"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/errs"
+)
+
+// annotateRoutes are the project operations of REST.md (Create Project,
+// Initialize Upload, Upload Files with Labelling, Get Task List, Download
+// Annotations) and the routes annotators need around them.
+func (s *server) annotateRoutes(g *echo.Group) {
+	g.POST("/projects", s.createProject)
+	g.GET("/projects/:projectId", s.getProject)
+	g.POST("/projects/:projectId/uploads", s.initializeUpload)
+	g.POST("/uploads/:uploadId/files", s.uploadFrame)
+	g.GET("/tasks", s.taskList)
+	g.GET("/tasks/:taskId", s.getTask)
+	g.GET("/projects/:projectId/annotations", s.downloadAnnotations)
+	g.PUT("/projects/:projectId/frames/:uniqueName/annotations", s.replaceFrameAnnotations)
+}
+
+func (s *server) createProject(c *echo.Context) error {
+	var req struct {
+		ProjectName string           `json:"projectName"`
+		ContentType *float64         `json:"contentType"`
+		Labels      []annotate.Label `json:"labels"`
+	}
+	if err := s.bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.ContentType == nil {
+		return errs.Invalid("contentType", "contentType is required: 1 (video) or 2 (image)")
+	}
+	ct, err := wholeNumber("contentType", *req.ContentType)
+	if err != nil {
+		return err
+	}
+	p, err := s.Annotate.CreateProject(c.Request().Context(), annotate.NewProject{Name: req.ProjectName,
+		ContentType: annotate.ContentType(ct), Labels: req.Labels})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"projectId": p.ID})
+}
+
+func (s *server) getProject(c *echo.Context) error {
+	p, err := s.Annotate.Project(c.Request().Context(), c.Param("projectId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+// wholeNumber accepts 2 and 2.0 (clients that send every number as a double).
+func wholeNumber(field string, f float64) (int, error) {
+	if f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+		return 0, errs.Invalid(field, "%s must be a whole number, got %g", field, f)
+	}
+	return int(f), nil
+}
+
+func (s *server) initializeUpload(c *echo.Context) error {
+	var req struct {
+		CollectionName string   `json:"collectionName"`
+		TotalFileCount *float64 `json:"totalFileCount"`
+	}
+	if err := s.bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.CollectionName == "" {
+		return errs.Invalid("collectionName", "collectionName is required")
+	}
+	if req.TotalFileCount == nil {
+		return errs.Invalid("totalFileCount", "totalFileCount is required: the number of frames to upload, at least 1")
+	}
+	n, err := wholeNumber("totalFileCount", *req.TotalFileCount)
+	if err != nil {
+		return err
+	}
+	sess, err := s.Annotate.InitializeUpload(c.Request().Context(), c.Param("projectId"), req.CollectionName, n)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"uploadId": sess.ID, "lastSequenceId": sess.LastSequenceID})
+}
+
+// uploadFrame is Upload Files with Labelling: a multipart form with one
+// files part, an optional sequenceNo and the frame's boxes as labels JSON.
+func (s *server) uploadFrame(c *echo.Context) error {
+	ctx := c.Request().Context()
+	uploadID := c.Param("uploadId")
+	if _, err := s.Annotate.Session(ctx, uploadID); err != nil {
+		return err // before reading what may be a large body
+	}
+	form, err := s.readForm(c, map[string]bool{"sequenceNo": true, "labels": true}, map[string]bool{"files": true})
+	if err != nil {
+		return err
+	}
+	defer form.close()
+	if len(form.files) != 1 {
+		return errs.Invalid("files", "send exactly one files part (one frame), got %d", len(form.files))
+	}
+	raw, ok := form.values["labels"]
+	if !ok {
+		return errs.Invalid("labels", "labels is required: a JSON array of boxes, [] for none")
+	}
+	boxes, err := decodeBoxes(raw)
+	if err != nil {
+		return err
+	}
+	fr := annotate.Frame{Name: form.files[0].name, Open: form.files[0].open, Boxes: boxes}
+	if v, ok := form.values["sequenceNo"]; ok {
+		if v == "" {
+			return errs.Invalid("sequenceNo", "sequenceNo is empty: leave the field out for one past the last received")
+		}
+		n, err := intParam(v, "sequenceNo", 0, 0, math.MaxInt32)
+		if err != nil {
+			return err
+		}
+		fr.SequenceNo = &n
+	}
+	res, err := s.Annotate.UploadFrame(ctx, uploadID, fr)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"success": true, "uniqueName": res.UniqueName, "sequenceNo": res.SequenceNo})
+}
+
+// decodeBoxes reads a labels value strictly; every error names the labels field.
+func decodeBoxes(raw string) ([]annotate.Box, error) {
+	var boxes []annotate.Box
+	err := decodeStrict([]byte(raw), &boxes)
+	var e *errs.Error
+	switch {
+	case err == nil && boxes == nil:
+		return nil, errs.Invalid("labels", "labels must be a JSON array of boxes, [] for none")
+	case errors.As(err, &e):
+		msg := e.Message
+		if e.Field != "" && e.Field != "labels" {
+			msg = "box field " + e.Field + ": " + msg
+		}
+		return nil, errs.Invalid("labels", "labels: %s", msg)
+	case err != nil:
+		return nil, errs.Invalid("labels", "labels: %v", err)
+	}
+	return boxes, nil
+}
+
+func (s *server) taskList(c *echo.Context) error {
+	q := c.Request().URL.Query()
+	tq := annotate.TaskQuery{ProjectID: q.Get("projectId")}
+	if tq.ProjectID == "" {
+		return errs.Invalid("projectId", "projectId is required")
+	}
+	var err error
+	if tq.PageIndex, err = intParam(q.Get("pageIndex"), "pageIndex", 0, 0, math.MaxInt32); err != nil {
+		return err
+	}
+	if tq.PageSize, err = intParam(q.Get("pageSize"), "pageSize", annotate.DefaultTaskPageSize, 1,
+		annotate.MaxTaskPageSize); err != nil {
+		return err
+	}
+	tasks, total, err := s.Annotate.Tasks(c.Request().Context(), tq)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"taskCount": total, "taskList": tasks})
+}
+
+func (s *server) getTask(c *echo.Context) error {
+	t, err := s.Annotate.Task(c.Request().Context(), c.Param("taskId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, t)
+}
+
+func (s *server) downloadAnnotations(c *echo.Context) error {
+	q := c.Request().URL.Query()
+	dq := annotate.DownloadQuery{ProjectID: c.Param("projectId"), TaskIDs: multi(q["taskList"]), Labels: multi(q["labels"])}
+	var err error
+	if dq.PageIndex, err = intParam(q.Get("pageIndex"), "pageIndex", 0, 0, math.MaxInt32); err != nil {
+		return err
+	}
+	if dq.PageSize, err = intParam(q.Get("pageSize"), "pageSize", annotate.DefaultDownloadPageSize, 1,
+		annotate.MaxDownloadPageSize); err != nil {
+		return err
+	}
+	d, err := s.Annotate.Download(c.Request().Context(), dq)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+// replaceFrameAnnotations takes a JSON array of the box objects of Upload
+// Files with Labelling and makes them the frame's boxes in the project.
+func (s *server) replaceFrameAnnotations(c *echo.Context) error {
+	var boxes []annotate.Box
+	if err := s.bindJSON(c, &boxes); err != nil {
+		return err
+	}
+	if boxes == nil {
+		return errs.Invalid("labels", "send a JSON array of boxes, [] to remove them all")
+	}
+	ctx := c.Request().Context()
+	res, err := s.Annotate.ReplaceFrameBoxes(ctx, c.Param("projectId"), c.Param("uniqueName"), boxes)
+	if err != nil {
+		return err
+	}
+	t, err := s.Annotate.Task(ctx, res.TaskID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"success": true, "uniqueName": res.UniqueName,
+		"sequenceNo": res.SequenceNo, "task": t})
+}
