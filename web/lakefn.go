@@ -19,7 +19,6 @@ func (s *server) lakeFunctions() {
 	s.function("get_item_count_from_collection", auth.Read, s.itemCountFromCollection)
 }
 
-
 func (s *server) fileDetails(c *echo.Context) error {
 	var p struct {
 		UniqueName   string          `json:"unique_name" validate:"required"`

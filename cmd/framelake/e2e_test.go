@@ -45,7 +45,7 @@ func run(t *testing.T, args ...string) (string, error) {
 	return string(out), err
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,10 @@ type DB struct {
 // Options tune Open; the zero value is the production default.
 type Options struct {
 	Readers  int   // size of the reader pool; default max(4, 2*GOMAXPROCS)
-	MmapSize int64 // bytes of the file mapped for reads; default 1 GiB
+	// MmapSize is how much of the file is memory-mapped for reads; default
+	// 256 MiB. Mapped pages count in the process's RSS, so the window is a
+	// memory budget: reads past it go through SQLite's page cache.
+	MmapSize int64
 }
 
 var pragmas = []string{
@@ -40,7 +43,7 @@ var pragmas = []string{
 	"foreign_keys(1)",
 	"synchronous(NORMAL)",
 	"temp_store(MEMORY)",
-	"cache_size(-32000)", // 32 MB of page cache per connection
+	"cache_size(-16000)", // 16 MB of page cache per connection
 }
 
 func dsn(path string, mmap int64, readOnly bool) string {
@@ -63,7 +66,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		opt.Readers = max(4, 2*runtime.GOMAXPROCS(0))
 	}
 	if opt.MmapSize <= 0 {
-		opt.MmapSize = 1 << 30
+		opt.MmapSize = 256 << 20
 	}
 	w, err := sql.Open("sqlite", dsn(path, opt.MmapSize, false))
 	if err != nil {

@@ -1,0 +1,188 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/client"
+	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake"
+)
+
+const benchQuery = `annotation.label=dog AND createdAt >= "2026-01-01"`
+
+var since2026 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+
+// Hand-written SQL for the same questions; each list holds the variants tried,
+// and the fastest counts as "the best hand-written SQL".
+var handList = []string{
+	`SELECT f.seq, f.unique_name FROM file f INDEXED BY file_type_updated WHERE f.type = 'image' AND f.created_at >= ?
+	   AND EXISTS (SELECT 1 FROM annotation a WHERE a.file_seq = f.seq AND a.label = 'dog')
+	 ORDER BY f.updated_at DESC, f.seq DESC LIMIT 20`,
+	`SELECT f.seq, f.unique_name FROM file f WHERE f.type = 'image' AND f.created_at >= ?
+	   AND EXISTS (SELECT 1 FROM annotation a WHERE a.file_seq = f.seq AND a.label = 'dog')
+	 ORDER BY f.updated_at DESC, f.seq DESC LIMIT 20`,
+	`SELECT f.seq, f.unique_name FROM file f WHERE f.type = 'image' AND f.created_at >= ?
+	   AND f.seq IN (SELECT file_seq FROM annotation WHERE label = 'dog')
+	 ORDER BY f.updated_at DESC, f.seq DESC LIMIT 20`,
+}
+
+var handCount = []string{
+	`SELECT count(*) FROM file f WHERE f.type = 'image' AND f.created_at >= ?
+	   AND f.seq IN (SELECT file_seq FROM annotation WHERE label = 'dog')`,
+	`SELECT count(*) FROM (SELECT DISTINCT a.file_seq FROM annotation a JOIN file f ON f.seq = a.file_seq
+	   WHERE a.label = 'dog' AND f.type = 'image' AND f.created_at >= ?)`,
+}
+
+// median times fn over n runs after one warm-up run.
+func median(b *testing.B, n int, fn func() error) time.Duration {
+	if err := fn(); err != nil {
+		b.Fatal(err)
+	}
+	ds := make([]time.Duration, n)
+	for i := range ds {
+		t := time.Now()
+		if err := fn(); err != nil {
+			b.Fatal(err)
+		}
+		ds[i] = time.Since(t)
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[n/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// BenchmarkLakeQueries1M runs the issue's list, count and details questions
+// on a generated lake of 1,000,000 files, 3,000,000 boxes over 50 labels and
+// 10,000 collections: in process next to hand-written SQL on the same
+// database file, then through the real server, reporting its peak RSS.
+func BenchmarkLakeQueries1M(b *testing.B) {
+	dir := benchDir(b, "lake-1m")
+	ctx := context.Background()
+	t0 := time.Now()
+	if err := benchlake.Ensure(ctx, dir, benchlake.Spec{Files: 1_000_000, Boxes: 3_000_000, Labels: 50, Collections: 10_000}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("lake ready in %s (built once, then reused from %s)", time.Since(t0).Round(time.Second), dir)
+	for b.Loop() {
+		inProcess(b, dir)
+		overHTTP(b, dir)
+	}
+}
+
+func inProcess(b *testing.B, dir string) {
+	ctx := context.Background()
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	l, r := a.Lake, a.Lake.DB().R
+	const n = 31
+	ours := map[string]time.Duration{
+		"list": median(b, n, func() error {
+			fs, err := l.ListFiles(ctx, lake.Selection{Query: benchQuery}, 0, 20, lake.Sort{})
+			if err == nil && len(fs) != 20 {
+				err = fmt.Errorf("list returned %d files", len(fs))
+			}
+			return err
+		}),
+		"count": median(b, n, func() error { _, err := l.Count(ctx, lake.Selection{Query: benchQuery}); return err }),
+		"details": median(b, n, func() error {
+			_, err := l.FileDetails(ctx, "bench-img-0500000-x", nil)
+			return err
+		}),
+	}
+	best := func(qs []string, scan func(q string) error) time.Duration {
+		var m time.Duration
+		for i, q := range qs {
+			if d := median(b, n, func() error { return scan(q) }); i == 0 || d < m {
+				m = d
+			}
+		}
+		return m
+	}
+	hand := map[string]time.Duration{
+		"list": best(handList, func(q string) error {
+			rows, err := r.QueryContext(ctx, q, since2026)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+			}
+			return rows.Err()
+		}),
+		"count": best(handCount, func(q string) error { var c int; return r.QueryRowContext(ctx, q, since2026).Scan(&c) }),
+		"details": best([]string{`SELECT id, name, unique_name, blob, ext FROM file WHERE unique_name = ?`}, func(q string) error {
+			var id, name, un, blob, ext string
+			return r.QueryRowContext(ctx, q, "bench-img-0500000-x").Scan(&id, &name, &un, &blob, &ext)
+		}),
+	}
+	for _, k := range []string{"list", "count", "details"} {
+		b.ReportMetric(ms(ours[k]), k+"-ms")
+		b.ReportMetric(ms(hand[k]), k+"-hand-ms")
+		b.ReportMetric(float64(ours[k])/float64(hand[k]), k+"-ratio")
+	}
+}
+
+func overHTTP(b *testing.B, dir string) {
+	out, err := exec.Command(bin, "keys", "create", "--data", dir, "--name", "bench", "--role", "read", "--json").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var key map[string]string
+	json.Unmarshal(out, &key)
+	addr := freeAddr(b)
+	srv := exec.Command(bin, "serve", "--data", dir, "--addr", addr, "--log-format", "json")
+	if err := srv.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	base := "http://" + addr
+	c := client.New(base, key["key"], key["secret"])
+	ctx := context.Background()
+	for i := 0; i < 200; i++ {
+		if c.Health(ctx) == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	const n = 31
+	list := median(b, n, func() error {
+		_, err := c.GetItemListFromDatalake(ctx, client.ItemQuery{Query: benchQuery})
+		return err
+	})
+	count := median(b, n, func() error { _, err := c.GetItemCountFromLake(ctx, "", benchQuery, nil); return err })
+	details := median(b, n, func() error { _, err := c.GetFileDetails(ctx, "bench-img-0500000-x", nil); return err })
+	b.ReportMetric(ms(list), "http-list-ms")
+	b.ReportMetric(ms(count), "http-count-ms")
+	b.ReportMetric(ms(details), "http-details-ms")
+	b.ReportMetric(float64(peakRSS(b, srv.Process.Pid))/1024, "server-peak-RSS-MB")
+}
+
+// peakRSS reads a live process's high-water resident set (VmHWM) in KiB.
+func peakRSS(b *testing.B, pid int) int {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.Fields(v)[0])
+			return kb
+		}
+	}
+	b.Fatal("no VmHWM in /proc status")
+	return 0
+}
