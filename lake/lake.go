@@ -104,6 +104,11 @@ type Options struct {
 	MaxFileSize int64         // largest accepted file; default 4 GiB
 	Workers     int           // files processed at once during ingest; default 2*GOMAXPROCS
 	FFprobe     string        // ffprobe binary; default looked up on PATH
+	// PageBudget is how long a listing may walk the sort index (the plan that
+	// wins when matches are common) before the set-driven plan (the one that
+	// wins when they are rare, or when a typo matches nothing) takes over;
+	// default 30ms.
+	PageBudget time.Duration
 	Logger      *slog.Logger
 }
 
@@ -129,6 +134,9 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	}
 	if opt.MaxFileSize <= 0 {
 		opt.MaxFileSize = 4 << 30
+	}
+	if opt.PageBudget <= 0 {
+		opt.PageBudget = 30 * time.Millisecond
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 2 * runtime.GOMAXPROCS(0)

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -208,67 +209,80 @@ func CheckPage(index, size int) (int, int, error) {
 
 // ListFiles returns one page of the files sel selects.
 func (l *Lake) ListFiles(ctx context.Context, sel Selection, pageIndex, pageSize int, sort Sort) ([]File, error) {
-	c, order, limit, offset, err := l.listing(ctx, sel, pageIndex, pageSize, sort)
-	if err != nil {
-		return nil, err
-	}
-	if c.target != query.Files {
-		return nil, errs.Invalid("item_type", "item_type %s lists collections; use ListCollections", sel.ItemType)
-	}
-	rows, err := l.db.R.QueryContext(ctx, `SELECT `+fileColumns+` FROM file f WHERE `+c.where+
-		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(c.args, limit, offset)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []File{}
-	for rows.Next() {
+	var out []File
+	err := l.page(ctx, sel, pageIndex, pageSize, sort, query.Files, func(rows *sql.Rows) error {
 		f, err := scanFile(rows)
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, f)
+		return err
+	}, func() { out = nil })
+	if out == nil {
+		out = []File{}
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // ListCollections returns one page of the collections sel selects.
 func (l *Lake) ListCollections(ctx context.Context, sel Selection, pageIndex, pageSize int, sort Sort) ([]Collection, error) {
-	c, order, limit, offset, err := l.listing(ctx, sel, pageIndex, pageSize, sort)
-	if err != nil {
-		return nil, err
+	var out []Collection
+	err := l.page(ctx, sel, pageIndex, pageSize, sort, query.Collections, func(rows *sql.Rows) error {
+		c, err := scanCollection(rows)
+		out = append(out, c)
+		return err
+	}, func() { out = nil })
+	if out == nil {
+		out = []Collection{}
 	}
-	if c.target != query.Collections {
-		return nil, errs.Invalid("item_type", "item_type %q lists files; use ListFiles", sel.ItemType)
-	}
-	rows, err := l.db.R.QueryContext(ctx, `SELECT `+collectionColumns+` FROM collection c WHERE `+c.where+
-		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(c.args, limit, offset)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Collection{}
-	for rows.Next() {
-		col, err := scanCollection(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, col)
-	}
-	return out, rows.Err()
+	return out, err
 }
 
-func (l *Lake) listing(ctx context.Context, sel Selection, pageIndex, pageSize int, sort Sort) (compiled, string, int, int, error) {
+// page runs a listing of target, first in the Page shape within pageBudget,
+// then, if that ran out, in the Count shape without a budget.
+func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int, sort Sort, target query.Target,
+	scan func(*sql.Rows) error, reset func()) error {
 	idx, size, err := CheckPage(pageIndex, pageSize)
 	if err != nil {
-		return compiled{}, "", 0, 0, err
+		return err
 	}
-	c, err := l.compile(ctx, sel, query.Page)
-	if err != nil {
-		return c, "", 0, 0, err
+	run := func(ctx context.Context, shape query.Shape) error {
+		c, err := l.compile(ctx, sel, shape)
+		if err != nil {
+			return err
+		}
+		if c.target != target {
+			if target == query.Files {
+				return errs.Invalid("item_type", "item_type %s lists collections, not files", sel.ItemType)
+			}
+			return errs.Invalid("item_type", "item_type %q lists files, not collections", sel.ItemType)
+		}
+		order, err := orderBy(sort, c.target)
+		if err != nil {
+			return err
+		}
+		cols := fileColumns
+		if target == query.Collections {
+			cols = collectionColumns
+		}
+		rows, err := l.db.R.QueryContext(ctx, `SELECT `+cols+` FROM `+c.from+` WHERE `+c.where+
+			` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(c.args, size, idx*size)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
 	}
-	order, err := orderBy(sort, c.target)
-	return c, order, size, idx * size, err
+	budget, cancel := context.WithTimeout(ctx, l.opt.PageBudget)
+	defer cancel()
+	err = run(budget, query.Page)
+	if err == nil || ctx.Err() != nil || budget.Err() == nil {
+		return err
+	}
+	reset()
+	return run(ctx, query.Count)
 }
 
 // IsCollectionType reports whether an item type lists collections.

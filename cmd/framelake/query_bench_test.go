@@ -98,6 +98,12 @@ func inProcess(b *testing.B, dir string) {
 			return err
 		}),
 		"count": median(b, n, func() error { _, err := l.Count(ctx, lake.Selection{Query: benchQuery}); return err }),
+		// A label no file has (a typo): the index walk would visit every file;
+		// the page budget hands over to the set-driven plan.
+		"list-typo": median(b, 5, func() error {
+			_, err := l.ListFiles(ctx, lake.Selection{Query: `annotation.label=dgo AND createdAt >= "2026-01-01"`}, 0, 20, lake.Sort{})
+			return err
+		}),
 		"details": median(b, n, func() error {
 			_, err := l.FileDetails(ctx, "bench-img-0500000-x", nil)
 			return err
@@ -129,6 +135,7 @@ func inProcess(b *testing.B, dir string) {
 			return r.QueryRowContext(ctx, q, "bench-img-0500000-x").Scan(&id, &name, &un, &blob, &ext)
 		}),
 	}
+	b.ReportMetric(ms(ours["list-typo"]), "list-typo-ms")
 	for _, k := range []string{"list", "count", "details"} {
 		b.ReportMetric(ms(ours[k]), k+"-ms")
 		b.ReportMetric(ms(hand[k]), k+"-hand-ms")

@@ -1,0 +1,71 @@
+package lake_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/internal/testmedia"
+	"github.com/framelake/framelake/lake"
+)
+
+// TestListingFallbackGivesTheSamePage forces the page budget to run out at
+// once, so every listing takes the set-driven plan, and checks it returns the
+// same pages as the index walk.
+func TestListingFallbackGivesTheSamePage(t *testing.T) {
+	ctx := context.Background()
+	walk, dir := openLake(t)
+	var ups []lake.Upload
+	for i := range 30 {
+		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
+	}
+	res, err := walk.Add(ctx, lake.AddOptions{Collection: "c"}, ups)
+	if err != nil || len(res.Stored) != 30 {
+		t.Fatal(err)
+	}
+	err = walk.DB().Tx(ctx, func(tx *sql.Tx) error {
+		for i, f := range res.Stored {
+			if i%3 == 0 {
+				if err := lake.ReplaceBoxes(ctx, tx, f.Seq(), lake.Human, "p", 0,
+					[]lake.Box{{Label: "dog", X: 1, Y: 1, W: 2, H: 2}}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlitedb.Open(ctx, filepath.Join(dir, "framelake.db"), sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	set, err := lake.Open(ctx, db, lake.Options{MediaDir: filepath.Join(dir, "media"), SigningKey: []byte("0123456789abcdef0123"),
+		PageBudget: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"annotation.label = dog", "annotation.label = dgo", "", "NOT annotation.label = dog"} {
+		for page := range 3 {
+			a, err1 := walk.ListFiles(ctx, lake.Selection{Query: q}, page, 4, lake.Sort{Field: "name", Order: "ASC"})
+			b, err2 := set.ListFiles(ctx, lake.Selection{Query: q}, page, 4, lake.Sort{Field: "name", Order: "ASC"})
+			if err1 != nil || err2 != nil || fmt.Sprint(names(a)) != fmt.Sprint(names(b)) {
+				t.Errorf("%q page %d: walk %v %v, set-driven %v %v", q, page, names(a), err1, names(b), err2)
+			}
+		}
+	}
+}
+
+func names(fs []lake.File) []string {
+	out := []string{}
+	for _, f := range fs {
+		out = append(out, f.Name)
+	}
+	return out
+}
