@@ -109,7 +109,7 @@ type Options struct {
 	// wins when they are rare, or when a typo matches nothing) takes over;
 	// default 30ms.
 	PageBudget time.Duration
-	Logger      *slog.Logger
+	Logger     *slog.Logger
 }
 
 // Lake is the media lake. It is safe for concurrent use.
