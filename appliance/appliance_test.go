@@ -227,3 +227,20 @@ func TestJobsRoutes(t *testing.T) {
 		t.Errorf("unknown route: %d %v", status, eb)
 	}
 }
+
+func TestOpenAPIServed(t *testing.T) {
+	e := start(t, appliance.Config{})
+	req, _ := http.NewRequest("GET", e.base+"/api/v1/openapi.yaml", nil)
+	req.SetBasicAuth(e.wkey, e.wsecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, path := range []string{"/api/v1/projects:", "/api/v1/dataset-versions/{datasetVersionId}/data:", "/api/v1/lake/files:"} {
+		if resp.StatusCode != 200 || !bytes.Contains(b, []byte(path)) {
+			t.Errorf("openapi.yaml: %d, missing %s", resp.StatusCode, path)
+		}
+	}
+}

@@ -60,6 +60,7 @@ func New(d Deps, opt Options) http.Handler {
 	e.HEAD(lake.MediaPath+":name", s.media)
 
 	api := e.Group("/api/v1", s.authenticate)
+	api.GET("/openapi.yaml", s.openAPI)
 	rest := api.Group("", roleByMethod)
 	s.lakeRoutes(rest)
 	s.annotateRoutes(rest)
