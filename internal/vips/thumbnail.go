@@ -1,0 +1,74 @@
+package vips
+
+/*
+#cgo pkg-config: vips
+#include <stdlib.h>
+#include <vips/vips.h>
+
+// fl_thumbnail_jpeg resizes buf to exactly w x h (aspect ratio not kept: a
+// model's input size is fixed and boxes map back per axis), with shrink-on-
+// load for JPEG, the first page of multi-page files, alpha flattened onto
+// white and 8-bit sRGB out, and encodes it as JPEG. srcw and srch get the
+// stored (unrotated) size of the source.
+static int fl_thumbnail_jpeg(const void *buf, size_t len, int w, int h, int q,
+		void **out, size_t *outlen, int *srcw, int *srch) {
+	VipsImage *src = vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+	if (!src) return -1;
+	*srcw = src->Xsize;
+	*srch = vips_image_get_page_height(src);
+	g_object_unref(src);
+	VipsImage *t, *u;
+	if (vips_thumbnail_buffer((void *)buf, len, &t, w, "height", h, "size", VIPS_SIZE_FORCE,
+			"no_rotate", TRUE, NULL))
+		return -1;
+	if (vips_image_hasalpha(t)) {
+		VipsArrayDouble *white = vips_array_double_newv(1, 255.0);
+		int rc = vips_flatten(t, &u, "background", white, NULL);
+		vips_area_unref(VIPS_AREA(white));
+		g_object_unref(t);
+		if (rc) return -1;
+		t = u;
+	}
+	if (t->Type != VIPS_INTERPRETATION_sRGB || t->BandFmt != VIPS_FORMAT_UCHAR) {
+		int rc = vips_colourspace(t, &u, VIPS_INTERPRETATION_sRGB, NULL);
+		g_object_unref(t);
+		if (rc) return -1;
+		rc = vips_cast_uchar(u, &t, NULL);
+		g_object_unref(u);
+		if (rc) return -1;
+	}
+	int rc = vips_jpegsave_buffer(t, out, outlen, "strip", TRUE, "Q", q, NULL);
+	g_object_unref(t);
+	return rc;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// ThumbnailJPEG resizes an encoded image to exactly w x h pixels and
+// encodes it as JPEG at quality q, returning the JPEG and the source's size.
+// It decodes with shrink-on-load, so large JPEGs cost far less than a full
+// decode.
+func ThumbnailJPEG(buf []byte, w, h, q int) (out []byte, srcW, srcH int, err error) {
+	if err := startup(); err != nil {
+		return nil, 0, 0, err
+	}
+	if len(buf) == 0 {
+		return nil, 0, 0, fmt.Errorf("%w: empty", ErrDecode)
+	}
+	if w < 1 || h < 1 {
+		return nil, 0, 0, fmt.Errorf("vips: thumbnail size %dx%d", w, h)
+	}
+	var p unsafe.Pointer
+	var n C.size_t
+	var sw, sh C.int
+	if C.fl_thumbnail_jpeg(unsafe.Pointer(&buf[0]), C.size_t(len(buf)), C.int(w), C.int(h), C.int(q), &p, &n, &sw, &sh) != 0 {
+		return nil, 0, 0, fmt.Errorf("%w: %s", ErrDecode, firstLine(lastError()))
+	}
+	defer C.g_free(C.gpointer(p))
+	return C.GoBytes(p, C.int(n)), int(sw), int(sh), nil
+}
