@@ -228,3 +228,35 @@ func checkConsistent(t *testing.T, data string) {
 		return nil
 	})
 }
+
+// TestPythonClient runs the Python client's tests against the real server.
+func TestPythonClient(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is required for the Python client tests")
+	}
+	data, images := t.TempDir(), t.TempDir()
+	if err := testmedia.WriteJPEGs(images, 4, 32, 24); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	waitHealthy(t, "http://"+addr)
+	out, err := run(t, "keys", "create", "--data", data, "--name", "py", "--role", "write", "--json")
+	if err != nil {
+		t.Fatalf("keys create: %v %s", err, out)
+	}
+	var key map[string]string
+	json.Unmarshal([]byte(out), &key)
+	cmd := exec.Command(python, "-m", "unittest", "-v", "test_framelake")
+	cmd.Dir = filepath.Join("..", "..", "clients", "python")
+	cmd.Env = append(os.Environ(), "FRAMELAKE_URL=http://"+addr, "FRAMELAKE_KEY="+key["key"],
+		"FRAMELAKE_SECRET="+key["secret"], "FRAMELAKE_TEST_IMAGES="+images)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("python client tests: %v\n%s", err, out)
+	}
+}

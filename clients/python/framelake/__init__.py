@@ -1,0 +1,246 @@
+"""framelake's Python client: the client functions of the interface as methods.
+
+Standard library only, so it works in offline labs:
+
+    from framelake import Client
+    client = Client("http://127.0.0.1:8080", key, secret)
+    items = client.get_item_list_from_datalake("image", query="annotation.label=dog", page_size=50)
+
+Every method is POST /api/v1/client/<name> with its parameters as JSON; a
+parameter left at None is left out, so the server applies the interface's
+default. Errors raise FramelakeError with the server's code, message and field.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import tarfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+import zipfile
+from typing import Any, Optional
+
+__all__ = ["Client", "FramelakeError"]
+
+
+class FramelakeError(Exception):
+    """An error response: status, code (e.g. "invalid_argument"), message and field."""
+
+    def __init__(self, status: int, code: str, message: str, field: str = ""):
+        super().__init__(f"{message} ({status} {code}{' field ' + field if field else ''})")
+        self.status, self.code, self.message, self.field = status, code, message, field
+
+
+class Client:
+    """A framelake server reached with one API key."""
+
+    def __init__(self, base_url: str, key: str, secret: str, timeout: float = 600):
+        self.base_url = base_url.rstrip("/")
+        auth = base64.b64encode(f"{key}:{secret}".encode()).decode()
+        self._headers = {"Authorization": "Basic " + auth}
+        self.timeout = timeout
+
+    # -- transport -----------------------------------------------------------
+
+    def _request(self, path: str, body: bytes, content_type: str, method: str = "POST"):
+        req = urllib.request.Request(self.base_url + path, data=body, method=method,
+                                     headers={**self._headers, "Content-Type": content_type})
+        try:
+            return urllib.request.urlopen(req, timeout=self.timeout)
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            try:
+                err = json.loads(raw)["error"]
+            except (ValueError, KeyError, TypeError):
+                raise FramelakeError(e.code, "unknown", raw.decode(errors="replace") or e.reason) from None
+            raise FramelakeError(e.code, err.get("code", ""), err.get("message", ""), err.get("field", "")) from None
+
+    def call(self, function: str, **params: Any) -> Any:
+        """Calls any client function by name; None parameters are left out."""
+        body = json.dumps({k: v for k, v in params.items() if v is not None}).encode()
+        with self._request("/api/v1/client/" + function, body, "application/json") as resp:
+            return json.load(resp)
+
+    def get(self, path: str) -> Any:
+        """GET a REST path (e.g. "/api/v1/jobs/<id>") and decode its JSON."""
+        with self._request(path, None, "application/json", method="GET") as resp:
+            return json.load(resp)
+
+    def wait_job(self, job_id: str, timeout: float = 3600) -> dict:
+        """Polls a job until it completes, fails or is cancelled."""
+        deadline, delay = time.monotonic() + timeout, 0.05
+        while True:
+            job = self.get("/api/v1/jobs/" + job_id)
+            if job["status"] in ("completed", "failed", "cancelled") or time.monotonic() > deadline:
+                return job
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    # -- lake ----------------------------------------------------------------
+
+    def upload_files(self, paths: list[str], collection_name: Optional[str] = None,
+                     metadata: Optional[dict] = None) -> dict:
+        """Uploads files into the lake (POST /api/v1/lake/files)."""
+        fields = {}
+        if collection_name:
+            fields["collectionName"] = collection_name
+        if metadata is not None:
+            fields["metadata"] = json.dumps(metadata)
+        files = [("files", os.path.basename(p), open(p, "rb").read()) for p in paths]
+        body, ctype = _multipart(fields, files)
+        with self._request("/api/v1/lake/files", body, ctype) as resp:
+            return json.load(resp)
+
+    def get_file_details(self, unique_name: str, fields_filter: Optional[dict] = None) -> dict:
+        return self.call("get_file_details", unique_name=unique_name, fields_filter=fields_filter)
+
+    def get_collection_details(self, collection_id: str, fields_filter: Optional[dict] = None) -> dict:
+        return self.call("get_collection_details", collection_id=collection_id, fields_filter=fields_filter)
+
+    def get_item_list_from_datalake(self, item_type: str = "image", query: Optional[str] = None,
+                                    filter: Optional[dict] = None, page_index: int = 0, page_size: int = 20,
+                                    sort_order: Optional[dict] = None) -> list:
+        return self.call("get_item_list_from_datalake", item_type=item_type, query=query, filter=filter,
+                         page_index=page_index, page_size=page_size, sort_order=sort_order)
+
+    def get_item_list_from_collection(self, collection_id: str, query: Optional[str] = None,
+                                      filter: Optional[dict] = None, page_index: int = 0, page_size: int = 20,
+                                      sort_order: Optional[dict] = None) -> list:
+        return self.call("get_item_list_from_collection", collection_id=collection_id, query=query,
+                         filter=filter, page_index=page_index, page_size=page_size, sort_order=sort_order)
+
+    def get_item_count_from_lake(self, item_type: str = "image", query: Optional[str] = None,
+                                 filter: Optional[dict] = None) -> list:
+        return self.call("get_item_count_from_lake", item_type=item_type, query=query, filter=filter)
+
+    def get_item_count_from_collection(self, collection_id: str, query: Optional[str] = None,
+                                       filter: Optional[dict] = None) -> list:
+        return self.call("get_item_count_from_collection", collection_id=collection_id, query=query, filter=filter)
+
+    # -- embeddings ----------------------------------------------------------
+
+    def insert_image_embeddings_batch(self, embedding_list: list, model_name: str, vector_dimension: list,
+                                      session_id: str = "") -> dict:
+        return self.call("insert_image_embeddings_batch", embedding_list=embedding_list, model_name=model_name,
+                         vector_dimension=vector_dimension, session_id=session_id or None)
+
+    def insert_image_embeddings(self, embedding_list: list, model_name: str, vector_dimension: list) -> dict:
+        return self.call("insert_image_embeddings", embedding_list=embedding_list, model_name=model_name,
+                         vector_dimension=vector_dimension)
+
+    def get_embedding_vector(self, unique_names: list, model_name: str) -> dict:
+        return self.call("get_embedding_vector", unique_names=unique_names, model_name=model_name)
+
+    def find_similar(self, model_name: str, unique_name: Optional[str] = None, vector: Optional[list] = None,
+                     k: int = 10, query: Optional[str] = None, filter: Optional[dict] = None) -> dict:
+        return self.call("find_similar", model_name=model_name, unique_name=unique_name, vector=vector, k=k,
+                         query=query, filter=filter)
+
+    # -- analysis --------------------------------------------------------------
+
+    def register_model(self, path: str, model_name: str, application: str) -> dict:
+        """Packs the model folder at path as .tar.gz and registers it (admin key)."""
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            tar.add(path, arcname=".")
+        body, ctype = _multipart({"model_name": model_name, "application": application},
+                                 [("package", "model.tar.gz", buf.getvalue())])
+        with self._request("/api/v1/client/register_model", body, ctype) as resp:
+            return json.load(resp)
+
+    def auto_tag_collection(self, collection_id: str, model_name: Optional[str] = None,
+                            input_resolution: Optional[tuple] = None, confidence_threshold: Optional[float] = None,
+                            query: Optional[str] = None, filter: Optional[dict] = None,
+                            inference_platform: Optional[str] = None) -> dict:
+        return self.call("auto_tag_collection", collection_id=collection_id, model_name=model_name,
+                         input_resolution=_list(input_resolution), confidence_threshold=confidence_threshold,
+                         query=query, filter=filter, inference_platform=inference_platform)
+
+    def generate_auto_tags_to_lake(self, content_type: str, model_name: Optional[str] = None,
+                                   input_resolution: Optional[tuple] = None,
+                                   confidence_threshold: Optional[float] = None, query: Optional[str] = None,
+                                   filter: Optional[dict] = None, inference_platform: Optional[str] = None) -> dict:
+        return self.call("generate_auto_tags_to_lake", content_type=content_type, model_name=model_name,
+                         input_resolution=_list(input_resolution), confidence_threshold=confidence_threshold,
+                         query=query, filter=filter, inference_platform=inference_platform)
+
+    def generate_embeddings_for_collection(self, collection_id: str, model_name: Optional[str] = None,
+                                           query: Optional[str] = None, filter: Optional[dict] = None,
+                                           inference_platform: Optional[str] = None) -> dict:
+        return self.call("generate_embeddings_for_collection", collection_id=collection_id, model_name=model_name,
+                         query=query, filter=filter, inference_platform=inference_platform)
+
+    def generate_embeddings_to_lake(self, content_type: str, model_name: Optional[str] = None,
+                                    query: Optional[str] = None, filter: Optional[dict] = None,
+                                    inference_platform: Optional[str] = None) -> dict:
+        return self.call("generate_embeddings_to_lake", content_type=content_type, model_name=model_name,
+                         query=query, filter=filter, inference_platform=inference_platform)
+
+    def auto_annotate_collection(self, collection_id: str, prompts: list, model_name: Optional[str] = None,
+                                 input_resolution: Optional[tuple] = None,
+                                 confidence_threshold: Optional[float] = None, query: Optional[str] = None,
+                                 filter: Optional[dict] = None, inference_platform: Optional[str] = None) -> dict:
+        return self.call("auto_annotate_collection", collection_id=collection_id, prompts=prompts,
+                         model_name=model_name, input_resolution=_list(input_resolution),
+                         confidence_threshold=confidence_threshold, query=query, filter=filter,
+                         inference_platform=inference_platform)
+
+    # -- datasets --------------------------------------------------------------
+
+    def create_dataset_from_collection(self, dataset_name: str, collection_id: str, split_info: dict, labels: list,
+                                       export_types: Optional[list] = None, query: Optional[str] = None,
+                                       filter: Optional[dict] = None, operation_list: Any = None,
+                                       augmentation_list: Optional[dict] = None) -> dict:
+        return self.call("create_dataset_from_collection", dataset_name=dataset_name, collection_id=collection_id,
+                         split_info=split_info, labels=labels, export_types=export_types, query=query,
+                         filter=filter, operation_list=operation_list, augmentation_list=augmentation_list)
+
+    def create_dataset_from_datalake(self, dataset_name: str, split_info: dict, labels: list,
+                                     export_types: Optional[list] = None, item_type: str = "image",
+                                     query: Optional[str] = None, filter: Optional[dict] = None,
+                                     operation_list: Any = None, augmentation_list: Optional[dict] = None) -> dict:
+        return self.call("create_dataset_from_datalake", dataset_name=dataset_name, split_info=split_info,
+                         labels=labels, export_types=export_types, item_type=item_type, query=query, filter=filter,
+                         operation_list=operation_list, augmentation_list=augmentation_list)
+
+    def download_dataset(self, version_id: str, export_type: str, custom_download_path: str = "",
+                         is_media_include: bool = True) -> str:
+        """Downloads a dataset version as a zip and extracts it; returns the folder."""
+        body = json.dumps({"version_id": version_id, "export_type": export_type,
+                           "is_media_include": is_media_include}).encode()
+        with self._request("/api/v1/client/download_dataset", body, "application/json") as resp:
+            data = resp.read()
+            # The server names the archive after the dataset, version and format.
+            name = resp.headers.get_filename() or f"{version_id}-{export_type.lower().replace(' ', '-')}.zip"
+        folder = custom_download_path or os.path.join(os.getcwd(), os.path.basename(name).removesuffix(".zip"))
+        os.makedirs(folder, exist_ok=True)
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            for name in z.namelist():
+                target = os.path.realpath(os.path.join(folder, name))
+                if not target.startswith(os.path.realpath(folder) + os.sep):
+                    raise FramelakeError(0, "invalid_argument", f"archive entry {name!r} leaves the folder")
+            z.extractall(folder)
+        return folder
+
+
+def _list(t: Optional[tuple]) -> Optional[list]:
+    return list(t) if t is not None else None
+
+
+def _multipart(fields: dict, files: list) -> tuple[bytes, str]:
+    boundary = uuid.uuid4().hex
+    out = io.BytesIO()
+    for name, value in fields.items():
+        out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
+    for name, filename, data in files:
+        out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
+                  f'Content-Type: application/octet-stream\r\n\r\n'.encode())
+        out.write(data)
+        out.write(b"\r\n")
+    out.write(f"--{boundary}--\r\n".encode())
+    return out.getvalue(), "multipart/form-data; boundary=" + boundary

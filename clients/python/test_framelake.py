@@ -1,0 +1,55 @@
+"""Tests of the Python client against a running server.
+
+Run by the Go end-to-end tests (cmd/framelake), which start the real binary and
+set FRAMELAKE_URL, FRAMELAKE_KEY, FRAMELAKE_SECRET and FRAMELAKE_TEST_IMAGES
+(a folder of JPEGs).
+"""
+
+import os
+import unittest
+
+from framelake import Client, FramelakeError
+
+
+class ClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.client = Client(os.environ["FRAMELAKE_URL"], os.environ["FRAMELAKE_KEY"], os.environ["FRAMELAKE_SECRET"])
+        folder = os.environ["FRAMELAKE_TEST_IMAGES"]
+        paths = sorted(os.path.join(folder, n) for n in os.listdir(folder))
+        cls.uploaded = cls.client.upload_files(paths, collection_name="py", metadata={"source": "python"})
+
+    def test_upload_list_count_details(self):
+        stored = self.uploaded["stored"]
+        self.assertEqual(len(stored), 4)
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="collection = py"), [{"count": 4}])
+        items = self.client.get_item_list_from_datalake(
+            query="metadata.source = python", page_size=2,
+            sort_order={"sort_by_field": "name", "sort_order": "ASC"})
+        self.assertEqual([i["name"] for i in items], ["img-00000.jpg", "img-00001.jpg"])
+        details = self.client.get_file_details(stored[0]["uniqueName"], {"resolution": True, "source": True})
+        self.assertEqual(details["source"], "python")
+        self.assertEqual(details["resolution"], {"width": 32, "height": 24})
+
+    def test_embeddings(self):
+        names = [f["uniqueName"] for f in self.uploaded["stored"]]
+        records = [{"uniqueName": n, "embeddings": [1.0 if j == i else 0.1 for j in range(4)]}
+                   for i, n in enumerate(names)]
+        self.assertEqual(self.client.insert_image_embeddings_batch(records, "py-model", [4])["upsertCount"], 4)
+        got = self.client.get_embedding_vector(names[:1] + ["missing-file"], "py-model")
+        self.assertEqual(got["missing"], ["missing-file"])
+        near = self.client.find_similar("py-model", vector=[1, 0.1, 0.1, 0.1], k=1)["results"]
+        self.assertEqual(near[0]["uniqueName"], names[0])
+
+    def test_errors_carry_code_and_field(self):
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.get_item_list_from_datalake(page_size=5000)
+        self.assertEqual((cm.exception.status, cm.exception.code, cm.exception.field),
+                         (400, "invalid_argument", "page_size"))
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.get_file_details("no-such-file")
+        self.assertEqual(cm.exception.code, "not_found")
+
+
+if __name__ == "__main__":
+    unittest.main()
