@@ -260,3 +260,58 @@ func TestPythonClient(t *testing.T) {
 		t.Fatalf("python client tests: %v\n%s", err, out)
 	}
 }
+
+// TestServerKill9DuringImport kills the server while `import --url` sends it
+// files, restarts it, and checks that nothing half-done is visible and that
+// the import, run again, completes.
+func TestServerKill9DuringImport(t *testing.T) {
+	data, media := t.TempDir(), t.TempDir()
+	const n = 1200
+	if err := testmedia.WriteJPEGs(media, n, 320, 240); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	serve := func() *exec.Cmd {
+		srv := exec.Command(bin, "serve", "--data", data, "--addr", addr)
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitHealthy(t, "http://"+addr)
+		return srv
+	}
+	srv := serve()
+	out, err := run(t, "keys", "create", "--data", data, "--name", "imp", "--role", "write", "--json")
+	if err != nil {
+		t.Fatal(err, out)
+	}
+	var key map[string]string
+	json.Unmarshal([]byte(out), &key)
+	args := []string{"import", media, "--url", "http://" + addr, "--key", key["key"], "--secret", key["secret"],
+		"--collection", "crash", "--batch", "16", "--json"}
+	imp := exec.Command(bin, args...)
+	if err := imp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(data, "framelake.db")
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if countFiles(t, db, true) >= 100 {
+			break
+		}
+	}
+	srv.Process.Kill()
+	srv.Wait()
+	if err := imp.Wait(); err == nil {
+		t.Log("import finished before the kill")
+	}
+	t.Logf("server killed after %d of %d files", countFiles(t, db, false), n)
+	srv = serve() // a restart clears temp files and resumes service
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	checkConsistent(t, data)
+	if out, err := run(t, args...); err != nil {
+		t.Fatalf("re-run: %v %s", err, out)
+	}
+	if c := countFiles(t, db, false); c != n {
+		t.Fatalf("%d rows after the re-run, want %d", c, n)
+	}
+	checkConsistent(t, data)
+}
