@@ -3,6 +3,7 @@ package analysis
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"compress/gzip"
 	"context"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/lake"
@@ -319,3 +321,11 @@ func contains(t testing.TB, got string, want ...string) {
 		}
 	}
 }
+
+func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
+
+func vectorQuery(model, name string) vector.SearchQuery {
+	return vector.SearchQuery{Model: model, UniqueName: name, K: 5}
+}
+
+func asErr(err error, target **errs.Error) bool { return errors.As(err, target) }

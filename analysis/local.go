@@ -173,7 +173,7 @@ func (r *localRunner) exchange(ctx context.Context, p *process, meta, body []byt
 	r.mu.Unlock()
 	if err == nil && !m.OK {
 		return m, nil, &ModelError{Model: r.model.Name, Stage: m.Stage,
-			Msg: fmt.Sprintf("%s raised %s", m.Stage, m.Error), Tail: lastLines(m.Traceback, 12)}
+			Msg: fmt.Sprintf("%s raised %s", m.Stage, lastLines(m.Error, 1)), Tail: lastLines(m.Traceback, 12)}
 	}
 	if err == nil {
 		return m, out, nil
@@ -299,9 +299,9 @@ func (r *localRunner) start(ctx context.Context) (*process, error) {
 
 func loadFailure(m frameMeta) string {
 	if m.Stage == "import" {
-		return "loading code/inference.py failed: " + m.Error
+		return "loading code/inference.py failed: " + lastLines(m.Error, 1)
 	}
-	return fmt.Sprintf("%s raised %s", m.Stage, m.Error)
+	return fmt.Sprintf("%s raised %s", m.Stage, lastLines(m.Error, 1))
 }
 
 // stop ends the worker, if any. The caller holds sem.

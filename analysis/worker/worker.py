@@ -60,7 +60,11 @@ def write_frame(rout, meta, body=b""):
 
 
 def failure(stage, exc):
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    # The package's own frames only: this file's and importlib's say nothing.
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f.filename != __file__ and not f.filename.startswith("<frozen")]
+    tb = "".join(["Traceback (most recent call last):\n"] + traceback.format_list(frames)
+                 + traceback.format_exception_only(type(exc), exc))
     msg = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return {"ok": False, "stage": stage, "error": msg, "traceback": tb}
 
