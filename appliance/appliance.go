@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
@@ -52,6 +53,7 @@ type Appliance struct {
 	Jobs     *job.Queue
 	Vectors  *vector.Store
 	Annotate *annotate.Service
+	Analysis *analysis.Service
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -91,7 +93,7 @@ func (a *Appliance) open(ctx context.Context) error {
 		owner string
 		fs    fs.FS
 	}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()},
-		{"vector", vector.Migrations}, {"annotate", annotate.Migrations}} {
+		{"vector", vector.Migrations}, {"annotate", annotate.Migrations}, {"analysis", analysis.Migrations}} {
 		if err := db.Migrate(ctx, m.owner, m.fs); err != nil {
 			return err
 		}
@@ -119,6 +121,11 @@ func (a *Appliance) open(ctx context.Context) error {
 		return err
 	}
 	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
+	a.Analysis, err = analysis.New(ctx, analysis.Deps{Lake: a.Lake, Vectors: a.Vectors, Jobs: a.Jobs},
+		analysis.Options{DataDir: a.cfg.DataDir, Logger: a.log})
+	if err != nil {
+		return err
+	}
 	if a.cfg.JobWorkers < 0 {
 		return nil
 	}
@@ -157,7 +164,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Logger: a.log}, web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
+		Analysis: a.Analysis, Logger: a.log}, web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 
 // Serve serves the REST API on the bound address until ctx is done, then
@@ -194,6 +201,7 @@ func (a *Appliance) Close() error {
 	if a.listener != nil {
 		a.listener.Close()
 	}
+	errList = append(errList, a.Analysis.Close()) // nil-safe; after the jobs that use its workers
 	if a.Vectors != nil {
 		errList = append(errList, a.Vectors.Close())
 	}

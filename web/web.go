@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v5"
 	"github.com/labstack/echo/v5/middleware"
 
+	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
@@ -25,6 +26,7 @@ type Deps struct {
 	Jobs     *job.Queue
 	Vectors  *vector.Store
 	Annotate *annotate.Service
+	Analysis *analysis.Service // nil: analysis routes answer 503
 	Logger   *slog.Logger
 }
 
@@ -67,6 +69,7 @@ func New(d Deps, opt Options) http.Handler {
 	s.jobRoutes(rest)
 	s.vectorFunctions()
 	s.clientRoutes(api) // each client function checks its own role
+	s.analysisRoutes(api)
 	return e
 }
 

@@ -24,6 +24,7 @@ var commands = map[string]command{
 	"import":  {cmdImport, "import a folder of media into the lake"},
 	"keys":    {cmdKeys, "create, list and revoke API keys"},
 	"augment": {cmdAugment, "preview an augmentation configuration on an image"},
+	"model":   {cmdModel, "serve a registered model package over the SageMaker protocol, list models"},
 	"version": {cmdVersion, "print the version"},
 }
 
