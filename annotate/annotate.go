@@ -219,15 +219,18 @@ type TaskFrames struct {
 
 // FrameAnnotations is a frame with its boxes.
 type FrameAnnotations struct {
-	FrameID     int          `json:"frameId"` // the sequence number
-	UniqueName  string       `json:"uniqueName"`
-	URL         string       `json:"url"` // signed media URL
-	Width       int          `json:"width"`
-	Height      int          `json:"height"`
-	Annotations []Annotation `json:"annotations"`
+	FrameID    int    `json:"frameId"` // the sequence number
+	UniqueName string `json:"uniqueName"`
+	URL        string `json:"url"` // signed media URL
+	Width      int    `json:"width"`
+	Height     int    `json:"height"`
+	// Annotations is the JSON array of the frame's boxes, each an Annotation,
+	// kept as the database built it: a page holds tens of thousands of boxes
+	// and decoding them only to encode them again would double its time.
+	Annotations json.RawMessage `json:"annotations"`
 }
 
-// Annotation is a stored box.
+// Annotation is a stored box, an element of FrameAnnotations.Annotations.
 type Annotation struct {
 	ID         string          `json:"id"`
 	Label      string          `json:"label"`

@@ -236,7 +236,7 @@ func TestDownloadFilters(t *testing.T) {
 	}
 	d, err := f.s.Download(f.ctx, annotate.DownloadQuery{ProjectID: f.proj.ID, PageSize: 2})
 	if err != nil || d.TaskCount != 3 || len(d.Data) != 2 || len(d.Data[0].Frames) != 2 ||
-		len(d.Data[0].Frames[1].Annotations) != 2 || d.Data[0].Frames[1].FrameID != 1 {
+		len(boxesOf(t, d.Data[0].Frames[1])) != 2 || d.Data[0].Frames[1].FrameID != 1 {
 		t.Fatalf("page 0: %+v %v", d, err)
 	}
 	d, _ = f.s.Download(f.ctx, annotate.DownloadQuery{ProjectID: f.proj.ID, PageSize: 2, PageIndex: 1})
@@ -248,8 +248,9 @@ func TestDownloadFilters(t *testing.T) {
 		t.Fatalf("filtered: %+v", d)
 	}
 	for _, fr := range d.Data[0].Frames {
-		if len(fr.Annotations) != 1 || fr.Annotations[0].Label != "bus" || fr.Annotations[0].Source != lake.Human {
-			t.Errorf("label filter: %+v", fr.Annotations)
+		if b := boxesOf(t, fr); len(b) != 1 || b[0].Label != "bus" || b[0].Source != lake.Human || b[0].ID == "" ||
+			b[0].Width != 5 || string(b[0].Attributes) != "{}" {
+			t.Errorf("label filter: %+v", b)
 		}
 	}
 	if _, err := f.s.Download(f.ctx, annotate.DownloadQuery{ProjectID: f.proj.ID, TaskIDs: []string{"tsk_nope"}}); !errs.Is(err, errs.NotFound) {
@@ -290,4 +291,13 @@ func asErr(err error, e **errs.Error) bool {
 	v, ok := err.(*errs.Error)
 	*e = v
 	return ok
+}
+
+func boxesOf(t *testing.T, f annotate.FrameAnnotations) []annotate.Annotation {
+	t.Helper()
+	var out []annotate.Annotation
+	if err := json.Unmarshal(f.Annotations, &out); err != nil {
+		t.Fatalf("annotations %s: %v", f.Annotations, err)
+	}
+	return out
 }

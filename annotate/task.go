@@ -3,6 +3,7 @@ package annotate
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"math"
 	"net/url"
@@ -214,7 +215,7 @@ func (s *Service) fillFrames(ctx context.Context, p Project, labels []string, se
 			return err
 		}
 		fa.URL = s.lake.URL(lake.File{UniqueName: fa.UniqueName})
-		fa.Annotations = []Annotation{}
+		fa.Annotations = json.RawMessage("[]")
 		t := &data[index[sessionSeq]]
 		where[fileSeq] = at{index[sessionSeq], len(t.Frames)}
 		t.Frames = append(t.Frames, fa)
@@ -224,19 +225,15 @@ func (s *Service) fillFrames(ctx context.Context, p Project, labels []string, se
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	boxes, err := s.lake.Boxes(ctx, lake.BoxQuery{FileSeqs: files, Labels: labels, Sources: []lake.Source{lake.Human},
-		Operations: []string{p.ID}})
+	boxes, err := s.lake.BoxesJSON(ctx, lake.BoxQuery{FileSeqs: files, Labels: labels,
+		Sources: []lake.Source{lake.Human}, Operations: []string{p.ID}})
 	if err != nil {
 		return err
 	}
-	for _, b := range boxes {
-		w, ok := where[b.FileSeq]
-		if !ok {
-			continue
+	for seq, arr := range boxes {
+		if w, ok := where[seq]; ok {
+			data[w.task].Frames[w.frame].Annotations = arr
 		}
-		f := &data[w.task].Frames[w.frame]
-		f.Annotations = append(f.Annotations, Annotation{ID: b.ID, Label: b.Label, X: b.X, Y: b.Y, Width: b.W,
-			Height: b.H, Attributes: b.Attributes, Source: b.Source})
 	}
 	return nil
 }

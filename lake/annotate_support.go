@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"time"
 
 	"github.com/framelake/framelake/errs"
@@ -32,4 +33,51 @@ func CreateCollectionTx(ctx context.Context, tx *sql.Tx, name string, t Collecti
 func SetVideoIndexTx(ctx context.Context, tx *sql.Tx, fileSeq int64, index int) error {
 	_, err := tx.ExecContext(ctx, `UPDATE file SET video_index = ? WHERE seq = ?`, index, fileSeq)
 	return err
+}
+
+// BoxesJSON returns, per file, the boxes q selects as one JSON array of
+// {"id", "label", "x", "y", "width", "height", "attributes", "source"}
+// objects in insertion order (files without a selected box are absent).
+// SQLite builds the JSON: for the thousands of frames of an annotation
+// download that is several times faster than scanning every box's columns.
+func (l *Lake) BoxesJSON(ctx context.Context, q BoxQuery) (map[int64]json.RawMessage, error) {
+	if len(q.FileSeqs) == 0 {
+		return map[int64]json.RawMessage{}, nil
+	}
+	where := `a.file_seq IN (SELECT value FROM json_each(?))`
+	args := []any{jsonArray(q.FileSeqs)}
+	if len(q.Labels) > 0 {
+		where += ` AND a.label IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.Labels))
+	}
+	if len(q.Sources) > 0 {
+		where += ` AND a.source IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.Sources))
+	}
+	if q.Operations != nil {
+		where += ` AND a.operation IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.Operations))
+	}
+	// Concatenation rather than json_object: attributes is stored compact and
+	// valid (a CHECK), ids and sources need no escaping, and REALs print as
+	// JSON numbers (NaN and infinities are refused at insert), so nothing
+	// needs parsing again.
+	rows, err := l.db.R.QueryContext(ctx, `SELECT a.file_seq, '[' || group_concat('{"id":"' || a.id ||
+		'","label":' || json_quote(a.label) || ',"x":' || a.x || ',"y":' || a.y || ',"width":' || a.w ||
+		',"height":' || a.h || ',"attributes":' || a.attributes || ',"source":"' || a.source || '"}', ','
+		ORDER BY a.seq) || ']' FROM annotation a WHERE `+where+` GROUP BY a.file_seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64]json.RawMessage, len(q.FileSeqs))
+	for rows.Next() {
+		var seq int64
+		var arr []byte
+		if err := rows.Scan(&seq, &arr); err != nil {
+			return nil, err
+		}
+		out[seq] = arr
+	}
+	return out, rows.Err()
 }

@@ -1,7 +1,11 @@
 package web
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"net/http"
 
@@ -196,7 +200,67 @@ func (s *server) downloadAnnotations(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, d)
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	c.Response().WriteHeader(http.StatusOK)
+	return writeDownload(c.Response(), d)
+}
+
+// writeDownload streams a Download as encoding/json would write it, but
+// copies each frame's annotations (already JSON, built by the database)
+// as they are: a full page is megabytes, which encoding/json would buffer
+// whole and re-validate byte by byte.
+func writeDownload(w io.Writer, d annotate.Download) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	b := make([]byte, 0, 1024)
+	meta, err := json.Marshal(d.MetaData)
+	if err != nil {
+		return err
+	}
+	b = fmt.Appendf(b, `{"pageIndex":%d,"pageSize":%d,"taskCount":%d,"metaData":%s,"data":[`,
+		d.PageIndex, d.PageSize, d.TaskCount, meta)
+	for i, t := range d.Data {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"taskId":`...)
+		b = appendString(b, t.TaskID)
+		b = append(b, `,"taskName":`...)
+		b = appendString(b, t.TaskName)
+		b = append(b, `,"frames":[`...)
+		for j, f := range t.Frames {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, `{"frameId":%d,"uniqueName":`, f.FrameID)
+			b = appendString(b, f.UniqueName)
+			b = append(b, `,"url":`...)
+			b = appendString(b, f.URL)
+			b = fmt.Appendf(b, `,"width":%d,"height":%d,"annotations":`, f.Width, f.Height)
+			if _, err := bw.Write(b); err != nil {
+				return err
+			}
+			boxes := f.Annotations
+			if len(boxes) == 0 {
+				boxes = json.RawMessage("[]")
+			}
+			if _, err := bw.Write(boxes); err != nil {
+				return err
+			}
+			b = append(b[:0], '}')
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, "]}\n"...)
+	if _, err := bw.Write(b); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json does.
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
 }
 
 // replaceFrameAnnotations takes a JSON array of the box objects of Upload
