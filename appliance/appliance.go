@@ -21,6 +21,7 @@ import (
 
 	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/dataset"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
@@ -54,6 +55,7 @@ type Appliance struct {
 	Vectors  *vector.Store
 	Annotate *annotate.Service
 	Analysis *analysis.Service
+	Datasets *dataset.Service
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -93,7 +95,8 @@ func (a *Appliance) open(ctx context.Context) error {
 		owner string
 		fs    fs.FS
 	}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()},
-		{"vector", vector.Migrations}, {"annotate", annotate.Migrations}, {"analysis", analysis.Migrations}} {
+		{"vector", vector.Migrations}, {"annotate", annotate.Migrations}, {"analysis", analysis.Migrations},
+		{"dataset", dataset.Migrations}} {
 		if err := db.Migrate(ctx, m.owner, m.fs); err != nil {
 			return err
 		}
@@ -121,6 +124,7 @@ func (a *Appliance) open(ctx context.Context) error {
 		return err
 	}
 	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
+	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log})
 	a.Analysis, err = analysis.New(ctx, analysis.Deps{Lake: a.Lake, Vectors: a.Vectors, Jobs: a.Jobs},
 		analysis.Options{DataDir: a.cfg.DataDir, Logger: a.log})
 	if err != nil {
@@ -164,7 +168,8 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Analysis: a.Analysis, Logger: a.log}, web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
+		Analysis: a.Analysis, Datasets: a.Datasets, Logger: a.log},
+		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 
 // Serve serves the REST API on the bound address until ctx is done, then

@@ -13,6 +13,7 @@ import (
 
 	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/dataset"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
@@ -26,6 +27,7 @@ type Deps struct {
 	Jobs     *job.Queue
 	Vectors  *vector.Store
 	Annotate *annotate.Service
+	Datasets *dataset.Service
 	Analysis *analysis.Service // nil: analysis routes answer 503
 	Logger   *slog.Logger
 }
@@ -60,12 +62,15 @@ func New(d Deps, opt Options) http.Handler {
 	e.GET("/healthz", s.healthz)
 	e.GET(lake.MediaPath+":name", s.media)
 	e.HEAD(lake.MediaPath+":name", s.media)
+	e.GET(lake.BlobPath+":name", s.blobMedia)
+	e.HEAD(lake.BlobPath+":name", s.blobMedia)
 
 	api := e.Group("/api/v1", s.authenticate)
 	api.GET("/openapi.yaml", s.openAPI)
 	rest := api.Group("", roleByMethod)
 	s.lakeRoutes(rest)
 	s.annotateRoutes(rest)
+	s.datasetRoutes(rest, api)
 	s.jobRoutes(rest)
 	s.vectorFunctions()
 	s.clientRoutes(api) // each client function checks its own role

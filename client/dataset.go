@@ -1,0 +1,314 @@
+package client
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SplitInfo is a train/test/validation split in percent; the three sum to 100.
+type SplitInfo struct {
+	Train      float64 `json:"train"`
+	Test       float64 `json:"test"`
+	Validation float64 `json:"validation"`
+}
+
+// DatasetSpec is what the create and update functions take besides the
+// dataset and source (INTERFACE.md 2.8).
+type DatasetSpec struct {
+	SplitInfo   SplitInfo
+	Labels      []string // at least one; fixes the class order
+	ExportTypes []string // 'RAW', 'YOLO Darknet', 'Semantic Segmentation', ...
+	Query       string
+	Filter      *Filter
+	// OperationList selects annotation sources: nil for every project and
+	// model run, an empty non-nil slice for none, ids for only those.
+	OperationList []string
+	// AugmentationList is an augmentation configuration (INTERFACE.md 2.9); nil for none.
+	AugmentationList json.RawMessage
+}
+
+func (s DatasetSpec) params(p map[string]any) map[string]any {
+	p["split_info"], p["labels"], p["operation_list"] = s.SplitInfo, s.Labels, s.OperationList
+	if s.ExportTypes != nil {
+		p["export_types"] = s.ExportTypes
+	}
+	if s.Query != "" {
+		p["query"] = s.Query
+	}
+	if s.Filter != nil {
+		p["filter"] = s.Filter
+	}
+	if s.AugmentationList != nil {
+		p["augmentation_list"] = s.AugmentationList
+	}
+	return p
+}
+
+// DatasetBuild identifies a dataset version whose build was queued; follow
+// JobID with WaitJob.
+type DatasetBuild struct {
+	DatasetID string `json:"datasetId"`
+	VersionID string `json:"versionId"`
+	VersionNo string `json:"versionNo"`
+	JobID     string `json:"jobId"`
+}
+
+// CreateDatasetFromCollection makes a dataset (version 1.0) from the images of a collection.
+func (c *Client) CreateDatasetFromCollection(ctx context.Context, name, collectionID string, spec DatasetSpec) (DatasetBuild, error) {
+	var out DatasetBuild
+	err := c.postJSON(ctx, "/api/v1/client/create_dataset_from_collection",
+		spec.params(map[string]any{"dataset_name": name, "collection_id": collectionID}), &out)
+	return out, err
+}
+
+// CreateDatasetFromDatalake makes a dataset from lake images; itemType is
+// image (""), image_collection or dataset.
+func (c *Client) CreateDatasetFromDatalake(ctx context.Context, name, itemType string, spec DatasetSpec) (DatasetBuild, error) {
+	p := map[string]any{"dataset_name": name}
+	if itemType != "" {
+		p["item_type"] = itemType
+	}
+	var out DatasetBuild
+	err := c.postJSON(ctx, "/api/v1/client/create_dataset_from_datalake", spec.params(p), &out)
+	return out, err
+}
+
+// UpdateDatasetVersionFromCollection adds a collection's images to a
+// version: into the group's next version when newVersion is set, in place
+// otherwise.
+func (c *Client) UpdateDatasetVersionFromCollection(ctx context.Context, versionID, collectionID string, newVersion bool,
+	spec DatasetSpec) (DatasetBuild, error) {
+	var out DatasetBuild
+	err := c.postJSON(ctx, "/api/v1/client/update_dataset_version_from_collection",
+		spec.params(map[string]any{"dataset_version_id": versionID, "collection_id": collectionID,
+			"is_new_version_required": newVersion}), &out)
+	return out, err
+}
+
+// UpdateDatasetVersionFromDatalake adds lake images to a version, as
+// UpdateDatasetVersionFromCollection does.
+func (c *Client) UpdateDatasetVersionFromDatalake(ctx context.Context, versionID, itemType string, newVersion bool,
+	spec DatasetSpec) (DatasetBuild, error) {
+	p := map[string]any{"dataset_version_id": versionID, "is_new_version_required": newVersion}
+	if itemType != "" {
+		p["item_type"] = itemType
+	}
+	var out DatasetBuild
+	err := c.postJSON(ctx, "/api/v1/client/update_dataset_version_from_datalake", spec.params(p), &out)
+	return out, err
+}
+
+// DatasetCount is frames and boxes of a part of a version.
+type DatasetCount struct {
+	Frames    int `json:"frames"`
+	Boxes     int `json:"boxes"`
+	Augmented int `json:"augmented"`
+}
+
+// DatasetStats describe a version's frames.
+type DatasetStats struct {
+	TotalFrames     int                     `json:"totalFrames"`
+	TotalBoxes      int                     `json:"totalBoxes"`
+	AugmentedFrames int                     `json:"augmentedFrames"`
+	Splits          map[string]DatasetCount `json:"splits"`
+	Labels          map[string]DatasetCount `json:"labels"`
+}
+
+// DatasetVersion is a version as Dataset List shows it.
+type DatasetVersion struct {
+	VersionID    string    `json:"versionId"`
+	CreatedAt    time.Time `json:"createdAt"`
+	CreatedBy    string    `json:"createdBy"`
+	StatsSummary struct {
+		TotalFrames int `json:"totalFrames"`
+		TotalBoxes  int `json:"totalBoxes"`
+	} `json:"statsSummary"`
+	VersionNo      string       `json:"versionNo"`
+	VersionDetails string       `json:"versionDetails"`
+	DatasetID      string       `json:"datasetId"`
+	Status         string       `json:"status"` // ready, building, failed (of the latest build)
+	JobID          string       `json:"jobId"`
+	Error          string       `json:"error"`
+	Labels         []string     `json:"labels"`
+	SplitInfo      SplitInfo    `json:"splitInfo"`
+	ExportTypes    []string     `json:"exportTypes"`
+	Stats          DatasetStats `json:"stats"`
+	BuiltAt        *time.Time   `json:"builtAt"`
+}
+
+// DatasetGroup is an element of Dataset List.
+type DatasetGroup struct {
+	ID          string           `json:"id"`
+	Name        string           `json:"name"`
+	CreatedAt   time.Time        `json:"createdAt"`
+	VersionList []DatasetVersion `json:"versionList"`
+}
+
+// DatasetList returns the dataset groups with their built versions.
+func (c *Client) DatasetList(ctx context.Context) ([]DatasetGroup, error) {
+	var out []DatasetGroup
+	err := c.do(ctx, http.MethodGet, "/api/v1/datasets", "", nil, &out)
+	return out, err
+}
+
+// DatasetVersion returns one version, built or not, with its latest build's status.
+func (c *Client) DatasetVersion(ctx context.Context, versionID string) (DatasetVersion, error) {
+	var out DatasetVersion
+	err := c.do(ctx, http.MethodGet, "/api/v1/dataset-versions/"+url.PathEscape(versionID), "", nil, &out)
+	return out, err
+}
+
+// CreateDatasetVersion makes the group's next version from its latest built
+// version's frames with a new split (REST Create Dataset Version).
+func (c *Client) CreateDatasetVersion(ctx context.Context, datasetGroupID string, train, test, validation float64) (DatasetBuild, error) {
+	var out DatasetBuild
+	err := c.postJSON(ctx, "/api/v1/datasets/"+url.PathEscape(datasetGroupID)+"/versions",
+		map[string]float64{"trainingSetPercentage": train, "testingSetPercentage": test, "validationSetPercentage": validation}, &out)
+	out.DatasetID = datasetGroupID
+	return out, err
+}
+
+// RetryDatasetVersion runs a version's failed build again.
+func (c *Client) RetryDatasetVersion(ctx context.Context, versionID string) (DatasetBuild, error) {
+	var out DatasetBuild
+	err := c.do(ctx, http.MethodPost, "/api/v1/dataset-versions/"+url.PathEscape(versionID)+"/retry", "", nil, &out)
+	return out, err
+}
+
+// DatasetFrame is a frame of REST Download Dataset; Annotations are in the
+// requested format's convention (decode them into the matching type).
+type DatasetFrame struct {
+	UniqueName  string          `json:"uniqueName"`
+	URL         string          `json:"url"`
+	Split       string          `json:"split"`
+	Augmented   bool            `json:"augmented"`
+	DerivedFrom string          `json:"derivedFrom"`
+	Width       int             `json:"width"`
+	Height      int             `json:"height"`
+	Annotations json.RawMessage `json:"annotations"`
+	Params      json.RawMessage `json:"params"`
+}
+
+// DatasetPage is a page of REST Download Dataset.
+type DatasetPage struct {
+	PageIndex   int            `json:"pageIndex"`
+	PageSize    int            `json:"pageSize"`
+	TotalFrames int            `json:"totalFrames"`
+	Labels      []string       `json:"labels"`
+	Frames      []DatasetFrame `json:"frames"`
+}
+
+// DownloadDatasetPage returns a page of a version's frames with URLs;
+// exportFormat is yolo, rcnn or tensorflow; pageSize 0 takes the default (100).
+func (c *Client) DownloadDatasetPage(ctx context.Context, versionID, exportFormat string, pageIndex, pageSize int) (DatasetPage, error) {
+	q := url.Values{"exportFormat": {exportFormat}, "pageIndex": {strconv.Itoa(pageIndex)}}
+	if pageSize != 0 {
+		q.Set("pageSize", strconv.Itoa(pageSize))
+	}
+	var out DatasetPage
+	err := c.do(ctx, http.MethodGet, "/api/v1/dataset-versions/"+url.PathEscape(versionID)+"/data?"+q.Encode(), "", nil, &out)
+	return out, err
+}
+
+// DownloadDataset downloads a version as an archive in exportType ('RAW',
+// 'YOLO Darknet', 'Semantic Segmentation', ...) and unpacks it under
+// customDownloadPath ("" for the current directory), returning the folder it
+// made: "<dataset>-<version>-<format>". Without media it holds annotations only.
+func (c *Client) DownloadDataset(ctx context.Context, versionID, exportType, customDownloadPath string, isMediaInclude bool) (string, error) {
+	base := customDownloadPath
+	if base == "" {
+		base = "."
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", err
+	}
+	body, _ := json.Marshal(map[string]any{"version_id": versionID, "export_type": exportType, "is_media_include": isMediaInclude})
+	resp, err := c.send(ctx, http.MethodPost, "/api/v1/client/download_dataset", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	tmp, err := os.CreateTemp(base, ".framelake-download-*.zip")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	n, err := io.Copy(tmp, resp.Body)
+	if err != nil {
+		return "", fmt.Errorf("framelake: download dataset %s: %w", versionID, err)
+	}
+	zr, err := zip.NewReader(tmp, n)
+	if err != nil {
+		return "", fmt.Errorf("framelake: download dataset %s: archive: %w", versionID, err)
+	}
+	_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Disposition"))
+	return unzip(zr, base, strings.TrimSuffix(filepath.Base(params["filename"]), ".zip"))
+}
+
+// unzip writes an archive's files under base and returns the folder holding
+// them: the archive's single root folder, or base/fallback when it has none.
+// Entries that would land outside base are refused.
+func unzip(zr *zip.Reader, base, fallback string) (string, error) {
+	root, shared := "", len(zr.File) > 0
+	for i, f := range zr.File {
+		first, _, inFolder := strings.Cut(strings.TrimPrefix(f.Name, "/"), "/")
+		if (!inFolder && !f.FileInfo().IsDir()) || (i > 0 && first != root) {
+			shared = false
+			break
+		}
+		root = first
+	}
+	dest := base
+	if !shared {
+		if fallback == "" || fallback == "." {
+			fallback = "dataset"
+		}
+		dest, root = filepath.Join(base, fallback), fallback
+	}
+	for _, f := range zr.File {
+		name := filepath.FromSlash(f.Name)
+		if !filepath.IsLocal(name) {
+			return "", fmt.Errorf("framelake: archive entry %q leaves the download folder", f.Name)
+		}
+		if err := extract(f, filepath.Join(dest, name)); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(base, root), nil
+}
+
+func extract(f *zip.File, path string) error {
+	if f.FileInfo().IsDir() {
+		return os.MkdirAll(path, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	r, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Close()
+		return fmt.Errorf("framelake: extract %s: %w", f.Name, err)
+	}
+	return w.Close()
+}

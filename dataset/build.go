@@ -1,0 +1,515 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/framelake/framelake/augment"
+	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/lake"
+)
+
+// buildState is one build of one version, as its job makes it.
+type buildState struct {
+	v      versionRow
+	build  int
+	recipe recipe
+	aug    *augment.Config // nil: no augmentation
+}
+
+// planned is a lake image the build makes a frame of, with its split.
+type planned struct {
+	f     lake.File
+	split string
+}
+
+// itemRow is a version_item row to insert.
+type itemRow struct {
+	uniqueName, name string
+	fileSeq          int64
+	split            string
+	derivedFrom      string // "" for a lake image
+	blob, ext        string
+	width, height    int
+	params           []byte // augmentation steps; nil for a lake image
+	boxes            []Box
+}
+
+// build is the BuildJob handler (see the package comment). It is idempotent:
+// a run first drops whatever an interrupted run of the same build wrote, and
+// makes the same frames again, augmentations included (they are drawn from
+// the group's seed and each frame's uniqueName). A build superseded by a
+// newer one of the same version does nothing.
+func (s *Service) build(ctx context.Context, r *job.Run) error {
+	var p buildPayload
+	if err := r.Decode(&p); err != nil {
+		return err
+	}
+	b, err := s.startBuild(ctx, p)
+	if err != nil || b == nil {
+		return err
+	}
+	plan, err := s.plan(ctx, b)
+	if err != nil {
+		return err
+	}
+	r.SetTotal(int64(len(plan)))
+	ord := 0
+	for start := 0; start < len(plan); start += s.opt.Batch {
+		chunk := plan[start:min(start+s.opt.Batch, len(plan))]
+		rows, err := s.makeItems(ctx, b, chunk)
+		if err != nil {
+			return err
+		}
+		if err := s.insertItems(ctx, b, &ord, rows); err != nil {
+			return err
+		}
+		r.Advance(int64(len(chunk)))
+	}
+	st, err := s.finishBuild(ctx, b)
+	if err != nil || st == nil {
+		return err
+	}
+	return r.SetResult(map[string]any{"datasetId": b.v.groupID, "versionId": b.v.id,
+		"versionNo": versionNo(b.v.no), "stats": st})
+}
+
+// startBuild loads the build and clears what earlier attempts left; nil
+// means there is nothing to do.
+func (s *Service) startBuild(ctx context.Context, p buildPayload) (*buildState, error) {
+	v, err := s.versionRow(ctx, s.db.R, p.VersionID)
+	if err != nil {
+		return nil, err
+	}
+	if v.status != StatusBuilding || v.pending != p.Build {
+		s.log.Info("build superseded", "version", v.id, "build", p.Build)
+		return nil, nil
+	}
+	b := &buildState{v: v, build: p.Build}
+	if err := json.Unmarshal([]byte(v.recipe), &b.recipe); err != nil {
+		return nil, fmt.Errorf("version %s recipe: %w", v.id, err)
+	}
+	if len(b.recipe.Augmentation) > 0 {
+		if b.aug, err = augment.Parse(b.recipe.Augmentation); err != nil {
+			return nil, err
+		}
+	}
+	_, err = s.db.W.ExecContext(ctx, `DELETE FROM version_item WHERE version_seq = ? AND build <> ?`, v.seq, v.current)
+	return b, err
+}
+
+// plan lists the build's lake images: the base version's frames first (in
+// their order, keeping or re-bucketing their splits), then the source's new
+// images in lake order.
+func (s *Service) plan(ctx context.Context, b *buildState) ([]planned, error) {
+	var out []planned
+	seen := map[int64]bool{}
+	add := func(seqs []int64, splitOf func(lake.File) string) error {
+		files, err := s.lake.FilesBySeq(ctx, seqs)
+		for _, f := range files {
+			if !seen[f.Seq()] {
+				seen[f.Seq()] = true
+				out = append(out, planned{f: f, split: splitOf(f)})
+			}
+		}
+		return err
+	}
+	bucket := func(f lake.File) string { return b.recipe.Split.Of(b.v.seed, f.UniqueName) }
+	if b.recipe.Base != "" {
+		seqs, splits, err := s.baseItems(ctx, b.recipe.Base)
+		if err != nil {
+			return nil, err
+		}
+		splitOf := bucket
+		if b.recipe.KeepSplits {
+			splitOf = func(f lake.File) string { return splits[f.Seq()] }
+		}
+		for i := 0; i < len(seqs); i += 500 {
+			if err := add(seqs[i:min(i+500, len(seqs))], splitOf); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if b.recipe.Source == nil {
+		return out, nil
+	}
+	where, args, err := s.sourceSQL(ctx, *b.recipe.Source)
+	if err != nil {
+		return nil, fmt.Errorf("selection: %w", err)
+	}
+	after := int64(0)
+	for {
+		seqs, err := s.pageSeqs(ctx, where, args, after)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(seqs, bucket); err != nil {
+			return nil, err
+		}
+		if len(seqs) < 500 {
+			return out, nil
+		}
+		after = seqs[len(seqs)-1]
+	}
+}
+
+// baseItems are the lake images of a version's current build and their splits.
+func (s *Service) baseItems(ctx context.Context, versionID string) ([]int64, map[int64]string, error) {
+	base, err := s.versionRow(ctx, s.db.R, versionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if base.current == 0 {
+		return nil, nil, fmt.Errorf("source version %s has no completed build", versionID)
+	}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT file_seq, split FROM version_item
+		WHERE version_seq = ? AND build = ? AND derived_from IS NULL ORDER BY ord`, base.seq, base.current)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var seqs []int64
+	splits := map[int64]string{}
+	for rows.Next() {
+		var seq int64
+		var split string
+		if err := rows.Scan(&seq, &split); err != nil {
+			return nil, nil, err
+		}
+		seqs, splits[seq] = append(seqs, seq), split
+	}
+	return seqs, splits, rows.Err()
+}
+
+// pageSeqs returns up to 500 keys of selected files after the key after.
+func (s *Service) pageSeqs(ctx context.Context, where string, args []any, after int64) ([]int64, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT f.seq FROM file f WHERE f.seq > ? AND (`+where+`)
+		ORDER BY f.seq LIMIT 500`, append([]any{after}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var seqs []int64
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, seq)
+	}
+	return seqs, rows.Err()
+}
+
+// makeItems reads the boxes of a chunk of images, augments its training
+// frames in parallel and puts their outputs in the media store.
+func (s *Service) makeItems(ctx context.Context, b *buildState, chunk []planned) ([]itemRow, error) {
+	boxes, err := s.boxes(ctx, b, chunk)
+	if err != nil {
+		return nil, err
+	}
+	derived := make([][]itemRow, len(chunk))
+	pending := make([][]newBlob, len(chunk))
+	placed := false
+	defer func() {
+		if placed {
+			return
+		}
+		for _, ps := range pending {
+			for _, b := range ps {
+				b.p.Discard()
+			}
+		}
+	}()
+	if b.aug != nil {
+		err := parallel(ctx, len(chunk), s.workers(), func(i int) error {
+			if chunk[i].split != Train {
+				return nil
+			}
+			var err error
+			derived[i], pending[i], err = s.augmentFrame(ctx, b, chunk[i], boxes[chunk[i].f.Seq()])
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if err := s.place(pending); err != nil {
+			return nil, err
+		}
+		placed = true
+	}
+	var rows []itemRow
+	for i, p := range chunk {
+		f := p.f
+		rows = append(rows, itemRow{uniqueName: f.UniqueName, name: f.Name, fileSeq: f.Seq(), split: p.split,
+			blob: f.Blob, ext: f.Ext, width: f.Width, height: f.Height, boxes: boxes[f.Seq()]})
+		rows = append(rows, derived[i]...)
+	}
+	return rows, nil
+}
+
+func (s *Service) workers() int {
+	if s.opt.Workers > 0 {
+		return s.opt.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// boxes reads the boxes of a chunk's images with the build's labels and
+// annotation sources, by file.
+func (s *Service) boxes(ctx context.Context, b *buildState, chunk []planned) (map[int64][]Box, error) {
+	out := map[int64][]Box{}
+	ops := b.recipe.Operations
+	if ops != nil && len(ops) == 0 {
+		return out, nil // operation_list []: no annotations
+	}
+	seqs := make([]int64, len(chunk))
+	for i, p := range chunk {
+		seqs[i] = p.f.Seq()
+	}
+	all, err := s.lake.Boxes(ctx, lake.BoxQuery{FileSeqs: seqs, Labels: b.recipe.Labels, Operations: ops})
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range all {
+		if x.Frame == 0 {
+			out[x.FileSeq] = append(out[x.FileSeq], Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H})
+		}
+	}
+	return out, nil
+}
+
+// augmentFrame makes a training frame's augmented frames and writes their
+// bytes to temp files of the media store.
+func (s *Service) augmentFrame(ctx context.Context, b *buildState, p planned, boxes []Box) ([]itemRow, []newBlob, error) {
+	f := p.f
+	img, err := os.ReadFile(s.lake.Store().Path(f.Blob, f.Ext))
+	if err != nil {
+		return nil, nil, fmt.Errorf("augment %s: %w", f.UniqueName, err)
+	}
+	in := make([]augment.Box, len(boxes))
+	for i, x := range boxes {
+		in[i] = augment.Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H}
+	}
+	outs, err := augment.ApplyN(ctx, img, in, b.aug, uint64(b.v.seed), AugmentationsPerFrame, augment.Options{Key: f.UniqueName})
+	if err != nil {
+		return nil, nil, fmt.Errorf("augment %s: %w", f.UniqueName, err)
+	}
+	rows := make([]itemRow, 0, len(outs))
+	var ps []newBlob
+	stem := strings.TrimSuffix(f.Name, path.Ext(f.Name))
+	for i, o := range outs {
+		pend, err := s.lake.Store().Write(bytes.NewReader(o.Image), int64(len(o.Image)))
+		if err != nil {
+			return nil, ps, fmt.Errorf("augment %s: store: %w", f.UniqueName, err)
+		}
+		pend.Data = nil // the bytes are on disk; do not hold a batch of them in memory
+		ext := extOf(o.Format)
+		ps = append(ps, newBlob{pend, ext})
+		params, err := json.Marshal(o.Steps)
+		if err != nil {
+			return nil, ps, err
+		}
+		moved := make([]Box, len(o.Boxes))
+		for j, x := range o.Boxes {
+			moved[j] = Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H}
+		}
+		rows = append(rows, itemRow{uniqueName: fmt.Sprintf("%s-aug%d", f.UniqueName, i+1),
+			name: fmt.Sprintf("%s-aug%d.%s", stem, i+1, ext), fileSeq: f.Seq(), split: p.split,
+			derivedFrom: f.UniqueName, blob: pend.Hash, ext: ext, width: o.Width, height: o.Height,
+			params: params, boxes: moved})
+	}
+	return rows, ps, nil
+}
+
+func extOf(format string) string {
+	if format == "jpeg" {
+		return "jpg"
+	}
+	return format
+}
+
+// newBlob is an augmented frame's bytes in a temp file of the media store.
+type newBlob struct {
+	p   *lake.Pending
+	ext string
+}
+
+// place makes a chunk's augmented blobs durable and moves them into the
+// store, before any row names them.
+func (s *Service) place(pending [][]newBlob) error {
+	st := s.lake.Store()
+	if err := st.Sync(); err != nil {
+		return err
+	}
+	for _, ps := range pending {
+		for _, b := range ps {
+			if err := b.p.Commit(b.ext); err != nil {
+				return err
+			}
+		}
+	}
+	return st.Sync()
+}
+
+// parallel calls fn(0..n-1) on up to workers goroutines and returns the
+// first error; a panic in fn is an error, and ctx ending stops new calls.
+func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	errList := make([]error, n)
+	call := func(i int) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			}
+		}()
+		return fn(i)
+	}
+	for range min(workers, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				errList[i] = call(i)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errList...); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// insertItems writes a chunk's rows in one transaction, numbering them from *ord.
+func (s *Service) insertItems(ctx context.Context, b *buildState, ord *int, rows []itemRow) error {
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO version_item (version_seq, build, ord, unique_name, name,
+			file_seq, split, derived_from, blob, ext, width, height, params, boxes, box_count)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for _, r := range rows {
+			boxes := r.boxes
+			if boxes == nil {
+				boxes = []Box{}
+			}
+			bj, err := json.Marshal(boxes)
+			if err != nil {
+				return err
+			}
+			var derived, params any
+			if r.derivedFrom != "" {
+				derived, params = r.derivedFrom, string(r.params)
+			}
+			if _, err := ins.ExecContext(ctx, b.v.seq, b.build, *ord, r.uniqueName, r.name, r.fileSeq, r.split,
+				derived, r.blob, r.ext, r.width, r.height, params, string(bj), len(r.boxes)); err != nil {
+				return err
+			}
+			*ord++
+		}
+		return nil
+	})
+}
+
+// finishBuild makes the build current with its statistics, unless a newer
+// build superseded it (then it returns nil stats).
+func (s *Service) finishBuild(ctx context.Context, b *buildState) (*Stats, error) {
+	var st Stats
+	superseded := false
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var status string
+		var pending int
+		if err := tx.QueryRowContext(ctx, `SELECT status, pending_build FROM dataset_version WHERE seq = ?`,
+			b.v.seq).Scan(&status, &pending); err != nil {
+			return err
+		}
+		if status != StatusBuilding || pending != b.build {
+			superseded = true
+			return nil
+		}
+		var err error
+		if st, err = computeStats(ctx, tx, b.v.seq, b.build, b.recipe.Labels); err != nil {
+			return err
+		}
+		sj, _ := json.Marshal(st)
+		now := millis(s.now())
+		if _, err := tx.ExecContext(ctx, `UPDATE dataset_version SET status = 'ready', current_build = ?,
+			built_recipe = recipe, stats = ?, built_at = ?, updated_at = ? WHERE seq = ?`,
+			b.build, string(sj), now, now, b.v.seq); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM version_item WHERE version_seq = ? AND build <> ?`, b.v.seq, b.build)
+		return err
+	})
+	if err != nil || superseded {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// computeStats counts the frames and boxes of one build.
+func computeStats(ctx context.Context, q querier, versionSeq int64, build int, labels []string) (Stats, error) {
+	st := Stats{Splits: map[string]Count{Train: {}, Test: {}, Validation: {}}, Labels: map[string]Count{}}
+	for _, l := range labels {
+		st.Labels[l] = Count{}
+	}
+	rows, err := q.QueryContext(ctx, `SELECT split, derived_from IS NOT NULL, count(*), coalesce(sum(box_count), 0)
+		FROM version_item WHERE version_seq = ? AND build = ? GROUP BY 1, 2`, versionSeq, build)
+	if err != nil {
+		return st, err
+	}
+	for rows.Next() {
+		var split string
+		var augmented bool
+		var frames, boxes int
+		if err := rows.Scan(&split, &augmented, &frames, &boxes); err != nil {
+			rows.Close()
+			return st, err
+		}
+		c := st.Splits[split]
+		c.Frames, c.Boxes = c.Frames+frames, c.Boxes+boxes
+		if augmented {
+			c.Augmented += frames
+			st.AugmentedFrames += frames
+		}
+		st.Splits[split] = c
+		st.TotalFrames, st.TotalBoxes = st.TotalFrames+frames, st.TotalBoxes+boxes
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT json_extract(b.value, '$.label'), count(DISTINCT vi.ord), count(*),
+			count(DISTINCT CASE WHEN vi.derived_from IS NOT NULL THEN vi.ord END)
+		FROM version_item vi, json_each(vi.boxes) b WHERE vi.version_seq = ? AND vi.build = ? GROUP BY 1`,
+		versionSeq, build)
+	if err != nil {
+		return st, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var label string
+		var c Count
+		if err := rows.Scan(&label, &c.Frames, &c.Boxes, &c.Augmented); err != nil {
+			return st, err
+		}
+		st.Labels[label] = c
+	}
+	return st, rows.Err()
+}

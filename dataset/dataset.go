@@ -1,0 +1,261 @@
+// Package dataset is framelake's datasets: groups of numbered versions
+// (1.0, 2.0, …), each a set of frames cut from the media lake with a class
+// list, a train/test/validation split, the boxes of chosen annotation
+// sources and optional augmentations, built by a durable job and exported in
+// the formats of dataset/export.
+//
+// The package owns the tables dataset_group, dataset_version and
+// version_item. It reads files and boxes through the lake and writes
+// augmented frames' bytes into the lake's content-addressed media store;
+// those frames are not lake files but items of the version that made them.
+//
+// Semantics (INTERFACE.md 2.4, 2.8, 4.2; DESIGN.md "Semantics decided here"):
+//
+//   - Selection: the images of a collection, or of the lake, narrowed by the
+//     lake's query and filter. item_type image selects images; image_collection
+//     the images of the collections that the query and filter select; dataset
+//     the images that are frames of a built version of any dataset (query and
+//     filter apply to those files). Videos and other files are never items.
+//   - Labels (at least one, unique) fix the class order: class id i is the
+//     i-th label. Boxes with other labels are left out; a frame without boxes
+//     stays in (a negative example).
+//   - operation_list: absent or null takes boxes from every annotation project
+//     and model run, [] takes none, ids take only those operations; an id from
+//     which no annotation in the lake comes is refused as unknown.
+//   - Splits are stable: a file's split is a pure function of the group's seed
+//     (drawn once, at group creation) and its uniqueName. SHA-256 of the seed
+//     (8 bytes, little endian) and the uniqueName gives a bucket in [0, 10000);
+//     bucket/100 below train% is train, below train%+test% test, otherwise
+//     validation. An update never moves a file: items carried from the source
+//     version keep the split they had, new files are bucketed with the
+//     update's percentages. Create Dataset Version (REST) re-buckets every file
+//     with its new percentages, so raising train% only moves files into train.
+//   - Versions: update_* with is_new_version_required true makes the group's
+//     next version holding the source version's frames plus the new ones;
+//     false (the default) rebuilds the source version in place. Either way the
+//     build reads boxes afresh with the call's labels and operation list, and
+//     the call's augmentation_list replaces the source's (null: none).
+//   - Builds run as jobs of type BuildJob with progress in frames. A build
+//     writes its frames apart from the version's visible ones and swaps them in
+//     with its statistics in one transaction when it completes. A version
+//     whose first build has not completed is not listed; a failed or cancelled
+//     build leaves the version as it was (unlisted, or with its previous
+//     frames) and can be retried (Retry). Only one build of a version runs at
+//     a time.
+//   - Augmentation (augmentation_list, INTERFACE.md 2.9, validated by package
+//     augment) makes AugmentationsPerFrame outputs of every training frame,
+//     drawn from the group's seed and the frame's uniqueName, so a rebuild
+//     makes the same bytes. Outputs are stored content-addressed in the media
+//     store and listed as frames with augmented true, derived_from their
+//     source, their steps as params and their moved boxes; they inherit the
+//     source's split (train) and count in the statistics.
+//   - Statistics per version: totalFrames and totalBoxes (augmented frames
+//     included), augmentedFrames, and frames and boxes per split and per label.
+//   - Exports stream in constant memory: frames are read from the database a
+//     page at a time and media is copied from the store as stored, never
+//     re-encoded.
+//   - Dataset names need not be unique: groups are told apart by id.
+//   - A lake file deleted later leaves every version it was in, with its
+//     augmented frames; the versions' statistics are recomputed.
+package dataset
+
+import (
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/lake"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrations are the package's numbered schema files, applied after the
+// lake's (items reference lake files) with db.Migrate(ctx, "dataset", ...).
+var Migrations, _ = fs.Sub(migrations, "migrations")
+
+// BuildJob is the job type of version builds.
+const BuildJob = "dataset.build"
+
+// AugmentationsPerFrame is how many augmented frames each training frame
+// gets when a version has an augmentation configuration.
+const AugmentationsPerFrame = 2
+
+// Paging of Download Dataset (REST.md).
+const (
+	DefaultPageSize = 100
+	MaxPageSize     = 10000
+)
+
+// Split names.
+const (
+	Train      = "train"
+	Test       = "test"
+	Validation = "validation"
+)
+
+// Split is a train/test/validation division in percent; the three sum to 100.
+type Split struct {
+	Train      float64 `json:"train"`
+	Test       float64 `json:"test"`
+	Validation float64 `json:"validation"`
+}
+
+// Source says which lake images a create or update adds.
+type Source struct {
+	CollectionID string       `json:"collectionId,omitempty"` // images of this collection
+	ItemType     string       `json:"itemType,omitempty"`     // image (default), image_collection, dataset
+	Query        string       `json:"query,omitempty"`
+	Filter       *lake.Filter `json:"filter,omitempty"`
+}
+
+// Spec is what every create and update fixes for the version it builds.
+type Spec struct {
+	Labels      []string `json:"labels"`
+	Split       Split    `json:"split"`
+	ExportTypes []string `json:"exportTypes"`
+	// Operations are the annotation sources: nil for all, empty for none.
+	Operations []string `json:"operations"`
+	// Augmentation is an INTERFACE.md 2.9 configuration; nil or JSON null for none.
+	Augmentation json.RawMessage `json:"augmentation,omitempty"`
+}
+
+// NewDataset asks for a new group with its version 1.0.
+type NewDataset struct {
+	Name      string
+	Source    Source
+	Spec      Spec
+	CreatedBy string
+}
+
+// Update asks to add a source's images to a version: in place, or into the
+// group's next version when NewVersion is set.
+type Update struct {
+	VersionID  string
+	DatasetID  string // optional; must be the version's group when set
+	Source     Source
+	Spec       Spec
+	NewVersion bool
+	CreatedBy  string
+}
+
+// Created identifies a version whose build was queued.
+type Created struct {
+	DatasetID string `json:"datasetId"`
+	VersionID string `json:"versionId"`
+	VersionNo string `json:"versionNo"`
+	JobID     string `json:"jobId"`
+}
+
+// Count is frames and boxes of a part of a version.
+type Count struct {
+	Frames    int `json:"frames"`
+	Boxes     int `json:"boxes"`
+	Augmented int `json:"augmented"` // augmented frames among Frames
+}
+
+// Stats describe a version's current build.
+type Stats struct {
+	TotalFrames     int              `json:"totalFrames"`
+	TotalBoxes      int              `json:"totalBoxes"`
+	AugmentedFrames int              `json:"augmentedFrames"`
+	Splits          map[string]Count `json:"splits"` // train, test, validation
+	Labels          map[string]Count `json:"labels"` // frames with the label and its boxes
+}
+
+// Version status values.
+const (
+	StatusReady    = "ready"    // no build pending; the current build is shown
+	StatusBuilding = "building" // a build is queued or running
+	StatusFailed   = "failed"   // the latest build failed or was cancelled; Retry runs it again
+)
+
+// Version is a dataset version as its group lists it.
+type Version struct {
+	ID        string    `json:"versionId"`
+	DatasetID string    `json:"datasetId"`
+	Dataset   string    `json:"datasetName"`
+	VersionNo string    `json:"versionNo"`
+	Status    string    `json:"status"`
+	JobID     string    `json:"jobId"`
+	Error     string    `json:"error,omitempty"` // why the latest build failed
+	Built     bool      `json:"built"`           // has a completed build (frames to show)
+	Labels    []string  `json:"labels"`          // of the current build
+	Split     Split     `json:"split"`
+	Export    []string  `json:"exportTypes"`
+	Stats     Stats     `json:"stats"`
+	CreatedBy string    `json:"createdBy"`
+	CreatedAt time.Time `json:"createdAt"`
+	BuiltAt   time.Time `json:"builtAt"`
+}
+
+// Group is a dataset group with its built versions, oldest first.
+type Group struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+	Versions  []Version `json:"versionList"`
+}
+
+// Box is a labelled rectangle of a frame, in pixels from the top-left corner.
+type Box struct {
+	Label string  `json:"label"`
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+	W     float64 `json:"w"`
+	H     float64 `json:"h"`
+}
+
+// Frame is one item of a version: a lake image or an augmented one.
+type Frame struct {
+	UniqueName  string          `json:"uniqueName"`
+	Name        string          `json:"name"`
+	Ext         string          `json:"ext"`
+	Split       string          `json:"split"`
+	Augmented   bool            `json:"augmented"`
+	DerivedFrom string          `json:"derivedFrom,omitempty"`
+	Width       int             `json:"width"`
+	Height      int             `json:"height"`
+	Boxes       []Box           `json:"boxes"`
+	Params      json.RawMessage `json:"params,omitempty"` // augmentation steps
+	URL         string          `json:"url"`              // signed, expiring
+
+	blob    string
+	fileSeq int64
+}
+
+// Page is one page of a version's frames.
+type Page struct {
+	Version     Version
+	PageIndex   int
+	PageSize    int
+	TotalFrames int
+	Frames      []Frame
+}
+
+// Options tune a Service; the zero value is the production default.
+type Options struct {
+	// Workers is how many frames a build augments at once; default GOMAXPROCS.
+	Workers int
+	// Batch is how many frames a build writes per transaction; default 32.
+	Batch  int
+	Logger *slog.Logger
+}
+
+// Service manages datasets over a lake and a job queue. It is safe for
+// concurrent use.
+type Service struct {
+	db   *sqlitedb.DB
+	lake *lake.Lake
+	jobs *job.Queue
+	opt  Options
+	log  *slog.Logger
+	now  func() time.Time
+}
+
+func millis(t time.Time) int64      { return t.UnixMilli() }
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

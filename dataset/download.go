@@ -1,0 +1,139 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/framelake/framelake/dataset/export"
+	"github.com/framelake/framelake/errs"
+)
+
+// Download is a prepared export of a version's current build: everything a
+// request can get wrong was checked, so a server can send its headers and
+// stream the archive.
+type Download struct {
+	s       *Service
+	vr      versionRow
+	Version Version
+	Format  export.Format
+	// FileName is "<dataset>-<version>-<format>.zip", safe in a file system.
+	FileName string
+}
+
+// PrepareDownload checks a download_dataset request.
+func (s *Service) PrepareDownload(ctx context.Context, versionID, exportType string) (*Download, error) {
+	if versionID == "" {
+		return nil, errs.Invalid("version_id", "version_id is required")
+	}
+	f, err := export.ParseFormat(exportType) // an invalid_argument naming export_type
+	if err != nil {
+		return nil, err
+	}
+	vr, v, err := s.built(ctx, versionID, "version_id")
+	if err != nil {
+		return nil, err
+	}
+	name := safeName(v.Dataset) + "-" + v.VersionNo + "-" + safeName(exportType) + ".zip"
+	return &Download{s: s, vr: vr, Version: v, Format: f, FileName: name}, nil
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// safeName keeps letters, digits, dot, dash and underscore, so the name is
+// the same folder on every system.
+func safeName(s string) string {
+	s = strings.Trim(unsafeChars.ReplaceAllString(s, "_"), "._")
+	if s == "" {
+		return "dataset"
+	}
+	return s
+}
+
+// Write streams the archive to w: frames are read a page at a time and media
+// is copied from the store as stored, so memory stays constant. Without
+// media the archive holds annotations only.
+func (d *Download) Write(ctx context.Context, w io.Writer, includeMedia bool) error {
+	labels := d.Version.Labels
+	next := d.frames(ctx)
+	return export.Write(ctx, w, d.Format, export.Dataset{Name: d.Version.Dataset, Version: d.Version.VersionNo,
+		Labels: labels}, next, includeMedia)
+}
+
+// frames returns the iterator export.Write pulls frames from. It fails, rather
+// than ending early, when the version was rebuilt under it.
+func (d *Download) frames(ctx context.Context) func() (export.Frame, error) {
+	s, vr := d.s, d.vr
+	classes := map[string]int{}
+	for i, l := range d.Version.Labels {
+		classes[l] = i
+	}
+	var page []Frame
+	after, sent, total := -1, 0, d.Version.Stats.TotalFrames
+	return func() (export.Frame, error) {
+		if len(page) == 0 {
+			if sent >= total {
+				return export.Frame{}, io.EOF
+			}
+			var err error
+			if page, after, err = s.itemPage(ctx, vr.seq, vr.current, after, 500); err != nil {
+				return export.Frame{}, err
+			}
+			if len(page) == 0 {
+				return export.Frame{}, fmt.Errorf("version %s changed during the download after %d of %d frames; download again",
+					vr.id, sent, total)
+			}
+		}
+		f := page[0]
+		page = page[1:]
+		sent++
+		return s.exportFrame(f, classes), nil
+	}
+}
+
+// itemPage reads up to n frames of a build after position after.
+func (s *Service) itemPage(ctx context.Context, versionSeq int64, build, after, n int) ([]Frame, int, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+itemColumns+` FROM version_item
+		WHERE version_seq = ? AND build = ? AND ord > ? ORDER BY ord LIMIT ?`, versionSeq, build, after, n)
+	if err != nil {
+		return nil, after, err
+	}
+	defer rows.Close()
+	var out []Frame
+	for rows.Next() {
+		f, ord, err := scanItem(rows)
+		if err != nil {
+			return nil, after, err
+		}
+		out, after = append(out, f), ord
+	}
+	return out, after, rows.Err()
+}
+
+// exportFrame turns a frame into what the export writers take.
+func (s *Service) exportFrame(f Frame, classes map[string]int) export.Frame {
+	boxes := make([]export.Box, len(f.Boxes))
+	for i, b := range f.Boxes {
+		boxes[i] = export.Box{Label: b.Label, ClassID: classes[b.Label], X: b.X, Y: b.Y, W: b.W, H: b.H}
+	}
+	store, blob, ext := s.lake.Store(), f.blob, f.Ext
+	return export.Frame{UniqueName: f.UniqueName, Name: f.Name, Ext: f.Ext, Split: f.Split, Augmented: f.Augmented,
+		DerivedFrom: f.DerivedFrom, Width: f.Width, Height: f.Height, Boxes: boxes, Params: f.Params,
+		Open: func() (io.ReadCloser, error) { return store.Open(blob, ext) }}
+}
+
+// ExportFrames converts a page's frames to what the export writers take, for
+// callers that show boxes with export.YOLOBoxes, RCNNBoxes or TFBoxes.
+func (s *Service) ExportFrames(p Page) []export.Frame {
+	classes := map[string]int{}
+	for i, l := range p.Version.Labels {
+		classes[l] = i
+	}
+	out := make([]export.Frame, len(p.Frames))
+	for i, f := range p.Frames {
+		out[i] = s.exportFrame(f, classes)
+	}
+	return out
+}

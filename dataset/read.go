@@ -1,0 +1,241 @@
+package dataset
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/framelake/framelake/errs"
+)
+
+// List returns every dataset group that has a built version, with its built
+// versions oldest first, groups newest first. A version whose first build
+// has not completed is left out (see the package comment).
+func (s *Service) List(ctx context.Context) ([]Group, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+versionColumns+`, g.created_at FROM dataset_version v
+		JOIN dataset_group g ON g.seq = v.group_seq
+		WHERE v.current_build > 0 ORDER BY g.seq DESC, v.version_no`)
+	if err != nil {
+		return nil, err
+	}
+	var vrows []versionRow
+	var created []int64
+	for rows.Next() {
+		var v versionRow
+		var c int64
+		err := rows.Scan(&v.seq, &v.groupSeq, &v.id, &v.groupID, &v.name, &v.no, &v.status, &v.jobID, &v.recipe,
+			&v.built, &v.current, &v.pending, &v.seed, &v.stats, &v.createdBy, &v.createdAt, &v.builtAt, &c)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		vrows, created = append(vrows, v), append(created, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	groups := []Group{}
+	for i, vr := range vrows {
+		v, err := s.view(ctx, vr)
+		if err != nil {
+			return nil, err
+		}
+		if n := len(groups); n == 0 || groups[n-1].ID != vr.groupID {
+			groups = append(groups, Group{ID: vr.groupID, Name: vr.name, CreatedAt: fromMillis(created[i])})
+		}
+		g := &groups[len(groups)-1]
+		g.Versions = append(g.Versions, v)
+	}
+	return groups, nil
+}
+
+// Version returns a version, built or not.
+func (s *Service) Version(ctx context.Context, versionID string) (Version, error) {
+	vr, err := s.versionRow(ctx, s.db.R, versionID)
+	if err != nil {
+		return Version{}, err
+	}
+	return s.view(ctx, vr)
+}
+
+// view turns a row into a Version: the current build's recipe and stats, and
+// the status of the latest build.
+func (s *Service) view(ctx context.Context, vr versionRow) (Version, error) {
+	v := Version{ID: vr.id, DatasetID: vr.groupID, Dataset: vr.name, VersionNo: versionNo(vr.no), JobID: vr.jobID,
+		Built: vr.current > 0, CreatedBy: vr.createdBy, CreatedAt: fromMillis(vr.createdAt),
+		Labels: []string{}, Export: []string{}}
+	var err error
+	if v.Status, v.Error, err = s.status(ctx, vr.status, vr.jobID); err != nil {
+		return v, err
+	}
+	if vr.builtAt.Valid {
+		v.BuiltAt = fromMillis(vr.builtAt.Int64)
+	}
+	recipeText := vr.recipe
+	if vr.built.Valid {
+		recipeText = vr.built.String
+	}
+	var r recipe
+	if err := json.Unmarshal([]byte(recipeText), &r); err != nil {
+		return v, fmt.Errorf("version %s recipe: %w", vr.id, err)
+	}
+	v.Labels, v.Split = r.Labels, r.Split
+	if r.ExportTypes != nil {
+		v.Export = r.ExportTypes
+	}
+	if err := json.Unmarshal([]byte(vr.stats), &v.Stats); err != nil {
+		return v, fmt.Errorf("version %s stats: %w", vr.id, err)
+	}
+	if v.Stats.Splits == nil {
+		v.Stats.Splits, v.Stats.Labels = map[string]Count{}, map[string]Count{}
+	}
+	return v, nil
+}
+
+// Details is a short human summary of a version (Dataset List's versionDetails).
+func (v Version) Details() string {
+	if !v.Built {
+		return "not built yet (" + v.Status + ")"
+	}
+	st := v.Stats
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s; %d frames", v.Split, st.TotalFrames)
+	if st.AugmentedFrames > 0 {
+		fmt.Fprintf(&b, " (%d augmented)", st.AugmentedFrames)
+	}
+	fmt.Fprintf(&b, ", %d boxes; train %d, test %d, validation %d frames; labels %s",
+		st.TotalBoxes, st.Splits[Train].Frames, st.Splits[Test].Frames, st.Splits[Validation].Frames,
+		strings.Join(v.Labels, ", "))
+	if v.Status != StatusReady {
+		fmt.Fprintf(&b, "; latest build %s", v.Status)
+	}
+	return b.String()
+}
+
+// built returns a version that has a completed build, or an error saying why not.
+func (s *Service) built(ctx context.Context, versionID, field string) (versionRow, Version, error) {
+	vr, err := s.versionRow(ctx, s.db.R, versionID)
+	if err != nil {
+		return vr, Version{}, fieldNotFound(err, field)
+	}
+	v, err := s.view(ctx, vr)
+	if err != nil {
+		return vr, v, err
+	}
+	if vr.current == 0 {
+		return vr, v, errs.New(errs.FailedPrecondition, field, "version %s has no completed build (%s, job %s)",
+			vr.id, v.Status, vr.jobID)
+	}
+	return vr, v, nil
+}
+
+// Frames returns one page of a built version's frames (REST Download
+// Dataset): real and augmented, in order, each with a signed URL.
+func (s *Service) Frames(ctx context.Context, versionID string, pageIndex, pageSize int) (Page, error) {
+	if pageSize == 0 {
+		pageSize = DefaultPageSize
+	}
+	if pageIndex < 0 || pageSize < 1 || pageSize > MaxPageSize {
+		return Page{}, errs.Invalid("pageSize", "pageIndex must be at least 0 and pageSize in 1..%d", MaxPageSize)
+	}
+	vr, v, err := s.built(ctx, versionID, "datasetVersionId")
+	if err != nil {
+		return Page{}, err
+	}
+	p := Page{Version: v, PageIndex: pageIndex, PageSize: pageSize, TotalFrames: v.Stats.TotalFrames, Frames: []Frame{}}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT `+itemColumns+` FROM version_item
+		WHERE version_seq = ? AND build = ? ORDER BY ord LIMIT ? OFFSET ?`,
+		vr.seq, vr.current, pageSize, pageIndex*pageSize)
+	if err != nil {
+		return p, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		f, _, err := scanItem(rows)
+		if err != nil {
+			return p, err
+		}
+		if f.Augmented {
+			f.URL = s.lake.BlobURL(f.blob, f.Ext)
+		} else {
+			f.URL = s.lake.URLOf(f.UniqueName)
+		}
+		p.Frames = append(p.Frames, f)
+	}
+	return p, rows.Err()
+}
+
+const itemColumns = `ord, unique_name, name, split, derived_from, blob, ext, width, height, params, boxes, file_seq`
+
+func scanItem(row scanner) (Frame, int, error) {
+	var f Frame
+	var ord int
+	var derived, params sql.NullString
+	var boxes string
+	if err := row.Scan(&ord, &f.UniqueName, &f.Name, &f.Split, &derived, &f.blob, &f.Ext, &f.Width, &f.Height,
+		&params, &boxes, &f.fileSeq); err != nil {
+		return f, 0, err
+	}
+	f.Augmented, f.DerivedFrom = derived.Valid, derived.String
+	if params.Valid {
+		f.Params = json.RawMessage(params.String)
+	}
+	if err := json.Unmarshal([]byte(boxes), &f.Boxes); err != nil {
+		return f, 0, fmt.Errorf("frame %s boxes: %w", f.UniqueName, err)
+	}
+	return f, ord, nil
+}
+
+// filesDeleted is the lake delete hook: the files leave every version (with
+// the frames augmented from them) and the versions' statistics are recounted,
+// in the transaction that deletes the files.
+func (s *Service) filesDeleted(ctx context.Context, tx *sql.Tx, fileSeqs []int64) error {
+	seqs, _ := json.Marshal(fileSeqs)
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT v.seq, v.current_build, coalesce(v.built_recipe, v.recipe)
+		FROM version_item vi JOIN dataset_version v ON v.seq = vi.version_seq AND vi.build = v.current_build
+		WHERE vi.file_seq IN (SELECT value FROM json_each(?))`, string(seqs))
+	if err != nil {
+		return err
+	}
+	type affected struct {
+		seq    int64
+		build  int
+		labels []string
+	}
+	var list []affected
+	for rows.Next() {
+		var a affected
+		var rj string
+		if err := rows.Scan(&a.seq, &a.build, &rj); err != nil {
+			rows.Close()
+			return err
+		}
+		var r recipe
+		_ = json.Unmarshal([]byte(rj), &r) // written by this package; labels only add zero counts
+		a.labels = r.Labels
+		list = append(list, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM version_item WHERE file_seq IN (SELECT value FROM json_each(?))`,
+		string(seqs)); err != nil {
+		return err
+	}
+	for _, a := range list {
+		st, err := computeStats(ctx, tx, a.seq, a.build, a.labels)
+		if err != nil {
+			return err
+		}
+		sj, _ := json.Marshal(st)
+		if _, err := tx.ExecContext(ctx, `UPDATE dataset_version SET stats = ?, updated_at = ? WHERE seq = ?`,
+			string(sj), millis(s.now()), a.seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
