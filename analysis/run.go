@@ -26,11 +26,11 @@ const (
 // in one transaction, and returns at once. Every parameter error is found
 // here, as a 400 naming the parameter, not later as a failed job.
 func (s *Service) Start(ctx context.Context, req RunRequest) (Run, error) {
-	m, vecName, err := s.resolveModel(ctx, req.Application, req.Model)
+	p, err := s.params(req)
 	if err != nil {
 		return Run{}, err
 	}
-	p, err := s.params(req)
+	m, vecName, err := s.resolveModel(ctx, req.Application, req.Model)
 	if err != nil {
 		return Run{}, err
 	}
