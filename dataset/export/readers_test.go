@@ -1,0 +1,301 @@
+package export
+
+// Real readers of the exports. These tests fail, not skip, when a reader is
+// missing, and say what to install: `make deps` installs the Debian ones
+// (darknet, python3-torchvision, python3-pil, unzip); the npm tfrecord reader
+// is installed by the test with `npm ci` from testdata/tfreader.
+
+import (
+	"archive/zip"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// debianPython is Debian's interpreter: the python3 on PATH may be another
+// one without the Debian packages.
+const debianPython = "/usr/bin/python3"
+
+// runTool runs a reader in dir and returns its combined output; a missing
+// tool fails the test naming the package to install.
+func runTool(t *testing.T, dir, tool, pkg string, args ...string) (string, error) {
+	t.Helper()
+	path, err := exec.LookPath(tool)
+	if err != nil {
+		t.Fatalf("%s is missing: install %s (the export readers are part of the test suite)", tool, pkg)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// python runs a script with Debian's python3 after checking its modules.
+func python(t *testing.T, dir, script string, modules map[string]string, args ...string) string {
+	t.Helper()
+	for mod, pkg := range modules {
+		if out, err := runTool(t, dir, debianPython, "Debian package python3", "-c", "import "+mod); err != nil {
+			t.Fatalf("%s cannot import %s: install Debian package %s (apt-get install -y %s)\n%s", debianPython, mod, pkg, pkg, out)
+		}
+	}
+	out, err := runTool(t, dir, debianPython, "Debian package python3", append([]string{"-c", script}, args...)...)
+	if err != nil {
+		t.Fatalf("python reader failed: %v\n%s", err, out)
+	}
+	return out
+}
+
+// TestDarknetReadsYOLO trains Debian's darknet for one iteration on each
+// split list of the YOLO export (obj.data as exported for train, the same
+// with train = valid.txt / test.txt for the others), from the archive root as
+// working directory. Each batch draws 64 random images from the list, so
+// every image and label file of the fixture is read.
+func TestDarknetReadsYOLO(t *testing.T) {
+	zr, _ := export(t, YOLO, fixtureDataset, withMedia(t, fixtureFrames()), true)
+	root := filepath.Join(extract(t, zr), rootFolder(fixtureDataset, YOLO))
+	cfg := filepath.Join(t.TempDir(), "tiny.cfg")
+	if err := os.WriteFile(cfg, []byte(tinyYOLOCfg(len(fixtureDataset.Labels))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	datas := []string{"obj.data"}
+	for _, list := range []string{"valid", "test"} {
+		name := "check-" + list + ".data"
+		body := fmt.Sprintf("classes = %d\ntrain = %s.txt\nnames = obj.names\nbackup = backup/\n", len(fixtureDataset.Labels), list)
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		datas = append(datas, name)
+	}
+	for _, data := range datas {
+		// No -dont_show: Debian's darknet (pjreddie's) does not know the flag
+		// and would load it as the weights file; training shows no window.
+		out, err := runTool(t, root, "darknet", "Debian package darknet (apt-get install -y darknet)", "detector", "train", data, cfg)
+		if err != nil || strings.Contains(out, "Couldn't open file") || strings.Contains(out, "Cannot load image") {
+			t.Fatalf("darknet on %s: %v\n%s", data, err, out)
+		}
+		if testing.Verbose() {
+			t.Logf("darknet detector train %s:\n%s", data, out)
+		}
+		if !strings.Contains(out, "avg") || !strings.Contains(out, "images") {
+			t.Fatalf("darknet on %s did not train an iteration:\n%s", data, out)
+		}
+	}
+}
+
+// tinyYOLOCfg is the smallest network darknet trains a detector with: one
+// 1x1 convolution feeding a yolo layer on a 32x32 input.
+func tinyYOLOCfg(classes int) string {
+	return fmt.Sprintf(`[net]
+batch=64
+subdivisions=1
+width=32
+height=32
+channels=3
+learning_rate=0.001
+max_batches=1
+policy=constant
+
+[convolutional]
+size=1
+stride=1
+pad=1
+filters=%d
+activation=linear
+
+[yolo]
+mask=0,1,2
+anchors=10,14, 23,27, 37,58
+classes=%d
+num=3
+jitter=0
+ignore_thresh=.7
+truth_thresh=1
+random=0
+`, (classes+5)*3, classes)
+}
+
+const vocScript = `
+import json, sys
+from torchvision.datasets import VOCDetection
+out = {}
+for s in ["train", "val", "trainval", "test"]:
+    ds = VOCDetection(sys.argv[1], year="2007", image_set=s, download=False)
+    items = []
+    for i in range(len(ds)):
+        img, target = ds[i]
+        ann = target["annotation"]
+        objs = [[o["name"], o["difficult"], o["pose"], int(o["bndbox"]["xmin"]), int(o["bndbox"]["ymin"]),
+                 int(o["bndbox"]["xmax"]), int(o["bndbox"]["ymax"])] for o in ann.get("object", [])]
+        items.append({"file": ann["filename"], "image": [img.width, img.height],
+                      "size": [int(ann["size"]["width"]), int(ann["size"]["height"])], "objects": objs})
+    out[s] = items
+print(json.dumps(out))
+`
+
+// TestTorchvisionReadsVOC loads every image set of the VOC export with
+// torchvision's VOCDetection and checks images, sizes and boxes.
+func TestTorchvisionReadsVOC(t *testing.T) {
+	frames := withMedia(t, fixtureFrames())
+	zr, _ := export(t, VOC, fixtureDataset, frames, true)
+	root := filepath.Join(extract(t, zr), rootFolder(fixtureDataset, VOC))
+	out := python(t, root, vocScript, map[string]string{"torchvision": "python3-torchvision"}, root)
+	type item struct {
+		File    string  `json:"file"`
+		Image   [2]int  `json:"image"`
+		Size    [2]int  `json:"size"`
+		Objects [][]any `json:"objects"`
+	}
+	var got map[string][]item
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("torchvision output: %v\n%s", err, out)
+	}
+	want := map[string][]item{}
+	for _, fr := range frames {
+		it := item{File: mediaFile(&fr), Image: [2]int{fr.Width, fr.Height}, Size: [2]int{fr.Width, fr.Height}, Objects: [][]any{}}
+		for _, b := range fr.Boxes {
+			if c, ok := vocCorners(b, fr.Width, fr.Height); ok {
+				it.Objects = append(it.Objects, []any{fixtureDataset.Labels[b.ClassID], "0", "Unspecified",
+					float64(c[0]), float64(c[1]), float64(c[2]), float64(c[3])})
+			}
+		}
+		s := vocSplits[splitIndex(fr.Split)]
+		want[s] = append(want[s], it)
+	}
+	want["trainval"] = append(append([]item{}, want["train"]...), want["val"]...)
+	for s, items := range want {
+		if a, b := fmt.Sprint(got[s]), fmt.Sprint(items); a != b {
+			t.Errorf("VOCDetection %s:\n got %s\nwant %s", s, a, b)
+		}
+	}
+	// The fixture's box at (10.2,10.7)+(5.6x12.1) must read as 1-based pixels.
+	if o := got["val"][0].Objects[1]; fmt.Sprint(o[3:]) != "[11 12 16 23]" {
+		t.Errorf("1-based corners %v, want [11 12 16 23]", o[3:])
+	}
+}
+
+const maskScript = `
+import json, sys, os
+from PIL import Image
+out = {}
+d = sys.argv[1]
+for f in sorted(os.listdir(d)):
+    im = Image.open(os.path.join(d, f))
+    pal = im.getpalette()
+    out[f] = {"mode": im.mode, "bits": im.info.get("bits", 0), "size": list(im.size),
+              "palette": pal[:12] if pal else None, "pixels": list(im.getdata())}
+print(json.dumps(out))
+`
+
+// TestPillowReadsMasks checks with Pillow that masks are 8-bit palette
+// images (16-bit past 255 labels) whose every pixel is the expected class,
+// computed here independently: the smallest box whose area holds the pixel
+// centre wins.
+func TestPillowReadsMasks(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		ds, frames := fixtureDataset, withMedia(t, fixtureFrames())
+		if many {
+			ds.Labels = nil
+			for i := range 300 {
+				ds.Labels = append(ds.Labels, fmt.Sprintf("class %d", i))
+			}
+			frames[0].Boxes = append(frames[0].Boxes, Box{ClassID: 299, X: 50, Y: 40, W: 10, H: 5})
+			for i := range frames {
+				for j := range frames[i].Boxes {
+					frames[i].Boxes[j].Label = ""
+				}
+			}
+		}
+		zr, _ := export(t, SemanticSegmentation, ds, frames, true)
+		dir := filepath.Join(extract(t, zr), rootFolder(ds, SemanticSegmentation), "SegmentationClass")
+		out := python(t, dir, maskScript, map[string]string{"PIL": "python3-pil"}, dir)
+		var got map[string]struct {
+			Mode    string `json:"mode"`
+			Size    [2]int `json:"size"`
+			Palette []int  `json:"palette"`
+			Pixels  []int  `json:"pixels"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("pillow output: %v\n%s", err, out)
+		}
+		if len(got) != len(frames) {
+			t.Fatalf("%d masks, want %d", len(got), len(frames))
+		}
+		for _, fr := range frames {
+			m := got[baseName(fr.UniqueName)+".png"]
+			// Pillow opens 16-bit grayscale PNGs as mode "I" (or "I;16").
+			wantMode := "P"
+			if many && m.Mode == "I;16" {
+				wantMode = "I;16"
+			} else if many {
+				wantMode = "I"
+			}
+			if m.Mode != wantMode || m.Size != [2]int{fr.Width, fr.Height} {
+				t.Errorf("%s: mode %s size %v, want %s %dx%d", fr.UniqueName, m.Mode, m.Size, wantMode, fr.Width, fr.Height)
+				continue
+			}
+			if !many && fmt.Sprint(m.Palette) != "[0 0 0 128 0 0 0 128 0 128 128 0]" {
+				t.Errorf("%s: palette starts %v, want VOC's", fr.UniqueName, m.Palette)
+			}
+			for i, v := range m.Pixels {
+				if w := expectedClass(fr, i%fr.Width, i/fr.Width); v != w {
+					t.Fatalf("%s pixel (%d,%d) = %d, want %d", fr.UniqueName, i%fr.Width, i/fr.Width, v, w)
+				}
+			}
+		}
+	}
+}
+
+// expectedClass is the mask rule written plainly, per pixel.
+func expectedClass(fr Frame, x, y int) int {
+	best, bestArea := 0, math.Inf(1)
+	cx, cy := float64(x)+0.5, float64(y)+0.5
+	for _, b := range fr.Boxes {
+		r, ok := clip(b, fr.Width, fr.Height)
+		if !ok || cx < r.x0 || cx >= r.x1 || cy < r.y0 || cy >= r.y1 {
+			continue
+		}
+		a := (r.x1 - r.x0) * (r.y1 - r.y0)
+		if a < bestArea || a == bestArea && b.ClassID+1 >= best {
+			best, bestArea = b.ClassID+1, a
+		}
+	}
+	return best
+}
+
+// TestZip64ReadBack writes an archive past 65,535 entries, which needs the
+// zip64 end records, and reads it with archive/zip, Python's zipfile and
+// unzip -t.
+func TestZip64ReadBack(t *testing.T) {
+	frames := make([]Frame, 70000)
+	for i := range frames {
+		frames[i] = Frame{UniqueName: fmt.Sprintf("f-%05d", i), Ext: "jpg", Split: splits[i%3], Width: 10, Height: 10,
+			Boxes: []Box{{ClassID: i % 3, X: 1, Y: 1, W: 5, H: 5}}}
+	}
+	zr, raw := export(t, YOLO, fixtureDataset, frames, false)
+	if len(zr.File) < 70000 {
+		t.Fatalf("%d entries", len(zr.File))
+	}
+	last := zr.File[len(zr.File)-1]
+	if !strings.HasSuffix(last.Name, "test.txt") || strings.Count(string(readEntry(t, last)), "\n") != 23333 {
+		t.Errorf("last entry %s is not the full test list", last.Name)
+	}
+	p := filepath.Join(t.TempDir(), "big.zip")
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := python(t, "", `import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+bad = z.testzip()
+print(len(z.namelist()), bad)`, nil, p)
+	if want := fmt.Sprintf("%d None\n", len(zr.File)); out != want {
+		t.Errorf("python zipfile: %q, want %q", out, want)
+	}
+	unzipTest(t, raw)
+}
+
+var _ = zip.Store

@@ -1,0 +1,181 @@
+package export
+
+import (
+	"cmp"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"math"
+	"slices"
+	"strings"
+)
+
+// segWriter writes class-index masks in the Pascal VOC segmentation layout
+// (which CVAT's "Segmentation mask" format also uses): SegmentationClass/
+// <uniqueName>.png, JPEGImages/, ImageSets/Segmentation/{train,val,test}.txt
+// and labelmap.txt naming each index with its palette colour.
+//
+// Mask values: 0 is background, label i is i+1. Up to 255 labels the mask is
+// an 8-bit palette PNG with VOC's 256-colour map (so it reads as indices and
+// looks right in a viewer); past that a 16-bit grayscale PNG.
+//
+// Boxes are rasterized by pixel centre: a pixel belongs to a box when its
+// centre lies inside. Where boxes overlap the smaller box wins, since it is
+// the more specific object (a person on a bus); equal areas go by label
+// order, the later label on top, then by box order.
+type segWriter struct {
+	a     *archive
+	lists [3]*spool
+	wide  bool // 16-bit masks
+	pal   color.Palette
+	pix   []byte
+	order []int
+	enc   png.Encoder
+}
+
+// maxMaskPixels bounds the one mask buffer held at a time (256 MB at 8 bits).
+const maxMaskPixels = 1 << 28
+
+func newSegWriter(a *archive) (*segWriter, error) {
+	s := &segWriter{a: a, wide: len(a.ds.Labels) > 255}
+	s.enc = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &onePool{}}
+	s.pal = make(color.Palette, 256)
+	for i := range s.pal {
+		r, g, b := vocColor(i)
+		s.pal[i] = color.RGBA{r, g, b, 255}
+	}
+	for i := range s.lists {
+		sp, err := a.spool()
+		if err != nil {
+			return nil, err
+		}
+		s.lists[i] = sp
+	}
+	return s, nil
+}
+
+// vocColor is entry i of the Pascal VOC colour map: the bits of i spread
+// over r, g and b from the high bit down.
+func vocColor(i int) (r, g, b uint8) {
+	for j := 0; j < 8; j++ {
+		r |= uint8(i&1) << (7 - j)
+		g |= uint8(i>>1&1) << (7 - j)
+		b |= uint8(i>>2&1) << (7 - j)
+		i >>= 3
+	}
+	return r, g, b
+}
+
+func (s *segWriter) frame(fr *Frame) error {
+	if err := needSize(fr); err != nil {
+		return err
+	}
+	if fr.Width*fr.Height > maxMaskPixels {
+		return fmt.Errorf("image of %dx%d is too large for a mask", fr.Width, fr.Height)
+	}
+	a, stem := s.a, baseName(fr.UniqueName)
+	if a.media {
+		if err := a.copyMedia("JPEGImages/"+mediaFile(fr), fr); err != nil {
+			return err
+		}
+	}
+	img := s.rasterize(fr)
+	err := a.z.entry(a.path("SegmentationClass/"+stem+".png"), false, false, func(w io.Writer) error {
+		return s.enc.Encode(w, img)
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.lists[splitIndex(fr.Split)].WriteString(stem + "\n")
+	return err
+}
+
+// rasterize draws the frame's boxes into the reused mask buffer.
+func (s *segWriter) rasterize(fr *Frame) image.Image {
+	w, h, bpp := fr.Width, fr.Height, 1
+	if s.wide {
+		bpp = 2
+	}
+	n := w * h * bpp
+	if cap(s.pix) < n {
+		s.pix = make([]byte, n)
+	}
+	pix := s.pix[:n]
+	clear(pix)
+	s.order = s.order[:0]
+	for i := range fr.Boxes {
+		s.order = append(s.order, i)
+	}
+	area := func(b Box) float64 {
+		r, _ := clip(b, w, h)
+		return (r.x1 - r.x0) * (r.y1 - r.y0)
+	}
+	slices.SortStableFunc(s.order, func(i, j int) int {
+		bi, bj := fr.Boxes[i], fr.Boxes[j]
+		if c := cmp.Compare(area(bj), area(bi)); c != 0 {
+			return c // larger first, so smaller ones are drawn over them
+		}
+		return cmp.Compare(bi.ClassID, bj.ClassID)
+	})
+	for _, i := range s.order {
+		b := fr.Boxes[i]
+		r, ok := clip(b, w, h)
+		if !ok {
+			continue
+		}
+		x0, x1 := centreSpan(r.x0, r.x1, w)
+		y0, y1 := centreSpan(r.y0, r.y1, h)
+		v := b.ClassID + 1
+		for y := y0; y < y1; y++ {
+			row := pix[(y*w+x0)*bpp : (y*w+x1)*bpp]
+			if bpp == 1 {
+				for k := range row {
+					row[k] = byte(v)
+				}
+				continue
+			}
+			for k := 0; k < len(row); k += 2 {
+				row[k], row[k+1] = byte(v>>8), byte(v)
+			}
+		}
+	}
+	rect := image.Rect(0, 0, w, h)
+	if s.wide {
+		return &image.Gray16{Pix: pix, Stride: 2 * w, Rect: rect}
+	}
+	return &image.Paletted{Pix: pix, Stride: w, Rect: rect, Palette: s.pal}
+}
+
+// centreSpan gives the pixels [i0, i1) whose centres i+0.5 fall in [lo, hi).
+func centreSpan(lo, hi float64, n int) (int, int) {
+	i0 := int(math.Ceil(lo - 0.5))
+	i1 := int(math.Ceil(hi - 0.5))
+	return max(0, min(i0, n)), max(0, min(i1, n))
+}
+
+func (s *segWriter) finish() error {
+	a := s.a
+	var lm strings.Builder
+	lm.WriteString("# label:color_rgb:parts:actions\n")
+	for i, l := range append([]string{"background"}, a.ds.Labels...) {
+		r, g, b := vocColor(i)
+		fmt.Fprintf(&lm, "%s:%d,%d,%d::\n", l, r, g, b)
+	}
+	if err := a.z.bytesEntry(a.path("labelmap.txt"), []byte(lm.String())); err != nil {
+		return err
+	}
+	for i, sp := range s.lists {
+		if err := a.spoolEntry("ImageSets/Segmentation/"+vocSplits[i]+".txt", sp, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onePool keeps the PNG encoder's buffers from frame to frame.
+type onePool struct{ b *png.EncoderBuffer }
+
+func (p *onePool) Get() *png.EncoderBuffer  { return p.b }
+func (p *onePool) Put(b *png.EncoderBuffer) { p.b = b }
