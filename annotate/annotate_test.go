@@ -228,7 +228,7 @@ func TestDownloadFilters(t *testing.T) {
 		sess, _ := f.s.InitializeUpload(f.ctx, f.proj.ID, name, 2)
 		tasks = append(tasks, sess.TaskID)
 		for j := range 2 {
-			bus := annotate.Box{Label: "bus", X: 2, Y: 2, Width: 5, Height: 5}
+			bus := annotate.Box{Label: "bus", X: 2.5, Y: 2, Width: 5, Height: 5}
 			if _, err := f.s.UploadFrame(f.ctx, sess.ID, frame(10*i+j, nil, car(1), bus)); err != nil {
 				t.Fatal(err)
 			}
@@ -249,7 +249,7 @@ func TestDownloadFilters(t *testing.T) {
 	}
 	for _, fr := range d.Data[0].Frames {
 		if b := boxesOf(t, fr); len(b) != 1 || b[0].Label != "bus" || b[0].Source != lake.Human || b[0].ID == "" ||
-			b[0].Width != 5 || string(b[0].Attributes) != "{}" {
+			b[0].X != 2.5 || b[0].Width != 5 || string(b[0].Attributes) != "{}" {
 			t.Errorf("label filter: %+v", b)
 		}
 	}

@@ -102,8 +102,9 @@ func TestAnnotateProjectOverHTTP(t *testing.T) {
 		t.Errorf("downLoadUrl: %v %v", resp, err)
 	}
 	// An annotator boxes the second frame: the task completes.
-	if _, err := e.write.ReplaceFrameAnnotations(ctx, pid, f1.UniqueName, []client.Box{carBox(5)}); err != nil {
-		t.Fatal(err)
+	if r, err := e.write.ReplaceFrameAnnotations(ctx, pid, f1.UniqueName, []client.Box{carBox(5)}); err != nil ||
+		r.SequenceNo != 1 || r.Task == nil || r.Task.Status != 2 {
+		t.Fatalf("replace: %+v %v", r, err)
 	}
 	tl, _ = e.read.TaskList(ctx, client.TaskListOptions{ProjectID: pid})
 	if tk := tl.TaskList[0]; tk.Status != 2 || tk.Progress != 100 || tk.CompletedAt == nil {

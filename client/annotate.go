@@ -62,6 +62,7 @@ type FrameResult struct {
 	Success    bool   `json:"success"`
 	UniqueName string `json:"uniqueName"`
 	SequenceNo int    `json:"sequenceNo"`
+	Task       *Task  `json:"task,omitempty"` // set by ReplaceFrameAnnotations: the frame's task after the change
 }
 
 // Task tracks the annotation of one upload session.

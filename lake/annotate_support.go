@@ -61,11 +61,12 @@ func (l *Lake) BoxesJSON(ctx context.Context, q BoxQuery) (map[int64]json.RawMes
 	// Concatenation rather than json_object: attributes is stored compact and
 	// valid (a CHECK), ids and sources need no escaping, and REALs print as
 	// JSON numbers (NaN and infinities are refused at insert), so nothing
-	// needs parsing again.
+	// needs parsing again. Whole numbers print as integers, as Go prints them.
 	rows, err := l.db.R.QueryContext(ctx, `SELECT a.file_seq, '[' || group_concat('{"id":"' || a.id ||
-		'","label":' || json_quote(a.label) || ',"x":' || a.x || ',"y":' || a.y || ',"width":' || a.w ||
-		',"height":' || a.h || ',"attributes":' || a.attributes || ',"source":"' || a.source || '"}', ','
-		ORDER BY a.seq) || ']' FROM annotation a WHERE `+where+` GROUP BY a.file_seq`, args...)
+		'","label":' || json_quote(a.label) || ',"x":' || `+jsonNum("a.x")+` || ',"y":' || `+jsonNum("a.y")+` ||
+		',"width":' || `+jsonNum("a.w")+` || ',"height":' || `+jsonNum("a.h")+` || ',"attributes":' || a.attributes ||
+		',"source":"' || a.source || '"}', ',' ORDER BY a.seq) || ']'
+		FROM annotation a WHERE `+where+` GROUP BY a.file_seq`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -80,4 +81,10 @@ func (l *Lake) BoxesJSON(ctx context.Context, q BoxQuery) (map[int64]json.RawMes
 		out[seq] = arr
 	}
 	return out, rows.Err()
+}
+
+// jsonNum is an SQL expression printing the REAL column col as a JSON number:
+// an integer when it is whole (10, not 10.0).
+func jsonNum(col string) string {
+	return `iif(` + col + ` = cast(` + col + ` AS INTEGER), cast(` + col + ` AS INTEGER), ` + col + `)`
 }

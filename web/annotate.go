@@ -91,7 +91,10 @@ func (s *server) initializeUpload(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"uploadId": sess.ID, "lastSequenceId": sess.LastSequenceID})
+	return c.JSON(http.StatusOK, struct {
+		UploadID       string `json:"uploadId"`
+		LastSequenceID int    `json:"lastSequenceId"`
+	}{sess.ID, sess.LastSequenceID})
 }
 
 // uploadFrame is Upload Files with Labelling: a multipart form with one
@@ -133,7 +136,15 @@ func (s *server) uploadFrame(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"success": true, "uniqueName": res.UniqueName, "sequenceNo": res.SequenceNo})
+	return c.JSON(http.StatusOK, frameResultView{Success: true, UniqueName: res.UniqueName, SequenceNo: res.SequenceNo})
+}
+
+// frameResultView answers Upload Files with Labelling, fields in REST.md's order.
+type frameResultView struct {
+	Success    bool           `json:"success"`
+	UniqueName string         `json:"uniqueName"`
+	SequenceNo int            `json:"sequenceNo"`
+	Task       *annotate.Task `json:"task,omitempty"` // the frame's task, after an annotator's change
 }
 
 // decodeBoxes reads a labels value strictly; every error names the labels field.
@@ -282,6 +293,5 @@ func (s *server) replaceFrameAnnotations(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"success": true, "uniqueName": res.UniqueName,
-		"sequenceNo": res.SequenceNo, "task": t})
+	return c.JSON(http.StatusOK, frameResultView{Success: true, UniqueName: res.UniqueName, SequenceNo: res.SequenceNo, Task: &t})
 }
