@@ -7,7 +7,9 @@ package export
 
 import (
 	"archive/zip"
+	"crypto/sha256"
 	"encoding/json"
+	"io"
 	"fmt"
 	"math"
 	"os"
@@ -299,3 +301,126 @@ print(len(z.namelist()), bad)`, nil, p)
 }
 
 var _ = zip.Store
+
+// nodeTFReader makes sure testdata/tfreader has its node_modules (npm ci from
+// the committed lock file) and returns the folder.
+func nodeTFReader(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("testdata", "tfreader"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "tfrecord")); err != nil {
+		// Scripts are skipped: the only one is a native CRC32C build that
+		// fast-crc32c does without.
+		out, err := runTool(t, dir, "npm", "Debian packages nodejs and npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
+		if err != nil {
+			t.Fatalf("npm ci in %s (the npm registry must be reachable once): %v\n%s", dir, err, out)
+		}
+	}
+	return dir
+}
+
+// TestNodeReadsTFRecord reads every shard with the npm tfrecord package,
+// which verifies both CRCs of each record, and checks each tf.Example. The
+// train split has 2,053 frames, so it spans three shards.
+func TestNodeReadsTFRecord(t *testing.T) {
+	reader := nodeTFReader(t)
+	frames := withMedia(t, fixtureFrames())
+	for i := range 2050 {
+		fr := frames[i%2]
+		fr.UniqueName = fmt.Sprintf("%s-copy-%04d", fr.UniqueName, i)
+		frames = append(frames, fr)
+	}
+	for _, media := range []bool{true, false} {
+		zr, _ := export(t, TFRecord, fixtureDataset, frames, media)
+		root := filepath.Join(extract(t, zr), rootFolder(fixtureDataset, TFRecord))
+		shards, _ := filepath.Glob(filepath.Join(root, "*.tfrecord"))
+		wantShards := []string{"test-00000", "train-00000", "train-00001", "train-00002", "valid-00000"}
+		if len(shards) != len(wantShards) {
+			t.Fatalf("shards %v, want %v", shards, wantShards)
+		}
+		out, err := runTool(t, reader, "node", "Debian package nodejs", append([]string{"read.js"}, shards...)...)
+		if err != nil {
+			t.Fatalf("node tfrecord reader: %v\n%s", err, out)
+		}
+		var files []struct {
+			File    string           `json:"file"`
+			Records []map[string]any `json:"records"`
+		}
+		if err := json.Unmarshal([]byte(out), &files); err != nil {
+			t.Fatalf("reader output: %v\n%.2000s", err, out)
+		}
+		got := map[string]map[string]any{}
+		for i, f := range files {
+			if filepath.Base(f.File) != wantShards[i]+".tfrecord" {
+				t.Errorf("shard %s, want %s", f.File, wantShards[i])
+			}
+			for _, r := range f.Records {
+				got[fmt.Sprint(r["image/source_id"])] = r
+			}
+		}
+		if len(got) != len(frames) {
+			t.Fatalf("%d records, want %d", len(got), len(frames))
+		}
+		for _, fr := range frames {
+			checkExample(t, fr, got[fmt.Sprint([]string{fr.UniqueName})], media)
+		}
+	}
+}
+
+// checkExample compares a decoded record with what the frame should give.
+func checkExample(t *testing.T, fr Frame, rec map[string]any, media bool) {
+	t.Helper()
+	want := map[string]string{
+		"image/height":            fmt.Sprint([]int{fr.Height}),
+		"image/width":             fmt.Sprint([]int{fr.Width}),
+		"image/filename":          fmt.Sprint([]string{mediaFile(&fr)}),
+		"image/source_id":         fmt.Sprint([]string{fr.UniqueName}),
+		"image/format":            "[jpeg]",
+	}
+	var labels, names []string
+	var coords [4][]string
+	for _, b := range fr.Boxes {
+		r, ok := clip(b, fr.Width, fr.Height)
+		if !ok {
+			continue
+		}
+		labels = append(labels, fmt.Sprint(b.ClassID+1))
+		names = append(names, fixtureDataset.Labels[b.ClassID])
+		for i, v := range [4]float64{r.x0 / float64(fr.Width), r.x1 / float64(fr.Width), r.y0 / float64(fr.Height), r.y1 / float64(fr.Height)} {
+			coords[i] = append(coords[i], fmt.Sprintf("%.6f", float32(v)))
+		}
+	}
+	want["image/object/class/label"] = "[" + strings.Join(labels, " ") + "]"
+	want["image/object/class/text"] = fmt.Sprint(names)
+	for i, k := range [4]string{"xmin", "xmax", "ymin", "ymax"} {
+		want["image/object/bbox/"+k] = "[" + strings.Join(coords[i], " ") + "]"
+	}
+	if media {
+		rc, _ := fr.Open()
+		data, _ := io.ReadAll(rc)
+		want["image/encoded"] = fmt.Sprintf("[%d:%x]", len(data), sha256.Sum256(data))
+	}
+	if len(rec) != len(want) {
+		t.Fatalf("%s: features %v, want the %d keys of %v", fr.UniqueName, rec, len(want), want)
+	}
+	for k, w := range want {
+		v, ok := rec[k]
+		if !ok {
+			t.Errorf("%s: no feature %s", fr.UniqueName, k)
+			continue
+		}
+		got := fmt.Sprint(v)
+		if strings.HasPrefix(k, "image/object/bbox/") {
+			parts := []string{}
+			for _, f := range v.([]any) {
+				parts = append(parts, fmt.Sprintf("%.6f", f))
+			}
+			got = "[" + strings.Join(parts, " ") + "]"
+		}
+		if got != w {
+			t.Fatalf("%s: %s = %s, want %s", fr.UniqueName, k, got, w)
+		}
+	}
+}
