@@ -124,24 +124,7 @@ func TestAnnotateProjectOverHTTP(t *testing.T) {
 	if resp, err := http.Get(fr[0].URL); err != nil || resp.StatusCode != 200 {
 		t.Errorf("frame url: %v %v", resp, err)
 	}
-	// The streamed response is what encoding/json makes of the service's page.
-	req, _ = http.NewRequest("GET", e.base+"/api/v1/projects/"+pid+"/annotations?pageIndex=0.0", nil)
-	req.SetBasicAuth(e.wkey, e.wsecret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got, want any
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("download body: %v %s", err, resp.Header.Get("Content-Type"))
-	}
-	resp.Body.Close()
-	page, _ := e.a.Annotate.Download(ctx, annotate.DownloadQuery{ProjectID: pid})
-	b, _ := json.Marshal(page)
-	json.Unmarshal(b, &want)
-	if g, w := withoutURLs(got), withoutURLs(want); !reflect.DeepEqual(g, w) {
-		t.Errorf("streamed download\n%v\nwant\n%v", g, w)
-	}
+	e.checkStreamedDownload(t, pid)
 	d, _ = e.read.DownloadAnnotations(ctx, client.DownloadOptions{ProjectID: pid, Labels: []string{"bus"},
 		TaskIDs: []string{tk.ID}})
 	if n := len(d.Data[0].Frames[0].Annotations); n != 1 || len(d.Data[0].Frames[1].Annotations) != 0 {
@@ -199,6 +182,32 @@ func TestAnnotateResumeUpload(t *testing.T) {
 	}
 	if _, err := e.write.InitializeUpload(ctx, pid, "plain", 5); client.CodeOf(err) != "already_exists" {
 		t.Errorf("a plain lake collection: %v", err)
+	}
+}
+
+// checkStreamedDownload: the streamed Download Annotations response is what
+// encoding/json makes of the service's page.
+func (e *env) checkStreamedDownload(t *testing.T, pid string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", e.base+"/api/v1/projects/"+pid+"/annotations?pageIndex=0.0", nil)
+	req.SetBasicAuth(e.wkey, e.wsecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got, want any
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("download body: %v %s", err, resp.Header.Get("Content-Type"))
+	}
+	page, err := e.a.Annotate.Download(context.Background(), annotate.DownloadQuery{ProjectID: pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(page)
+	json.Unmarshal(b, &want)
+	if g, w := withoutURLs(got), withoutURLs(want); !reflect.DeepEqual(g, w) {
+		t.Errorf("streamed download\n%v\nwant\n%v", g, w)
 	}
 }
 
