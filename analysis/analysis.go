@@ -240,6 +240,12 @@ func New(ctx context.Context, d Deps, opt Options) (*Service, error) {
 		return nil, errors.New("analysis: data folder, lake and job queue required")
 	}
 	opt.defaults()
+	// Workers run in their package folder: every path they get must be absolute.
+	abs, err := filepath.Abs(opt.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("analysis: %w", err)
+	}
+	opt.DataDir = abs
 	s := &Service{db: d.Lake.DB(), lake: d.Lake, vectors: d.Vectors, jobs: d.Jobs, opt: opt,
 		log: opt.Logger.With("component", "analysis")}
 	dir := filepath.Join(opt.DataDir, "models")
