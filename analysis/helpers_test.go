@@ -3,9 +3,9 @@ package analysis
 import (
 	"archive/tar"
 	"bytes"
-	"errors"
 	"compress/gzip"
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"log/slog"

@@ -120,13 +120,13 @@ func TestModelPipInstall(t *testing.T) {
 
 func TestParseLabels(t *testing.T) {
 	for in, want := range map[string]string{
-		"- person\n- car\n":                      "person,car",
+		"- person\n- car\n":                       "person,car",
 		"names:\n  - person\n  - 'traffic light'": "person,traffic light",
-		"nc: 2\nnames: [person, car]\n":          "person,car",
-		"names:\n  0: person\n  1: car\n":        "person,car",
-		"1: car\n0: person\n":                    "person,car",
-		"person\ncar\n":                          "person,car",
-		"# classes\n- \"a # b\"\n":               "a # b",
+		"nc: 2\nnames: [person, car]\n":           "person,car",
+		"names:\n  0: person\n  1: car\n":         "person,car",
+		"1: car\n0: person\n":                     "person,car",
+		"person\ncar\n":                           "person,car",
+		"# classes\n- \"a # b\"\n":                "a # b",
 	} {
 		got, err := parseLabels([]byte(in))
 		if err != nil || strings.Join(got, ",") != want {
