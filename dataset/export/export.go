@@ -57,18 +57,20 @@ const (
 	TFRecord             Format = "TFRecord"
 )
 
+var formats = [...]Format{RAW, YOLO, SemanticSegmentation, COCO, VOC, TFRecord}
+
 // Formats lists every format in a stable order.
-var Formats = []Format{RAW, YOLO, SemanticSegmentation, COCO, VOC, TFRecord}
+func Formats() []Format { return append([]Format(nil), formats[:]...) }
 
 // ParseFormat returns the format named s, ignoring case.
 func ParseFormat(s string) (Format, error) {
-	for _, f := range Formats {
+	for _, f := range formats {
 		if strings.EqualFold(strings.TrimSpace(s), string(f)) {
 			return f, nil
 		}
 	}
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
+	names := make([]string, len(formats))
+	for i, f := range formats {
 		names[i] = "'" + string(f) + "'"
 	}
 	return "", errs.Invalid("export_type", "export_type %q is not one of %s", s, strings.Join(names, ", "))

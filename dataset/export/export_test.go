@@ -134,7 +134,7 @@ func readEntry(t testing.TB, f *zip.File) []byte {
 // content (masks drawn as characters, other binaries by size and sha256).
 // Run with -update to rewrite them after a deliberate change.
 func TestGolden(t *testing.T) {
-	for _, f := range Formats {
+	for _, f := range Formats() {
 		t.Run(f.slug(), func(t *testing.T) {
 			zr, _ := export(t, f, fixtureDataset, fixtureFrames(), false)
 			got := describe(t, zr)
@@ -228,7 +228,7 @@ func firstDiff(want, got string) string {
 }
 
 func TestParseFormat(t *testing.T) {
-	for _, f := range Formats {
+	for _, f := range Formats() {
 		got, err := ParseFormat(strings.ToLower(string(f)))
 		if err != nil || got != f {
 			t.Errorf("ParseFormat(%q) = %q, %v", strings.ToLower(string(f)), got, err)
@@ -335,7 +335,7 @@ func TestCleanup(t *testing.T) {
 	boom := errors.New("boom")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, f := range Formats {
+	for _, f := range Formats() {
 		_ = Write(context.Background(), io.Discard, f, fixtureDataset, sliceNext(fixtureFrames()), false)
 		n := 0
 		_ = Write(context.Background(), io.Discard, f, fixtureDataset, func() (Frame, error) {
@@ -363,7 +363,7 @@ func TestMediaAsStored(t *testing.T) {
 		rc, _ := fr.Open()
 		want[mediaFile(&fr)], _ = io.ReadAll(rc)
 	}
-	for _, f := range Formats {
+	for _, f := range Formats() {
 		zr, raw := export(t, f, fixtureDataset, frames, true)
 		seen := 0
 		for _, e := range zr.File {
