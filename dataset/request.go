@@ -120,7 +120,14 @@ func (s *Service) Update(ctx context.Context, u Update) (Created, error) {
 // built version, every frame re-bucketed with split (REST Create Dataset
 // Version); labels, annotation sources and augmentation are the latest's.
 func (s *Service) CreateVersion(ctx context.Context, groupID string, split Split, createdBy string) (Created, error) {
-	if err := split.Check("split", [3]string{"trainingSetPercentage", "testingSetPercentage", "validationSetPercentage"}); err != nil {
+	if err := split.Check("validationSetPercentage", restSplitFields); err != nil {
+		if e := (*errs.Error)(nil); errors.As(err, &e) && e.Field == "validationSetPercentage" &&
+			split.Validation >= 0 && split.Validation <= 100 {
+			// The sum is off: say what the last part would have to be.
+			return Created{}, errs.Invalid(e.Field, "trainingSetPercentage + testingSetPercentage + "+
+				"validationSetPercentage must sum to 100: with %s and %s, validationSetPercentage must be %s, got %s",
+				trimFloat(split.Train), trimFloat(split.Test), trimFloat(100-split.Train-split.Test), trimFloat(split.Validation))
+		}
 		return Created{}, err
 	}
 	var groupSeq int64
@@ -176,6 +183,8 @@ func (s *Service) Retry(ctx context.Context, versionID string) (Created, error) 
 	})
 	return out, err
 }
+
+var restSplitFields = [3]string{"trainingSetPercentage", "testingSetPercentage", "validationSetPercentage"}
 
 // insertVersion adds the group's next version in tx and queues its build.
 func (s *Service) insertVersion(ctx context.Context, tx *sql.Tx, groupSeq int64, r recipe, by string, out *Created) error {
@@ -329,11 +338,11 @@ func selected(cfg *augment.Config) []augment.Entry {
 
 // sourceField names the request field a source's emptiness is about.
 func sourceField(src Source) (field, what string) {
-	if src.CollectionID != "" {
-		return "collection_id", "collection " + src.CollectionID
-	}
 	if src.Query != "" {
 		return "query", fmt.Sprintf("query %q", src.Query)
+	}
+	if src.CollectionID != "" {
+		return "collection_id", "collection " + src.CollectionID
 	}
 	return "item_type", "item_type " + defaultItemType(src.ItemType)
 }
