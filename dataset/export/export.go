@@ -140,6 +140,8 @@ var (
 // one at a time from next until it returns io.EOF. includeMedia=false writes
 // annotations only (Frame.Open is then not called). Memory stays constant in
 // the number of frames; temp files hold aggregates and are removed on return.
+// On an error the bytes already written are a truncated archive: an HTTP
+// handler should abort the response rather than end it normally.
 func Write(ctx context.Context, w io.Writer, f Format, ds Dataset, next func() (Frame, error), includeMedia bool) (err error) {
 	if _, err := ParseFormat(string(f)); err != nil {
 		return err
@@ -161,7 +163,7 @@ func Write(ctx context.Context, w io.Writer, f Format, ds Dataset, next func() (
 	if err != nil {
 		return err
 	}
-	for n := 0; ; n++ {
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -169,7 +169,11 @@ func describe(t testing.TB, zr *zip.Reader) string {
 		case strings.HasSuffix(f.Name, ".png"):
 			b.WriteString(maskText(t, data))
 		case strings.HasSuffix(f.Name, ".tfrecord"):
-			fmt.Fprintf(&b, "sha256 %x\n", sha256.Sum256(data))
+			text, err := tfText(data)
+			if err != nil {
+				t.Fatalf("%s: %v", f.Name, err)
+			}
+			fmt.Fprintf(&b, "sha256 %x\n%s", sha256.Sum256(data), text)
 		default:
 			b.Write(data)
 		}

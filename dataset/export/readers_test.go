@@ -6,11 +6,10 @@ package export
 // is installed by the test with `npm ci` from testdata/tfreader.
 
 import (
-	"archive/zip"
 	"crypto/sha256"
 	"encoding/json"
-	"io"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -300,8 +299,6 @@ print(len(z.namelist()), bad)`, nil, p)
 	unzipTest(t, raw)
 }
 
-var _ = zip.Store
-
 // nodeTFReader makes sure testdata/tfreader has its node_modules (npm ci from
 // the committed lock file) and returns the folder.
 func nodeTFReader(t *testing.T) string {
@@ -373,11 +370,11 @@ func TestNodeReadsTFRecord(t *testing.T) {
 func checkExample(t *testing.T, fr Frame, rec map[string]any, media bool) {
 	t.Helper()
 	want := map[string]string{
-		"image/height":            fmt.Sprint([]int{fr.Height}),
-		"image/width":             fmt.Sprint([]int{fr.Width}),
-		"image/filename":          fmt.Sprint([]string{mediaFile(&fr)}),
-		"image/source_id":         fmt.Sprint([]string{fr.UniqueName}),
-		"image/format":            "[jpeg]",
+		"image/height":    fmt.Sprint([]int{fr.Height}),
+		"image/width":     fmt.Sprint([]int{fr.Width}),
+		"image/filename":  fmt.Sprint([]string{mediaFile(&fr)}),
+		"image/source_id": fmt.Sprint([]string{fr.UniqueName}),
+		"image/format":    "[jpeg]",
 	}
 	var labels, names []string
 	var coords [4][]string

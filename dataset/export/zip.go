@@ -124,7 +124,7 @@ func (z *zipWriter) bytesEntry(name string, p []byte) error {
 
 // dir writes a directory entry, for folders a reader needs even when empty.
 func (z *zipWriter) dir(name string) error {
-	e := zipEntry{name: name, flags: zipFlagUTF8, offset: z.out.n, dir: true, crc: 0}
+	e := zipEntry{name: name, flags: zipFlagUTF8, offset: z.out.n, dir: true}
 	if err := z.localHeader(&e); err != nil {
 		return err
 	}
