@@ -8,7 +8,9 @@ import (
 
 // yoloWriter lays out a darknet training folder: images per split folder with
 // a label file beside each, list files that darknet reads relative to its
-// working directory (the archive root), obj.data and obj.names.
+// working directory (the archive root), obj.data and obj.names. Without media
+// the lists still name the image paths, so putting the images in place makes
+// the folder trainable.
 type yoloWriter struct {
 	a     *archive
 	lists [3]*spool
