@@ -190,6 +190,16 @@ class Client:
                          confidence_threshold=confidence_threshold, query=query, filter=filter,
                          inference_platform=inference_platform)
 
+    def generate_auto_annotations_to_lake(self, content_type: str, prompts: list, model_name: Optional[str] = None,
+                                          input_resolution: Optional[tuple] = None,
+                                          confidence_threshold: Optional[float] = None, query: Optional[str] = None,
+                                          filter: Optional[dict] = None,
+                                          inference_platform: Optional[str] = None) -> dict:
+        return self.call("generate_auto_annotations_to_lake", content_type=content_type, prompts=prompts,
+                         model_name=model_name, input_resolution=_list(input_resolution),
+                         confidence_threshold=confidence_threshold, query=query, filter=filter,
+                         inference_platform=inference_platform)
+
     # -- datasets --------------------------------------------------------------
 
     def create_dataset_from_collection(self, dataset_name: str, collection_id: str, split_info: dict, labels: list,
