@@ -65,17 +65,37 @@ func (s *Service) build(ctx context.Context, r *job.Run) error {
 		return err
 	}
 	r.SetTotal(int64(len(plan)))
+	// Storing a batch (syncs, renames, the insert) overlaps making the next
+	// one, so the cores keep augmenting while the disk flushes.
+	var prev chan error
+	wait := func() error {
+		if prev == nil {
+			return nil
+		}
+		err := <-prev
+		prev = nil
+		return err
+	}
+	defer func() { _ = wait() }()
 	ord := 0
 	for start := 0; start < len(plan); start += s.opt.Batch {
 		chunk := plan[start:min(start+s.opt.Batch, len(plan))]
-		rows, err := s.makeItems(ctx, b, chunk)
+		bt, err := s.makeItems(ctx, b, chunk)
 		if err != nil {
 			return err
 		}
-		if err := s.insertItems(ctx, b, &ord, rows); err != nil {
+		if err := wait(); err != nil {
+			bt.discard()
 			return err
 		}
-		r.Advance(int64(len(chunk)))
+		first := ord
+		ord += len(bt.rows)
+		ch := make(chan error, 1)
+		prev = ch
+		go func() { ch <- s.storeBatch(ctx, b, r, first, bt) }()
+	}
+	if err := wait(); err != nil {
+		return err
 	}
 	st, err := s.finishBuild(ctx, b)
 	if err != nil || st == nil {
@@ -211,51 +231,75 @@ func (s *Service) pageSeqs(ctx context.Context, where string, args []any, after 
 	return seqs, rows.Err()
 }
 
-// makeItems reads the boxes of a chunk of images, augments its training
-// frames in parallel and puts their outputs in the media store.
-func (s *Service) makeItems(ctx context.Context, b *buildState, chunk []planned) ([]itemRow, error) {
+// batch is a chunk's frames, made and waiting to be stored: the rows and the
+// augmented frames' bytes in temp files of the media store.
+type batch struct {
+	rows   []itemRow
+	blobs  []newBlob
+	frames int // lake images in the chunk
+}
+
+func (bt *batch) discard() {
+	for _, x := range bt.blobs {
+		x.p.Discard()
+	}
+}
+
+// makeItems reads the boxes of a chunk of images and augments its training
+// frames in parallel.
+func (s *Service) makeItems(ctx context.Context, b *buildState, chunk []planned) (*batch, error) {
 	boxes, err := s.boxes(ctx, b, chunk)
 	if err != nil {
 		return nil, err
 	}
 	derived := make([][]itemRow, len(chunk))
-	pending := make([][]newBlob, len(chunk))
-	placed := false
-	defer func() {
-		if placed {
-			return
-		}
-		for _, ps := range pending {
-			for _, b := range ps {
-				b.p.Discard()
-			}
-		}
-	}()
+	blobs := make([][]newBlob, len(chunk))
+	bt := &batch{frames: len(chunk)}
 	if b.aug != nil {
 		err := parallel(ctx, len(chunk), s.workers(), func(i int) error {
 			if chunk[i].split != Train {
 				return nil
 			}
 			var err error
-			derived[i], pending[i], err = s.augmentFrame(ctx, b, chunk[i], boxes[chunk[i].f.Seq()])
+			derived[i], blobs[i], err = s.augmentFrame(ctx, b, chunk[i], boxes[chunk[i].f.Seq()])
 			return err
 		})
+		for _, x := range blobs {
+			bt.blobs = append(bt.blobs, x...)
+		}
 		if err != nil {
+			bt.discard()
 			return nil, err
 		}
-		if err := s.place(pending); err != nil {
-			return nil, err
-		}
-		placed = true
 	}
-	var rows []itemRow
 	for i, p := range chunk {
 		f := p.f
-		rows = append(rows, itemRow{uniqueName: f.UniqueName, name: f.Name, fileSeq: f.Seq(), split: p.split,
+		bt.rows = append(bt.rows, itemRow{uniqueName: f.UniqueName, name: f.Name, fileSeq: f.Seq(), split: p.split,
 			blob: f.Blob, ext: f.Ext, width: f.Width, height: f.Height, boxes: boxes[f.Seq()]})
-		rows = append(rows, derived[i]...)
+		bt.rows = append(bt.rows, derived[i]...)
 	}
-	return rows, nil
+	return bt, nil
+}
+
+// storeBatch puts a batch's blobs in place, then inserts its rows numbered
+// from first, and reports the chunk's progress.
+func (s *Service) storeBatch(ctx context.Context, b *buildState, r *job.Run, first int, bt *batch) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	if len(bt.blobs) > 0 {
+		if err := s.place(bt.blobs); err != nil {
+			bt.discard()
+			return err
+		}
+	}
+	if err := s.insertItems(ctx, b, first, bt.rows); err != nil {
+		return err
+	}
+	r.Advance(int64(bt.frames))
+	return nil
 }
 
 func (s *Service) workers() int {
@@ -347,16 +391,14 @@ type newBlob struct {
 
 // place makes a chunk's augmented blobs durable and moves them into the
 // store, before any row names them.
-func (s *Service) place(pending [][]newBlob) error {
+func (s *Service) place(blobs []newBlob) error {
 	st := s.lake.Store()
 	if err := st.Sync(); err != nil {
 		return err
 	}
-	for _, ps := range pending {
-		for _, b := range ps {
-			if err := b.p.Commit(b.ext); err != nil {
-				return err
-			}
+	for _, b := range blobs {
+		if err := b.p.Commit(b.ext); err != nil {
+			return err
 		}
 	}
 	return st.Sync()
@@ -394,8 +436,8 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 	return ctx.Err()
 }
 
-// insertItems writes a chunk's rows in one transaction, numbering them from *ord.
-func (s *Service) insertItems(ctx context.Context, b *buildState, ord *int, rows []itemRow) error {
+// insertItems writes a chunk's rows in one transaction, numbering them from first.
+func (s *Service) insertItems(ctx context.Context, b *buildState, first int, rows []itemRow) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO version_item (version_seq, build, ord, unique_name, name,
 			file_seq, split, derived_from, blob, ext, width, height, params, boxes, box_count)
@@ -404,7 +446,7 @@ func (s *Service) insertItems(ctx context.Context, b *buildState, ord *int, rows
 			return err
 		}
 		defer ins.Close()
-		for _, r := range rows {
+		for i, r := range rows {
 			boxes := r.boxes
 			if boxes == nil {
 				boxes = []Box{}
@@ -417,11 +459,10 @@ func (s *Service) insertItems(ctx context.Context, b *buildState, ord *int, rows
 			if r.derivedFrom != "" {
 				derived, params = r.derivedFrom, string(r.params)
 			}
-			if _, err := ins.ExecContext(ctx, b.v.seq, b.build, *ord, r.uniqueName, r.name, r.fileSeq, r.split,
+			if _, err := ins.ExecContext(ctx, b.v.seq, b.build, first+i, r.uniqueName, r.name, r.fileSeq, r.split,
 				derived, r.blob, r.ext, r.width, r.height, params, string(bj), len(r.boxes)); err != nil {
 				return err
 			}
-			*ord++
 		}
 		return nil
 	})
