@@ -444,7 +444,7 @@ func TestDatasetAugmentation(t *testing.T) {
 	v := e.version(t, b.VersionID)
 	train := v.Stats.Splits["train"]
 	real := 12
-	if v.Stats.AugmentedFrames != 2*(train.Frames-train.Augmented) || v.Stats.TotalFrames != real+v.Stats.AugmentedFrames ||
+	if v.Stats.AugmentedFrames != train.Frames-train.Augmented || v.Stats.TotalFrames != real+v.Stats.AugmentedFrames ||
 		train.Augmented != v.Stats.AugmentedFrames || v.Stats.Splits["test"].Augmented != 0 {
 		t.Fatalf("stats %+v", v.Stats)
 	}
@@ -479,9 +479,17 @@ func TestDatasetAugmentation(t *testing.T) {
 		}
 	}
 	for src, n := range bySource {
-		if n != 2 {
+		if n != 1 { // a flip alone draws nothing: its second output would repeat the first
 			t.Errorf("%s has %d augmented frames", src, n)
 		}
+	}
+	// A range to draw from gives two different outputs per training frame.
+	rot := e.built(t)(e.write.CreateDatasetFromCollection(ctx, "turned", fx.colls["cars"], client.DatasetSpec{
+		SplitInfo: client.SplitInfo{Train: 100}, Labels: []string{"car"},
+		AugmentationList: json.RawMessage(`{"IMAGE_LEVEL": [{"id": "IMAGE_ROTATION",
+			"properties": [{"id": "PERCENTAGE_SCALE", "values": [-20, 20]}]}]}`)}))
+	if st := e.version(t, rot.VersionID).Stats; st.AugmentedFrames != 24 || st.TotalFrames != 36 {
+		t.Errorf("rotation: %+v", st)
 	}
 	// A rebuild in place makes the same bytes: the store gains nothing.
 	blobs := e.blobs(t)
@@ -724,7 +732,7 @@ func TestDatasetFailedBuildInvisibleAndRetried(t *testing.T) {
 		t.Errorf("retry of a ready version: %v", err)
 	}
 	groups, _ := e.read.DatasetList(ctx)
-	if len(groups) != 1 || groups[0].VersionList[0].StatsSummary.TotalFrames != 36 {
+	if len(groups) != 1 || groups[0].VersionList[0].StatsSummary.TotalFrames != 24 {
 		t.Fatalf("after retry: %+v", groups)
 	}
 
@@ -738,12 +746,12 @@ func TestDatasetFailedBuildInvisibleAndRetried(t *testing.T) {
 		t.Fatalf("update job %+v", j)
 	}
 	v := e.version(t, b.VersionID)
-	if v.Status != "failed" || v.StatsSummary.TotalFrames != 36 || len(e.frames(t, b.VersionID, "yolo")) != 36 {
+	if v.Status != "failed" || v.StatsSummary.TotalFrames != 24 || len(e.frames(t, b.VersionID, "yolo")) != 24 {
 		t.Errorf("after a failed update: %+v", v)
 	}
 	os.Rename(path+".away", path)
 	e.built(t)(e.write.RetryDatasetVersion(ctx, b.VersionID))
-	if v := e.version(t, b.VersionID); v.Status != "ready" || v.StatsSummary.TotalFrames != 54 {
+	if v := e.version(t, b.VersionID); v.Status != "ready" || v.StatsSummary.TotalFrames != 36 {
 		t.Errorf("after retrying the update: %+v", v.StatsSummary)
 	}
 	var stale int
@@ -764,10 +772,10 @@ func TestDatasetLakeDeleteLeavesVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := e.version(t, b.VersionID)
-	if v.Stats.TotalFrames != 33 || v.Stats.AugmentedFrames != 22 || len(e.frames(t, b.VersionID, "yolo")) != 33 {
+	if v.Stats.TotalFrames != 22 || v.Stats.AugmentedFrames != 11 || len(e.frames(t, b.VersionID, "yolo")) != 22 {
 		t.Errorf("after deleting a file: %+v", v.Stats)
 	}
-	if !strings.Contains(v.VersionDetails, "33 frames") {
+	if !strings.Contains(v.VersionDetails, "22 frames") {
 		t.Errorf("details %q", v.VersionDetails)
 	}
 }

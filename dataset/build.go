@@ -352,7 +352,16 @@ func (s *Service) augmentFrame(ctx context.Context, b *buildState, p planned, bo
 	rows := make([]itemRow, 0, len(outs))
 	var ps []newBlob
 	stem := strings.TrimSuffix(f.Name, path.Ext(f.Name))
+	seen := map[string]bool{}
 	for i, o := range outs {
+		params, err := json.Marshal(o.Steps)
+		if err != nil {
+			return nil, ps, err
+		}
+		if seen[string(params)] {
+			continue // nothing was drawn differently (a flip alone): no duplicate frames
+		}
+		seen[string(params)] = true
 		pend, err := s.lake.Store().Write(bytes.NewReader(o.Image), int64(len(o.Image)))
 		if err != nil {
 			return nil, ps, fmt.Errorf("augment %s: store: %w", f.UniqueName, err)
@@ -360,10 +369,6 @@ func (s *Service) augmentFrame(ctx context.Context, b *buildState, p planned, bo
 		pend.Data = nil // the bytes are on disk; do not hold a batch of them in memory
 		ext := extOf(o.Format)
 		ps = append(ps, newBlob{pend, ext})
-		params, err := json.Marshal(o.Steps)
-		if err != nil {
-			return nil, ps, err
-		}
 		moved := make([]Box, len(o.Boxes))
 		for j, x := range o.Boxes {
 			moved[j] = Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H}

@@ -45,7 +45,9 @@
 //   - Augmentation (augmentation_list, INTERFACE.md 2.9, validated by package
 //     augment) makes AugmentationsPerFrame outputs of every training frame,
 //     drawn from the group's seed and the frame's uniqueName, so a rebuild
-//     makes the same bytes. Outputs are stored content-addressed in the media
+//     makes the same bytes. An output whose steps repeat an earlier one's of
+//     the same frame is left out (a configuration with nothing to draw, such
+//     as a flip alone, gives one output), so a version holds no duplicates. Outputs are stored content-addressed in the media
 //     store and listed as frames with augmented true, derived_from their
 //     source, their steps as params and their moved boxes; they inherit the
 //     source's split (train) and count in the statistics.
@@ -82,7 +84,8 @@ var Migrations, _ = fs.Sub(migrations, "migrations")
 const BuildJob = "dataset.build"
 
 // AugmentationsPerFrame is how many augmented frames each training frame
-// gets when a version has an augmentation configuration.
+// gets when a version has an augmentation configuration (fewer when outputs
+// would repeat).
 const AugmentationsPerFrame = 2
 
 // Paging of Download Dataset (REST.md).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/framelake/framelake/dataset/export"
@@ -19,7 +18,8 @@ type Download struct {
 	vr      versionRow
 	Version Version
 	Format  export.Format
-	// FileName is "<dataset>-<version>-<format>.zip", safe in a file system.
+	// FileName is "<dataset>-<version>-<format>.zip" in slugs, like the
+	// archive's root folder: "streets-1.0-yolo-darknet.zip".
 	FileName string
 }
 
@@ -36,20 +36,30 @@ func (s *Service) PrepareDownload(ctx context.Context, versionID, exportType str
 	if err != nil {
 		return nil, err
 	}
-	name := safeName(v.Dataset) + "-" + v.VersionNo + "-" + safeName(exportType) + ".zip"
+	name := slug(v.Dataset)
+	if name == "" {
+		name = "dataset"
+	}
+	name += "-" + v.VersionNo + "-" + slug(string(f)) + ".zip"
 	return &Download{s: s, vr: vr, Version: v, Format: f, FileName: name}, nil
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// safeName keeps letters, digits, dot, dash and underscore, so the name is
-// the same folder on every system.
-func safeName(s string) string {
-	s = strings.Trim(unsafeChars.ReplaceAllString(s, "_"), "._")
-	if s == "" {
-		return "dataset"
+// slug names the archive as export names its root folder: lower-case
+// letters, digits and inner dots, every other run of characters one dash.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' && b.Len() > 0:
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
 	}
-	return s
+	return strings.Trim(b.String(), "-.")
 }
 
 // Write streams the archive to w: frames are read a page at a time and media
