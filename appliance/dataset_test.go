@@ -214,6 +214,9 @@ func TestDatasetFromCollectionListAndStats(t *testing.T) {
 	if b.VersionNo != "1.0" || !strings.HasPrefix(b.DatasetID, "dsg_") {
 		t.Fatalf("created %+v", b)
 	}
+	if j, _ := e.read.Job(ctx, b.JobID); j.Type != "dataset.build" || j.Total != 12 || j.Done != 12 || j.Progress != 100 {
+		t.Errorf("build job %+v", j)
+	}
 	// Dataset List, raw: the fields of INTERFACE.md 2.4.
 	req, _ := http.NewRequest("GET", e.base+"/api/v1/datasets", nil)
 	req.SetBasicAuth(e.wkey, e.wsecret)
