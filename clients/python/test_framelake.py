@@ -6,6 +6,7 @@ set FRAMELAKE_URL, FRAMELAKE_KEY, FRAMELAKE_SECRET and FRAMELAKE_TEST_IMAGES
 """
 
 import os
+import tempfile
 import unittest
 
 from framelake import Client, FramelakeError
@@ -40,6 +41,20 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(got["missing"], ["missing-file"])
         near = self.client.find_similar("py-model", vector=[1, 0.1, 0.1, 0.1], k=1)["results"]
         self.assertEqual(near[0]["uniqueName"], names[0])
+
+    def test_dataset_create_build_download(self):
+        items = self.client.get_item_list_from_datalake(query="collection = py")
+        collection = self.client.get_item_list_from_datalake("image_collection", query="name = py")[0]
+        created = self.client.create_dataset_from_collection(
+            "py-set", collection["id"], {"train": 50, "test": 25, "validation": 25}, ["dog"])
+        self.assertEqual(created["versionNo"], "1.0")
+        self.assertEqual(self.client.wait_job(created["jobId"])["status"], "completed")
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = self.client.download_dataset(created["versionId"], "RAW", os.path.join(tmp, "out"),
+                                                  is_media_include=False)
+            found = [os.path.join(r, f) for r, _, fs in os.walk(folder) for f in fs]
+            self.assertTrue(any(f.endswith("dataset.json") for f in found), found)
+        self.assertEqual(len(items), 4)
 
     def test_errors_carry_code_and_field(self):
         with self.assertRaises(FramelakeError) as cm:

@@ -246,19 +246,21 @@ func TestPythonClient(t *testing.T) {
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
 	waitHealthy(t, "http://"+addr)
-	out, err := run(t, "keys", "create", "--data", data, "--name", "py", "--role", "write", "--json")
+	keyOut, err := run(t, "keys", "create", "--data", data, "--name", "py", "--role", "write", "--json")
 	if err != nil {
-		t.Fatalf("keys create: %v %s", err, out)
+		t.Fatalf("keys create: %v %s", err, keyOut)
 	}
 	var key map[string]string
-	json.Unmarshal([]byte(out), &key)
+	json.Unmarshal([]byte(keyOut), &key)
 	cmd := exec.Command(python, "-m", "unittest", "-v", "test_framelake")
 	cmd.Dir = filepath.Join("..", "..", "clients", "python")
 	cmd.Env = append(os.Environ(), "FRAMELAKE_URL=http://"+addr, "FRAMELAKE_KEY="+key["key"],
 		"FRAMELAKE_SECRET="+key["secret"], "FRAMELAKE_TEST_IMAGES="+images)
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("python client tests: %v\n%s", err, out)
 	}
+	t.Logf("python client tests:\n%s", out)
 }
 
 // TestServerKill9DuringImport kills the server while `import --url` sends it

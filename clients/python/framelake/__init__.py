@@ -218,6 +218,29 @@ class Client:
                          labels=labels, export_types=export_types, item_type=item_type, query=query, filter=filter,
                          operation_list=operation_list, augmentation_list=augmentation_list)
 
+    def update_dataset_version_from_collection(self, dataset_version_id: str, collection_id: str, split_info: dict,
+                                               labels: list, export_types: Optional[list] = None,
+                                               query: Optional[str] = None, filter: Optional[dict] = None,
+                                               is_new_version_required: Optional[bool] = None,
+                                               operation_list: Any = None,
+                                               augmentation_list: Optional[dict] = None) -> dict:
+        return self.call("update_dataset_version_from_collection", dataset_version_id=dataset_version_id,
+                         collection_id=collection_id, split_info=split_info, labels=labels,
+                         export_types=export_types, query=query, filter=filter,
+                         is_new_version_required=is_new_version_required, operation_list=operation_list,
+                         augmentation_list=augmentation_list)
+
+    def update_dataset_version_from_datalake(self, dataset_version_id: str, split_info: dict, labels: list,
+                                             export_types: Optional[list] = None, item_type: str = "image",
+                                             query: Optional[str] = None, filter: Optional[dict] = None,
+                                             is_new_version_required: Optional[bool] = None,
+                                             operation_list: Any = None,
+                                             augmentation_list: Optional[dict] = None) -> dict:
+        return self.call("update_dataset_version_from_datalake", dataset_version_id=dataset_version_id,
+                         split_info=split_info, labels=labels, export_types=export_types, item_type=item_type,
+                         query=query, filter=filter, is_new_version_required=is_new_version_required,
+                         operation_list=operation_list, augmentation_list=augmentation_list)
+
     def download_dataset(self, version_id: str, export_type: str, custom_download_path: str = "",
                          is_media_include: bool = True) -> str:
         """Downloads a dataset version as a zip and extracts it; returns the folder."""
