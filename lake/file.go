@@ -47,15 +47,28 @@ func (l *Lake) File(ctx context.Context, uniqueName string) (File, error) {
 	return f, err
 }
 
-// memberByContent finds a file of the collection with this name and these bytes.
-func (l *Lake) memberByContent(ctx context.Context, collSeq int64, name, blob string) (File, error) {
-	f, err := scanFile(l.db.R.QueryRowContext(ctx, `SELECT `+fileColumns+` FROM file f
-		JOIN collection_file cf ON cf.file_seq = f.seq AND cf.collection_seq = ?
-		WHERE f.blob = ? AND f.name = ? LIMIT 1`, collSeq, blob, name))
-	if errors.Is(err, sql.ErrNoRows) {
-		return File{}, errs.NotFoundf("no such member")
+// membersByBlob returns the collection's files whose bytes hash to one of
+// blobs, keyed by "blob/name". It is driven from the blob index: a join from
+// collection_file would walk every member, making an import into one
+// collection quadratic.
+func (l *Lake) membersByBlob(ctx context.Context, collSeq int64, blobs []string) (map[string]File, error) {
+	rows, err := l.db.R.QueryContext(ctx, `SELECT `+fileColumns+` FROM file f INDEXED BY file_blob
+		WHERE f.blob IN (SELECT value FROM json_each(?))
+		  AND EXISTS (SELECT 1 FROM collection_file cf WHERE cf.collection_seq = ? AND cf.file_seq = f.seq)`,
+		jsonArray(blobs), collSeq)
+	if err != nil {
+		return nil, err
 	}
-	return f, err
+	defer rows.Close()
+	out := map[string]File{}
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[f.Blob+"/"+f.Name] = f
+	}
+	return out, rows.Err()
 }
 
 // DeleteHook runs inside the transaction that deletes files, so packages

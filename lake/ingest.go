@@ -85,7 +85,12 @@ func (l *Lake) Add(ctx context.Context, opt AddOptions, ups []Upload) (AddResult
 		return AddResult{}, err
 	}
 	outs := make([]stageResult, len(ups))
-	l.parallel(len(ups), func(i int) { outs[i] = l.stage(ctx, ups[i], existing, opt.SkipExisting) })
+	l.parallel(len(ups), func(i int) { outs[i] = l.stage(ctx, ups[i]) })
+	if opt.SkipExisting && existing != nil {
+		if err := l.skipMembers(ctx, existing.seq, outs); err != nil {
+			return AddResult{}, err
+		}
+	}
 	if opt.Check != nil {
 		for i := range outs {
 			if o := &outs[i]; o.rejected == nil && o.skipped == nil {
@@ -140,6 +145,35 @@ type stageResult struct {
 	rejected *Rejection
 }
 
+// skipMembers turns staged files whose name and bytes are already in the
+// collection into skipped ones, with one query for the whole batch.
+func (l *Lake) skipMembers(ctx context.Context, collSeq int64, outs []stageResult) error {
+	var keys []string
+	for _, o := range outs {
+		if o.rejected == nil && o.skipped == nil {
+			keys = append(keys, o.staged.pend.Hash)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	members, err := l.membersByBlob(ctx, collSeq, keys)
+	if err != nil {
+		return err
+	}
+	for i := range outs {
+		o := &outs[i]
+		if o.rejected != nil || o.skipped != nil {
+			continue
+		}
+		if f, ok := members[o.staged.pend.Hash+"/"+o.staged.up.Name]; ok {
+			o.staged.pend.Discard()
+			o.skipped = &f
+		}
+	}
+	return nil
+}
+
 // check runs a caller's Check on a staged file, turning an error into a rejection.
 func (l *Lake) check(o *stageResult, i int, fn func(int, File) error) {
 	s := o.staged
@@ -183,7 +217,7 @@ func (l *Lake) parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-func (l *Lake) stage(ctx context.Context, up Upload, coll *Collection, skip bool) (out stageResult) {
+func (l *Lake) stage(ctx context.Context, up Upload) (out stageResult) {
 	reject := func(code errs.Code, format string, args ...any) stageResult {
 		return stageResult{rejected: &Rejection{Name: up.Name, Code: code, Reason: fmt.Sprintf(format, args...)}}
 	}
@@ -216,12 +250,6 @@ func (l *Lake) stage(ctx context.Context, up Upload, coll *Collection, skip bool
 			return reject(errs.InvalidArgument, "%s", strings.TrimPrefix(err.Error(), errUnreadable.Error()+": "))
 		}
 		return reject(errs.Internal, "probe: %v", err)
-	}
-	if skip && coll != nil {
-		if f, err := l.memberByContent(ctx, coll.seq, up.Name, pend.Hash); err == nil {
-			pend.Discard()
-			return stageResult{skipped: &f}
-		}
 	}
 	return stageResult{staged: staged{up: up, pend: pend, p: p}}
 }

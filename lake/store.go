@@ -37,11 +37,19 @@ func OpenDiskStore(root string) (*DiskStore, error) {
 	if err := os.RemoveAll(s.tmp); err != nil {
 		return nil, fmt.Errorf("media store: clear temp: %w", err)
 	}
-	if err := os.MkdirAll(s.tmp, 0o755); err != nil {
-		return nil, fmt.Errorf("media store: %w", err)
+	for i := range tmpShards {
+		if err := os.MkdirAll(s.tmpDir(i), 0o755); err != nil {
+			return nil, fmt.Errorf("media store: %w", err)
+		}
 	}
 	return s, nil
 }
+
+// tmpShards is how many folders temp files are spread over: file creation
+// holds its folder's lock, and parallel ingest into one folder queued on it.
+const tmpShards = 256
+
+func (s *DiskStore) tmpDir(i int) string { return filepath.Join(s.tmp, fmt.Sprintf("%02x", i)) }
 
 // Path is where the blob with hash and ext lives.
 func (s *DiskStore) Path(hash, ext string) string {
@@ -84,15 +92,8 @@ var ErrTooLarge = errors.New("file too large")
 
 // Write copies r to a temp file while hashing it. At most limit bytes are
 // accepted. The bytes are durable only after the next Sync.
-//
-// Temp files are spread over 256 folders: file creation holds its folder's
-// lock, and parallel ingest into one folder queued on it.
 func (s *DiskStore) Write(r io.Reader, limit int64) (*Pending, error) {
-	dir := filepath.Join(s.tmp, fmt.Sprintf("%02x", rand.N(256)))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("media store: %w", err)
-	}
-	f, err := os.CreateTemp(dir, "in-*")
+	f, err := os.CreateTemp(s.tmpDir(rand.N(tmpShards)), "in-*")
 	if err != nil {
 		return nil, fmt.Errorf("media store: %w", err)
 	}
@@ -139,21 +140,20 @@ func (c *capped) Write(b []byte) (int, error) {
 func (p *Pending) TempPath() string { return p.tmp }
 
 // Commit moves the blob into place under ext; call Sync before (so the
-// bytes are durable) and after (so the rename is). If identical bytes are
-// already stored, the temp file is dropped.
+// bytes are durable) and after (so the rename is). Renaming over a blob that
+// is already there is harmless: its name is the hash of the same bytes.
 func (p *Pending) Commit(ext string) error {
 	if strings.ContainsAny(ext, `/\.`) || ext == "" {
 		return fmt.Errorf("media store: bad extension %q", ext)
 	}
 	dst := p.store.Path(p.Hash, ext)
-	if _, err := os.Stat(dst); err == nil {
-		return os.Remove(p.tmp)
+	err := os.Rename(p.tmp, dst)
+	if errors.Is(err, os.ErrNotExist) { // first blob of its folder
+		if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+			err = os.Rename(p.tmp, dst)
+		}
 	}
-	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("media store: %w", err)
-	}
-	if err := os.Rename(p.tmp, dst); err != nil {
+	if err != nil {
 		return fmt.Errorf("media store: %w", err)
 	}
 	return nil
