@@ -54,11 +54,23 @@ type compiled struct {
 
 func (l *Lake) compile(ctx context.Context, sel Selection, shape query.Shape) (compiled, error) {
 	c := compiled{target: query.Files, from: "file f"}
+	e, err := query.Parse(sel.Query)
+	if err != nil {
+		return c, err
+	}
+	// A count whose query requires membership (a label, a tag, a collection)
+	// is fastest driven from that set with a lookup per member; the unary +
+	// keeps SQLite from driving it from the type index instead (157 ms against
+	// 106 ms for a common label at 1M files). Pages keep the index their sort needs.
+	typeTerm := "f.type = ?"
+	if shape == query.Count && drivenBySet(e) {
+		typeTerm = "+f.type = ?"
+	}
 	var conds []string
 	switch t := sel.ItemType; {
 	case t == "" && sel.CollectionID != "":
 	case t == "" || t == "image" || t == "video" || t == "other":
-		conds, c.args = append(conds, "f.type = ?"), append(c.args, defaultStr(t, "image"))
+		conds, c.args = append(conds, typeTerm), append(c.args, defaultStr(t, "image"))
 	case t == "image_collection" || t == "video_collection" || t == "other_collection":
 		if sel.CollectionID != "" {
 			return c, errs.Invalid("item_type", "item_type %s lists collections, not the files of one", t)
@@ -75,10 +87,6 @@ func (l *Lake) compile(ctx context.Context, sel Selection, shape query.Shape) (c
 		}
 		conds = append(conds, "EXISTS (SELECT 1 FROM collection_file cf WHERE cf.collection_seq = ? AND cf.file_seq = f.seq)")
 		c.args = append(c.args, coll.seq)
-	}
-	e, err := query.Parse(sel.Query)
-	if err != nil {
-		return c, err
 	}
 	alias := "f"
 	if c.target == query.Collections {
@@ -101,6 +109,30 @@ func (l *Lake) compile(ctx context.Context, sel Selection, shape query.Shape) (c
 		c.where = strings.Join(conds, " AND ")
 	}
 	return c, nil
+}
+
+// drivenBySet reports whether e requires a file to be in a set (to have a box,
+// a tag, or a collection) at its top level, so that set can drive a count.
+func drivenBySet(e query.Expr) bool {
+	member := func(f query.Field) bool {
+		return f.Name == "Tags" || f.Name == "collection" ||
+			strings.HasPrefix(f.Name, "annotation.") && f.Name != "annotation.count"
+	}
+	switch x := e.(type) {
+	case query.And:
+		for _, c := range x.X {
+			if drivenBySet(c) {
+				return true
+			}
+		}
+	case query.Annotation:
+		return true
+	case query.In:
+		return member(x.Field)
+	case query.Compare:
+		return member(x.Field) && (x.Op == query.Eq || x.Op == query.Match)
+	}
+	return false
 }
 
 func defaultStr(s, def string) string {

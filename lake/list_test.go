@@ -11,6 +11,7 @@ import (
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/internal/testmedia"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/query"
 )
 
 // TestListingFallbackGivesTheSamePage forces the page budget to run out at
@@ -68,4 +69,27 @@ func names(fs []lake.File) []string {
 		out = append(out, f.Name)
 	}
 	return out
+}
+
+func TestDrivenBySet(t *testing.T) {
+	cases := map[string]bool{
+		`annotation.label = dog AND createdAt >= 2026-01-01`: true,
+		`Tags IN (a, b)`:     true,
+		`collection = north`: true,
+		`annotation(label = dog AND source = machine)`: true,
+		`NOT annotation.label = dog`:                   false,
+		`annotation.label = dog OR width > 10`:         false,
+		`Tags != sunny`:                                false,
+		`annotation.count > 2`:                         false,
+		`createdAt >= 2026-01-01`:                      false,
+	}
+	for q, want := range cases {
+		e, err := query.Parse(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := lake.DrivenBySet(e); got != want {
+			t.Errorf("%s: %v, want %v", q, got, want)
+		}
+	}
 }

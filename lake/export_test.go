@@ -1,0 +1,4 @@
+package lake
+
+// DrivenBySet is exported for the tests of package lake_test.
+var DrivenBySet = drivenBySet
