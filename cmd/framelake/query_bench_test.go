@@ -124,7 +124,7 @@ func inProcess(b *testing.B, dir string) {
 		return m
 	}
 	hand := map[string]time.Duration{
-		"list": best(handList, func(q string) error { return scanAll(r.QueryContext(ctx, q, since2026)) }),
+		"list":  best(handList, func(q string) error { return scanAll(r.QueryContext(ctx, q, since2026)) }),
 		"count": best(handCount, func(q string) error { var c int; return r.QueryRowContext(ctx, q, since2026).Scan(&c) }),
 		"details": best([]string{`SELECT ` + fileCols + ` FROM file f WHERE f.unique_name = ?`}, func(q string) error {
 			return scanAll(r.QueryContext(ctx, q, "bench-img-0500000-x"))
