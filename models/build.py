@@ -99,6 +99,8 @@ def convert_models(cache: Path, work: Path) -> Dict[str, Path]:
                     "outputs": NANODET_OUTPUTS}
 
     extracted = work / "nsfwjs"
+    if shutil.which("node") is None:
+        raise SystemExit("build: node is needed to read nsfwjs's model bundles (Debian: apt-get install nodejs)")
     run(["node", CONVERT / "nsfwjs_extract.js", src / NSFWJS, extracted])
     mobilenet = tfjs.load_files(extracted / "model.json", [extracted / "weights.bin"])
     feature = [n.name for n in mobilenet.nodes if n.name.endswith(FEATURE_SUFFIX)]

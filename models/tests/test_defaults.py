@@ -10,10 +10,14 @@ FRAMELAKE_MODELS_DIR overrides where `make models` put the packages (default bui
 """
 from __future__ import annotations
 
+import os
+
+# As the packages' runtime.py does, before cv2 or torch loads OpenMP (see there for why).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import base64
 import importlib.util
 import json
-import os
 import sys
 import unittest
 from pathlib import Path

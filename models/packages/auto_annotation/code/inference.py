@@ -9,6 +9,8 @@ Request (REST.md): {"image": "<base64 JPEG>", "prompts": [{"label": ..., "descri
 """
 from __future__ import annotations
 
+import runtime  # first: it sets OpenMP's wait policy before cv2 and torch load OpenMP
+
 import base64
 import binascii
 import json
@@ -18,7 +20,6 @@ from typing import Any, Dict, List, NamedTuple
 import cv2
 import numpy as np
 
-import runtime
 from nanodet import Detector
 from prompt_map import PromptMapper
 
@@ -41,7 +42,7 @@ def _labels(model_dir: Path) -> List[str]:
 
 
 def model_fn(model_dir: str) -> Model:
-    runtime.configure_threads()
+    runtime.configure()
     root = Path(model_dir)
     detector = Detector(root)
     detector.warm_up()

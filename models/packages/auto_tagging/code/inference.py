@@ -7,18 +7,19 @@ confidence_threshold; NanoDet's own 416x416 input size is handled here, not by t
 """
 from __future__ import annotations
 
+import runtime  # first: it sets OpenMP's wait policy before cv2 and torch load OpenMP
+
 from typing import Any, Dict
 
 import numpy as np
 
-import runtime
 from nanodet import Detections, Detector
 
 SCORE_FLOOR = 0.05
 
 
 def model_fn(model_dir: str) -> Detector:
-    runtime.configure_threads()
+    runtime.configure()
     detector = Detector(model_dir)
     detector.warm_up()
     return detector

@@ -6,6 +6,8 @@ of the last convolution, L2-normalised so cosine similarity is a dot product.
 """
 from __future__ import annotations
 
+import runtime  # first: it sets OpenMP's wait policy before cv2 and torch load OpenMP
+
 import json
 from pathlib import Path
 from typing import Any, Dict
@@ -14,7 +16,6 @@ import cv2
 import numpy as np
 import torch
 
-import runtime
 
 
 class Embedder:
@@ -41,7 +42,7 @@ class Embedder:
 
 
 def model_fn(model_dir: str) -> Embedder:
-    runtime.configure_threads()
+    runtime.configure()
     embedder = Embedder(model_dir)
     blank = np.zeros((embedder.size, embedder.size, 3), np.uint8)
     for _ in range(3):  # oneDNN builds its kernels on the first calls
