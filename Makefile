@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/framelake/framelake/appliance.Version=$(VERSION
 GO        ?= go
 
 # Debian packages the build and tests need, and the command that shows each is there.
-APT_PKGS  := libvips-dev ffmpeg pkg-config gcc python3 python3-pil python3-opencv python3-numpy python3-faiss
+APT_PKGS  := libvips-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip
 
 .PHONY: run build test bench deps check-go clean models
 
@@ -35,7 +35,7 @@ test: deps check-go models
 
 # Benchmarks of the issue figures; see README "Performance".
 bench: deps build
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./cmd/framelake ./lake ./internal/vips
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./cmd/framelake ./lake ./internal/vips ./dataset/export
 
 deps:
 	@missing=""; \
