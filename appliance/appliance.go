@@ -44,7 +44,11 @@ type Config struct {
 	// workers: command-line tools that open a data folder a server may be
 	// using must not resume that server's running jobs.
 	JobWorkers int
-	URLTTL     time.Duration // lifetime of signed media URLs; default 24h
+	// ModelsDir holds the system default model packages `make models` builds
+	// (one folder per application); they are registered at Open when set and
+	// jobs run. serve takes it from FRAMELAKE_MODELS_DIR.
+	ModelsDir string
+	URLTTL    time.Duration // lifetime of signed media URLs; default 24h
 }
 
 // Appliance is an open framelake: its services, usable from Go, and its server.
@@ -132,6 +136,11 @@ func (a *Appliance) open(ctx context.Context) error {
 	}
 	if a.cfg.JobWorkers < 0 {
 		return nil
+	}
+	if a.cfg.ModelsDir != "" {
+		if err := a.registerDefaults(ctx, a.cfg.ModelsDir); err != nil {
+			return fmt.Errorf("system default models: %w", err)
+		}
 	}
 	a.jobsStarted = true
 	return a.Jobs.Start(context.WithoutCancel(ctx))

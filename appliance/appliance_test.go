@@ -25,7 +25,7 @@ type env struct {
 }
 
 // start runs a real appliance on a loopback port for the test.
-func start(t *testing.T, cfg appliance.Config) *env {
+func start(t testing.TB, cfg appliance.Config) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg.DataDir, cfg.Addr = t.TempDir(), "127.0.0.1:0"
