@@ -8,10 +8,13 @@ DATA      ?= ./framelake-data
 ADDR      ?= 127.0.0.1:8080
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/framelake/framelake/appliance.Version=$(VERSION)
-GO        ?= go
+# Go: the one on PATH, else the toolchain check-go installs under GO_ROOT.
+GO_VERSION := $(shell sed -n 's/^go //p' go.mod)
+GO_ROOT   ?= /usr/local/go
+GO        ?= $(shell command -v go 2>/dev/null || echo $(GO_ROOT)/bin/go)
 
 # Debian packages the build and tests need, and the command that shows each is there.
-APT_PKGS  := libvips-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip
+APT_PKGS  := libvips-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip curl ca-certificates nodejs npm
 
 .PHONY: run build test bench deps check-go clean models
 
@@ -54,8 +57,19 @@ models:
 	@$(MAKE) --no-print-directory deps APT_PKGS="$(MODELS_APT_PKGS)"
 	$(MODELS_PYTHON) models/build.py --out $(MODELS_DIR)
 
+# Without Go, fetch the toolchain go.mod names from the Go module proxy (the one
+# download site an offline lab mirrors) and unpack it into GO_ROOT.
 check-go:
-	@command -v $(GO) >/dev/null || { echo "Go 1.26 or newer is required: https://go.dev/dl/"; exit 1; }
+	@command -v $(GO) >/dev/null && exit 0; \
+	arch=$$(dpkg --print-architecture); \
+	zip=golang.org/toolchain@v0.0.1-go$(GO_VERSION).linux-$$arch; \
+	proxy=$$(echo "$${GOPROXY:-https://proxy.golang.org}" | cut -d, -f1); \
+	echo "installing Go $(GO_VERSION) from $$proxy into $(GO_ROOT)"; \
+	tmp=$$(mktemp -d) && \
+	curl -fsSL -o $$tmp/go.zip "$$proxy/golang.org/toolchain/@v/v0.0.1-go$(GO_VERSION).linux-$$arch.zip" && \
+	unzip -q $$tmp/go.zip -d $$tmp && chmod +x $$tmp/$$zip/bin/* $$tmp/$$zip/pkg/tool/*/* && \
+	rm -rf $(GO_ROOT) && mkdir -p $$(dirname $(GO_ROOT)) && mv $$tmp/$$zip $(GO_ROOT) && rm -rf $$tmp && \
+	$(GO) version
 
 clean:
 	rm -rf bin
