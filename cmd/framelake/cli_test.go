@@ -1,0 +1,165 @@
+package main_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestVersion(t *testing.T) {
+	out, err := run(t, "version")
+	if err != nil || !strings.HasPrefix(out, "framelake ") || !strings.Contains(out, "libvips 8.") ||
+		!strings.Contains(out, "go1.") {
+		t.Fatalf("version: %v %q", err, out)
+	}
+	if out, err := run(t, "version", "extra"); err == nil {
+		t.Errorf("version with an argument succeeded: %q", out)
+	}
+}
+
+// TestKeysLifecycle creates keys with and without a lifetime, revokes one and
+// reads them back as JSON and as the table an operator sees.
+func TestKeysLifecycle(t *testing.T) {
+	data := t.TempDir()
+	for _, args := range [][]string{
+		{"--name", "labeller", "--role", "read", "--expires", "12h"},
+		{"--name", "trainer", "--role", "write", "--expires", "30d"},
+		{"--name", "old", "--role", "admin"},
+	} {
+		if out, err := run(t, append([]string{"keys", "create", "--data", data}, args...)...); err != nil {
+			t.Fatalf("keys create %v: %v %s", args, err, out)
+		}
+	}
+	keys := keyList(t, data)
+	if len(keys) != 3 {
+		t.Fatalf("keys list: %d keys, want 3: %+v", len(keys), keys)
+	}
+	byName := map[string]cliKey{}
+	for _, k := range keys {
+		byName[k.Name] = k
+	}
+	for name, want := range map[string]time.Duration{"labeller": 12 * time.Hour, "trainer": 30 * 24 * time.Hour} {
+		k := byName[name]
+		if k.ExpiresAt == nil || k.ExpiresAt.Sub(k.CreatedAt).Round(time.Minute) != want {
+			t.Errorf("%s expires %v after creation, want %v", name, k.ExpiresAt, want)
+		}
+	}
+	if byName["labeller"].Role != "read" || byName["old"].ExpiresAt != nil {
+		t.Errorf("roles or expiry wrong: %+v", keys)
+	}
+
+	if out, err := run(t, "keys", "revoke", "--data", data, byName["old"].Key); err != nil {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	if k := findKey(keyList(t, data), "old"); k.RevokedAt == nil {
+		t.Errorf("revoked key has no revokedAt: %+v", k)
+	}
+	table, err := run(t, "keys", "list", "--data", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"KEY", "labeller", "read", "expires " + time.Now().Add(30*24*time.Hour).UTC().Format(time.DateOnly), "revoked "} {
+		if !strings.Contains(table, want) {
+			t.Errorf("keys list table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+func TestKeysBadInput(t *testing.T) {
+	data := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "--role", "owner"}, "owner"},
+		{[]string{"create", "--expires", "soon"}, "--expires"},
+		{[]string{"create", "--expires", "-3h"}, "--expires"},
+		{[]string{"revoke"}, "usage"},
+		{[]string{"revoke", "fk_nosuchkey"}, "fk_nosuchkey"},
+		{[]string{"rotate"}, "unknown keys command"},
+	} {
+		args := append([]string{"keys", c.args[0], "--data", data}, c.args[1:]...)
+		out, err := run(t, args...)
+		if err == nil || !strings.Contains(out, c.want) {
+			t.Errorf("keys %v: err %v, output %q, want an error naming %q", c.args, err, out, c.want)
+		}
+	}
+	if keys := keyList(t, data); len(keys) != 0 {
+		t.Errorf("bad input made keys: %+v", keys)
+	}
+}
+
+// TestServeFromEnvironment starts the server with FRAMELAKE_DATA and
+// FRAMELAKE_ADDR instead of flags, and a key made with the same environment
+// works against it.
+func TestServeFromEnvironment(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "lake")
+	addr := freeAddr(t)
+	env := append(os.Environ(), "FRAMELAKE_DATA="+data, "FRAMELAKE_ADDR="+addr)
+	srv := exec.Command(bin, "serve")
+	srv.Env = env
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	waitHealthy(t, "http://"+addr)
+	if _, err := os.Stat(filepath.Join(data, "admin-key.json")); err != nil {
+		t.Fatalf("FRAMELAKE_DATA was not used: %v", err)
+	}
+
+	create := exec.Command(bin, "keys", "create", "--name", "env", "--role", "read", "--json")
+	create.Env = env
+	out, err := create.Output()
+	var key map[string]string
+	if err != nil || json.Unmarshal(out, &key) != nil {
+		t.Fatalf("keys create with FRAMELAKE_DATA: %v %s", err, out)
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1/jobs", nil)
+	req.SetBasicAuth(key["key"], key["secret"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET /api/v1/jobs with the env-made key: %d", resp.StatusCode)
+	}
+	srv.Process.Signal(syscall.SIGTERM)
+	if err := srv.Wait(); err != nil {
+		t.Errorf("serve exit: %v", err)
+	}
+}
+
+type cliKey struct {
+	Key       string     `json:"key"`
+	Name      string     `json:"name"`
+	Role      string     `json:"role"`
+	CreatedAt time.Time  `json:"createdAt"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	RevokedAt *time.Time `json:"revokedAt"`
+}
+
+func keyList(t *testing.T, data string) []cliKey {
+	t.Helper()
+	out, err := exec.Command(bin, "keys", "list", "--data", data, "--json").Output()
+	var keys []cliKey
+	if err != nil || json.Unmarshal(out, &keys) != nil {
+		t.Fatalf("keys list --json: %v %s", err, out)
+	}
+	return keys
+}
+
+func findKey(keys []cliKey, name string) cliKey {
+	for _, k := range keys {
+		if k.Name == name {
+			return k
+		}
+	}
+	return cliKey{}
+}
