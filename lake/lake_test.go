@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,7 +175,8 @@ func TestAddVideo(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 	v := res.Stored[0]
-	if v.Type != lake.Video || v.Width != 160 || v.Height != 120 || v.FrameCount != 20 || v.FrameRate != 10 || v.MIME != "video/mp4" {
+	if v.Type != lake.Video || v.Width != 160 || v.Height != 120 || v.FrameCount != 20 || v.FrameRate != 10 || v.MIME != "video/mp4" ||
+		math.Abs(v.Duration-2) > 0.05 {
 		t.Errorf("video probe: %+v", v)
 	}
 }

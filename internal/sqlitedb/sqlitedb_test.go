@@ -27,14 +27,18 @@ func TestOpenPragmasAndVec(t *testing.T) {
 	}
 	for _, pool := range []*sql.DB{db.W, db.R} {
 		var mode string
-		var fk, busy int
+		var fk, busy, sync int
+		var mmap int64
 		if err := pool.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
 			t.Fatal(err)
 		}
 		pool.QueryRow("PRAGMA foreign_keys").Scan(&fk)
 		pool.QueryRow("PRAGMA busy_timeout").Scan(&busy)
-		if mode != "wal" || fk != 1 || busy != 10000 {
-			t.Fatalf("pragmas: journal_mode=%s foreign_keys=%d busy_timeout=%d", mode, fk, busy)
+		pool.QueryRow("PRAGMA synchronous").Scan(&sync)
+		pool.QueryRow("PRAGMA mmap_size").Scan(&mmap)
+		if mode != "wal" || fk != 1 || busy != 10000 || sync != 1 || mmap != 256<<20 {
+			t.Fatalf("pragmas: journal_mode=%s foreign_keys=%d busy_timeout=%d synchronous=%d (1 is NORMAL) mmap_size=%d",
+				mode, fk, busy, sync, mmap)
 		}
 	}
 	if _, err := db.R.Exec("CREATE TABLE x (a)"); err == nil {
