@@ -83,7 +83,11 @@ func (s *server) readForm(c *echo.Context, values, files map[string]bool) (*form
 
 func (f *form) readPart(field string, p *multipart.Part, values, files map[string]bool) error {
 	// The raw parameter: Part.FileName would strip directories from it.
-	_, params, _ := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+	disp := p.Header.Get("Content-Disposition")
+	kind, params, err := mime.ParseMediaType(disp)
+	if err != nil || kind != "form-data" || field == "" {
+		return errs.Invalid("", "multipart form: a part's Content-Disposition must be form-data with a name, got %q", disp)
+	}
 	name, isFile := params["filename"]
 	switch {
 	case isFile && !files[field]:
