@@ -131,8 +131,8 @@ func TestAnalysisOverHTTP(t *testing.T) {
 		t.Errorf("details %v %v", d, err)
 	}
 	n, err := e.read.GetItemCountFromCollection(ctx, coll.ID, "annotation(label = red_square AND source = machine AND operation = "+started.RunID+")", nil)
-	if err != nil || n != 1 {
-		t.Errorf("count by run: %d %v", n, err)
+	if err != nil || len(n) != 1 || n[0].Count != 1 {
+		t.Errorf("count by run: %v %v", n, err)
 	}
 	runs, total, err := e.read.Runs(ctx, "reds", 0, 10)
 	if err != nil || total != 1 || runs[0].Counts.Boxes != 1 || runs[0].Counts.Items != 2 || runs[0].Status != "completed" ||

@@ -71,29 +71,35 @@ func (c *Client) GetItemListFromCollection(ctx context.Context, collectionID str
 	return out, err
 }
 
-// GetItemCountFromLake counts lake items of itemType ("" for image) matching query and filter.
-func (c *Client) GetItemCountFromLake(ctx context.Context, itemType, query string, filter *Filter) (int, error) {
+// Count is the element of a count result: the interface returns a list
+// holding one object {count} (INTERFACE.md 2.5).
+type Count struct {
+	Count int `json:"count"`
+}
+
+// GetItemCountFromLake counts lake items of itemType ("" for image) matching
+// query and filter; the result is [{Count: N}] as the interface gives it.
+func (c *Client) GetItemCountFromLake(ctx context.Context, itemType, query string, filter *Filter) ([]Count, error) {
 	return c.count(ctx, "get_item_count_from_lake", map[string]any{"item_type": orNil(itemType), "query": query, "filter": filter})
 }
 
-// GetItemCountFromCollection counts the files of a collection matching query and filter.
-func (c *Client) GetItemCountFromCollection(ctx context.Context, collectionID, query string, filter *Filter) (int, error) {
+// GetItemCountFromCollection counts the files of a collection matching query
+// and filter; the result is [{Count: N}].
+func (c *Client) GetItemCountFromCollection(ctx context.Context, collectionID, query string, filter *Filter) ([]Count, error) {
 	return c.count(ctx, "get_item_count_from_collection", map[string]any{"collection_id": collectionID, "query": query, "filter": filter})
 }
 
-func (c *Client) count(ctx context.Context, fn string, params map[string]any) (int, error) {
+func (c *Client) count(ctx context.Context, fn string, params map[string]any) ([]Count, error) {
 	for k, v := range params {
 		if v == nil || v == (*Filter)(nil) {
 			delete(params, k)
 		}
 	}
-	var out []struct {
-		Count int `json:"count"`
+	var out []Count
+	if err := c.postJSON(ctx, "/api/v1/client/"+fn, params, &out); err != nil {
+		return nil, err
 	}
-	if err := c.postJSON(ctx, "/api/v1/client/"+fn, params, &out); err != nil || len(out) == 0 {
-		return 0, err
-	}
-	return out[0].Count, nil
+	return out, nil
 }
 
 func orNil(s string) any {

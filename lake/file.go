@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/framelake/framelake/errs"
 )
@@ -104,23 +103,4 @@ func (l *Lake) Delete(ctx context.Context, uniqueName string) error {
 		return l.store.Remove(f.Blob, f.Ext)
 	}
 	return nil
-}
-
-// SetMetadata replaces a file's custom metadata with a JSON object.
-func (l *Lake) SetMetadata(ctx context.Context, uniqueName string, meta json.RawMessage) error {
-	m, err := normalizeObject("metadata", meta)
-	if err != nil {
-		return err
-	}
-	return l.db.Tx(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE file SET metadata = ?, updated_at = ? WHERE unique_name = ?`,
-			m, millis(time.Now()), uniqueName)
-		if err != nil {
-			return err
-		}
-		if n, _ := r.RowsAffected(); n == 0 {
-			return errs.NotFoundf("file %q not found", uniqueName)
-		}
-		return nil
-	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -39,6 +40,8 @@ type Selection struct {
 const (
 	DefaultPageSize = 20
 	MaxPageSize     = 1000
+	// MaxPageIndex keeps page_index*page_size (the SQL OFFSET) far from overflow.
+	MaxPageIndex = math.MaxInt32
 )
 
 // ItemTypes are the values Selection.ItemType takes.
@@ -225,10 +228,15 @@ func orderBy(s Sort, t query.Target) (string, error) {
 	return fmt.Sprintf("%s %s, %s %s", col, dir, key, dir), nil
 }
 
-// CheckPage validates a page index and size (0 size means the default).
+// CheckPage validates a page index and size. A zero size is the Go zero
+// value and means the default; over HTTP an explicit page_size must be in
+// 1..MaxPageSize (web tells absent from 0).
 func CheckPage(index, size int) (int, int, error) {
 	if index < 0 {
-		return 0, 0, errs.Invalid("page_index", "page_index must be at least 0")
+		return 0, 0, errs.Invalid("page_index", "page_index must be at least 0, got %d", index)
+	}
+	if index > MaxPageIndex {
+		return 0, 0, errs.Invalid("page_index", "page_index must be at most %d, got %d", MaxPageIndex, index)
 	}
 	if size == 0 {
 		size = DefaultPageSize

@@ -1,7 +1,10 @@
 package web
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
+	"io"
 	"mime"
 	"net/http"
 	"time"
@@ -14,6 +17,8 @@ import (
 
 func (s *server) lakeRoutes(g *echo.Group) {
 	g.POST("/lake/files", s.uploadFiles)
+	g.PATCH("/lake/files/:uniqueName/metadata", s.patchFileMetadata)
+	g.PATCH("/lake/collections/:collectionId/metadata", s.patchCollectionMetadata)
 	s.lakeFunctions()
 }
 
@@ -49,12 +54,12 @@ type uploadResult struct {
 }
 
 // uploadFiles stores the files parts of a multipart form in the lake, with
-// optional collectionName, metadata and skipExisting fields. Files that fail
-// their checks are listed as rejected; a single-file upload that is rejected
-// fails with the reason as its error instead.
+// optional collectionName, metadata, collectionMetadata and skipExisting
+// fields. Files that fail their checks are listed as rejected; a single-file
+// upload that is rejected fails with the reason as its error instead.
 func (s *server) uploadFiles(c *echo.Context) error {
-	form, err := s.readForm(c, map[string]bool{"collectionName": true, "metadata": true, "skipExisting": true},
-		map[string]bool{"files": true})
+	form, err := s.readForm(c, map[string]bool{"collectionName": true, "metadata": true, "skipExisting": true,
+		"collectionMetadata": true}, map[string]bool{"files": true})
 	if err != nil {
 		return err
 	}
@@ -73,6 +78,9 @@ func (s *server) uploadFiles(c *echo.Context) error {
 	if m := form.values["metadata"]; m != "" {
 		opt.Metadata = json.RawMessage(m)
 	}
+	if err := withCollectionMetadata(&opt, form.values["collectionMetadata"]); err != nil {
+		return err
+	}
 	ups := make([]lake.Upload, len(form.files))
 	for i, f := range form.files {
 		ups[i] = lake.Upload{Name: f.name, Open: f.open}
@@ -87,6 +95,94 @@ func (s *server) uploadFiles(c *echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, uploadResult{Stored: s.viewFiles(res.Stored), Skipped: s.viewFiles(res.Skipped),
 		Rejected: nonNil(res.Rejected)})
+}
+
+// withCollectionMetadata merges an upload's collectionMetadata into its
+// collection in the transaction that stores the files, so the two land
+// together; when no file is stored, nothing changes.
+func withCollectionMetadata(opt *lake.AddOptions, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	if opt.Collection == "" {
+		return errs.Invalid("collectionMetadata", "collectionMetadata needs collectionName: it is stored on that collection")
+	}
+	patch := json.RawMessage(raw)
+	if err := lake.CheckCollectionMetadata("collectionMetadata", patch); err != nil {
+		return err
+	}
+	name := opt.Collection
+	opt.InTx = func(ctx context.Context, tx *sql.Tx, _ []lake.File) error {
+		return lake.PatchCollectionMetadataTx(ctx, tx, name, patch)
+	}
+	return nil
+}
+
+// fileMetadataView and collectionMetadataView answer a metadata patch with
+// the object it changed and all of its metadata after the merge.
+type fileMetadataView struct {
+	ID         string          `json:"id"`
+	UniqueName string          `json:"uniqueName"`
+	Name       string          `json:"name"`
+	Metadata   json.RawMessage `json:"metadata"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+}
+
+type collectionMetadataView struct {
+	ID          string              `json:"id"`
+	Name        string              `json:"name"`
+	ContentType lake.CollectionType `json:"contentType"`
+	Metadata    json.RawMessage     `json:"metadata"`
+	UpdatedAt   time.Time           `json:"updatedAt"`
+}
+
+// patchFileMetadata merges a JSON merge patch (RFC 7396) into a file's metadata.
+func (s *server) patchFileMetadata(c *echo.Context) error {
+	patch, err := s.readPatch(c)
+	if err != nil {
+		return err
+	}
+	f, err := s.Lake.PatchFileMetadata(c.Request().Context(), c.Param("uniqueName"), patch)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, fileMetadataView{ID: f.ID, UniqueName: f.UniqueName, Name: f.Name,
+		Metadata: f.Metadata, UpdatedAt: f.UpdatedAt})
+}
+
+// patchCollectionMetadata merges a JSON merge patch into a collection's metadata.
+func (s *server) patchCollectionMetadata(c *echo.Context) error {
+	patch, err := s.readPatch(c)
+	if err != nil {
+		return err
+	}
+	col, err := s.Lake.PatchCollectionMetadata(c.Request().Context(), c.Param("collectionId"), patch)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, collectionMetadataView{ID: col.ID, Name: col.Name, ContentType: col.Type,
+		Metadata: col.Metadata, UpdatedAt: col.UpdatedAt})
+}
+
+// readPatch reads a metadata patch body: application/merge-patch+json (RFC
+// 7396's type) or application/json, at most MaxJSONBytes. The lake checks
+// that it is a JSON object.
+func (s *server) readPatch(c *echo.Context) (json.RawMessage, error) {
+	r := c.Request()
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, _ := mime.ParseMediaType(ct)
+		if mt != "application/merge-patch+json" && mt != "application/json" {
+			return nil, errs.New(errs.UnsupportedMedia, "", "content type %q: send application/merge-patch+json or application/json", ct)
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, s.opt.MaxJSONBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > s.opt.MaxJSONBytes {
+		return nil, errs.New(errs.TooLarge, "", "request body is larger than the %s limit", humanBytes(s.opt.MaxJSONBytes))
+	}
+	return body, nil
 }
 
 func nonNil[T any](v []T) []T {

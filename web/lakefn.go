@@ -55,8 +55,8 @@ type listParams struct {
 	CollectionID string       `json:"collection_id"`
 	Query        string       `json:"query"`
 	Filter       *lake.Filter `json:"filter"`
-	PageIndex    int          `json:"page_index"`
-	PageSize     int          `json:"page_size"`
+	PageIndex    *float64     `json:"page_index"`
+	PageSize     *float64     `json:"page_size"`
 	SortOrder    *lake.Sort   `json:"sort_order"`
 }
 
@@ -73,8 +73,8 @@ func (s *server) itemListFromLake(c *echo.Context) error {
 		ItemType  *string      `json:"item_type"`
 		Query     string       `json:"query"`
 		Filter    *lake.Filter `json:"filter"`
-		PageIndex int          `json:"page_index"`
-		PageSize  int          `json:"page_size"`
+		PageIndex *float64     `json:"page_index"`
+		PageSize  *float64     `json:"page_size"`
 		SortOrder *lake.Sort   `json:"sort_order"`
 	}
 	if err := s.params(c, &p); err != nil {
@@ -89,8 +89,8 @@ func (s *server) itemListFromCollection(c *echo.Context) error {
 		CollectionID string       `json:"collection_id" validate:"required"`
 		Query        string       `json:"query"`
 		Filter       *lake.Filter `json:"filter"`
-		PageIndex    int          `json:"page_index"`
-		PageSize     int          `json:"page_size"`
+		PageIndex    *float64     `json:"page_index"`
+		PageSize     *float64     `json:"page_size"`
 		SortOrder    *lake.Sort   `json:"sort_order"`
 	}
 	if err := s.params(c, &p); err != nil {
@@ -112,10 +112,14 @@ func (s *server) list(c *echo.Context, p listParams) error {
 	if p.SortOrder != nil {
 		sort = *p.SortOrder
 	}
+	idx, size, err := pageParams(p.PageIndex, p.PageSize)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	items := []item{}
 	if lake.IsCollectionType(sel.ItemType) {
-		cols, err := s.Lake.ListCollections(ctx, sel, p.PageIndex, p.PageSize, sort)
+		cols, err := s.Lake.ListCollections(ctx, sel, idx, size, sort)
 		if err != nil {
 			return err
 		}
@@ -124,7 +128,7 @@ func (s *server) list(c *echo.Context, p listParams) error {
 		}
 		return ok(c, items)
 	}
-	files, err := s.Lake.ListFiles(ctx, sel, p.PageIndex, p.PageSize, sort)
+	files, err := s.Lake.ListFiles(ctx, sel, idx, size, sort)
 	if err != nil {
 		return err
 	}
@@ -132,6 +136,29 @@ func (s *server) list(c *echo.Context, p listParams) error {
 		items = append(items, item{ID: f.ID, Name: f.Name, UniqueName: f.UniqueName, URL: s.Lake.URL(f)})
 	}
 	return ok(c, items)
+}
+
+// pageParams reads page_index and page_size as the interface gives them
+// (numbers, possibly doubles such as 2.0): absent takes the default (0, 20);
+// an explicit value outside 0..MaxPageIndex or 1..MaxPageSize is a 400, never
+// a clamp or a silent default, so page_size 0 does not quietly return 20 items.
+func pageParams(index, size *float64) (int, int, error) {
+	idx, err := pageNumber("page_index", index, 0, 0, lake.MaxPageIndex)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := pageNumber("page_size", size, lake.DefaultPageSize, 1, lake.MaxPageSize)
+	return idx, n, err
+}
+
+func pageNumber(field string, v *float64, def, lo, hi int) (int, error) {
+	if v == nil {
+		return def, nil
+	}
+	if *v < float64(lo) || *v > float64(hi) {
+		return 0, errs.Invalid(field, "%s must be in %d..%d, got %g", field, lo, hi, *v)
+	}
+	return wholeNumber(field, *v)
 }
 
 func (s *server) itemCountFromLake(c *echo.Context) error {
