@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -130,6 +131,13 @@ func (c *Client) postJSON(ctx context.Context, path string, in, out any) error {
 		return err
 	}
 	return c.do(ctx, http.MethodPost, path, "application/json", bytes.NewReader(b), out)
+}
+
+// Call calls any client function by name (POST /api/v1/client/<function>)
+// with params marshalled to a JSON object and decodes its result into out;
+// the typed methods are shorthands for it.
+func (c *Client) Call(ctx context.Context, function string, params, out any) error {
+	return c.postJSON(ctx, "/api/v1/client/"+url.PathEscape(function), params, out)
 }
 
 // Health checks that the server answers.
