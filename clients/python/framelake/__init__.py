@@ -20,6 +20,7 @@ import os
 import tarfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 import zipfile
@@ -84,16 +85,42 @@ class Client:
     # -- lake ----------------------------------------------------------------
 
     def upload_files(self, paths: list[str], collection_name: Optional[str] = None,
-                     metadata: Optional[dict] = None) -> dict:
-        """Uploads files into the lake (POST /api/v1/lake/files)."""
+                     metadata: Optional[dict] = None, collection_metadata: Optional[dict] = None) -> dict:
+        """Uploads files into the lake (POST /api/v1/lake/files).
+
+        metadata is stored on every file; collection_metadata is merged into the
+        collection's metadata (as patch_collection_metadata) with the files.
+        """
         fields = {}
         if collection_name:
             fields["collectionName"] = collection_name
         if metadata is not None:
             fields["metadata"] = json.dumps(metadata)
+        if collection_metadata is not None:
+            fields["collectionMetadata"] = json.dumps(collection_metadata)
         files = [("files", os.path.basename(p), open(p, "rb").read()) for p in paths]
         body, ctype = _multipart(fields, files)
         with self._request("/api/v1/lake/files", body, ctype) as resp:
+            return json.load(resp)
+
+    def patch_file_metadata(self, unique_name: str, patch: dict) -> dict:
+        """Merges patch into a file's custom metadata (JSON merge patch, RFC 7396).
+
+        Keys replace stored ones, nested dicts merge, a None value removes its key.
+        Returns {"id", "uniqueName", "name", "metadata", "updatedAt"} after the merge.
+        """
+        return self._patch("/api/v1/lake/files/" + urllib.parse.quote(unique_name, safe="") + "/metadata", patch)
+
+    def patch_collection_metadata(self, collection_id: str, patch: dict) -> dict:
+        """Merges patch into a collection's custom metadata, as patch_file_metadata.
+
+        Returns {"id", "name", "contentType", "metadata", "updatedAt"} after the merge.
+        """
+        return self._patch("/api/v1/lake/collections/" + urllib.parse.quote(collection_id, safe="") + "/metadata",
+                           patch)
+
+    def _patch(self, path: str, patch: dict) -> dict:
+        with self._request(path, json.dumps(patch).encode(), "application/merge-patch+json", method="PATCH") as resp:
             return json.load(resp)
 
     def get_file_details(self, unique_name: str, fields_filter: Optional[dict] = None) -> dict:
@@ -129,9 +156,27 @@ class Client:
         return self.call("insert_image_embeddings_batch", embedding_list=embedding_list, model_name=model_name,
                          vector_dimension=vector_dimension, session_id=session_id or None)
 
+    # The most numbers (vectors x dimensions) one insert_image_embeddings request carries.
+    embedding_numbers_per_request = 262_144
+
     def insert_image_embeddings(self, embedding_list: list, model_name: str, vector_dimension: list) -> dict:
-        return self.call("insert_image_embeddings", embedding_list=embedding_list, model_name=model_name,
-                         vector_dimension=vector_dimension)
+        """Stores any number of vectors, sent in requests of at most
+        embedding_numbers_per_request numbers (and at least one vector) each.
+
+        Returns {"success": True, "upsertCount": N} summed over the requests, as
+        one request returns it. Each request commits on its own: if one fails,
+        the FramelakeError raised carries upsert_count, what earlier ones stored.
+        """
+        total = 0
+        for batch in _number_batches(embedding_list, self.embedding_numbers_per_request):
+            try:
+                out = self.call("insert_image_embeddings", embedding_list=batch, model_name=model_name,
+                                vector_dimension=vector_dimension)
+            except FramelakeError as e:
+                e.upsert_count = total
+                raise
+            total += out["upsertCount"]
+        return {"success": True, "upsertCount": total}
 
     def get_embedding_vector(self, unique_names: list, model_name: str) -> dict:
         return self.call("get_embedding_vector", unique_names=unique_names, model_name=model_name)
@@ -259,6 +304,22 @@ class Client:
                     raise FramelakeError(0, "invalid_argument", f"archive entry {name!r} leaves the folder")
             z.extractall(folder)
         return folder
+
+
+def _number_batches(records: list, limit: int):
+    """Splits records into runs whose vectors hold at most limit numbers in all,
+    each run at least one record; an empty list is one empty run, so the server
+    still answers it."""
+    batch, numbers = [], 0
+    for r in records:
+        n = len(r.get("embeddings") or ()) if isinstance(r, dict) else 0
+        if batch and numbers + n > limit:
+            yield batch
+            batch, numbers = [], 0
+        batch.append(r)
+        numbers += n
+    if batch or not records:
+        yield batch
 
 
 def _list(t: Optional[tuple]) -> Optional[list]:
