@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/job"
 )
 
 // CheckBatch enforces insert_image_embeddings_batch's limit (below 100
@@ -27,16 +28,41 @@ func CheckBatch(n int) error {
 // ones must use the same dim. A file that already has a vector for the model
 // gets the new one. It returns the number of vectors written.
 func (s *Store) Insert(ctx context.Context, modelName string, dim int, recs []Record) (int, error) {
-	if err := validate(modelName, dim, recs); err != nil {
-		return 0, err
-	}
-	if err := s.precheck(ctx, modelName, dim); err != nil {
-		return 0, err
-	}
-	if err := s.insertBatch(ctx, modelName, dim, recs, 0); err != nil {
+	if err := s.insertOne(ctx, modelName, dim, recs, nil); err != nil {
 		return 0, err
 	}
 	return len(recs), nil
+}
+
+// InsertSession is Insert that also records the batch in the lake's job
+// history as a completed SessionJob carrying sessionID, in the same
+// transaction: the vectors and their record commit or roll back together,
+// so a client never gets an error for a batch that was stored.
+func (s *Store) InsertSession(ctx context.Context, modelName string, dim int, recs []Record, sessionID string) (n int, jobID string, err error) {
+	if sessionID == "" {
+		return 0, "", errs.Invalid("session_id", "session_id is empty")
+	}
+	err = s.insertOne(ctx, modelName, dim, recs, func(tx *sql.Tx) error {
+		jobID, err = job.Record(ctx, tx, SessionJob, map[string]any{"session_id": sessionID, "model_name": modelName},
+			SessionResult{SessionID: sessionID, ModelName: modelName, UpsertCount: len(recs)}, int64(len(recs)))
+		return err
+	})
+	if err != nil {
+		return 0, "", err
+	}
+	return len(recs), jobID, nil
+}
+
+// insertOne checks recs and writes them in one transaction, running also
+// inside it after the vectors are written.
+func (s *Store) insertOne(ctx context.Context, modelName string, dim int, recs []Record, also func(*sql.Tx) error) error {
+	if err := validate(modelName, dim, recs); err != nil {
+		return err
+	}
+	if err := s.precheck(ctx, modelName, dim); err != nil {
+		return err
+	}
+	return s.insertBatch(ctx, modelName, dim, recs, 0, also)
 }
 
 // InsertMany writes any number of records, committing Options.InsertBatch
@@ -57,7 +83,7 @@ func (s *Store) InsertMany(ctx context.Context, modelName string, dim int, recs 
 	done := 0
 	for done < len(recs) {
 		end := min(done+s.opt.InsertBatch, len(recs))
-		if err := s.insertBatch(ctx, modelName, dim, recs[done:end], done); err != nil {
+		if err := s.insertBatch(ctx, modelName, dim, recs[done:end], done, nil); err != nil {
 			return done, err
 		}
 		done = end
@@ -101,9 +127,9 @@ func unknownName(i int, name string) error {
 	return errs.New(errs.NotFound, fmt.Sprintf("embedding_list[%d].uniqueName", i), "no lake file has uniqueName %q", name)
 }
 
-// insertBatch writes recs (numbered from base in errors) in one transaction
-// and then updates the in-memory copy.
-func (s *Store) insertBatch(ctx context.Context, modelName string, dim int, recs []Record, base int) error {
+// insertBatch writes recs (numbered from base in errors) and runs also (when
+// not nil) in one transaction, and then updates the in-memory copy.
+func (s *Store) insertBatch(ctx context.Context, modelName string, dim int, recs []Record, base int, also func(*sql.Tx) error) error {
 	var m *model
 	var seqs []int64
 	var last int64
@@ -121,7 +147,10 @@ func (s *Store) insertBatch(ctx context.Context, modelName string, dim int, recs
 		if err = tx.QueryRowContext(ctx, `SELECT last_insert_rowid()`).Scan(&last); err != nil {
 			return err
 		}
-		return pruneLog(ctx, tx)
+		if err = pruneLog(ctx, tx); err != nil || also == nil {
+			return err
+		}
+		return also(tx)
 	})
 	if err != nil {
 		if errs.CodeOf(err) != errs.Internal {

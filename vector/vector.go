@@ -27,8 +27,10 @@
 // (inserts here, deletes by trigger, other processes) appends to; a search
 // first applies log entries it has not seen.
 //
-// The HTTP layer owns the client-function rules (a batch below 100 records,
-// session_id job recording) and maps errs codes to statuses; error fields
+// A batch given a session_id (InsertSession) is recorded as a completed lake
+// job in the transaction that writes its vectors. The HTTP layer owns the
+// other client-function rules (a batch below 100 records) and maps errs
+// codes to statuses; error fields
 // here use the client functions' parameter names (embedding_list,
 // model_name, vector_dimension, unique_name, k).
 package vector
@@ -103,6 +105,16 @@ type Store struct {
 	used   int64                 // bytes held by loaded copies
 	loads  sync.WaitGroup
 	closed chan struct{}
+}
+
+// SessionJob is the job type InsertSession records a batch under.
+const SessionJob = "embedding_insert"
+
+// SessionResult is the result of a SessionJob, as the job listing shows it.
+type SessionResult struct {
+	SessionID   string `json:"sessionId"`
+	ModelName   string `json:"modelName"`
+	UpsertCount int    `json:"upsertCount"`
 }
 
 // Record is one vector for one lake file.

@@ -1,14 +1,13 @@
 package web
 
 import (
-	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/labstack/echo/v5"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/auth"
-	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/vector"
 )
@@ -64,24 +63,18 @@ func (s *server) insertEmbeddingsBatch(c *echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	n, err := s.Vectors.Insert(ctx, p.ModelName, dim, recs)
-	if err != nil {
-		return err
-	}
-	out := map[string]any{"success": true, "upsertCount": n}
-	if p.SessionID != "" {
-		// The batch is in; its record in the job history is written after it.
-		err := s.Lake.DB().Tx(ctx, func(tx *sql.Tx) error {
-			id, err := job.Record(ctx, tx, "embedding_insert",
-				map[string]any{"session_id": p.SessionID, "model_name": p.ModelName}, map[string]int{"upsertCount": n}, int64(n))
-			out["jobId"] = id
-			return err
-		})
+	if p.SessionID == "" {
+		n, err := s.Vectors.Insert(ctx, p.ModelName, dim, recs)
 		if err != nil {
 			return err
 		}
+		return ok(c, map[string]any{"success": true, "upsertCount": n})
 	}
-	return ok(c, out)
+	n, jobID, err := s.Vectors.InsertSession(ctx, p.ModelName, dim, recs, p.SessionID)
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]any{"success": true, "upsertCount": n, "jobId": jobID})
 }
 
 func (s *server) insertEmbeddings(c *echo.Context) error {
@@ -91,6 +84,12 @@ func (s *server) insertEmbeddings(c *echo.Context) error {
 		VectorDimension []int             `json:"vector_dimension" validate:"required"`
 	}
 	if err := s.params(c, &p); err != nil {
+		var e *errs.Error
+		if errors.As(err, &e) && e.Code == errs.TooLarge {
+			// Over the body limit, a list can only get through in parts.
+			return errs.New(errs.TooLarge, "embedding_list", "%s: send embedding_list in several requests "+
+				"of fewer vectors (the Go and Python clients' insert_image_embeddings do)", e.Message)
+		}
 		return err
 	}
 	dim, recs, err := insertParams{EmbeddingList: p.EmbeddingList, VectorDimension: p.VectorDimension}.records()
