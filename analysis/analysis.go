@@ -27,7 +27,9 @@
 // filter), sends each image (resized to input_resolution) or sampled video
 // frame to the model, keeps detections at or above confidence_threshold,
 // maps boxes back to original pixels and writes tags, boxes or vectors in
-// batches. The run id is the operation of everything it writes, so datasets
+// batches. Prompts an auto_annotation model reports it cannot look for (its
+// answer's "unsupported") are kept on the run and the job result, so "not
+// found" can be told from "not searched for". The run id is the operation of everything it writes, so datasets
 // can name runs in operation_list; re-running a job (after a crash) replaces
 // rather than duplicates its output.
 package analysis
@@ -157,8 +159,11 @@ type Run struct {
 	Status      job.Status  `json:"status"`
 	Error       string      `json:"error,omitempty"`
 	Counts      Counts      `json:"counts"`
-	CreatedAt   time.Time   `json:"createdAt"`
-	FinishedAt  *time.Time  `json:"finishedAt"`
+	// Unsupported are the labels of the prompts an auto_annotation model said
+	// it cannot look for (in prompt order): no box for them means nothing.
+	Unsupported []string   `json:"unsupported,omitempty"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	FinishedAt  *time.Time `json:"finishedAt"`
 }
 
 // RunParams are the parameters a run was started with, as stored.

@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -11,6 +12,7 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -174,10 +176,21 @@ func TestAutoAnnotateEndToEnd(t *testing.T) {
 	e := newEnv(t, Options{})
 	e.register(t, "prompted", AutoAnnotation, promptPkg(t))
 	f := e.add(t, "", "street.png", rectPNG(600, 400, rect{red, 300, 100, 90, 90}, rect{blue, 20, 200, 50, 100}))
+	e.add(t, "", "field.png", rectPNG(100, 100, rect{green, 0, 0, 10, 10}))
 	run, j := e.wait(t, RunRequest{Application: AutoAnnotation, Model: "prompted", ContentType: "image",
-		Prompts: []Prompt{{Label: "stop_sign", Description: "red"}, {Label: "door", Description: "blue"}}})
+		Prompts: []Prompt{{Label: "sky", Description: "purple"}, {Label: "stop_sign", Description: "red"},
+			{Label: "cloud", Description: "white"}, {Label: "door", Description: "blue"}}})
 	if j.Status != job.Completed {
 		t.Fatalf("%s %s", j.Status, j.Error)
+	}
+	// Both images reported the two prompts the model cannot look for: listed
+	// once each, in prompt order, on the job result and the run.
+	var res struct{ Unsupported []string }
+	if err := json.Unmarshal(j.Result, &res); err != nil || !slices.Equal(res.Unsupported, []string{"sky", "cloud"}) {
+		t.Errorf("job result %s (%v): want unsupported [sky cloud]", j.Result, err)
+	}
+	if !slices.Equal(run.Unsupported, []string{"sky", "cloud"}) || run.Counts.Frames != 2 {
+		t.Errorf("run unsupported %v, %d frames; want [sky cloud] from 2 frames", run.Unsupported, run.Counts.Frames)
 	}
 	bs := e.boxes(t, f, run.ID)
 	sort.Slice(bs, func(i, j int) bool { return bs[i].Label < bs[j].Label })

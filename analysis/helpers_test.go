@@ -261,7 +261,9 @@ def output_fn(pred, accept):
 }
 
 // promptPkg is an auto_annotation package: each prompt's description names
-// a colour, and the boxes of that colour come back under the prompt's label.
+// a colour, and the boxes of that colour come back under the prompt's label;
+// a prompt whose description is no colour it knows comes back in
+// "unsupported", by its description (matched to its label by framelake).
 func promptPkg(t testing.TB) string {
 	return writePkg(t, map[string]string{
 		"code/requirements.txt": "\n",
@@ -276,8 +278,11 @@ def input_fn(body, content_type):
 
 def predict_fn(data, model):
     img, prompts = data
-    out = {"boxes": [], "scores": [], "phrases": []}
+    out = {"boxes": [], "scores": [], "phrases": [], "unsupported": []}
     for p in prompts:
+        if p["description"] not in COLOURS:
+            out["unsupported"].append(p["description"])
+            continue
         b = find(img, p["description"])
         if b:
             out["boxes"].append(b); out["scores"].append(0.9); out["phrases"].append(p["label"])

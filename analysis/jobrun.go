@@ -39,6 +39,8 @@ type analyzer struct {
 	mu       sync.Mutex
 	skips    []skippedFile      // the first few, for the job result
 	collTags map[string]float64 // collection runs: every tag seen, best confidence
+
+	unsupported map[string]bool // prompt labels the model said it cannot handle; consume's goroutine only
 }
 
 type skippedFile struct {
@@ -93,7 +95,7 @@ func (s *Service) runJob(ctx context.Context, jr *job.Run) error {
 		defer runner.Close()
 	}
 	a := &analyzer{s: s, run: run, model: m, runner: runner, job: jr, collTags: map[string]float64{},
-		inW: run.Params.InputResolution[0], inH: run.Params.InputResolution[1]}
+		unsupported: map[string]bool{}, inW: run.Params.InputResolution[0], inH: run.Params.InputResolution[1]}
 	total, err := s.lake.Count(ctx, selection(run.Params))
 	if err != nil {
 		return err
@@ -290,9 +292,12 @@ func (a *analyzer) analyzeFrame(ctx context.Context, r *result, u unit) error {
 		r.nvec++
 		return nil
 	}
-	ds, err := a.detections(resp.Body)
+	ds, unsupported, err := a.detections(resp.Body)
 	if err != nil {
 		return err
+	}
+	for _, label := range unsupported {
+		a.unsupported[label] = true
 	}
 	ow, oh := originalSize(u)
 	if ow == 0 {
@@ -422,10 +427,12 @@ func (a *analyzer) tagCollection(ctx context.Context) error {
 func (a *analyzer) finish(ctx context.Context) error {
 	c := Counts{Items: a.items.Load(), Frames: a.frames.Load(), Tags: a.tags.Load(), Boxes: a.boxes.Load(),
 		Embeddings: a.embeddings.Load(), Skipped: a.skipped.Load()}
+	unsupported := a.unsupportedPrompts()
+	list, _ := json.Marshal(unsupported) // a list of strings always marshals
 	err := a.s.db.Tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE run SET items = ?, frames = ?, tags = ?, boxes = ?, embeddings = ?,
-			skipped = ?, finished_at = ? WHERE id = ?`, c.Items, c.Frames, c.Tags, c.Boxes, c.Embeddings, c.Skipped,
-			time.Now().UnixMilli(), a.run.ID)
+			skipped = ?, unsupported = ?, finished_at = ? WHERE id = ?`, c.Items, c.Frames, c.Tags, c.Boxes,
+			c.Embeddings, c.Skipped, string(list), time.Now().UnixMilli(), a.run.ID)
 		return err
 	})
 	a.mu.Lock()
@@ -438,5 +445,20 @@ func (a *analyzer) finish(ctx context.Context) error {
 	if len(skips) > 0 {
 		res["skippedFiles"] = skips
 	}
+	if a.run.Application == AutoAnnotation {
+		res["unsupported"] = unsupported
+	}
 	return errors.Join(err, a.job.SetResult(res))
+}
+
+// unsupportedPrompts lists, in the run's prompt order, the labels of the
+// prompts the model reported it cannot handle on any frame.
+func (a *analyzer) unsupportedPrompts() []string {
+	out := []string{}
+	for _, p := range a.run.Params.Prompts {
+		if a.unsupported[p.Label] {
+			out = append(out, p.Label)
+		}
+	}
+	return out
 }

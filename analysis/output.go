@@ -35,49 +35,59 @@ type rawDetections struct {
 	Classes []float64   `json:"classes"`
 	Scores  []float64   `json:"scores"`
 	Phrases []string    `json:"phrases"`
+	// Unsupported (auto_annotation, optional) lists the prompts the model
+	// cannot look for, so "not found" can be told from "cannot look".
+	Unsupported []string `json:"unsupported"`
 }
 
 // detections parses an auto_tagging or auto_annotation answer and resolves
 // each box's label (a class index into label_list.yaml, or a prompt's label).
-func (a *analyzer) detections(body []byte) ([]detection, error) {
+// unsupported are the labels of the prompts the model said it cannot handle.
+func (a *analyzer) detections(body []byte) (out []detection, unsupported []string, err error) {
 	var raw rawDetections
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&raw); err != nil {
-		return nil, a.outputError(body, "not the JSON object expected: %v", err)
+		return nil, nil, a.outputError(body, "not the JSON object expected: %v", err)
 	}
 	if raw.Boxes == nil {
-		return nil, a.outputError(body, `no "boxes" list`)
+		return nil, nil, a.outputError(body, `no "boxes" list`)
 	}
 	n := len(raw.Boxes)
 	names, list := "classes", len(raw.Classes)
 	if a.run.Application == AutoAnnotation {
 		names, list = "phrases", len(raw.Phrases)
+		for _, phrase := range raw.Unsupported {
+			label, err := a.promptLabel(body, phrase)
+			if err != nil {
+				return nil, nil, err
+			}
+			unsupported = append(unsupported, label)
+		}
 	}
 	if list != n || len(raw.Scores) != n {
-		return nil, a.outputError(body, "%d boxes, %d %s and %d scores; the three lists must be as long", n, list, names, len(raw.Scores))
+		return nil, nil, a.outputError(body, "%d boxes, %d %s and %d scores; the three lists must be as long", n, list, names, len(raw.Scores))
 	}
-	out := make([]detection, 0, n)
+	out = make([]detection, 0, n)
 	for i, b := range raw.Boxes {
 		if len(b) != 4 || !finite(b...) {
-			return nil, a.outputError(body, "box %d is %v, not four numbers [x1, y1, x2, y2]", i, b)
+			return nil, nil, a.outputError(body, "box %d is %v, not four numbers [x1, y1, x2, y2]", i, b)
 		}
 		s := raw.Scores[i]
 		if !finite(s) || s < 0 || s > 1 {
-			return nil, a.outputError(body, "score %d is %v, not in 0..1", i, s)
+			return nil, nil, a.outputError(body, "score %d is %v, not in 0..1", i, s)
 		}
 		d := detection{x1: b[0], y1: b[1], x2: b[2], y2: b[3], score: s}
-		var err error
 		if a.run.Application == AutoAnnotation {
 			d.label, err = a.promptLabel(body, raw.Phrases[i])
 		} else {
 			d.label, err = a.classLabel(body, i, raw.Classes[i])
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, d)
 	}
-	return out, nil
+	return out, unsupported, nil
 }
 
 func (a *analyzer) classLabel(body []byte, i int, c float64) (string, error) {

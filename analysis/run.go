@@ -177,19 +177,22 @@ type RunListOptions struct {
 }
 
 const runColumns = `id, job_id, model_name, vector_name, application, platform, params, items, frames, tags, boxes,
-	embeddings, skipped, created_at, finished_at`
+	embeddings, skipped, unsupported, created_at, finished_at`
 
 func (s *Service) scanRun(ctx context.Context, sc interface{ Scan(...any) error }) (Run, error) {
 	var r Run
-	var params string
+	var params, unsupported string
 	var created int64
 	var finished sql.NullInt64
 	c := &r.Counts
 	if err := sc.Scan(&r.ID, &r.JobID, &r.Model, &r.VectorModel, &r.Application, &r.Platform, &params, &c.Items,
-		&c.Frames, &c.Tags, &c.Boxes, &c.Embeddings, &c.Skipped, &created, &finished); err != nil {
+		&c.Frames, &c.Tags, &c.Boxes, &c.Embeddings, &c.Skipped, &unsupported, &created, &finished); err != nil {
 		return r, err
 	}
 	if err := json.Unmarshal([]byte(params), &r.Params); err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal([]byte(unsupported), &r.Unsupported); err != nil {
 		return r, err
 	}
 	r.CreatedAt = time.UnixMilli(created).UTC()

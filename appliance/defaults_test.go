@@ -2,6 +2,7 @@ package appliance_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,36 +73,40 @@ func TestDefaultModels(t *testing.T) {
 	if err != nil || len(colls) != 2 {
 		t.Fatalf("collections %+v %v", colls, err)
 	}
-	run := func(name string, started client.RunStarted, err error) {
+	run := func(name string, started client.RunStarted, err error) client.Job {
 		t.Helper()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if j, err := e.write.WaitJob(ctx, started.JobID); err != nil || j.Status != "completed" {
+		j, err := e.write.WaitJob(ctx, started.JobID)
+		if err != nil || j.Status != "completed" {
 			t.Fatalf("%s job: %+v %v", name, j, err)
 		}
+		return j
 	}
+	var annotated client.RunStarted
+	var annotateJob client.Job
 	for _, c := range colls {
 		s, err := e.write.GenerateEmbeddingsForCollection(ctx, c.ID, client.AnalysisOptions{})
 		run("embeddings "+c.Name, s, err)
 		if c.Name == "photos" {
 			s, err := e.write.AutoTagCollection(ctx, c.ID, client.AnalysisOptions{InputResolution: []int{416, 416}})
 			run("auto tag", s, err)
-			s, err = e.write.AutoAnnotateCollection(ctx, c.ID, []client.Prompt{{Label: "puppy", Description: "a young dog"}}, client.AnalysisOptions{})
-			run("auto annotate", s, err)
+			annotated, err = e.write.AutoAnnotateCollection(ctx, c.ID, []client.Prompt{{Label: "puppy", Description: "a young dog"},
+				{Label: "volcano", Description: "a mountain that erupts"}}, client.AnalysisOptions{})
+			annotateJob = run("auto annotate", annotated, err)
 		}
 	}
 	checkTags(t, e, stored, map[string][]string{"dog.jpg": {"dog", "bicycle"}, "person.jpg": {"person", "horse"},
 		"giraffe.jpg": {"giraffe", "zebra"}})
-	dog, _ := e.a.Lake.File(ctx, stored["dog.jpg"].UniqueName)
-	boxes, err := e.a.Lake.Boxes(ctx, lake.BoxQuery{FileSeqs: []int64{dog.Seq()}, Labels: []string{"dog", "puppy"}})
-	if err != nil || len(boxes) < 2 {
-		t.Fatalf("dog boxes %+v %v", boxes, err)
+	checkDogBoxes(t, e, stored["dog.jpg"])
+	// No COCO class answers "volcano": the run says so instead of finding nothing.
+	var res struct{ Unsupported []string }
+	if err := json.Unmarshal(annotateJob.Result, &res); err != nil || !slices.Equal(res.Unsupported, []string{"volcano"}) {
+		t.Errorf("auto annotate job result %s (%v): want unsupported [volcano]", annotateJob.Result, err)
 	}
-	for _, b := range boxes { // the dog of dog.jpg is at (128,224)-(314,537)
-		if v := iou(b, 128, 224, 314, 537); v < 0.6 {
-			t.Errorf("%s box %+v overlaps the dog by IoU %.2f", b.Label, b, v)
-		}
+	if r, err := e.read.Run(ctx, annotated.RunID); err != nil || !slices.Equal(r.Unsupported, []string{"volcano"}) {
+		t.Errorf("auto annotate run %+v %v: want unsupported [volcano]", r, err)
 	}
 	for _, p := range photos {
 		near, err := e.read.FindSimilar(ctx, client.SimilarQuery{ModelName: "default",
@@ -109,6 +114,28 @@ func TestDefaultModels(t *testing.T) {
 		if err != nil || len(near) != 1 || near[0].UniqueName != stored[p].UniqueName {
 			t.Errorf("nearest to flipped %s: %+v %v", p, near, err)
 		}
+	}
+}
+
+// checkDogBoxes wants the dog of dog.jpg, at (128,224)-(314,537), boxed both
+// by the COCO tagger as "dog" and, under the user's prompt label as the
+// contract says, as "puppy".
+func checkDogBoxes(t *testing.T, e *env, stored client.StoredFile) {
+	t.Helper()
+	dog, _ := e.a.Lake.File(context.Background(), stored.UniqueName)
+	boxes, err := e.a.Lake.Boxes(context.Background(), lake.BoxQuery{FileSeqs: []int64{dog.Seq()}, Labels: []string{"dog", "puppy"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]int{}
+	for _, b := range boxes {
+		if v := iou(b, 128, 224, 314, 537); v < 0.6 {
+			t.Errorf("%s box %+v overlaps the dog by IoU %.2f", b.Label, b, v)
+		}
+		found[b.Label]++
+	}
+	if found["dog"] == 0 || found["puppy"] == 0 {
+		t.Errorf("dog.jpg boxes by label %v: want the dog boxed as dog and as puppy", found)
 	}
 }
 

@@ -256,8 +256,9 @@ type Run struct {
 	Counts            struct {
 		Items, Frames, Tags, Boxes, Embeddings, Skipped int64
 	} `json:"counts"`
-	CreatedAt  time.Time  `json:"createdAt"`
-	FinishedAt *time.Time `json:"finishedAt"`
+	Unsupported []string   `json:"unsupported"` // auto_annotation: prompts the model cannot look for
+	CreatedAt   time.Time  `json:"createdAt"`
+	FinishedAt  *time.Time `json:"finishedAt"`
 }
 
 // Run returns an analysis run.
