@@ -388,6 +388,18 @@ func TestUploadEightClients(t *testing.T) {
 			t.Errorf("%s: %d frames (%d distinct, %d..%d), %d collection members; want %d", name, n, distinct, lo, hi, members, total)
 		}
 	}
+	// The refused uploads' blobs are gone too: the store holds exactly the
+	// stored frames' bytes, each once.
+	checkBlobs := func() int {
+		t.Helper()
+		var frameBlobs int
+		e.a.Lake.DB().R.QueryRow(`SELECT count(DISTINCT fi.blob || '.' || fi.ext) FROM frame fr
+			JOIN file fi ON fi.seq = fr.file_seq`).Scan(&frameBlobs)
+		if got := e.blobs(t); got != frameBlobs {
+			t.Errorf("%d blob files in the data folder, %d distinct blobs of stored frames", got, frameBlobs)
+		}
+		return frameBlobs
+	}
 
 	// Server-numbered, oversubscribed: 8 x 8 attempts for 40 places.
 	up, _ := e.write.InitializeUpload(ctx, pid, "numbered", total)
@@ -417,6 +429,9 @@ func TestUploadEightClients(t *testing.T) {
 		t.Errorf("%d uploads refused, want %d", nRefused, 64-total)
 	}
 	check(up, "numbered")
+	if n := checkBlobs(); n != total {
+		t.Errorf("%d distinct blobs for %d frames of different bytes", n, total)
+	}
 
 	// Client-numbered, overlapping: every client sends every number.
 	up2, _ := e.write.InitializeUpload(ctx, pid, "overlap", total)
@@ -436,6 +451,7 @@ func TestUploadEightClients(t *testing.T) {
 	}
 	wg.Wait()
 	check(up2, "overlap")
+	checkBlobs() // some of overlap's frames have the bytes of some of numbered's
 	tl, _ := e.read.TaskList(ctx, client.TaskListOptions{ProjectID: pid})
 	if len(tl.TaskList) != 2 || tl.TaskList[0].Status != 2 || tl.TaskList[1].Status != 2 ||
 		tl.TaskList[1].CompletedFrames != total {

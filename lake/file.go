@@ -78,29 +78,26 @@ type DeleteHook func(ctx context.Context, tx *sql.Tx, fileSeqs []int64) error
 func (l *Lake) OnDelete(h DeleteHook) { l.deleteHooks = append(l.deleteHooks, h) }
 
 // Delete removes a file, its memberships, tags and annotations, and its blob
-// when no other file shares the bytes.
+// when no other file shares the bytes. Whether one does is decided after the
+// commit, under the lock Adds hold blobs with (blobs.go): an Add of the same
+// bytes may be committing a row that needs the blob.
 func (l *Lake) Delete(ctx context.Context, uniqueName string) error {
 	f, err := l.File(ctx, uniqueName)
 	if err != nil {
 		return err
 	}
-	var shared int
+	l.sweepLeftovers(ctx)
 	err = l.db.Tx(ctx, func(tx *sql.Tx) error {
 		for _, h := range l.deleteHooks {
 			if err := h(ctx, tx, []int64{f.seq}); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM file WHERE seq = ?`, f.seq); err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, `SELECT count(*) FROM file WHERE blob = ? AND ext = ?`, f.Blob, f.Ext).Scan(&shared)
+		_, err := tx.ExecContext(ctx, `DELETE FROM file WHERE seq = ?`, f.seq)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", uniqueName, err)
 	}
-	if shared == 0 {
-		return l.store.Remove(f.Blob, f.Ext)
-	}
-	return nil
+	return l.removeBlobIfUnused(context.WithoutCancel(ctx), blobKey{f.Blob, f.Ext})
 }

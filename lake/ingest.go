@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"unicode"
@@ -114,17 +115,56 @@ func (l *Lake) Add(ctx context.Context, opt AddOptions, ups []Upload) (AddResult
 	if len(accepted) == 0 {
 		return res, nil
 	}
-	if err := l.place(accepted); err != nil {
-		return res, err
-	}
-	res.Stored, err = l.insertFiles(ctx, opt, meta, accepted)
+	res.Stored, err = l.storeAccepted(ctx, opt, meta, accepted)
 	return res, err
 }
 
-// place makes the temp files durable, renames them into the store and makes
-// the renames durable.
-func (l *Lake) place(files []staged) error {
-	err := l.store.Sync()
+// storeAccepted places the accepted blobs and inserts their rows, holding
+// the blobs from before it looks for them on disk until the transaction has
+// ended (see blobs.go). If the insert fails or panics, the blobs it created
+// that no row names are removed again.
+func (l *Lake) storeAccepted(ctx context.Context, opt AddOptions, meta string, accepted []staged) (stored []File, err error) {
+	l.sweepLeftovers(ctx)
+	keys := make([]blobKey, len(accepted))
+	for i, s := range accepted {
+		keys[i] = s.key()
+	}
+	l.holdBlobs(keys)
+	var created map[blobKey]bool
+	var j *journal
+	committed := false
+	defer func() {
+		settled := l.releaseBlobs(context.WithoutCancel(ctx), keys, created, !committed)
+		j.done(settled)
+	}()
+	if created, j, err = l.place(accepted); err != nil {
+		return nil, err
+	}
+	stored, err = l.insertFiles(ctx, opt, meta, accepted)
+	committed = err == nil
+	return stored, err
+}
+
+// place makes the temp files and a journal of the blobs not yet in the store
+// durable, renames the files into the store and makes the renames durable.
+// It returns the blobs it created, also after a failure part-way.
+func (l *Lake) place(files []staged) (map[blobKey]bool, *journal, error) {
+	created := map[blobKey]bool{}
+	var news []blobKey
+	for _, s := range files {
+		if k := s.key(); !created[k] && !l.store.has(k) {
+			created[k] = true
+			news = append(news, k)
+		}
+	}
+	var j *journal
+	var err error
+	if len(news) > 0 {
+		j, err = l.store.writeJournal(news)
+	}
+	if err == nil {
+		err = l.store.Sync()
+	}
 	for _, s := range files {
 		if err != nil {
 			s.pend.Discard()
@@ -136,7 +176,7 @@ func (l *Lake) place(files []staged) error {
 	if err == nil {
 		err = l.store.Sync()
 	}
-	return err
+	return created, j, err
 }
 
 type stageResult struct {
@@ -192,21 +232,15 @@ func (l *Lake) check(o *stageResult, i int, fn func(int, File) error) {
 	o.rejected = &Rejection{Name: s.up.Name, Code: code, Reason: msg}
 }
 
-// parallel runs fn(0..n-1) on the lake's workers, recovering panics.
+// parallel runs fn(0..n-1) on the lake's workers; fn recovers its own
+// panics, as only it knows what a half-done call leaves to undo.
 func (l *Lake) parallel(n int, fn func(i int)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < min(n, l.opt.Workers); w++ {
 		wg.Go(func() {
 			for i := range next {
-				func() {
-					defer func() {
-						if p := recover(); p != nil {
-							l.log.Error("ingest panic", "panic", p)
-						}
-					}()
-					fn(i)
-				}()
+				fn(i)
 			}
 		})
 	}
@@ -217,10 +251,22 @@ func (l *Lake) parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
+// stage checks an upload and writes it to a temp file. A panic (in the
+// upload's Open or reader, or in a probe) rejects that upload alone.
 func (l *Lake) stage(ctx context.Context, up Upload) (out stageResult) {
 	reject := func(code errs.Code, format string, args ...any) stageResult {
 		return stageResult{rejected: &Rejection{Name: up.Name, Code: code, Reason: fmt.Sprintf(format, args...)}}
 	}
+	var pend *Pending
+	defer func() {
+		if p := recover(); p != nil {
+			l.log.Error("ingest panic", "file", up.Name, "panic", p, "stack", string(debug.Stack()))
+			if pend != nil {
+				pend.Discard()
+			}
+			out = reject(errs.Internal, "internal error while reading %q: %v", up.Name, p)
+		}
+	}()
 	if err := ValidateFileName(up.Name); err != nil {
 		return reject(errs.InvalidArgument, "%s", err.Error())
 	}
@@ -231,8 +277,7 @@ func (l *Lake) stage(ctx context.Context, up Upload) (out stageResult) {
 	if err != nil {
 		return reject(errs.InvalidArgument, "read: %v", err)
 	}
-	pend, err := l.store.Write(rc, l.opt.MaxFileSize)
-	rc.Close()
+	pend, err = l.writeClose(rc)
 	switch {
 	case errors.Is(err, ErrTooLarge):
 		return reject(errs.TooLarge, "file is larger than the %d-byte limit", l.opt.MaxFileSize)
@@ -252,6 +297,13 @@ func (l *Lake) stage(ctx context.Context, up Upload) (out stageResult) {
 		return reject(errs.Internal, "probe: %v", err)
 	}
 	return stageResult{staged: staged{up: up, pend: pend, p: p}}
+}
+
+// writeClose copies an upload's bytes to a temp file of the store and
+// closes them, also when reading them panics.
+func (l *Lake) writeClose(rc io.ReadCloser) (*Pending, error) {
+	defer rc.Close()
+	return l.store.Write(rc, l.opt.MaxFileSize)
 }
 
 func (l *Lake) insertFiles(ctx context.Context, opt AddOptions, meta string, files []staged) ([]File, error) {

@@ -24,7 +24,12 @@ import (
 
 func openLake(t testing.TB) (*lake.Lake, string) {
 	t.Helper()
-	dir := t.TempDir()
+	return reopenLake(t, t.TempDir())
+}
+
+// reopenLake opens the lake in dir, creating it when new.
+func reopenLake(t testing.TB, dir string) (*lake.Lake, string) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlitedb.Open(ctx, filepath.Join(dir, "framelake.db"), sqlitedb.Options{})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -20,8 +21,9 @@ import (
 // DiskStore keeps media content-addressed on local disk:
 // root/ab/cd/<sha256>.<ext>. Bytes are written to root/tmp, made durable and
 // renamed into place, so a crash leaves either the whole blob or none of it
-// (only stray temp files, removed at the next open). Identical bytes are
-// stored once.
+// (only stray temp files, removed at the next open, and blobs whose rows
+// were never committed, removed by the lake: see blobs.go). Identical bytes
+// are stored once.
 //
 // Durability is batched: Sync flushes the whole file system with syncfs(2),
 // once for a batch's temp files and once for its renames, instead of two
@@ -29,13 +31,27 @@ import (
 type DiskStore struct {
 	root string
 	tmp  string
+
+	refs blobRefs
+	// leftover are the placing journals a crashed process left, locked by
+	// this one until the lake, which can see the rows, has swept them.
+	leftover  []*journal
+	sweepOnce sync.Once
 }
 
-// OpenDiskStore opens or creates a store at root and clears temp files a crash left behind.
+// OpenDiskStore opens or creates a store at root, clears temp files a crash
+// left behind and picks up its placing journals (see blobs.go).
 func OpenDiskStore(root string) (*DiskStore, error) {
-	s := &DiskStore{root: root, tmp: filepath.Join(root, "tmp")}
-	if err := os.RemoveAll(s.tmp); err != nil {
+	s := &DiskStore{root: root, tmp: filepath.Join(root, "tmp"), refs: blobRefs{m: map[blobKey]*blobRef{}}}
+	if err := s.clearTemp(); err != nil {
 		return nil, fmt.Errorf("media store: clear temp: %w", err)
+	}
+	if err := os.MkdirAll(s.placingDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("media store: %w", err)
+	}
+	var err error
+	if s.leftover, err = s.openLeftovers(); err != nil {
+		return nil, fmt.Errorf("media store: %w", err)
 	}
 	for i := range tmpShards {
 		if err := os.MkdirAll(s.tmpDir(i), 0o755); err != nil {
@@ -43,6 +59,20 @@ func OpenDiskStore(root string) (*DiskStore, error) {
 		}
 	}
 	return s, nil
+}
+
+// clearTemp removes the temp folder but for its placing journals.
+func (s *DiskStore) clearTemp() error {
+	ents, err := os.ReadDir(s.tmp)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	for _, e := range ents {
+		if err == nil && e.Name() != placingName {
+			err = os.RemoveAll(filepath.Join(s.tmp, e.Name()))
+		}
+	}
+	return err
 }
 
 // tmpShards is how many folders temp files are spread over: file creation
@@ -54,6 +84,12 @@ func (s *DiskStore) tmpDir(i int) string { return filepath.Join(s.tmp, fmt.Sprin
 // Path is where the blob with hash and ext lives.
 func (s *DiskStore) Path(hash, ext string) string {
 	return filepath.Join(s.root, hash[0:2], hash[2:4], hash+"."+ext)
+}
+
+// has reports whether the blob is in place.
+func (s *DiskStore) has(k blobKey) bool {
+	_, err := os.Lstat(s.Path(k.hash, k.ext))
+	return err == nil
 }
 
 // Open opens a stored blob.
@@ -98,19 +134,26 @@ func (s *DiskStore) Write(r io.Reader, limit int64) (*Pending, error) {
 		return nil, fmt.Errorf("media store: %w", err)
 	}
 	p := &Pending{store: s, tmp: f.Name()}
+	written := false
+	defer func() { // also when r panics: the caller may recover and carry on
+		if !written {
+			f.Close()
+			os.Remove(p.tmp)
+		}
+	}()
 	h := sha256.New()
 	keep := &capped{max: memLimit}
 	n, err := io.Copy(io.MultiWriter(f, h, keep), io.LimitReader(r, limit+1))
 	if err == nil && n > limit {
 		err = fmt.Errorf("%w: over %d bytes", ErrTooLarge, limit)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		os.Remove(p.tmp)
 		return nil, err
 	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	written = true
 	p.Hash, p.Size = hex.EncodeToString(h.Sum(nil)), n
 	if !keep.over {
 		p.Data = keep.buf.Bytes()
