@@ -128,12 +128,13 @@ func (a *Appliance) open(ctx context.Context) error {
 		return err
 	}
 	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
-	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log})
 	a.Analysis, err = analysis.New(ctx, analysis.Deps{Lake: a.Lake, Vectors: a.Vectors, Jobs: a.Jobs},
 		analysis.Options{DataDir: a.cfg.DataDir, Logger: a.log})
 	if err != nil {
 		return err
 	}
+	// Projects and runs are operation_list ids even before they have boxes.
+	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log}, a.Annotate, a.Analysis)
 	if a.cfg.JobWorkers < 0 {
 		return nil
 	}

@@ -324,37 +324,6 @@ func TestDatasetFromLakeQueryAndItemTypes(t *testing.T) {
 	}
 }
 
-func TestDatasetOperationList(t *testing.T) {
-	e := start(t, appliance.Config{})
-	fx := datasetFixture(t, e)
-	ctx := context.Background()
-	labels := []string{"car", "bus", "person"}
-	for _, c := range []struct {
-		ops  []string
-		want map[string]int
-	}{
-		{nil, map[string]int{"car": 12, "bus": 4, "person": 3}},
-		{[]string{}, map[string]int{}},
-		{[]string{"run_b"}, map[string]int{"bus": 4}},
-		{[]string{"prj_a", "prj_c"}, map[string]int{"car": 12, "person": 3}},
-	} {
-		b := e.built(t)(e.write.CreateDatasetFromCollection(ctx, "ops", fx.colls["cars"], client.DatasetSpec{
-			SplitInfo: client.SplitInfo{Train: 100}, Labels: labels, OperationList: c.ops}))
-		got := boxLabels(t, e.frames(t, b.VersionID, "rcnn"))
-		if len(got) != len(c.want) {
-			t.Errorf("operation_list %v: boxes %v, want %v", c.ops, got, c.want)
-		}
-		for l, n := range c.want {
-			if got[l] != n {
-				t.Errorf("operation_list %v: boxes %v, want %v", c.ops, got, c.want)
-			}
-		}
-		if len(e.frames(t, b.VersionID, "yolo")) != 12 {
-			t.Errorf("operation_list %v: frames without boxes must stay", c.ops)
-		}
-	}
-}
-
 func TestDatasetSplitsStableAcrossVersions(t *testing.T) {
 	e := start(t, appliance.Config{})
 	fx := datasetFixture(t, e)

@@ -20,8 +20,11 @@
 //     i-th label. Boxes with other labels are left out; a frame without boxes
 //     stays in (a negative example).
 //   - operation_list: absent or null takes boxes from every annotation project
-//     and model run, [] takes none, ids take only those operations; an id from
-//     which no annotation in the lake comes is refused as unknown.
+//     and model run, [] takes none, ids take only those operations. An id is
+//     known if an OperationSource (annotation projects, analysis runs) has it
+//     or an annotation in the lake carries it, so a project without boxes yet
+//     or a run that found nothing is accepted (its frames get no boxes); any
+//     other id is refused as unknown.
 //   - Splits are stable: a file's split is a pure function of the group's seed
 //     (drawn once, at group creation) and its uniqueName. SHA-256 of the seed
 //     (8 bytes, little endian) and the uniqueName gives a bucket in [0, 10000);
@@ -62,6 +65,7 @@
 package dataset
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"io/fs"
@@ -249,12 +253,21 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// OperationSource says whether an id names one of its operations: the ids
+// annotations carry as their operation (annotation projects, analysis runs).
+// The packages owning those tables implement it; the appliance passes them to
+// New, so that ids with no annotation yet are known too.
+type OperationSource interface {
+	HasOperation(ctx context.Context, operation string) (bool, error)
+}
+
 // Service manages datasets over a lake and a job queue. It is safe for
 // concurrent use.
 type Service struct {
 	db   *sqlitedb.DB
 	lake *lake.Lake
 	jobs *job.Queue
+	ops  []OperationSource // New's, then the lake (ids its annotations carry)
 	opt  Options
 	log  *slog.Logger
 	now  func() time.Time

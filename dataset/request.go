@@ -38,15 +38,16 @@ type buildPayload struct {
 
 // New returns the service on a migrated database, registers the build job's
 // handler on jobs (call it before jobs.Start) and the lake delete hook that
-// takes deleted files out of versions; call it before serving requests.
-func New(db *sqlitedb.DB, l *lake.Lake, jobs *job.Queue, opt Options) *Service {
+// takes deleted files out of versions; call it before serving requests. ops
+// are where operation_list ids come from besides the lake's annotations.
+func New(db *sqlitedb.DB, l *lake.Lake, jobs *job.Queue, opt Options, ops ...OperationSource) *Service {
 	if opt.Batch <= 0 {
 		opt.Batch = 32
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{db: db, lake: l, jobs: jobs, opt: opt, log: opt.Logger.With("component", "dataset"), now: time.Now}
+	s := &Service{db: db, lake: l, jobs: jobs, ops: append(append([]OperationSource{}, ops...), l), opt: opt, log: opt.Logger.With("component", "dataset"), now: time.Now}
 	jobs.Handle(BuildJob, s.build)
 	l.OnDelete(s.filesDeleted)
 	return s
@@ -292,15 +293,26 @@ func (s *Service) checkSpec(ctx context.Context, sp *Spec) error {
 		if strings.TrimSpace(op) == "" {
 			return errs.Invalid(f, "%s is blank", f)
 		}
-		ok, err := s.lake.HasOperation(ctx, op)
+		ok, err := s.knownOperation(ctx, op)
 		if err != nil {
 			return err
 		} else if !ok {
 			return errs.New(errs.NotFound, "operation_list",
-				"%s: no annotation comes from an operation %q (a project or model run id)", f, op)
+				"%s: %q is not an annotation project or model run id, and no annotation comes from it", f, op)
 		}
 	}
 	return normalizeAugmentation(sp)
+}
+
+// knownOperation reports whether op names a project or run (the sources
+// given to New) or is carried by some annotation in the lake (the last source).
+func (s *Service) knownOperation(ctx context.Context, op string) (bool, error) {
+	for _, src := range s.ops {
+		if ok, err := src.HasOperation(ctx, op); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
 }
 
 // normalizeAugmentation validates the configuration and drops a null one.

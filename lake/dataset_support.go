@@ -76,7 +76,8 @@ func (l *Lake) FilesBySeq(ctx context.Context, seqs []int64) ([]File, error) {
 }
 
 // HasOperation reports whether any annotation came from operation (a project
-// or model run id), so callers can refuse ids that match nothing.
+// or model run id). Datasets ask it after the projects and runs themselves,
+// so ids whose project or run is gone still name the boxes they left.
 func (l *Lake) HasOperation(ctx context.Context, operation string) (bool, error) {
 	var n int
 	err := l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM annotation WHERE operation = ? LIMIT 1)`,
