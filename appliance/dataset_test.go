@@ -396,12 +396,21 @@ func TestDatasetSplitsStableAcrossVersions(t *testing.T) {
 			t.Errorf("%s in %s after a 100/0/0 version", n, s)
 		}
 	}
+	// Lowering train% moves files from train into validation, never into test.
+	v5 := e.built(t)(e.write.CreateDatasetVersion(ctx, v1.DatasetID, 60, 30, 10))
+	v6 := e.built(t)(e.write.CreateDatasetVersion(ctx, v1.DatasetID, 30, 30, 40))
+	s5, s6 := splitsOf(e.frames(t, v5.VersionID, "yolo")), splitsOf(e.frames(t, v6.VersionID, "yolo"))
+	for n, s := range s5 {
+		if s6[n] != s && s6[n] != "validation" && s != "validation" {
+			t.Errorf("%s moved from %s to %s when train went from 60%% to 30%%", n, s, s6[n])
+		}
+	}
 	groups, _ := e.read.DatasetList(ctx)
 	var nos []string
 	for _, v := range groups[0].VersionList {
 		nos = append(nos, v.VersionNo)
 	}
-	if strings.Join(nos, ",") != "1.0,2.0,3.0,4.0" {
+	if strings.Join(nos, ",") != "1.0,2.0,3.0,4.0,5.0,6.0" {
 		t.Errorf("versions %v", nos)
 	}
 }

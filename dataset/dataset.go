@@ -28,11 +28,16 @@
 //   - Splits are stable: a file's split is a pure function of the group's seed
 //     (drawn once, at group creation) and its uniqueName. SHA-256 of the seed
 //     (8 bytes, little endian) and the uniqueName gives a bucket in [0, 10000);
-//     bucket/100 below train% is train, below train%+test% test, otherwise
-//     validation. An update never moves a file: items carried from the source
-//     version keep the split they had, new files are bucketed with the
-//     update's percentages. Create Dataset Version (REST) re-buckets every file
-//     with its new percentages, so raising train% only moves files into train.
+//     with p = bucket/100, p < train% is train, p >= 100 - test% is test, and
+//     the middle is validation. An update never moves a file: items carried
+//     from the source version keep the split they had, new files are bucketed
+//     with the update's percentages. Create Dataset Version (REST) re-buckets
+//     every file with its new percentages; since train grows from the bottom
+//     and test from the top, a change moves files only into or out of
+//     validation (raising train% only moves files into train). The one
+//     exception cannot be avoided with fixed percentages: when the new train%
+//     exceeds the old train% + validation% (or test% the old test% +
+//     validation%), the new range takes files from the other's old one.
 //   - Versions: update_* with is_new_version_required true makes the group's
 //     next version holding the source version's frames plus the new ones;
 //     false (the default) rebuilds the source version in place. Either way the

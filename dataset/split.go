@@ -39,12 +39,16 @@ func Bucket(seed int64, uniqueName string) int {
 }
 
 // Of returns the split a file with uniqueName gets in a group with seed.
+// Train takes the bottom of the bucket range, test the top and validation
+// the middle, so that changing the percentages moves files into or out of
+// validation, never between train and test, unless the new train or test
+// range reaches into the other's old one (see the package comment).
 func (s Split) Of(seed int64, uniqueName string) string {
 	p := float64(Bucket(seed, uniqueName)) / 100
 	switch {
 	case p < s.Train:
 		return Train
-	case p < s.Train+s.Test:
+	case p >= 100-s.Test:
 		return Test
 	}
 	return Validation
