@@ -136,10 +136,10 @@ func (s *Service) insertFrame(ctx context.Context, tx *sql.Tx, sess Session, p P
 	if err := lake.ReplaceBoxes(ctx, tx, file.Seq(), lake.Human, p.ID, 0, lakeBoxes(f.Boxes)); err != nil {
 		return FrameResult{}, err
 	}
-	if p.ContentType == Video {
-		if err := lake.SetVideoIndexTx(ctx, tx, file.Seq(), seqNo); err != nil {
-			return FrameResult{}, err
-		}
+	// video_index is the frame's place in its video or, for image projects,
+	// in its upload sequence; either way sorting by it replays the upload.
+	if err := lake.SetVideoIndexTx(ctx, tx, file.Seq(), seqNo); err != nil {
+		return FrameResult{}, err
 	}
 	c.received++
 	if len(f.Boxes) > 0 {

@@ -39,7 +39,8 @@ func TestLakeSortOrders(t *testing.T) {
 	}
 	bySize := []string{"a.jpg", "b.jpg", "c.jpg"}
 	sort.Slice(bySize, func(i, j int) bool { return stored[bySize[i]].FileSize < stored[bySize[j]].FileSize })
-	frames := frameCollection(t, e)
+	frames := frameCollection(t, e, client.ContentVideo, "frames")
+	stills := frameCollection(t, e, client.ContentImage, "stills") // upload sequence of an image project
 
 	cases := []struct {
 		name       string
@@ -59,6 +60,7 @@ func TestLakeSortOrders(t *testing.T) {
 		{"name DESC", "", &client.SortOrder{SortByField: "name", SortOrder: "DESC"}, []string{"c.jpg", "b.jpg", "a.jpg"}},
 		{"video_index ASC", frames, &client.SortOrder{SortByField: "video_index", SortOrder: "ASC"}, []string{"f0.jpg", "f1.jpg", "f2.jpg"}},
 		{"video_index DESC", frames, &client.SortOrder{SortByField: "video_index", SortOrder: "DESC"}, []string{"f2.jpg", "f1.jpg", "f0.jpg"}},
+		{"video_index ASC, image project", stills, &client.SortOrder{SortByField: "video_index", SortOrder: "ASC"}, []string{"f0.jpg", "f1.jpg", "f2.jpg"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,15 +91,15 @@ func TestLakeSortOrders(t *testing.T) {
 
 // frameCollection uploads three frames through a video project's upload session
 // in the order 2, 0, 1 and returns the id of their collection.
-func frameCollection(t *testing.T, e *env) string {
+func frameCollection(t *testing.T, e *env, ct int, name string) string {
 	t.Helper()
 	ctx := context.Background()
-	pid, err := e.write.CreateProject(ctx, client.Project{Name: "sorting", ContentType: client.ContentVideo,
+	pid, err := e.write.CreateProject(ctx, client.Project{Name: name, ContentType: ct,
 		Labels: []client.Label{{Name: "dog"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := e.write.InitializeUpload(ctx, pid, "frames", 3)
+	up, err := e.write.InitializeUpload(ctx, pid, name, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func frameCollection(t *testing.T, e *env) string {
 			t.Fatal(err)
 		}
 	}
-	colls, err := e.read.GetItemListFromDatalake(ctx, client.ItemQuery{ItemType: "image_collection", Query: "name = frames"})
+	colls, err := e.read.GetItemListFromDatalake(ctx, client.ItemQuery{ItemType: "image_collection", Query: "name = " + name})
 	if err != nil || len(colls) != 1 {
 		t.Fatalf("frames collection: %+v %v", colls, err)
 	}
