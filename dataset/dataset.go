@@ -236,8 +236,9 @@ type Frame struct {
 	Params      json.RawMessage `json:"params,omitempty"` // augmentation steps
 	URL         string          `json:"url"`              // signed, expiring
 
-	blob    string
-	fileSeq int64
+	blob      string
+	fileSeq   int64
+	sourceExt string // of the DerivedFrom frame
 }
 
 // Page is one page of a version's frames.

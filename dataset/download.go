@@ -130,7 +130,7 @@ func (s *Service) exportFrame(f Frame, classes map[string]int) export.Frame {
 	}
 	store, blob, ext := s.lake.Store(), f.blob, f.Ext
 	return export.Frame{UniqueName: f.UniqueName, Name: f.Name, Ext: f.Ext, Split: f.Split, Augmented: f.Augmented,
-		DerivedFrom: f.DerivedFrom, Width: f.Width, Height: f.Height, Boxes: boxes, Params: f.Params,
+		DerivedFrom: f.DerivedFrom, DerivedFromExt: f.sourceExt, Width: f.Width, Height: f.Height, Boxes: boxes, Params: f.Params,
 		Open: func() (io.ReadCloser, error) { return store.Open(blob, ext) }}
 }
 

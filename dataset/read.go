@@ -168,18 +168,25 @@ func (s *Service) Frames(ctx context.Context, versionID string, pageIndex, pageS
 	return p, rows.Err()
 }
 
-const itemColumns = `ord, unique_name, name, split, derived_from, blob, ext, width, height, params, boxes, file_seq`
+// itemColumns are read FROM version_item. The last is an augmented frame's
+// source's extension, which names the source's media in exports; the source
+// is found a few rows back, since a frame's augmented ones follow it in ord.
+const itemColumns = `ord, unique_name, name, split, derived_from, blob, ext, width, height, params, boxes, file_seq,
+	CASE WHEN derived_from IS NOT NULL THEN (SELECT src.ext FROM version_item src
+		WHERE src.version_seq = version_item.version_seq AND src.build = version_item.build
+		AND src.ord < version_item.ord AND src.unique_name = version_item.derived_from
+		ORDER BY src.ord DESC LIMIT 1) END`
 
 func scanItem(row scanner) (Frame, int, error) {
 	var f Frame
 	var ord int
-	var derived, params sql.NullString
+	var derived, params, sourceExt sql.NullString
 	var boxes string
 	if err := row.Scan(&ord, &f.UniqueName, &f.Name, &f.Split, &derived, &f.blob, &f.Ext, &f.Width, &f.Height,
-		&params, &boxes, &f.fileSeq); err != nil {
+		&params, &boxes, &f.fileSeq, &sourceExt); err != nil {
 		return f, 0, err
 	}
-	f.Augmented, f.DerivedFrom = derived.Valid, derived.String
+	f.Augmented, f.DerivedFrom, f.sourceExt = derived.Valid, derived.String, sourceExt.String
 	if params.Valid {
 		f.Params = json.RawMessage(params.String)
 	}

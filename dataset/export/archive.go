@@ -82,6 +82,29 @@ func (a *archive) spoolEntry(name string, s *spool, compress bool) error {
 	return a.z.entry(a.path(name), compress, false, s.copyTo)
 }
 
+// splitSpools makes one spool per split, in the order of splits.
+func (a *archive) splitSpools() ([3]*spool, error) {
+	var l [3]*spool
+	for i := range l {
+		s, err := a.spool()
+		if err != nil {
+			return l, err
+		}
+		l[i] = s
+	}
+	return l, nil
+}
+
+// splitEntries appends each split's spool as the entry prefix+names[i]+".txt".
+func (a *archive) splitEntries(prefix string, names [3]string, l [3]*spool) error {
+	for i, s := range l {
+		if err := a.spoolEntry(prefix+names[i]+".txt", s, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // spoolEntryOf appends several spools' content as one entry.
 func (a *archive) spoolEntryOf(name string, spools ...*spool) error {
 	return a.z.entry(a.path(name), true, false, func(w io.Writer) error {

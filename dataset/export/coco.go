@@ -19,11 +19,15 @@ type cocoSplit struct {
 	nImage, nAnnot int
 }
 
+// cocoImage is an image record; augmented frames add two keys COCO readers
+// ignore: augmented and derived_from (the source's file_name).
 type cocoImage struct {
-	ID       int    `json:"id"`
-	FileName string `json:"file_name"`
-	Width    int    `json:"width"`
-	Height   int    `json:"height"`
+	ID          int    `json:"id"`
+	FileName    string `json:"file_name"`
+	Width       int    `json:"width"`
+	Height      int    `json:"height"`
+	Augmented   bool   `json:"augmented,omitempty"`
+	DerivedFrom string `json:"derived_from,omitempty"`
 }
 
 type cocoAnnotation struct {
@@ -60,7 +64,11 @@ func (c *cocoWriter) frame(fr *Frame) error {
 		}
 	}
 	p.nImage++
-	if err := appendJSON(p.images, p.nImage == 1, cocoImage{ID: p.nImage, FileName: file, Width: fr.Width, Height: fr.Height}); err != nil {
+	img := cocoImage{ID: p.nImage, FileName: file, Width: fr.Width, Height: fr.Height, Augmented: fr.Augmented}
+	if fr.Augmented {
+		img.DerivedFrom = sourceFile(fr)
+	}
+	if err := appendJSON(p.images, p.nImage == 1, img); err != nil {
 		return err
 	}
 	for _, b := range fr.Boxes {

@@ -25,6 +25,19 @@
 //	TFRecord              label_map.pbtxt, {train,valid,test}-NNNNN.tfrecord
 //	RAW                   dataset.json, {train,valid,test}/<uniqueName>.<ext>
 //
+// Augmented frames are marked in every format, in a way its readers ignore:
+// RAW frames carry augmented, derivedFrom and params; COCO image records get
+// "augmented": true and "derived_from": <the source's file_name>; Pascal VOC
+// XML gets <augmented>1</augmented> and <derived_from>, the source's
+// <filename>; TFRecord examples all carry image/augmented (int64 0 or 1) and
+// image/derived_from (the source's image/source_id, empty for real frames);
+// YOLO Darknet and Semantic Segmentation, whose files have no room for it,
+// get augmented/<split>.txt (YOLO: train, valid, test; segmentation: train,
+// val, test), one line per augmented frame: its image and its source's, as
+// the split lists name images (YOLO paths, segmentation stems), separated by
+// a space. An augmented frame's source is in the same split, since augmented
+// frames inherit it.
+//
 // Split "validation" is "valid" in folder and list names, and "val" in the two
 // VOC-style layouts, as each ecosystem expects. Media files are named
 // "<uniqueName>.<ext>" with the stored extension lower-cased and "jpeg"
@@ -95,10 +108,13 @@ type Frame struct {
 	Split       string // "train", "test" or "validation"
 	Augmented   bool
 	DerivedFrom string // uniqueName of the source of an augmented frame
-	Width       int
-	Height      int
-	Boxes       []Box
-	Params      json.RawMessage // augmentation steps; may be nil
+	// DerivedFromExt is the source's stored extension, which names its media
+	// file; "" when it is the frame's own.
+	DerivedFromExt string
+	Width          int
+	Height         int
+	Boxes          []Box
+	Params         json.RawMessage // augmentation steps; may be nil
 	// Open returns the media bytes as stored; nil when media is not included.
 	Open func() (io.ReadCloser, error)
 }
@@ -243,6 +259,9 @@ func (a *archive) checkFrame(fr *Frame) error {
 	if fr.Width < 0 || fr.Height < 0 {
 		return bad("negative size %dx%d", fr.Width, fr.Height)
 	}
+	if fr.Augmented && fr.DerivedFrom == "" {
+		return bad("augmented but derived from no frame")
+	}
 	if a.media && fr.Open == nil {
 		return bad("media requested but the frame has none")
 	}
@@ -338,3 +357,37 @@ func mediaExt(ext string) string {
 
 // mediaFile is the file name of a frame's media.
 func mediaFile(fr *Frame) string { return baseName(fr.UniqueName) + "." + mediaExt(fr.Ext) }
+
+// sourceFile is the file name of an augmented frame's source's media.
+func sourceFile(fr *Frame) string {
+	ext := fr.DerivedFromExt
+	if ext == "" {
+		ext = fr.Ext
+	}
+	return baseName(fr.DerivedFrom) + "." + mediaExt(ext)
+}
+
+// augmentedLists are the augmented/<split>.txt files of the layouts whose
+// own files cannot mark augmented frames: one line per augmented frame, its
+// image and its source's as the layout's split lists name images.
+type augmentedLists struct {
+	a     *archive
+	names [3]string // list names per split
+	lists [3]*spool
+}
+
+func newAugmentedLists(a *archive, names [3]string) (*augmentedLists, error) {
+	lists, err := a.splitSpools()
+	return &augmentedLists{a: a, names: names, lists: lists}, err
+}
+
+// add lists an augmented frame; real frames are not listed.
+func (l *augmentedLists) add(fr *Frame, image, source string) error {
+	if !fr.Augmented {
+		return nil
+	}
+	_, err := l.lists[splitIndex(fr.Split)].WriteString(image + " " + source + "\n")
+	return err
+}
+
+func (l *augmentedLists) finish() error { return l.a.splitEntries("augmented/", l.names, l.lists) }

@@ -303,12 +303,13 @@ func TestNames(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	base := fixtureFrames()[0]
 	cases := map[string]func(*Frame){
-		"split":      func(f *Frame) { f.Split = "holdout" },
-		"class":      func(f *Frame) { f.Boxes = []Box{{ClassID: 3, W: 1, H: 1}} },
-		"label":      func(f *Frame) { f.Boxes = []Box{{Label: "bus", ClassID: 0, W: 1, H: 1}} },
-		"media":      func(f *Frame) { f.Open = nil },
-		"params":     func(f *Frame) { f.Params = json.RawMessage("{") },
-		"uniqueName": func(f *Frame) { f.UniqueName = "" },
+		"split":       func(f *Frame) { f.Split = "holdout" },
+		"class":       func(f *Frame) { f.Boxes = []Box{{ClassID: 3, W: 1, H: 1}} },
+		"label":       func(f *Frame) { f.Boxes = []Box{{Label: "bus", ClassID: 0, W: 1, H: 1}} },
+		"media":       func(f *Frame) { f.Open = nil },
+		"params":      func(f *Frame) { f.Params = json.RawMessage("{") },
+		"uniqueName":  func(f *Frame) { f.UniqueName = "" },
+		"derivedFrom": func(f *Frame) { f.Augmented = true },
 	}
 	for name, mutate := range cases {
 		fr := withMedia(t, []Frame{base})[0]
@@ -328,6 +329,34 @@ func TestBadInput(t *testing.T) {
 	}
 	if err := Write(context.Background(), io.Discard, "Darknet", fixtureDataset, sliceNext(nil), false); errs.CodeOf(err) != errs.InvalidArgument {
 		t.Errorf("unknown format: %v", err)
+	}
+}
+
+// TestAugmentedSourceNamedByItsExtension: an augmented frame in another
+// format than its source names the source's file with the source's extension.
+func TestAugmentedSourceNamedByItsExtension(t *testing.T) {
+	src := Frame{UniqueName: "scan-0001", Ext: "JPEG", Split: "train", Width: 8, Height: 8}
+	aug := Frame{UniqueName: "scan-0001-aug1", Ext: "png", Split: "train", Width: 8, Height: 8, Augmented: true,
+		DerivedFrom: "scan-0001", DerivedFromExt: "JPEG"}
+	for _, c := range []struct {
+		f          Format
+		entry, has string
+	}{
+		{YOLO, "augmented/train.txt", "train/scan-0001-aug1.png train/scan-0001.jpg\n"},
+		{SemanticSegmentation, "augmented/train.txt", "scan-0001-aug1 scan-0001\n"},
+		{COCO, "train/annotations.json", `"file_name":"scan-0001-aug1.png","width":8,"height":8,"augmented":true,"derived_from":"scan-0001.jpg"}`},
+		{VOC, vocRoot + "Annotations/scan-0001-aug1.xml", "<augmented>1</augmented>\n\t<derived_from>scan-0001.jpg</derived_from>"},
+	} {
+		zr, _ := export(t, c.f, fixtureDataset, []Frame{src, aug}, false)
+		var body string
+		for _, f := range zr.File {
+			if f.Name == rootFolder(fixtureDataset, c.f)+c.entry {
+				body = string(readEntry(t, f))
+			}
+		}
+		if !strings.Contains(body, c.has) {
+			t.Errorf("%s %s:\n%s\nlacks %q", c.f, c.entry, body, c.has)
+		}
 	}
 }
 

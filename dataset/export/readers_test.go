@@ -133,23 +133,27 @@ for s in ["train", "val", "trainval", "test"]:
         objs = [[o["name"], o["difficult"], o["pose"], int(o["bndbox"]["xmin"]), int(o["bndbox"]["ymin"]),
                  int(o["bndbox"]["xmax"]), int(o["bndbox"]["ymax"])] for o in ann.get("object", [])]
         items.append({"file": ann["filename"], "image": [img.width, img.height],
-                      "size": [int(ann["size"]["width"]), int(ann["size"]["height"])], "objects": objs})
+                      "size": [int(ann["size"]["width"]), int(ann["size"]["height"])], "objects": objs,
+                      "augmented": ann.get("augmented", ""), "derived_from": ann.get("derived_from", "")})
     out[s] = items
 print(json.dumps(out))
 `
 
 // TestTorchvisionReadsVOC loads every image set of the VOC export with
-// torchvision's VOCDetection and checks images, sizes and boxes.
+// torchvision's VOCDetection and checks images, sizes, boxes and the marks
+// of augmented frames.
 func TestTorchvisionReadsVOC(t *testing.T) {
 	frames := withMedia(t, fixtureFrames())
 	zr, _ := export(t, VOC, fixtureDataset, frames, true)
 	root := filepath.Join(extract(t, zr), rootFolder(fixtureDataset, VOC))
 	out := python(t, root, vocScript, map[string]string{"torchvision": "python3-torchvision"}, root)
 	type item struct {
-		File    string  `json:"file"`
-		Image   [2]int  `json:"image"`
-		Size    [2]int  `json:"size"`
-		Objects [][]any `json:"objects"`
+		File        string  `json:"file"`
+		Image       [2]int  `json:"image"`
+		Size        [2]int  `json:"size"`
+		Objects     [][]any `json:"objects"`
+		Augmented   string  `json:"augmented"`
+		DerivedFrom string  `json:"derived_from"`
 	}
 	var got map[string][]item
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -158,6 +162,9 @@ func TestTorchvisionReadsVOC(t *testing.T) {
 	want := map[string][]item{}
 	for _, fr := range frames {
 		it := item{File: mediaFile(&fr), Image: [2]int{fr.Width, fr.Height}, Size: [2]int{fr.Width, fr.Height}, Objects: [][]any{}}
+		if fr.Augmented { // the source's file name, as VOCDetection gives extra elements
+			it.Augmented, it.DerivedFrom = "1", sourceFile(&fr)
+		}
 		for _, b := range fr.Boxes {
 			if c, ok := vocCorners(b, fr.Width, fr.Height); ok {
 				it.Objects = append(it.Objects, []any{fixtureDataset.Labels[b.ClassID], "0", "Unspecified",
@@ -375,6 +382,12 @@ func checkExample(t *testing.T, fr Frame, rec map[string]any, media bool) {
 		"image/filename":  fmt.Sprint([]string{mediaFile(&fr)}),
 		"image/source_id": fmt.Sprint([]string{fr.UniqueName}),
 		"image/format":    "[jpeg]",
+		// Every example says whether it is augmented and from which source.
+		"image/augmented":    fmt.Sprint([]int{0}),
+		"image/derived_from": fmt.Sprint([]string{fr.DerivedFrom}),
+	}
+	if fr.Augmented {
+		want["image/augmented"] = fmt.Sprint([]int{1})
 	}
 	var labels, names []string
 	var coords [4][]string

@@ -15,7 +15,8 @@ import (
 // segWriter writes class-index masks in the Pascal VOC segmentation layout
 // (which CVAT's "Segmentation mask" format also uses): SegmentationClass/
 // <uniqueName>.png, JPEGImages/, ImageSets/Segmentation/{train,val,test}.txt
-// and labelmap.txt naming each index with its palette colour.
+// and labelmap.txt naming each index with its palette colour; augmented
+// frames are listed in augmented/{train,val,test}.txt by stem.
 //
 // Mask values: 0 is background, label i is i+1. Up to 255 labels the mask is
 // an 8-bit palette PNG with VOC's 256-colour map (so it reads as indices and
@@ -26,34 +27,33 @@ import (
 // the more specific object (a person on a bus); equal areas go by label
 // order, the later label on top, then by box order.
 type segWriter struct {
-	a     *archive
-	lists [3]*spool
-	wide  bool // 16-bit masks
-	pal   color.Palette
-	pix   []byte
-	order []int
-	enc   png.Encoder
+	a         *archive
+	lists     [3]*spool
+	augmented *augmentedLists
+	wide      bool // 16-bit masks
+	pal       color.Palette
+	pix       []byte
+	order     []int
+	enc       png.Encoder
 }
 
 // maxMaskPixels bounds the one mask buffer held at a time (256 MB at 8 bits).
 const maxMaskPixels = 1 << 28
 
 func newSegWriter(a *archive) (*segWriter, error) {
-	s := &segWriter{a: a, wide: len(a.ds.Labels) > 255}
+	aug, err := newAugmentedLists(a, vocSplits)
+	if err != nil {
+		return nil, err
+	}
+	s := &segWriter{a: a, wide: len(a.ds.Labels) > 255, augmented: aug}
 	s.enc = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &onePool{}}
 	s.pal = make(color.Palette, 256)
 	for i := range s.pal {
 		r, g, b := vocColor(i)
 		s.pal[i] = color.RGBA{r, g, b, 255}
 	}
-	for i := range s.lists {
-		sp, err := a.spool()
-		if err != nil {
-			return nil, err
-		}
-		s.lists[i] = sp
-	}
-	return s, nil
+	s.lists, err = a.splitSpools()
+	return s, err
 }
 
 // vocColor is entry i of the Pascal VOC colour map: the bits of i spread
@@ -86,6 +86,9 @@ func (s *segWriter) frame(fr *Frame) error {
 		return s.enc.Encode(w, img)
 	})
 	if err != nil {
+		return err
+	}
+	if err := s.augmented.add(fr, stem, baseName(fr.DerivedFrom)); err != nil {
 		return err
 	}
 	_, err = s.lists[splitIndex(fr.Split)].WriteString(stem + "\n")
@@ -166,12 +169,10 @@ func (s *segWriter) finish() error {
 	if err := a.z.bytesEntry(a.path("labelmap.txt"), []byte(lm.String())); err != nil {
 		return err
 	}
-	for i, sp := range s.lists {
-		if err := a.spoolEntry("ImageSets/Segmentation/"+vocSplits[i]+".txt", sp, true); err != nil {
-			return err
-		}
+	if err := s.augmented.finish(); err != nil {
+		return err
 	}
-	return nil
+	return a.splitEntries("ImageSets/Segmentation/", vocSplits, s.lists)
 }
 
 // onePool keeps the PNG encoder's buffers from frame to frame.

@@ -18,6 +18,11 @@ import (
 // "train-?????.tfrecord". Each split fills its own temp-file shard (frames of
 // the splits arrive interleaved) that becomes an archive entry when full.
 //
+// Beyond the API's keys every example has image/augmented (int64, 1 for an
+// augmented frame) and image/derived_from (its source's image/source_id,
+// empty otherwise), so one parsing spec reads all records; the API's
+// decoders ignore keys they do not ask for.
+//
 // Without media, image/encoded is left out and the rest is kept.
 type tfWriter struct {
 	a      *archive
@@ -91,6 +96,12 @@ func (t *tfWriter) frame(fr *Frame) error {
 	b = appendBytesFeature(b, "image/filename", file)
 	b = appendBytesFeature(b, "image/source_id", fr.UniqueName)
 	b = appendBytesFeature(b, "image/format", format)
+	augmented := int64(0)
+	if fr.Augmented {
+		augmented = 1
+	}
+	b = appendInt64Feature(b, "image/augmented", augmented)
+	b = appendBytesFeature(b, "image/derived_from", fr.DerivedFrom)
 	for i, k := range [4]string{"xmin", "xmax", "ymin", "ymax"} {
 		b = appendFloatFeature(b, "image/object/bbox/"+k, t.boxes[i])
 	}

@@ -20,15 +20,8 @@ type vocWriter struct {
 }
 
 func newVOCWriter(a *archive) (*vocWriter, error) {
-	v := &vocWriter{a: a}
-	for i := range v.lists {
-		s, err := a.spool()
-		if err != nil {
-			return nil, err
-		}
-		v.lists[i] = s
-	}
-	return v, nil
+	lists, err := a.splitSpools()
+	return &vocWriter{a: a, lists: lists}, err
 }
 
 func (v *vocWriter) frame(fr *Frame) error {
@@ -50,7 +43,10 @@ func (v *vocWriter) frame(fr *Frame) error {
 
 // vocXML appends the annotation document. Corners are VOC's 1-based pixel
 // indices of the first and last covered pixel: xmin = round(x)+1,
-// xmax = round(x+w), clamped to the image and never below xmin.
+// xmax = round(x+w), clamped to the image and never below xmin. An augmented
+// frame's document adds <augmented>1</augmented> and <derived_from>, its
+// source's <filename>: VOC readers (torchvision's VOCDetection among them)
+// take unknown elements as extra keys.
 func vocXML(b []byte, fr *Frame, file string, labels []string) []byte {
 	b = append(b, "<annotation>\n\t<folder>VOC2007</folder>\n\t<filename>"...)
 	b = xmlText(b, file)
@@ -59,6 +55,11 @@ func vocXML(b []byte, fr *Frame, file string, labels []string) []byte {
 	b = append(b, "</width>\n\t\t<height>"...)
 	b = strconv.AppendInt(b, int64(fr.Height), 10)
 	b = append(b, "</height>\n\t\t<depth>3</depth>\n\t</size>\n\t<segmented>0</segmented>\n"...)
+	if fr.Augmented {
+		b = append(b, "\t<augmented>1</augmented>\n\t<derived_from>"...)
+		b = xmlText(b, sourceFile(fr))
+		b = append(b, "</derived_from>\n"...)
+	}
 	for _, bx := range fr.Boxes {
 		c, ok := vocCorners(bx, fr.Width, fr.Height)
 		if !ok {
@@ -107,10 +108,8 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 
 func (v *vocWriter) finish() error {
 	a := v.a
-	for i, s := range v.lists {
-		if err := a.spoolEntry(vocRoot+"ImageSets/Main/"+vocSplits[i]+".txt", s, true); err != nil {
-			return err
-		}
+	if err := a.splitEntries(vocRoot+"ImageSets/Main/", vocSplits, v.lists); err != nil {
+		return err
 	}
 	return a.spoolEntryOf(vocRoot+"ImageSets/Main/trainval.txt", v.lists[0], v.lists[1])
 }

@@ -10,22 +10,20 @@ import (
 // a label file beside each, list files that darknet reads relative to its
 // working directory (the archive root), obj.data and obj.names. Without media
 // the lists still name the image paths, so putting the images in place makes
-// the folder trainable.
+// the folder trainable. Augmented frames are listed in augmented/.
 type yoloWriter struct {
-	a     *archive
-	lists [3]*spool
+	a         *archive
+	lists     [3]*spool
+	augmented *augmentedLists
 }
 
 func newYOLOWriter(a *archive) (*yoloWriter, error) {
-	y := &yoloWriter{a: a}
-	for i := range y.lists {
-		s, err := a.spool()
-		if err != nil {
-			return nil, err
-		}
-		y.lists[i] = s
+	aug, err := newAugmentedLists(a, splitDirs)
+	if err != nil {
+		return nil, err
 	}
-	return y, nil
+	lists, err := a.splitSpools()
+	return &yoloWriter{a: a, lists: lists, augmented: aug}, err
 }
 
 func (y *yoloWriter) frame(fr *Frame) error {
@@ -53,6 +51,9 @@ func (y *yoloWriter) frame(fr *Frame) error {
 		if err := a.textEntry(alt); err != nil {
 			return err
 		}
+	}
+	if err := y.augmented.add(fr, image, dir+"/"+sourceFile(fr)); err != nil {
+		return err
 	}
 	_, err := y.lists[splitIndex(fr.Split)].WriteString(image + "\n")
 	return err
@@ -106,10 +107,8 @@ func (y *yoloWriter) finish() error {
 	if err := a.z.dir(a.path("backup/")); err != nil {
 		return err
 	}
-	for i, s := range y.lists {
-		if err := a.spoolEntry(splitDirs[i]+".txt", s, true); err != nil {
-			return err
-		}
+	if err := y.augmented.finish(); err != nil {
+		return err
 	}
-	return nil
+	return a.splitEntries("", splitDirs, y.lists)
 }
