@@ -19,6 +19,69 @@ import (
 	"github.com/framelake/framelake/client"
 )
 
+func TestDatasetDownloadArchive(t *testing.T) {
+	e := start(t, appliance.Config{})
+	fx := datasetFixture(t, e)
+	ctx := context.Background()
+	b := e.built(t)(e.write.CreateDatasetFromCollection(ctx, "Street Cars", fx.colls["cars"], client.DatasetSpec{
+		SplitInfo: client.SplitInfo{Train: 50, Test: 50}, Labels: []string{"car"},
+		AugmentationList: json.RawMessage(flipConfig)}))
+	v := e.version(t, b.VersionID)
+	dir := t.TempDir()
+	got, err := e.read.DownloadDataset(ctx, b.VersionID, "RAW", dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(got) != dir || !strings.Contains(filepath.Base(got), "1.0") {
+		t.Errorf("folder %s", got)
+	}
+	media := countFiles(t, got, ".jpg")
+	if media != v.Stats.TotalFrames {
+		t.Errorf("RAW archive holds %d images, version has %d frames", media, v.Stats.TotalFrames)
+	}
+	// Media as stored: a real frame's bytes are the upload's.
+	orig, _ := e.a.Lake.File(ctx, fx.names["cars"][0])
+	want, _ := os.ReadFile(e.a.Lake.Store().Path(orig.Blob, orig.Ext))
+	found := false
+	filepath.WalkDir(got, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), fx.names["cars"][0]+".") {
+			b, _ := os.ReadFile(p)
+			found = bytes.Equal(b, want)
+		}
+		return nil
+	})
+	if !found {
+		t.Errorf("%s not in the archive as stored", fx.names["cars"][0])
+	}
+	// Without media: annotations only, into a folder of the current directory.
+	t.Chdir(t.TempDir())
+	got, err = e.read.DownloadDataset(ctx, b.VersionID, "YOLO Darknet", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(got) != "." || countFiles(t, got, ".jpg") != 0 || countFiles(t, got, ".txt") < v.Stats.TotalFrames {
+		t.Errorf("annotations only in %s: %d jpg, %d txt", got, countFiles(t, got, ".jpg"), countFiles(t, got, ".txt"))
+	}
+	if _, err := e.read.DownloadDataset(ctx, b.VersionID, "PDF", dir, true); client.CodeOf(err) != "invalid_argument" {
+		t.Errorf("unknown export type: %v", err)
+	}
+	if _, err := e.read.DownloadDataset(ctx, "dsv_nope", "RAW", dir, true); client.CodeOf(err) != "not_found" {
+		t.Errorf("unknown version: %v", err)
+	}
+}
+
+func countFiles(t *testing.T, dir, ext string) int {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ext) {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
 // TestDatasetExportsMarkAugmented: every export of an augmented version says
 // which frames are augmented and from which source. The sources are GIFs and
 // their flips JPEGs, so naming a source's file needs the source's extension.

@@ -1,7 +1,6 @@
 package appliance_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -9,9 +8,10 @@ import (
 	"image"
 	_ "image/jpeg"
 	"io"
+	"math"
 	"net/http"
 	"os"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -294,27 +294,44 @@ func TestDatasetFromLakeQueryAndItemTypes(t *testing.T) {
 	e := start(t, appliance.Config{})
 	fx := datasetFixture(t, e)
 	ctx := context.Background()
+	cars := fx.names["cars"]
 	spec := client.DatasetSpec{SplitInfo: client.SplitInfo{Train: 80, Test: 10, Validation: 10}, Labels: []string{"car"}}
-	all := e.built(t)(e.write.CreateDatasetFromDatalake(ctx, "all", "", spec))
-	if v := e.version(t, all.VersionID); v.Stats.TotalFrames != 21 || v.Stats.TotalBoxes != 18 {
+	build := func(itemType, query string) []string {
+		t.Helper()
+		spec.Query = query
+		b := e.built(t)(e.write.CreateDatasetFromDatalake(ctx, itemType+" "+query, itemType, spec))
+		var names []string
+		for _, f := range e.frames(t, b.VersionID, "yolo") {
+			names = append(names, f.UniqueName)
+		}
+		sort.Strings(names)
+		return names
+	}
+	// Buses are on cars00, 03, 06, 09: the only built dataset when item_type
+	// dataset is asked below.
+	if got, want := build("image", "annotation.label = bus"), []string{cars[0], cars[3], cars[6], cars[9]}; !slices.Equal(got, want) {
+		t.Errorf("image, bus: %v, want %v", got, want)
+	}
+	// One query, three item types, three answers. Persons are on cars00, 04,
+	// 08; of those only cars00 is a frame of a built dataset; the collection
+	// holding persons is cars, with 12 images.
+	person := "annotation.label = person"
+	if got, want := build("dataset", person), []string{cars[0]}; !slices.Equal(got, want) {
+		t.Errorf("dataset, person: %v, want %v", got, want)
+	}
+	if got, want := build("image", person), []string{cars[0], cars[4], cars[8]}; !slices.Equal(got, want) {
+		t.Errorf("image, person: %v, want %v", got, want)
+	}
+	all := append([]string{}, cars...)
+	sort.Strings(all)
+	if got := build("image_collection", person); !slices.Equal(got, all) {
+		t.Errorf("image_collection, person: %v, want the 12 of cars", got)
+	}
+
+	spec.Query = ""
+	whole := e.built(t)(e.write.CreateDatasetFromDatalake(ctx, "all", "", spec))
+	if v := e.version(t, whole.VersionID); v.Stats.TotalFrames != 21 || v.Stats.TotalBoxes != 18 {
 		t.Errorf("whole lake: %+v", v.Stats)
-	}
-	spec.Query = "annotation.label = bus"
-	bus := e.built(t)(e.write.CreateDatasetFromDatalake(ctx, "buses", "image", spec))
-	if v := e.version(t, bus.VersionID); v.Stats.TotalFrames != 4 {
-		t.Errorf("query: %+v", v.Stats)
-	}
-	// image_collection: images of the collections the query selects.
-	spec.Query = "annotation.label = cat"
-	cats := e.built(t)(e.write.CreateDatasetFromDatalake(ctx, "cat collections", "image_collection", spec))
-	if v := e.version(t, cats.VersionID); v.Stats.TotalFrames != 3 || v.Stats.TotalBoxes != 0 {
-		t.Errorf("image_collection: %+v", v.Stats)
-	}
-	// dataset: images that are frames of built datasets (here buses and cats), narrowed by the query.
-	spec.Query = "collection = cars"
-	ds := e.built(t)(e.write.CreateDatasetFromDatalake(ctx, "from datasets", "dataset", spec))
-	if v := e.version(t, ds.VersionID); v.Stats.TotalFrames != 12 {
-		t.Errorf("dataset item type: %+v", v.Stats)
 	}
 	spec.Query = "name ~ cars0"
 	spec.Filter = &client.Filter{AnnotationTypes: []string{"machine"}}
@@ -499,26 +516,47 @@ func TestDatasetDownloadPagesPerFormat(t *testing.T) {
 		t.Fatalf("page %+v", p)
 	}
 	f := p.Frames[0] // cars00: a car and a bus box
+	if f.UniqueName != fx.names["cars"][0] {
+		t.Fatalf("first frame %s, want %s", f.UniqueName, fx.names["cars"][0])
+	}
 	var yolo []struct{ ClassID, CX, CY, W, H float64 }
-	json.Unmarshal(f.Annotations, &yolo)
+	if err := json.Unmarshal(f.Annotations, &yolo); err != nil {
+		t.Fatalf("yolo annotations %s: %v", f.Annotations, err)
+	}
 	sort.Slice(yolo, func(i, j int) bool { return yolo[i].ClassID < yolo[j].ClassID })
 	if len(yolo) != 2 || yolo[0].ClassID != 0 || yolo[1].ClassID != 1 || yolo[1].CX != (2+5)/64.0 || yolo[1].W != 10/64.0 {
 		t.Errorf("yolo %+v", yolo)
 	}
-	p, _ = e.read.DownloadDatasetPage(ctx, b.VersionID, "tensorflow", 0, 1)
-	var tf []struct {
+	// tensorflow: classes from 1 in label order, corners normalized.
+	p, err = e.read.DownloadDatasetPage(ctx, b.VersionID, "tensorflow", 0, 1)
+	if err != nil || len(p.Frames) != 1 || p.Frames[0].UniqueName != fx.names["cars"][0] {
+		t.Fatalf("tensorflow page %+v %v", p, err)
+	}
+	type tfBox struct {
 		Label                  string
 		ClassID                int
 		XMin, YMin, XMax, YMax float64
 	}
-	json.Unmarshal(p.Frames[0].Annotations, &tf)
-	for _, x := range tf {
-		if (x.Label == "car") != (x.ClassID == 2) || x.XMax > 1 {
-			t.Errorf("tensorflow %+v", tf)
+	var tf []tfBox
+	if err := json.Unmarshal(p.Frames[0].Annotations, &tf); err != nil {
+		t.Fatalf("tensorflow annotations %s: %v", p.Frames[0].Annotations, err)
+	}
+	sort.Slice(tf, func(i, j int) bool { return tf[i].ClassID < tf[j].ClassID })
+	want := []tfBox{{"bus", 1, 20 / 64.0, 10 / 48.0, 32 / 64.0, 19 / 48.0}, {"car", 2, 2 / 64.0, 3 / 48.0, 12 / 64.0, 11 / 48.0}}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+	if len(tf) != len(want) {
+		t.Fatalf("tensorflow boxes %+v, want %+v", tf, want)
+	}
+	for i, w := range want {
+		g := tf[i]
+		if g.Label != w.Label || g.ClassID != w.ClassID || !near(g.XMin, w.XMin) || !near(g.YMin, w.YMin) ||
+			!near(g.XMax, w.XMax) || !near(g.YMax, w.YMax) {
+			t.Errorf("tensorflow box %+v, want %+v", g, w)
 		}
 	}
-	if p, _ = e.read.DownloadDatasetPage(ctx, b.VersionID, "rcnn", 3, 5); len(p.Frames) != 0 || p.PageIndex != 3 {
-		t.Errorf("page past the end: %+v", p)
+	if p, err = e.read.DownloadDatasetPage(ctx, b.VersionID, "rcnn", 3, 5); err != nil || len(p.Frames) != 0 ||
+		p.PageIndex != 3 || p.TotalFrames != 12 {
+		t.Errorf("page past the end: %+v %v", p, err)
 	}
 	for _, c := range []struct{ query, field string }{
 		{"exportFormat=yolo&pageSize=10001", "pageSize"},
@@ -533,69 +571,6 @@ func TestDatasetDownloadPagesPerFormat(t *testing.T) {
 	if status, eb := e.raw(t, "GET", "/api/v1/dataset-versions/dsv_nope/data?exportFormat=yolo", "", nil); status != 404 {
 		t.Errorf("unknown version: %d %v", status, eb)
 	}
-}
-
-func TestDatasetDownloadArchive(t *testing.T) {
-	e := start(t, appliance.Config{})
-	fx := datasetFixture(t, e)
-	ctx := context.Background()
-	b := e.built(t)(e.write.CreateDatasetFromCollection(ctx, "Street Cars", fx.colls["cars"], client.DatasetSpec{
-		SplitInfo: client.SplitInfo{Train: 50, Test: 50}, Labels: []string{"car"},
-		AugmentationList: json.RawMessage(flipConfig)}))
-	v := e.version(t, b.VersionID)
-	dir := t.TempDir()
-	got, err := e.read.DownloadDataset(ctx, b.VersionID, "RAW", dir, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if filepath.Dir(got) != dir || !strings.Contains(filepath.Base(got), "1.0") {
-		t.Errorf("folder %s", got)
-	}
-	media := countFiles(t, got, ".jpg")
-	if media != v.Stats.TotalFrames {
-		t.Errorf("RAW archive holds %d images, version has %d frames", media, v.Stats.TotalFrames)
-	}
-	// Media as stored: a real frame's bytes are the upload's.
-	orig, _ := e.a.Lake.File(ctx, fx.names["cars"][0])
-	want, _ := os.ReadFile(e.a.Lake.Store().Path(orig.Blob, orig.Ext))
-	found := false
-	filepath.WalkDir(got, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), fx.names["cars"][0]+".") {
-			b, _ := os.ReadFile(p)
-			found = bytes.Equal(b, want)
-		}
-		return nil
-	})
-	if !found {
-		t.Errorf("%s not in the archive as stored", fx.names["cars"][0])
-	}
-	// Without media: annotations only, into a folder of the current directory.
-	t.Chdir(t.TempDir())
-	got, err = e.read.DownloadDataset(ctx, b.VersionID, "YOLO Darknet", "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if filepath.Dir(got) != "." || countFiles(t, got, ".jpg") != 0 || countFiles(t, got, ".txt") < v.Stats.TotalFrames {
-		t.Errorf("annotations only in %s: %d jpg, %d txt", got, countFiles(t, got, ".jpg"), countFiles(t, got, ".txt"))
-	}
-	if _, err := e.read.DownloadDataset(ctx, b.VersionID, "PDF", dir, true); client.CodeOf(err) != "invalid_argument" {
-		t.Errorf("unknown export type: %v", err)
-	}
-	if _, err := e.read.DownloadDataset(ctx, "dsv_nope", "RAW", dir, true); client.CodeOf(err) != "not_found" {
-		t.Errorf("unknown version: %v", err)
-	}
-}
-
-func countFiles(t *testing.T, dir, ext string) int {
-	t.Helper()
-	n := 0
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ext) {
-			n++
-		}
-		return nil
-	})
-	return n
 }
 
 func TestDatasetBadInputCreatesNothing(t *testing.T) {

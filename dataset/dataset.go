@@ -58,7 +58,8 @@
 //     as a flip alone, gives one output), so a version holds no duplicates. Outputs are stored content-addressed in the media
 //     store and listed as frames with augmented true, derived_from their
 //     source, their steps as params and their moved boxes; they inherit the
-//     source's split (train) and count in the statistics.
+//     source's split (train) and count in the statistics. Every export format
+//     marks them and names their source (see package dataset/export).
 //   - Statistics per version: totalFrames and totalBoxes (augmented frames
 //     included), augmentedFrames, and frames and boxes per split and per label.
 //   - Exports stream in constant memory: frames are read from the database a
