@@ -14,7 +14,9 @@ GO_ROOT   ?= /usr/local/go
 GO        ?= $(shell command -v go 2>/dev/null || echo $(GO_ROOT)/bin/go)
 
 # Debian packages the build and tests need, and the command that shows each is there.
-APT_PKGS  := libvips-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip curl ca-certificates nodejs npm
+APT_PKGS  := libvips-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip curl ca-certificates
+# Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
+APT_CMDS  := node:nodejs npm:npm
 
 .PHONY: run build test bench deps check-go clean models
 
@@ -44,6 +46,7 @@ bench: deps build models
 deps:
 	@missing=""; \
 	for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for c in $(APT_CMDS); do command -v $${c%%:*} >/dev/null || missing="$$missing $${c#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
