@@ -52,8 +52,7 @@ func (l *Lake) FileDetails(ctx context.Context, uniqueName string, fields map[st
 	if err != nil {
 		return nil, err
 	}
-	var meta map[string]any
-	_ = json.Unmarshal(f.Metadata, &meta)
+	var meta map[string]any // decoded on the first custom field asked for
 	out := map[string]any{}
 	for _, name := range selectFields(FileDefaultFields, FileOptionalFields, fields) {
 		switch name {
@@ -86,6 +85,10 @@ func (l *Lake) FileDetails(ctx context.Context, uniqueName string, fields map[st
 				return nil, err
 			}
 		default:
+			if meta == nil {
+				meta = map[string]any{}
+				_ = json.Unmarshal(f.Metadata, &meta)
+			}
 			out[name] = meta[name] // nil (JSON null) when the file has no such key
 		}
 	}

@@ -38,8 +38,7 @@ func scanFile(s scanner) (File, error) {
 
 // File returns the file with uniqueName.
 func (l *Lake) File(ctx context.Context, uniqueName string) (File, error) {
-	f, err := scanFile(l.db.R.QueryRowContext(ctx,
-		`SELECT `+fileColumns+` FROM file f WHERE f.unique_name = ?`, uniqueName))
+	f, err := scanFile(l.fileByName.QueryRowContext(ctx, uniqueName))
 	if errors.Is(err, sql.ErrNoRows) {
 		return File{}, errs.NotFoundf("file %q not found", uniqueName)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -302,8 +303,11 @@ func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int,
 		if target == query.Collections {
 			cols = collectionColumns
 		}
+		// LIMIT and OFFSET are checked integers written into the SQL: bound as
+		// parameters, SQLite plans with their values and so prepares the
+		// statement twice, which doubled the time of a 1M-file page.
 		rows, err := l.db.R.QueryContext(ctx, `SELECT `+cols+` FROM `+c.from+` WHERE `+c.where+
-			` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(c.args, size, idx*size)...)
+			` ORDER BY `+order+` LIMIT `+strconv.Itoa(size)+` OFFSET `+strconv.Itoa(idx*size), c.args...)
 		if err != nil {
 			return err
 		}
