@@ -51,11 +51,17 @@ func BenchmarkAugmentedBuild(b *testing.B) {
 	elapsed, cpu := b.Elapsed().Seconds(), (cpuTime() - cpu0).Seconds()
 	b.StopTimer()
 	v, err := cl.DatasetList(ctx)
-	if err != nil || v[0].VersionList[0].Stats.AugmentedFrames != 2*n {
+	// A frame whose two outputs drew the same steps (both the flip alone)
+	// keeps one of them: a few per thousand.
+	if err != nil || v[0].VersionList[0].Stats.AugmentedFrames < 2*n*49/50 || v[0].VersionList[0].Stats.AugmentedFrames > 2*n {
 		b.Fatalf("built %+v %v", v, err)
 	}
+	out := 0
+	for _, g := range v {
+		out += g.VersionList[0].Stats.AugmentedFrames
+	}
 	b.ReportMetric(float64(n*b.N)/elapsed, "frames/s")
-	b.ReportMetric(float64(2*n*b.N)/elapsed, "out-frames/s")
+	b.ReportMetric(float64(out)/elapsed, "out-frames/s")
 	b.ReportMetric(float64(n*b.N)/cpu, "frames/cpu-s")
 }
 
