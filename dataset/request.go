@@ -50,7 +50,18 @@ func New(db *sqlitedb.DB, l *lake.Lake, jobs *job.Queue, opt Options, ops ...Ope
 	s := &Service{db: db, lake: l, jobs: jobs, ops: append(append([]OperationSource{}, ops...), l), opt: opt, log: opt.Logger.With("component", "dataset"), now: time.Now}
 	jobs.Handle(BuildJob, s.build)
 	l.OnDelete(s.filesDeleted)
+	l.OnBlobCheck(s.namesBlob)
 	return s
+}
+
+// namesBlob tells the lake that a version's frame still needs a blob, so its
+// clean-ups (a failed upload of the same bytes, a deleted file that shared
+// them, a crash sweep) leave it on disk.
+func (s *Service) namesBlob(ctx context.Context, hash, ext string) (bool, error) {
+	var named bool
+	err := s.db.R.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM version_item WHERE blob = ? AND ext = ?)`,
+		hash, ext).Scan(&named)
+	return named, err
 }
 
 // Create validates a new dataset and, in one transaction, creates its group

@@ -99,6 +99,14 @@ func (l *Lake) removeBlobIfUnused(ctx context.Context, k blobKey) error {
 	return l.removeUnusedLocked(ctx, k)
 }
 
+// BlobUser reports whether rows outside the lake's tables name a blob of the
+// media store (dataset versions keep augmented frames there).
+type BlobUser func(ctx context.Context, hash, ext string) (bool, error)
+
+// OnBlobCheck makes the lake keep a blob on disk while u says it is named,
+// whatever the lake's own rows say. Register before the lake is shared.
+func (l *Lake) OnBlobCheck(u BlobUser) { l.blobUsers = append(l.blobUsers, u) }
+
 // removeUnusedLocked removes the blob if no committed row names it; the
 // caller holds refs.mu and knows no Add holds k.
 func (l *Lake) removeUnusedLocked(ctx context.Context, k blobKey) error {
@@ -106,6 +114,15 @@ func (l *Lake) removeUnusedLocked(ctx context.Context, k blobKey) error {
 	if err := l.db.R.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM file WHERE blob = ? AND ext = ?)`,
 		k.hash, k.ext).Scan(&named); err != nil {
 		return err
+	}
+	for _, u := range l.blobUsers {
+		if named {
+			break
+		}
+		var err error
+		if named, err = u(ctx, k.hash, k.ext); err != nil {
+			return err
+		}
 	}
 	if named {
 		return nil

@@ -127,6 +127,7 @@ type Lake struct {
 	fileByName *sql.Stmt
 
 	deleteHooks []DeleteHook
+	blobUsers   []BlobUser
 }
 
 // Open opens the lake on a migrated database.
@@ -167,9 +168,6 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	if l.ffprobe == "" {
 		l.log.Warn("ffprobe not found: video uploads will be refused; install ffmpeg")
 	}
-	// Blobs a crashed writer placed but never committed go now, so a lake
-	// that is only read after a crash does not keep them either.
-	l.sweepLeftovers(ctx)
 	return l, nil
 }
 
