@@ -289,13 +289,12 @@ func (s *Service) storeBatch(ctx context.Context, b *buildState, r *job.Run, fir
 			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 		}
 	}()
-	if len(bt.blobs) > 0 {
-		if err := s.place(bt.blobs); err != nil {
-			bt.discard()
-			return err
-		}
+	placed := make([]lake.Placed, len(bt.blobs))
+	for i, x := range bt.blobs {
+		placed[i] = lake.Placed{Pending: x.p, Ext: x.ext}
 	}
-	if err := s.insertItems(ctx, b, first, bt.rows); err != nil {
+	if err := s.lake.StoreBlobs(ctx, placed, func() error { return s.insertItems(ctx, b, first, bt.rows) }); err != nil {
+		bt.discard()
 		return err
 	}
 	r.Advance(int64(bt.frames))
@@ -392,21 +391,6 @@ func extOf(format string) string {
 type newBlob struct {
 	p   *lake.Pending
 	ext string
-}
-
-// place makes a chunk's augmented blobs durable and moves them into the
-// store, before any row names them.
-func (s *Service) place(blobs []newBlob) error {
-	st := s.lake.Store()
-	if err := st.Sync(); err != nil {
-		return err
-	}
-	for _, b := range blobs {
-		if err := b.p.Commit(b.ext); err != nil {
-			return err
-		}
-	}
-	return st.Sync()
 }
 
 // parallel calls fn(0..n-1) on up to workers goroutines and returns the

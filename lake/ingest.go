@@ -119,14 +119,24 @@ func (l *Lake) Add(ctx context.Context, opt AddOptions, ups []Upload) (AddResult
 	return res, err
 }
 
-// storeAccepted places the accepted blobs and inserts their rows, holding
-// the blobs from before it looks for them on disk until the transaction has
-// ended (see blobs.go). If the insert fails or panics, the blobs it created
-// that no row names are removed again.
+// storeAccepted places the accepted blobs and inserts their rows under the
+// guard of placeAndCommit.
 func (l *Lake) storeAccepted(ctx context.Context, opt AddOptions, meta string, accepted []staged) (stored []File, err error) {
+	err = l.placeAndCommit(ctx, accepted, func() error {
+		stored, err = l.insertFiles(ctx, opt, meta, accepted)
+		return err
+	})
+	return stored, err
+}
+
+// placeAndCommit places blobs and runs commit, which inserts the rows naming
+// them, holding the blobs from before it looks for them on disk until commit
+// has returned (see blobs.go). If commit fails or panics, the blobs it
+// created that nothing names are removed again.
+func (l *Lake) placeAndCommit(ctx context.Context, files []staged, commit func() error) (err error) {
 	l.sweepLeftovers(ctx)
-	keys := make([]blobKey, len(accepted))
-	for i, s := range accepted {
+	keys := make([]blobKey, len(files))
+	for i, s := range files {
 		keys[i] = s.key()
 	}
 	l.holdBlobs(keys)
@@ -137,12 +147,35 @@ func (l *Lake) storeAccepted(ctx context.Context, opt AddOptions, meta string, a
 		settled := l.releaseBlobs(context.WithoutCancel(ctx), keys, created, !committed)
 		j.done(settled)
 	}()
-	if created, j, err = l.place(accepted); err != nil {
-		return nil, err
+	if created, j, err = l.place(files); err != nil {
+		return err
 	}
-	stored, err = l.insertFiles(ctx, opt, meta, accepted)
+	err = commit()
 	committed = err == nil
-	return stored, err
+	return err
+}
+
+// Placed is a blob written to a temp file of the store (Store().Write) and
+// the extension it is to be stored under.
+type Placed struct {
+	Pending *Pending
+	Ext     string
+}
+
+// StoreBlobs puts blobs that belong to no lake file (augmented dataset
+// frames) in place and runs commit, which writes the rows naming them, with
+// the guarantees an Add has: durable before commit, removed again if commit
+// fails, swept after a crash in between. The caller's rows must be visible
+// to a BlobUser it registered, or the lake will not know they name a blob.
+func (l *Lake) StoreBlobs(ctx context.Context, blobs []Placed, commit func() error) error {
+	if len(blobs) == 0 {
+		return commit() // nothing to place, nor to sync
+	}
+	files := make([]staged, len(blobs))
+	for i, b := range blobs {
+		files[i] = staged{pend: b.Pending, p: probed{Ext: b.Ext}}
+	}
+	return l.placeAndCommit(ctx, files, commit)
 }
 
 // place makes the temp files and a journal of the blobs not yet in the store
