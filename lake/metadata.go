@@ -18,25 +18,6 @@ import (
 // json_patch implements exactly that merge, inside the UPDATE, so concurrent
 // patches of different keys never lose each other's writes.
 
-// SetMetadata replaces a file's custom metadata with a JSON object.
-func (l *Lake) SetMetadata(ctx context.Context, uniqueName string, meta json.RawMessage) error {
-	m, err := normalizeObject("metadata", meta)
-	if err != nil {
-		return err
-	}
-	return l.db.Tx(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE file SET metadata = ?, updated_at = ? WHERE unique_name = ?`,
-			m, millis(time.Now()), uniqueName)
-		if err != nil {
-			return err
-		}
-		if n, _ := r.RowsAffected(); n == 0 {
-			return errs.NotFoundf("file %q not found", uniqueName)
-		}
-		return nil
-	})
-}
-
 // PatchFileMetadata merges patch (a JSON object, RFC 7396) into the custom
 // metadata of the file with uniqueName and returns the updated file.
 func (l *Lake) PatchFileMetadata(ctx context.Context, uniqueName string, patch json.RawMessage) (File, error) {

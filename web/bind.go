@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,16 +34,9 @@ var validate = func() *validator.Validate {
 // bindJSON decodes a JSON body into v, refusing unknown fields, trailing data
 // and wrong types with an error that names the field, then validates v.
 func (s *server) bindJSON(c *echo.Context, v any) error {
-	r := c.Request()
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return errs.New(errs.UnsupportedMedia, "", "content type %q: send application/json", ct)
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, s.opt.MaxJSONBytes+1))
+	body, err := s.readBody(c, "application/json")
 	if err != nil {
 		return err
-	}
-	if int64(len(body)) > s.opt.MaxJSONBytes {
-		return errs.New(errs.TooLarge, "", "request body is larger than the %s limit", humanBytes(s.opt.MaxJSONBytes))
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
@@ -50,6 +45,25 @@ func (s *server) bindJSON(c *echo.Context, v any) error {
 		return err
 	}
 	return validateStruct(v)
+}
+
+// readBody reads a request body of at most MaxJSONBytes whose content type,
+// when the client gives one, is among types.
+func (s *server) readBody(c *echo.Context, types ...string) ([]byte, error) {
+	r := c.Request()
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, _ := mime.ParseMediaType(ct); !slices.Contains(types, mt) {
+			return nil, errs.New(errs.UnsupportedMedia, "", "content type %q: send %s", ct, strings.Join(types, " or "))
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, s.opt.MaxJSONBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > s.opt.MaxJSONBytes {
+		return nil, errs.New(errs.TooLarge, "", "request body is larger than the %s limit", humanBytes(s.opt.MaxJSONBytes))
+	}
+	return body, nil
 }
 
 func decodeStrict(body []byte, v any) error {

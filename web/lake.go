@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"io"
 	"mime"
 	"net/http"
 	"time"
@@ -165,24 +164,9 @@ func (s *server) patchCollectionMetadata(c *echo.Context) error {
 }
 
 // readPatch reads a metadata patch body: application/merge-patch+json (RFC
-// 7396's type) or application/json, at most MaxJSONBytes. The lake checks
-// that it is a JSON object.
+// 7396's type) or application/json. The lake checks that it is a JSON object.
 func (s *server) readPatch(c *echo.Context) (json.RawMessage, error) {
-	r := c.Request()
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, _ := mime.ParseMediaType(ct)
-		if mt != "application/merge-patch+json" && mt != "application/json" {
-			return nil, errs.New(errs.UnsupportedMedia, "", "content type %q: send application/merge-patch+json or application/json", ct)
-		}
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, s.opt.MaxJSONBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(body)) > s.opt.MaxJSONBytes {
-		return nil, errs.New(errs.TooLarge, "", "request body is larger than the %s limit", humanBytes(s.opt.MaxJSONBytes))
-	}
-	return body, nil
+	return s.readBody(c, "application/merge-patch+json", "application/json")
 }
 
 func nonNil[T any](v []T) []T {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/framelake/framelake/internal/auth"
 )
 
 func TestVersion(t *testing.T) {
@@ -40,7 +42,7 @@ func TestKeysLifecycle(t *testing.T) {
 	if len(keys) != 3 {
 		t.Fatalf("keys list: %d keys, want 3: %+v", len(keys), keys)
 	}
-	byName := map[string]cliKey{}
+	byName := map[string]auth.Key{}
 	for _, k := range keys {
 		byName[k.Name] = k
 	}
@@ -50,7 +52,7 @@ func TestKeysLifecycle(t *testing.T) {
 			t.Errorf("%s expires %v after creation, want %v", name, k.ExpiresAt, want)
 		}
 	}
-	if byName["labeller"].Role != "read" || byName["old"].ExpiresAt != nil {
+	if byName["labeller"].Role != auth.Read || byName["old"].ExpiresAt != nil {
 		t.Errorf("roles or expiry wrong: %+v", keys)
 	}
 
@@ -136,30 +138,21 @@ func TestServeFromEnvironment(t *testing.T) {
 	}
 }
 
-type cliKey struct {
-	Key       string     `json:"key"`
-	Name      string     `json:"name"`
-	Role      string     `json:"role"`
-	CreatedAt time.Time  `json:"createdAt"`
-	ExpiresAt *time.Time `json:"expiresAt"`
-	RevokedAt *time.Time `json:"revokedAt"`
-}
-
-func keyList(t *testing.T, data string) []cliKey {
+func keyList(t *testing.T, data string) []auth.Key {
 	t.Helper()
 	out, err := exec.Command(bin, "keys", "list", "--data", data, "--json").Output()
-	var keys []cliKey
+	var keys []auth.Key
 	if err != nil || json.Unmarshal(out, &keys) != nil {
 		t.Fatalf("keys list --json: %v %s", err, out)
 	}
 	return keys
 }
 
-func findKey(keys []cliKey, name string) cliKey {
+func findKey(keys []auth.Key, name string) auth.Key {
 	for _, k := range keys {
 		if k.Name == name {
 			return k
 		}
 	}
-	return cliKey{}
+	return auth.Key{}
 }

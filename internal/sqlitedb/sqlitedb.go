@@ -30,7 +30,7 @@ type DB struct {
 
 // Options tune Open; the zero value is the production default.
 type Options struct {
-	Readers  int   // size of the reader pool; default max(4, 2*GOMAXPROCS)
+	Readers int // size of the reader pool; default max(4, 2*GOMAXPROCS)
 	// MmapSize is how much of the file is memory-mapped for reads; default
 	// 256 MiB. Mapped pages count in the process's RSS, so the window is a
 	// memory budget: reads past it go through SQLite's page cache.
