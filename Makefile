@@ -1,5 +1,5 @@
 # framelake: `make run` starts the appliance, `make test` runs every test.
-# Both install what is missing first (Debian: libvips-dev, ffmpeg, python3
+# Both install what is missing first (Debian: libvips-dev, libjpeg-turbo, ffmpeg, python3
 # packages for benchmarks), so they work on a fresh machine.
 
 SHELL     := /bin/bash
@@ -14,7 +14,7 @@ GO_ROOT   ?= /usr/local/go
 GO        ?= $(shell command -v go 2>/dev/null || echo $(GO_ROOT)/bin/go)
 
 # Debian packages the build and tests need, and the command that shows each is there.
-APT_PKGS  := libvips-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip curl ca-certificates
+APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip curl ca-certificates
 # Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
 APT_CMDS  := node:nodejs npm:npm
 

@@ -2,6 +2,7 @@ package augment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -33,7 +34,7 @@ func ApplyN(ctx context.Context, img []byte, boxes []Box, cfg *Config, seed uint
 	if err := checkBoxes(boxes); err != nil {
 		return nil, err
 	}
-	src, format, err := decode(ctx, img, false)
+	src, format, err := decode(ctx, img, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func ApplyN(ctx context.Context, img []byte, boxes []Box, cfg *Config, seed uint
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		o, err := run(src, format, boxes, cfg.Sample(seed, opt.Key, i), opt)
+		o, err := run(src.Share(), format, boxes, cfg.Sample(seed, opt.Key, i), opt)
 		if err != nil {
 			return nil, err
 		}
@@ -66,11 +67,10 @@ func ApplySteps(ctx context.Context, img []byte, boxes []Box, steps []Step, opt 
 	if err := checkBoxes(boxes); err != nil {
 		return Output{}, err
 	}
-	src, format, err := decode(ctx, img, streamable(steps))
+	src, format, err := decode(ctx, img, steps, false)
 	if err != nil {
 		return Output{}, err
 	}
-	defer src.Close()
 	return run(src, format, boxes, steps, opt)
 }
 
@@ -89,17 +89,26 @@ func (o Options) check() error {
 	return nil
 }
 
-func decode(ctx context.Context, img []byte, sequential bool) (*vips.Image, string, error) {
+// decode reads img, whole (full) or only the part steps read.
+func decode(ctx context.Context, img []byte, steps []Step, full bool) (*vips.Raster, string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
 	}
-	src, format, err := vips.Decode(img, sequential)
-	if err != nil {
+	src, format, err := vips.DecodeRaster(img, func(w, h int) (vips.Rect, error) {
+		if w*h > MaxPixels {
+			return vips.Rect{}, errs.New(errs.TooLarge, "image", "augment: image of %dx%d pixels is above the limit of %d", w, h, MaxPixels)
+		}
+		if full {
+			return vips.Rect{W: w, H: h}, nil
+		}
+		return needed(steps, w, h), nil
+	})
+	var e *errs.Error
+	switch {
+	case errors.As(err, &e):
+		return nil, "", err
+	case err != nil:
 		return nil, "", errs.Wrap(errs.UnsupportedMedia, err, "augment: read image")
-	}
-	if w, h := src.Width(), src.Height(); w*h > MaxPixels {
-		src.Close()
-		return nil, "", errs.New(errs.TooLarge, "image", "augment: image of %dx%d pixels is above the limit of %d", w, h, MaxPixels)
 	}
 	return src, format, nil
 }
@@ -119,65 +128,41 @@ func checkBoxes(boxes []Box) error {
 	return nil
 }
 
-// streamable reports whether the decoder can stream pixels top to bottom
-// instead of holding the whole decoded image: right-angle turns and vertical
-// flips read the source out of order, while rotation and shear copy their
-// input to memory themselves (streaming saves a second copy) and everything
-// after them reads from that copy.
-func streamable(steps []Step) bool {
-	for _, st := range steps {
-		switch {
-		case (st.Type == ImageRotation || st.Type == Shear) && !identityAffine(st):
-			return true
-		case st.Type == NinetyRotation, st.Type == FlipImage && st.Property == FlipVertical:
-			return false
-		}
-	}
-	return true
-}
-
-// chain is one output in the making: the image so far, its size, its boxes.
+// chain is one output in the making: the image so far, its boxes.
 type chain struct {
-	im         *vips.Image
-	w, h       int
+	r          *vips.Raster
 	boxes      []tracked
 	minVisible float64
 }
 
-// next moves the chain on to im, releasing the previous stage (libvips keeps
-// what later stages still need).
-func (c *chain) next(im *vips.Image, err error) error {
-	if err != nil {
-		return err
-	}
-	c.im.Close()
-	c.im = im
-	return nil
+// next moves the chain on to the result of an operation, which consumed the
+// previous stage.
+func (c *chain) next(r *vips.Raster, err error) error {
+	c.r = r
+	return err
 }
 
-func run(src *vips.Image, format string, boxes []Box, steps []Step, opt Options) (Output, error) {
-	c := &chain{w: src.Width(), h: src.Height(), minVisible: opt.MinVisible}
+func (c *chain) size() (w, h int) { return c.r.Width(), c.r.Height() }
+
+// run applies steps to src, which it consumes.
+func run(src *vips.Raster, format string, boxes []Box, steps []Step, opt Options) (Output, error) {
+	c := &chain{r: src, minVisible: opt.MinVisible}
+	defer func() { c.r.Close() }()
 	if c.minVisible == 0 {
 		c.minVisible = DefaultMinVisible
 	}
-	// The chain's first stage is a second reference to src, so closing stages
-	// never closes the caller's image.
-	first, err := src.Extract(0, 0, c.w, c.h)
-	if err != nil {
-		return Output{}, err
-	}
-	c.im = first
-	defer func() { c.im.Close() }()
 	for _, b := range boxes {
 		c.boxes = append(c.boxes, tracked{box: b, visible: 1})
 	}
-	c.boxes = clip(c.boxes, c.w, c.h, c.minVisible)
+	w, h := c.size()
+	c.boxes = clip(c.boxes, w, h, c.minVisible)
 	for i, st := range steps {
 		if err := c.step(st); err != nil {
 			return Output{}, fmt.Errorf("augment: step %d %s.%s: %w", i, st.Type, st.Property, err)
 		}
 	}
-	out := Output{Format: outputFormat(opt.Format, format, c.im.Bands()), Width: c.w, Height: c.h,
+	w, h = c.size()
+	out := Output{Format: outputFormat(opt.Format, format, c.r.Bands()), Width: w, Height: h,
 		Boxes: make([]Box, len(c.boxes)), Steps: append([]Step{}, steps...)}
 	for i, t := range c.boxes {
 		out.Boxes[i] = t.box
@@ -186,7 +171,8 @@ func run(src *vips.Image, format string, boxes []Box, steps []Step, opt Options)
 	if q == 0 {
 		q = DefaultQuality
 	}
-	out.Image, err = c.im.Encode(vips.Format(out.Format), q)
+	var err error
+	out.Image, err = c.r.Encode(vips.Format(out.Format), q)
 	if err != nil {
 		return Output{}, fmt.Errorf("augment: %w", err)
 	}
@@ -208,29 +194,27 @@ func outputFormat(want, input string, bands int) string {
 // step applies one step to the image and its boxes.
 func (c *chain) step(st Step) error {
 	v := st.Value
+	w, h := c.size()
 	switch st.Type {
 	case FlipImage:
 		vertical := st.Property == FlipVertical
-		moveFlip(c.boxes, vertical, c.w, c.h)
-		return c.next(c.im.Flip(vertical))
+		moveFlip(c.boxes, vertical, w, h)
+		return c.next(c.r.Flip(vertical))
 	case NinetyRotation:
-		q := map[string]int{Clockwise: 1, UpsideDown: 2, CounterClockwise: 3}[st.Property]
-		moveTurn(c.boxes, q, c.w, c.h)
-		if q != 2 {
-			c.w, c.h = c.h, c.w
-		}
-		return c.next(c.im.Rot(q))
+		q := quarters[st.Property]
+		moveTurn(c.boxes, q, w, h)
+		return c.next(c.r.Rot(q))
 	case ImageRotation:
-		return c.affine(rotation(v, c.w, c.h), identityAffine(st))
+		return c.affine(rotation(v, w, h), identityAffine(st))
 	case Shear:
-		return c.affine(shear(st.Property == ShearVertical, v, c.w, c.h), identityAffine(st))
+		return c.affine(shear(st.Property == ShearVertical, v, w, h), identityAffine(st))
 	case Crop:
 		return c.crop(v, st.X, st.Y)
 	case ImageBlur:
-		if v < 0.05 { // a narrower Gaussian changes no pixel
+		if !blurs(v) {
 			return nil
 		}
-		return c.next(c.im.GaussBlur(v))
+		return c.next(c.r.Blur(v))
 	case Grayscale:
 		return c.grayMix(v / 100)
 	case Saturation:
@@ -241,15 +225,21 @@ func (c *chain) step(st Step) error {
 		if v == 0 {
 			return nil
 		}
-		return c.next(c.im.HueShift(v))
+		return c.next(c.r.HueShift(v))
 	case Noise:
 		if v == 0 {
 			return nil
 		}
-		return c.next(c.im.Noise(st.Seed, v/100))
+		return c.next(c.r.Noise(st.Seed, v/100))
 	}
 	return fmt.Errorf("unknown augmentation")
 }
+
+// quarters are the clockwise quarter turns of each NINETY_ROTATION property.
+var quarters = map[string]int{Clockwise: 1, UpsideDown: 2, CounterClockwise: 3}
+
+// blurs reports whether a Gaussian of sigma changes any pixel.
+func blurs(sigma float64) bool { return sigma >= 0.05 }
 
 // identityAffine reports a rotation or shear that moves no pixel.
 func identityAffine(st Step) bool {
@@ -260,25 +250,29 @@ func (c *chain) affine(m affine2, identity bool) error {
 	if identity {
 		return nil
 	}
+	w, h := c.size()
 	moveAffine(c.boxes, m)
-	c.boxes = clip(c.boxes, c.w, c.h, c.minVisible)
-	return c.next(c.im.Affine(m.a, m.b, m.c, m.d, m.cx, m.cy, m.cx, m.cy, c.w, c.h))
+	c.boxes = clip(c.boxes, w, h, c.minVisible)
+	return c.next(c.r.Affine(m.a, m.b, m.c, m.d, m.cx, m.cy, m.cx, m.cy, w, h))
 }
 
-// crop keeps a window of percent% of each side; x and y place it within the
-// room left around it (0 left/top, 1 right/bottom).
+// cropRect is the window of percent% of each side of a w x h image that x
+// and y place within the room left around it (0 left/top, 1 right/bottom).
+func cropRect(w, h int, percent, x, y float64) vips.Rect {
+	cw := max(1, int(math.Round(float64(w)*percent/100)))
+	ch := max(1, int(math.Round(float64(h)*percent/100)))
+	return vips.Rect{X: int(math.Round(x * float64(w-cw))), Y: int(math.Round(y * float64(h-ch))), W: cw, H: ch}
+}
+
 func (c *chain) crop(percent, x, y float64) error {
-	w := max(1, int(math.Round(float64(c.w)*percent/100)))
-	h := max(1, int(math.Round(float64(c.h)*percent/100)))
-	if w == c.w && h == c.h {
+	w, h := c.size()
+	r := cropRect(w, h, percent, x, y)
+	if r.W == w && r.H == h {
 		return nil
 	}
-	left := int(math.Round(x * float64(c.w-w)))
-	top := int(math.Round(y * float64(c.h-h)))
-	moveShift(c.boxes, left, top)
-	c.w, c.h = w, h
-	c.boxes = clip(c.boxes, w, h, c.minVisible)
-	return c.next(c.im.Extract(left, top, w, h))
+	moveShift(c.boxes, r.X, r.Y)
+	c.boxes = clip(c.boxes, r.W, r.H, c.minVisible)
+	return c.next(c.r.Crop(r.X, r.Y, r.W, r.H))
 }
 
 // Rec. 601 luma weights, as Pillow's "L" mode and OpenCV's gray use.
@@ -290,17 +284,13 @@ func (c *chain) grayMix(k float64) error {
 	if k == 0 {
 		return nil
 	}
-	n := c.im.Bands()
-	m := make([]float64, n*n)
-	for i := range n {
-		m[i*n+i] = 1
-	}
+	var m [9]float64
 	for i := range 3 {
 		for j := range 3 {
-			m[i*n+j] = (1-k)*b2f(i == j) + k*luma[j]
+			m[i*3+j] = (1-k)*b2f(i == j) + k*luma[j]
 		}
 	}
-	return c.next(c.im.Recomb(m))
+	return c.next(c.r.Recomb(m))
 }
 
 func b2f(b bool) float64 {
@@ -315,16 +305,50 @@ func (c *chain) brightness(f float64) error {
 	if f == 1 {
 		return nil
 	}
-	n := c.im.Bands()
-	lut := make([]byte, 256*n)
-	for v := range 256 {
-		s := byte(min(255, math.Round(float64(v)*f)))
-		for b := range n {
-			lut[v*n+b] = s
+	var lut [256]byte
+	for v := range lut {
+		lut[v] = byte(min(255, math.Round(float64(v)*f)))
+	}
+	return c.next(c.r.MapLUT(&lut))
+}
+
+// needed is the part of a w x h source that steps read: the whole output,
+// mapped back through each step. Flips mirror it, crops shift it, blurs
+// widen it by their reach; turns, rotations and shears read everything.
+// Decoding only this part is what makes a crop save work.
+func needed(steps []Step, w, h int) vips.Rect {
+	sizes := make([][2]int, len(steps)+1)
+	sizes[0] = [2]int{w, h}
+	for i, st := range steps {
+		w, h = sizes[i][0], sizes[i][1]
+		switch {
+		case st.Type == NinetyRotation && quarters[st.Property] != 2:
+			w, h = h, w
+		case st.Type == Crop:
+			r := cropRect(w, h, st.Value, st.X, st.Y)
+			w, h = r.W, r.H
 		}
-		if n == 4 {
-			lut[v*n+3] = byte(v)
+		sizes[i+1] = [2]int{w, h}
+	}
+	r := vips.Rect{W: w, H: h}
+	for i := len(steps) - 1; i >= 0; i-- {
+		st, w, h := steps[i], sizes[i][0], sizes[i][1]
+		switch {
+		case st.Type == FlipImage && st.Property == FlipVertical:
+			r.Y = h - r.Y - r.H
+		case st.Type == FlipImage:
+			r.X = w - r.X - r.W
+		case st.Type == NinetyRotation, (st.Type == ImageRotation || st.Type == Shear) && !identityAffine(st):
+			r = vips.Rect{W: w, H: h}
+		case st.Type == Crop:
+			if c := cropRect(w, h, st.Value, st.X, st.Y); c.W != w || c.H != h {
+				r.X, r.Y = r.X+c.X, r.Y+c.Y
+			}
+		case st.Type == ImageBlur && blurs(st.Value):
+			d := vips.BlurRadius(st.Value)
+			x0, y0 := max(0, r.X-d), max(0, r.Y-d)
+			r = vips.Rect{X: x0, Y: y0, W: min(w, r.X+r.W+d) - x0, H: min(h, r.Y+r.H+d) - y0}
 		}
 	}
-	return c.next(c.im.MapLUT(lut))
+	return r
 }

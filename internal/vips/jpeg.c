@@ -1,0 +1,158 @@
+// JPEG in and out through libjpeg-turbo directly, for rasters. libvips uses
+// the same library; calling it here skips libvips' buffer source, its
+// pipeline and its write-behind sink, which cost as much again as the codec on
+// a 1080p frame, and lets a chain that ends in a crop decode only the rows and
+// columns it keeps.
+#include <glib.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
+
+#include "raster.h"
+
+// A libjpeg error (or a warning that means damaged data) jumps back to the
+// call that started the work, with the library's message in msg.
+typedef struct {
+	struct jpeg_error_mgr pub;
+	jmp_buf jump;
+	char msg[JMSG_LENGTH_MAX];
+} fl_jerr;
+
+static void on_error(j_common_ptr c) {
+	fl_jerr *e = (fl_jerr *)c->err;
+	(*c->err->format_message)(c, e->msg);
+	longjmp(e->jump, 1);
+}
+
+// on_message fails on warnings that mean the pixels are wrong (truncated or
+// corrupt data) and ignores the rest: stray bytes before a marker, which some
+// cameras write, and trace messages.
+static void on_message(j_common_ptr c, int level) {
+	if (level >= 0 || c->err->msg_code == JWRN_EXTRANEOUS_DATA) return;
+	on_error(c);
+}
+
+static void init_err(fl_jerr *e) {
+	jpeg_std_error(&e->pub);
+	e->pub.error_exit = on_error;
+	e->pub.emit_message = on_message;
+	e->msg[0] = 0;
+}
+
+static void set_err(char *err, size_t errlen, const char *msg) { g_strlcpy(err, msg, errlen); }
+
+int fl_jpeg_header(const uint8_t *buf, size_t len, fl_raster *out, char *err, size_t errlen) {
+	struct jpeg_decompress_struct d;
+	fl_jerr e;
+	init_err(&e);
+	d.err = &e.pub;
+	jpeg_create_decompress(&d);
+	if (setjmp(e.jump)) {
+		set_err(err, errlen, e.msg);
+		jpeg_destroy_decompress(&d);
+		return -1;
+	}
+	jpeg_mem_src(&d, buf, len);
+	jpeg_read_header(&d, TRUE);
+	int ok = d.jpeg_color_space == JCS_YCbCr || d.jpeg_color_space == JCS_GRAYSCALE || d.jpeg_color_space == JCS_RGB;
+	out->W = d.image_width;
+	out->H = d.image_height;
+	out->bands = 3;
+	jpeg_destroy_decompress(&d);
+	return ok;
+}
+
+int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, uint8_t **mem, char *err, size_t errlen) {
+	struct jpeg_decompress_struct d;
+	fl_jerr e;
+	uint8_t *volatile px = NULL;
+	init_err(&e);
+	d.err = &e.pub;
+	jpeg_create_decompress(&d);
+	if (setjmp(e.jump)) {
+		set_err(err, errlen, e.msg);
+		jpeg_destroy_decompress(&d);
+		g_free(px);
+		return -1;
+	}
+	jpeg_mem_src(&d, buf, len);
+	jpeg_read_header(&d, TRUE);
+	d.out_color_space = JCS_RGB;
+	jpeg_start_decompress(&d);
+	// Columns come in whole iMCUs; decode one more pixel each side where the
+	// window does not reach the edge, since libjpeg-turbo upsamples chroma at
+	// a cropped edge from that edge alone and its last column can differ.
+	JDIMENSION x0 = out->x > 0 ? out->x - 1 : 0;
+	JDIMENSION x1 = out->x + out->w < out->W ? out->x + out->w + 1 : out->W;
+	JDIMENSION cx = x0, cw = x1 - x0;
+	if (cx > 0 || cw < d.output_width) jpeg_crop_scanline(&d, &cx, &cw);
+	size_t rowlen = (size_t)cw * 3;
+	px = g_try_malloc(rowlen * out->h);
+	if (!px) {
+		set_err(err, errlen, "out of memory");
+		jpeg_destroy_decompress(&d);
+		return -1;
+	}
+	if (out->y > 0) jpeg_skip_scanlines(&d, out->y);
+	for (int y = 0; y < out->h;) {
+		JSAMPROW rows[16];
+		int n = out->h - y < 16 ? out->h - y : 16;
+		for (int k = 0; k < n; k++) rows[k] = px + (size_t)(y + k) * rowlen;
+		y += jpeg_read_scanlines(&d, rows, n);
+	}
+	if (d.output_scanline == d.output_height)
+		jpeg_finish_decompress(&d); // reads to the end, so truncation shows
+	jpeg_destroy_decompress(&d);
+	*mem = px;
+	out->stride = rowlen;
+	out->px = px + (size_t)(out->x - cx) * 3;
+	return 0;
+}
+
+int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
+	struct jpeg_compress_struct c;
+	fl_jerr e;
+	uint8_t *volatile rgb = NULL;
+	init_err(&e);
+	c.err = &e.pub;
+	jpeg_create_compress(&c);
+	*dst = NULL;
+	*dstlen = 0;
+	if (setjmp(e.jump)) {
+		set_err(err, errlen, e.msg);
+		jpeg_destroy_compress(&c);
+		free(*dst);
+		g_free(rgb);
+		return -1;
+	}
+	jpeg_mem_dest(&c, dst, dstlen);
+	c.image_width = in->w;
+	c.image_height = in->h;
+	c.input_components = 3;
+	c.in_color_space = JCS_RGB;
+	jpeg_set_defaults(&c); // YCbCr, 4:2:0, Huffman tables not optimised
+	jpeg_set_quality(&c, quality, TRUE);
+	jpeg_start_compress(&c, TRUE);
+	if (in->bands == 4 && !(rgb = g_try_malloc((size_t)in->w * 3))) {
+		strcpy(e.msg, "out of memory");
+		longjmp(e.jump, 1);
+	}
+	while (c.next_scanline < c.image_height) {
+		JSAMPROW row;
+		if (rgb) {
+			fl_flatten(in, rgb, c.next_scanline);
+			row = rgb;
+		} else {
+			row = in->px + (size_t)c.next_scanline * in->stride;
+		}
+		jpeg_write_scanlines(&c, &row, 1);
+	}
+	jpeg_finish_compress(&c);
+	jpeg_destroy_compress(&c);
+	g_free(rgb);
+	return 0;
+}

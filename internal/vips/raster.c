@@ -1,0 +1,345 @@
+// The kernels of raster.h. Every loop is written so gcc vectorises it (no
+// data-dependent branches in the inner loops of blur, flips and turns), and
+// the hot ones are compiled for AVX2 too, picked at load time.
+#include <glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raster.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FL_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define FL_HOT
+#endif
+
+static inline uint8_t *row_of(const fl_raster *r, int y) { return r->px + (size_t)y * r->stride; }
+
+void fl_copy(const fl_raster *in, const fl_raster *out) {
+	if (in->px == out->px) return;
+	for (int y = 0; y < in->h; y++) memcpy(row_of(out, y), row_of(in, y), (size_t)in->w * in->bands);
+}
+
+static void swap_rows(uint8_t *a, uint8_t *b, size_t n) {
+	uint8_t tmp[4096];
+	for (size_t o = 0; o < n; o += sizeof tmp) {
+		size_t k = n - o < sizeof tmp ? n - o : sizeof tmp;
+		memcpy(tmp, a + o, k);
+		memcpy(a + o, b + o, k);
+		memcpy(b + o, tmp, k);
+	}
+}
+
+// mirror_row reverses the pixels of one row of nb-byte pixels; p may be q.
+static inline void mirror_row(const uint8_t *p, uint8_t *q, int w, int nb) {
+	if (p == q) {
+		for (int x = 0, z = w - 1; x < z; x++, z--) {
+			for (int k = 0; k < nb; k++) {
+				uint8_t t = q[x * nb + k];
+				q[x * nb + k] = q[z * nb + k];
+				q[z * nb + k] = t;
+			}
+		}
+		return;
+	}
+	const uint8_t *s = p + (size_t)(w - 1) * nb;
+	if (nb == 3) {
+		for (int x = 0; x < w; x++, s -= 3, q += 3) q[0] = s[0], q[1] = s[1], q[2] = s[2];
+	} else {
+		for (int x = 0; x < w; x++, s -= 4, q += 4) memcpy(q, s, 4);
+	}
+}
+
+void fl_flip(const fl_raster *in, const fl_raster *out, int vertical) {
+	size_t n = (size_t)in->w * in->bands;
+	if (!vertical) {
+		for (int y = 0; y < in->h; y++) mirror_row(row_of(in, y), row_of(out, y), in->w, in->bands);
+	} else if (in->px == out->px) {
+		for (int y = 0; y < in->h / 2; y++) swap_rows(row_of(out, y), row_of(out, in->h - 1 - y), n);
+	} else {
+		for (int y = 0; y < in->h; y++) memcpy(row_of(out, y), row_of(in, in->h - 1 - y), n);
+	}
+}
+
+// fl_rot turns the whole image clockwise by quarter * 90 degrees, in 64 x 64
+// tiles so both the rows read and the rows written stay in cache.
+void fl_rot(const fl_raster *in, const fl_raster *out, int quarter) {
+	int nb = in->bands, W = out->w, H = out->h;
+	for (int ty = 0; ty < H; ty += 64)
+	for (int tx = 0; tx < W; tx += 64) {
+		for (int Y = ty; Y < ty + 64 && Y < H; Y++) {
+			uint8_t *q = row_of(out, Y) + (size_t)tx * nb;
+			for (int X = tx; X < tx + 64 && X < W; X++, q += nb) {
+				int x, y; // the input pixel that lands on (X, Y)
+				switch (quarter) {
+				case 1: x = Y, y = in->h - 1 - X; break;
+				case 2: x = in->w - 1 - X, y = in->h - 1 - Y; break;
+				default: x = in->w - 1 - Y, y = X; break;
+				}
+				memcpy(q, row_of(in, y) + (size_t)x * nb, nb);
+			}
+		}
+	}
+}
+
+// lerp2 is the bilinear mix of the nb-band pixels at p0, p0 + nb (top)
+// and p1, p1 + nb (bottom) with 8-bit fractions fx, fy, rounded. Written as
+// two lerps it is three multiplies a band, and the same sum as the four
+// weights' form.
+static inline void lerp2(const uint8_t *p0, const uint8_t *p1, int fx, int fy, uint8_t *q, int nb) {
+	for (int k = 0; k < nb; k++) {
+		int top = (p0[k] << 8) + (p0[nb + k] - p0[k]) * fx;
+		int bot = (p1[k] << 8) + (p1[nb + k] - p1[k]) * fx;
+		q[k] = (uint8_t)(((top << 8) + (bot - top) * fy + 32768) >> 16);
+	}
+}
+
+// affine_span writes n output pixels from q on, the input position (u, v)
+// stepping by (du, dv) in 16.16 fixed point. nb is a constant where it is
+// inlined, so the band loop unrolls.
+static inline void affine_span(const fl_raster *in, uint8_t *q, int n, int64_t u, int64_t v, int64_t du, int64_t dv, int nb) {
+	int w = in->w, h = in->h;
+	for (int x = 0; x < n; x++, u += du, v += dv, q += nb) {
+		int x0 = (int)(u >> 16), y0 = (int)(v >> 16);
+		int fx = (int)((u >> 8) & 255), fy = (int)((v >> 8) & 255);
+		if ((unsigned)x0 < (unsigned)(w - 1) && (unsigned)y0 < (unsigned)(h - 1)) {
+			const uint8_t *p0 = row_of(in, y0) + (size_t)x0 * nb;
+			lerp2(p0, p0 + in->stride, fx, fy, q, nb);
+		} else if (x0 < -1 || y0 < -1 || x0 >= w || y0 >= h) {
+			memset(q, 0, nb);
+		} else {
+			uint8_t p[16] = {0}; // the 2 x 2 neighbourhood, zero outside the image
+			for (int j = 0; j < 2; j++)
+				for (int i = 0; i < 2; i++)
+					if (x0 + i >= 0 && x0 + i < w && y0 + j >= 0 && y0 + j < h)
+						memcpy(p + (j * 2 + i) * nb, row_of(in, y0 + j) + (size_t)(x0 + i) * nb, nb);
+			lerp2(p, p + 2 * nb, fx, fy, q, nb);
+		}
+	}
+}
+
+// fl_affine samples the input bilinearly at the inverse image of each output
+// pixel centre: output (X, Y) reads input inv * (X + 0.5 - ox, Y + 0.5 - oy)
+// + (ix, iy); outside the input is zero (the fill). Output columns go in
+// strips of 64 pixels: along a whole row a rotation reads from hundreds of
+// input rows, a page each, and stalls on cache and TLB misses.
+FL_HOT void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], double ix, double iy, double ox, double oy) {
+	int64_t du = llround(inv[0] * 65536), dv = llround(inv[2] * 65536);
+	for (int bx = 0; bx < out->w; bx += 64)
+	for (int y = 0; y < out->h; y++) {
+		int n = out->w - bx < 64 ? out->w - bx : 64;
+		uint8_t *q = row_of(out, y) + (size_t)bx * in->bands;
+		double X = bx + 0.5 - ox, Y = y + 0.5 - oy;
+		// Input position in pixel-centre coordinates (pixel i's centre is i).
+		int64_t u = llround((inv[0] * X + inv[1] * Y + ix - 0.5) * 65536);
+		int64_t v = llround((inv[2] * X + inv[3] * Y + iy - 0.5) * 65536);
+		if (in->bands == 3)
+			affine_span(in, q, n, u, v, du, dv, 3);
+		else
+			affine_span(in, q, n, u, v, du, dv, 4);
+	}
+}
+
+// blur_col filters rows[0] (the centre row) and the pairs rows[k],
+// rows[r + k] (k above and k below) vertically, with 8-bit weights that sum
+// to 256, into t: the value times 256, exact in 16 bits.
+FL_HOT static void blur_col(const uint8_t *const *rows, uint16_t *t, size_t n, const uint16_t *wt, int r) {
+	const uint8_t *c = rows[0];
+	for (size_t i = 0; i < n; i++) t[i] = wt[0] * c[i];
+	for (int k = 1; k <= r; k++) {
+		const uint8_t *a = rows[k], *b = rows[r + k];
+		uint16_t wk = wt[k];
+		for (size_t i = 0; i < n; i++) t[i] += wk * (uint16_t)(a[i] + b[i]);
+	}
+}
+
+// blur_row filters the vertically filtered row t (with r * nb values of
+// replicated edge on each side) horizontally with 16-bit weights that sum to
+// 65535, taking the high half of each product, and rounds to 8 bits. The
+// high halves lose about half a unit each, which the r units acc starts
+// with give back.
+FL_HOT static void blur_row(const uint16_t *t, uint16_t *acc, uint8_t *q, size_t n, int nb, const uint16_t *wt, int r) {
+	for (size_t i = 0; i < n; i++) acc[i] = r;
+	for (int k = -r; k <= r; k++) {
+		const uint16_t *p = t + (size_t)(r + k) * nb;
+		uint32_t wk = wt[k < 0 ? -k : k];
+		for (size_t i = 0; i < n; i++) acc[i] += (uint16_t)((p[i] * wk) >> 16);
+	}
+	for (size_t i = 0; i < n; i++) q[i] = (uint8_t)((acc[i] + 128) >> 8);
+}
+
+// weights quantises the Gaussian of sigma, cut at r, to integers summing to
+// one (whole): the centre takes what rounding the others leaves.
+static void weights(uint16_t *wt, double sigma, int r, int whole) {
+	double sum = 1;
+	for (int k = 1; k <= r; k++) sum += 2 * exp(-(double)k * k / (2 * sigma * sigma));
+	int rest = 0;
+	for (int k = 1; k <= r; k++)
+		rest += 2 * (wt[k] = (uint16_t)lround(exp(-(double)k * k / (2 * sigma * sigma)) / sum * whole));
+	wt[0] = (uint16_t)(whole - rest);
+}
+
+// fl_blur convolves the window with a Gaussian of standard deviation sigma
+// cut at radius r, separably, edges replicated: each output row is the
+// vertical pass over 2r + 1 input rows, then the horizontal pass over that,
+// so the only extra memory is two rows. Weights are 8-bit vertically (sums
+// stay exact in 16 bits, twice the lanes of 32) and 16-bit horizontally.
+// Sums of at most 255 << 8 leave acc room for the r of rounding.
+int fl_blur(const fl_raster *in, const fl_raster *out, double sigma, int r) {
+	int nb = in->bands, w = in->w, h = in->h;
+	size_t n = (size_t)w * nb, padded = n + 2 * (size_t)r * nb;
+	uint16_t *wv = g_try_malloc(sizeof(uint16_t) * (r + 1)), *wh = g_try_malloc(sizeof(uint16_t) * (r + 1));
+	uint16_t *t = g_try_malloc(sizeof(uint16_t) * padded), *acc = g_try_malloc(sizeof(uint16_t) * n);
+	const uint8_t **rows = g_try_malloc(sizeof(uint8_t *) * (2 * r + 1));
+	int rc = -1;
+	if (!wv || !wh || !t || !acc || !rows) goto done;
+	weights(wv, sigma, r, 256);
+	weights(wh, sigma, r, 65535);
+	for (int y = 0; y < h; y++) {
+		rows[0] = row_of(in, y);
+		for (int k = 1; k <= r; k++) {
+			rows[k] = row_of(in, y - k < 0 ? 0 : y - k);
+			rows[r + k] = row_of(in, y + k >= h ? h - 1 : y + k);
+		}
+		uint16_t *c = t + (size_t)r * nb;
+		blur_col(rows, c, n, wv, r);
+		for (int k = 0; k < r; k++) {
+			memcpy(t + (size_t)k * nb, c, nb * sizeof *t);
+			memcpy(c + n + (size_t)k * nb, c + n - nb, nb * sizeof *t);
+		}
+		blur_row(t, acc, row_of(out, y), n, nb, wh, r);
+	}
+	rc = 0;
+done:
+	g_free(wv);
+	g_free(wh);
+	g_free(t);
+	g_free(acc);
+	g_free(rows);
+	return rc;
+}
+
+static inline uint8_t clamp8(int32_t v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }
+
+// fl_recomb multiplies each pixel's colour by the 3 x 3 matrix m (16.16
+// fixed point), rounding and clamping; alpha is kept.
+FL_HOT void fl_recomb(const fl_raster *in, const fl_raster *out, const int32_t m[9]) {
+	int nb = in->bands;
+	for (int y = 0; y < in->h; y++) {
+		const uint8_t *p = row_of(in, y);
+		uint8_t *q = row_of(out, y);
+		for (int x = 0; x < in->w; x++, p += nb, q += nb) {
+			int32_t r = p[0], g = p[1], b = p[2];
+			q[0] = clamp8((m[0] * r + m[1] * g + m[2] * b + 32768) >> 16);
+			q[1] = clamp8((m[3] * r + m[4] * g + m[5] * b + 32768) >> 16);
+			q[2] = clamp8((m[6] * r + m[7] * g + m[8] * b + 32768) >> 16);
+			if (nb == 4) q[3] = p[3];
+		}
+	}
+}
+
+// fl_lut maps the colour bands through lut; alpha is kept.
+void fl_lut(const fl_raster *in, const fl_raster *out, const uint8_t lut[256]) {
+	int nb = in->bands;
+	for (int y = 0; y < in->h; y++) {
+		const uint8_t *p = row_of(in, y);
+		uint8_t *q = row_of(out, y);
+		for (int x = 0; x < in->w; x++, p += nb, q += nb) {
+			q[0] = lut[p[0]], q[1] = lut[p[1]], q[2] = lut[p[2]];
+			if (nb == 4) q[3] = p[3];
+		}
+	}
+}
+
+static inline float clamp01(float v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
+
+// hue_channel is one channel of HSV-to-RGB: k places the channel on the hue
+// circle (in sextants, 0..6); the channel is the value mx less a share of the
+// chroma c that depends on how far the hue is from the channel's own.
+static inline int hue_channel(float k, int mx, int c) {
+	if (k >= 6) k -= 6;
+	float t = k < 4 - k ? k : 4 - k;
+	return mx - (int)(c * clamp01(t) + 0.5f);
+}
+
+// fl_hue turns each pixel's hue the way an HSV hue shift does: value (the
+// largest channel) and chroma (largest less smallest) stay; gray stays gray.
+FL_HOT void fl_hue(const fl_raster *in, const fl_raster *out, double degrees) {
+	double s = fmod(degrees / 60.0, 6.0);
+	float shift = s < 0 ? s + 6 : s; // sextants, in [0, 6)
+	if (shift >= 6) shift = 0;
+	float recip[256];
+	recip[0] = 0;
+	for (int i = 1; i < 256; i++) recip[i] = 1.0f / i;
+	int nb = in->bands;
+	for (int y = 0; y < in->h; y++) {
+		const uint8_t *p = row_of(in, y);
+		uint8_t *q = row_of(out, y);
+		for (int x = 0; x < in->w; x++, p += nb, q += nb) {
+			int r = p[0], g = p[1], b = p[2];
+			int mx = r > g ? (r > b ? r : b) : (g > b ? g : b);
+			int mn = r < g ? (r < b ? r : b) : (g < b ? g : b);
+			int c = mx - mn;
+			int num = mx == r ? g - b + 6 * c : mx == g ? b - r + 2 * c : r - g + 4 * c;
+			float hh = num * recip[c] + shift; // in [0, 13); gray (c 0) gives any hue
+			if (hh >= 6) hh -= 6;
+			if (hh >= 6) hh -= 6;
+			q[0] = hue_channel(hh + 5, mx, c);
+			q[1] = hue_channel(hh + 3, mx, c);
+			q[2] = hue_channel(hh + 1, mx, c);
+			if (nb == 4) q[3] = p[3];
+		}
+	}
+}
+
+// mix is splitmix64's finaliser.
+static inline uint64_t mix(uint64_t z) {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t next_rand(uint64_t *s) { return mix(*s += 0x9e3779b97f4a7c15ULL); }
+
+// fl_noise gives each pixel, with probability fraction, uniform random colour
+// channels. Each row of the whole image has its own random stream seeded by
+// (seed, row), walked from the image's first column by geometric gaps from one
+// noisy pixel to the next: the work is proportional to the noisy pixels, and a
+// pixel's fate depends only on the seed, its row and its column, whatever
+// window is in memory. Alpha is kept.
+void fl_noise(const fl_raster *in, const fl_raster *out, uint64_t seed, double fraction) {
+	int nb = in->bands, all = fraction >= 1;
+	int64_t left = in->x, right = (int64_t)in->x + in->w;
+	double logq = log1p(-fraction);
+	fl_copy(in, out);
+	if (fraction <= 0) return;
+	for (int y = 0; y < in->h; y++) {
+		uint8_t *q = row_of(out, y) - (size_t)nb * in->x; // q + nb * x addresses column x
+		uint64_t s = mix(seed ^ mix((uint64_t)(in->y + y) + 1));
+		for (int64_t x = -1;;) {
+			if (all) {
+				x++;
+			} else {
+				double u = ((next_rand(&s) >> 11) + 1) * 0x1.0p-53; // (0, 1]
+				double gap = floor(log(u) / logq);
+				if (gap >= in->W) break;
+				x += (int64_t)gap + 1;
+			}
+			if (x >= right) break;
+			uint64_t v = next_rand(&s);
+			if (x >= left) {
+				uint8_t *px = q + nb * x;
+				px[0] = v, px[1] = v >> 8, px[2] = v >> 16;
+			}
+		}
+	}
+}
+
+// fl_flatten writes row y of in as RGB laid over white, as thumbnails are,
+// for encoders without alpha.
+void fl_flatten(const fl_raster *in, uint8_t *rgb, int y) {
+	const uint8_t *p = row_of(in, y);
+	for (int x = 0; x < in->w; x++, p += 4, rgb += 3)
+		for (int k = 0; k < 3; k++) rgb[k] = (uint8_t)((p[k] * p[3] + 255 * (255 - p[3]) + 127) / 255);
+}

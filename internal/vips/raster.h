@@ -1,0 +1,48 @@
+// Rasters: decoded 8-bit RGB or RGBA pixels in plain memory, and the kernels
+// augment's chains run on them. See raster.go for why they exist beside
+// libvips images.
+#ifndef FL_RASTER_H
+#define FL_RASTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// fl_raster is a W x H image of which the window (x, y, w, h) is in memory.
+// A chain that ends in a crop only needs part of its source; the window lets
+// the decoder skip the rest. Kernels work on the window; those that move
+// pixels across the whole image (right-angle turns, rotation, shear) need the
+// window to be the whole image.
+typedef struct {
+	uint8_t *px;   // pixel (x, y), the window's top-left
+	size_t stride; // bytes from one row to the next
+	int bands;     // 3 (RGB) or 4 (RGBA, not premultiplied)
+	int W, H;      // the whole image
+	int x, y, w, h;
+} fl_raster;
+
+// Kernels read in and write out, which may share memory (in == out) for
+// the point operations and flips. The caller sizes out.
+void fl_flip(const fl_raster *in, const fl_raster *out, int vertical);
+void fl_rot(const fl_raster *in, const fl_raster *out, int quarter);
+void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], double ix, double iy, double ox, double oy);
+int fl_blur(const fl_raster *in, const fl_raster *out, double sigma, int radius);
+void fl_recomb(const fl_raster *in, const fl_raster *out, const int32_t m[9]);
+void fl_lut(const fl_raster *in, const fl_raster *out, const uint8_t lut[256]);
+void fl_hue(const fl_raster *in, const fl_raster *out, double degrees);
+void fl_noise(const fl_raster *in, const fl_raster *out, uint64_t seed, double fraction);
+void fl_copy(const fl_raster *in, const fl_raster *out);
+void fl_flatten(const fl_raster *in, uint8_t *rgb, int row);
+
+// JPEG through libjpeg-turbo (jpeg.c). fl_jpeg_header fills W, H and bands
+// (3) and returns 1 when the file is a JPEG fl_jpeg_decode can read, 0 when
+// it is a JPEG in a colour space it cannot (CMYK: libvips reads those), -1
+// with err set when it is not a readable JPEG.
+int fl_jpeg_header(const uint8_t *buf, size_t len, fl_raster *out, char *err, size_t errlen);
+// fl_jpeg_decode decodes the window out->x, y, w, h set by the caller into
+// memory it allocates with g_try_malloc (*mem, for g_free).
+int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, uint8_t **mem, char *err, size_t errlen);
+// fl_jpeg_encode writes the whole raster (window = image) as a baseline
+// 4:2:0 JPEG; *dst is malloc'ed by libjpeg (free it).
+int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,295 @@
+package vips
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
+	"sync"
+	"testing"
+)
+
+// testPNG is a lossless w x h image whose pixel (x, y) is (x, y, x+y) mod 256.
+func testPNG(t testing.TB, w, h int, alpha bool) []byte {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			a := uint8(255)
+			if alpha {
+				a = uint8(x * 255 / w)
+			}
+			img.SetNRGBA(x, y, color.NRGBA{uint8(x), uint8(y), uint8(x + y), a})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// whole decodes all of data.
+func whole(t *testing.T, data []byte) *Raster {
+	t.Helper()
+	r, _, err := DecodeRaster(data, func(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// reader returns a function that reads the result of an operation back
+// through a lossless PNG, closing it.
+func reader(t *testing.T) func(*Raster, error) *image.NRGBA {
+	return func(r *Raster, err error) *image.NRGBA { t.Helper(); return pixels(t, r, err) }
+}
+
+func pixels(t *testing.T, r *Raster, err error) *image.NRGBA {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out, err := r.Encode(PNG, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := png.Decode(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := image.NewNRGBA(g.Bounds())
+	draw.Draw(n, n.Bounds(), g, g.Bounds().Min, draw.Src)
+	return n
+}
+
+func maxDiff(a, b *image.NRGBA) int {
+	if a.Bounds() != b.Bounds() {
+		return 1 << 30
+	}
+	d := 0
+	for i := range a.Pix {
+		d = max(d, abs(int(a.Pix[i])-int(b.Pix[i])))
+	}
+	return d
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func TestDecodeNormalises(t *testing.T) {
+	var g, gj bytes.Buffer
+	png.Encode(&g, image.NewGray16(image.Rect(0, 0, 5, 4)))
+	jpeg.Encode(&gj, image.NewGray(image.Rect(0, 0, 9, 7)), nil)
+	for _, c := range []struct {
+		name, format string
+		data         []byte
+		bands        int
+	}{
+		{"rgb png", "png", testPNG(t, 6, 5, false), 3},
+		{"rgba png", "png", testPNG(t, 6, 5, true), 4},
+		{"gray16 png", "png", g.Bytes(), 3},
+		{"jpeg", "jpeg", testJPEG(t, 8, 8), 3},
+		{"gray jpeg", "jpeg", gj.Bytes(), 3},
+	} {
+		r, format, err := DecodeRaster(c.data, func(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil })
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if r.Bands() != c.bands || format != c.format {
+			t.Errorf("%s: %d bands of %s, want %d of %s", c.name, r.Bands(), format, c.bands, c.format)
+		}
+		r.Close()
+	}
+	svg := []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>`)
+	if _, _, err := DecodeRaster(svg, func(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil }); err == nil {
+		t.Error("svg decoded; untrusted loaders must be blocked")
+	}
+	j := testJPEG(t, 64, 48)
+	for name, bad := range map[string][]byte{"truncated": j[:len(j)/2], "header only": j[:200], "empty": nil} {
+		if _, _, err := DecodeRaster(bad, func(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil }); !errors.Is(err, ErrDecode) {
+			t.Errorf("%s jpeg: %v, want ErrDecode", name, err)
+		}
+	}
+	limit := errors.New("too big")
+	if _, _, err := DecodeRaster(j, func(w, h int) (Rect, error) { return Rect{}, limit }); err != limit {
+		t.Errorf("window error: %v", err)
+	}
+}
+
+// Identity-like operations must give back the pixels unchanged, which pins
+// down the rounding of Recomb, the pixel-edge convention of Affine and the
+// table of MapLUT.
+func TestOperationsExact(t *testing.T) {
+	px := reader(t)
+	src := whole(t, testPNG(t, 40, 30, true))
+	defer src.Close()
+	want := px(src.Share(), nil)
+	check := func(name string, got *image.NRGBA) {
+		t.Helper()
+		if d := maxDiff(got, want); d != 0 {
+			t.Errorf("%s differs by %d", name, d)
+		}
+	}
+	check("identity recomb", px(src.Share().Recomb([9]float64{1, 0, 0, 0, 1, 0, 0, 0, 1})))
+	var lut [256]byte
+	for v := range lut {
+		lut[v] = byte(v)
+	}
+	check("identity maplut", px(src.Share().MapLUT(&lut)))
+	check("zero hue shift", px(src.Share().HueShift(0)))
+	check("zero noise", px(src.Share().Noise(1, 0)))
+	check("blur of nothing", px(src.Share().Blur(0.01)))
+	// A half turn about the centre through Affine is exactly Rot(2).
+	rot := px(src.Share().Rot(2))
+	if d := maxDiff(px(src.Share().Affine(-1, 0, 0, -1, 20, 15, 20, 15, 40, 30)), rot); d != 0 {
+		t.Errorf("affine half turn differs from rot by %d", d)
+	}
+	turned, err := src.Share().Rot(1)
+	if err == nil {
+		turned, err = turned.Rot(3)
+	}
+	check("quarter turn and back", px(turned, err))
+	for _, vertical := range []bool{false, true} {
+		f, err := src.Share().Flip(vertical)
+		if err == nil {
+			f, err = f.Flip(vertical) // in place: nobody else holds f
+		}
+		check(fmt.Sprintf("double flip (vertical %v)", vertical), px(f, err))
+	}
+	ex := px(src.Share().Crop(3, 4, 10, 5))
+	if ex.Bounds().Dx() != 10 || ex.Bounds().Dy() != 5 || ex.NRGBAAt(0, 0) != want.NRGBAAt(3, 4) {
+		t.Errorf("crop: %v, first pixel %v want %v", ex.Bounds(), ex.NRGBAAt(0, 0), want.NRGBAAt(3, 4))
+	}
+	check("source after all of them", px(src.Share(), nil))
+}
+
+// A window of a JPEG decodes to the same pixels as that part of the whole,
+// and blur and noise on a window agree with the whole image inside it (blur
+// away from the window's inner edges).
+func TestWindows(t *testing.T) {
+	px := reader(t)
+	data := testJPEG(t, 301, 203)
+	full := px(whole(t, data), nil)
+	for _, win := range []Rect{{0, 0, 301, 203}, {17, 33, 100, 100}, {1, 1, 299, 201}, {280, 190, 21, 13}, {64, 64, 64, 64}} {
+		r, _, err := DecodeRaster(data, func(w, h int) (Rect, error) { return win, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Window() != win {
+			t.Fatalf("window %+v decoded as %+v", win, r.Window())
+		}
+		got := px(r.Crop(win.X, win.Y, win.W, win.H))
+		part := image.NewNRGBA(image.Rect(0, 0, win.W, win.H))
+		draw.Draw(part, part.Bounds(), full, image.Pt(win.X, win.Y), draw.Src)
+		if d := maxDiff(got, part); d != 0 {
+			t.Errorf("window %+v differs from the whole decode by %d", win, d)
+		}
+	}
+	win, d := Rect{40, 30, 120, 90}, BlurRadius(2)
+	inner := Rect{win.X + d, win.Y + d, win.W - 2*d, win.H - 2*d}
+	cut := func(r *Raster, err error) *image.NRGBA {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return px(r.Crop(inner.X, inner.Y, inner.W, inner.H))
+	}
+	part := func() *Raster {
+		r, _, err := DecodeRaster(data, func(w, h int) (Rect, error) { return win, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if d := maxDiff(cut(part().Blur(2)), cut(whole(t, data).Blur(2))); d != 0 {
+		t.Errorf("blur of a window differs by %d inside its margin", d)
+	}
+	if d := maxDiff(cut(part().Noise(5, 0.3)), cut(whole(t, data).Noise(5, 0.3))); d != 0 {
+		t.Errorf("noise of a window differs by %d", d)
+	}
+	if _, err := part().Encode(JPEG, 90); err == nil {
+		t.Error("encoded a window that is not the whole image")
+	}
+	if _, err := part().Rot(1); err == nil {
+		t.Error("turned a window that is not the whole image")
+	}
+}
+
+func TestHueAndNoise(t *testing.T) {
+	px := reader(t)
+	img := image.NewNRGBA(image.Rect(0, 0, 200, 100))
+	for i := 0; i < len(img.Pix); i += 4 {
+		copy(img.Pix[i:], []byte{200, 40, 40, 255}) // hue 0, chroma 160
+	}
+	var b bytes.Buffer
+	png.Encode(&b, img)
+	src := whole(t, b.Bytes())
+	defer src.Close()
+	for _, c := range []struct {
+		deg  float64
+		want [3]byte
+	}{{120, [3]byte{40, 200, 40}}, {-120, [3]byte{40, 40, 200}}, {30, [3]byte{200, 120, 40}}, {360, [3]byte{200, 40, 40}}} {
+		got := px(src.Share().HueShift(c.deg)).Pix[:3]
+		if [3]byte(got) != c.want {
+			t.Errorf("hue %+v: got %v, want %v", c.deg, got, c.want)
+		}
+	}
+	a, bb := px(src.Share().Noise(7, 0.25)), px(src.Share().Noise(7, 0.25))
+	if maxDiff(a, bb) != 0 {
+		t.Error("noise with one seed differs between runs")
+	}
+	changed := 0
+	for i := 0; i < len(a.Pix); i += 4 {
+		if [3]byte(a.Pix[i:i+3]) != [3]byte{200, 40, 40} {
+			changed++
+		}
+	}
+	if f := float64(changed) / 20000; f < 0.23 || f > 0.27 {
+		t.Errorf("noise changed %.3f of pixels, want 0.25", f)
+	}
+}
+
+func TestConcurrentChains(t *testing.T) {
+	data := testPNG(t, 64, 48, false)
+	want := ""
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			r, _, err := DecodeRaster(data, func(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil })
+			if err == nil {
+				r, err = r.Blur(1.5)
+			}
+			if err == nil {
+				r, err = r.Noise(3, 0.1)
+			}
+			var out []byte
+			if err == nil {
+				out, err = r.Encode(JPEG, 80)
+				r.Close()
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if want == "" {
+				want = string(out)
+			} else if want != string(out) {
+				t.Error("concurrent chains gave different bytes")
+			}
+		})
+	}
+	wg.Wait()
+}
