@@ -31,18 +31,9 @@ static void swap_rows(uint8_t *a, uint8_t *b, size_t n) {
 	}
 }
 
-// mirror_row reverses the pixels of one row of nb-byte pixels; p may be q.
-static inline void mirror_row(const uint8_t *p, uint8_t *q, int w, int nb) {
-	if (p == q) {
-		for (int x = 0, z = w - 1; x < z; x++, z--) {
-			for (int k = 0; k < nb; k++) {
-				uint8_t t = q[x * nb + k];
-				q[x * nb + k] = q[z * nb + k];
-				q[z * nb + k] = t;
-			}
-		}
-		return;
-	}
+// mirror_row writes the pixels of one row of nb-byte pixels in reverse
+// order; p must not be q.
+static inline void mirror_row(const uint8_t *restrict p, uint8_t *restrict q, int w, int nb) {
 	const uint8_t *s = p + (size_t)(w - 1) * nb;
 	if (nb == 3) {
 		for (int x = 0; x < w; x++, s -= 3, q += 3) q[0] = s[0], q[1] = s[1], q[2] = s[2];
@@ -51,15 +42,24 @@ static inline void mirror_row(const uint8_t *p, uint8_t *q, int w, int nb) {
 	}
 }
 
-void fl_flip(const fl_raster *in, const fl_raster *out, int vertical) {
+int fl_flip(const fl_raster *in, const fl_raster *out, int vertical) {
 	size_t n = (size_t)in->w * in->bands;
 	if (!vertical) {
-		for (int y = 0; y < in->h; y++) mirror_row(row_of(in, y), row_of(out, y), in->w, in->bands);
+		// In place, each row is mirrored from a copy of itself.
+		uint8_t *tmp = NULL;
+		if (in->px == out->px && !(tmp = g_try_malloc(n))) return -1;
+		for (int y = 0; y < in->h; y++) {
+			const uint8_t *p = row_of(in, y);
+			if (tmp) p = memcpy(tmp, p, n);
+			mirror_row(p, row_of(out, y), in->w, in->bands);
+		}
+		g_free(tmp);
 	} else if (in->px == out->px) {
 		for (int y = 0; y < in->h / 2; y++) swap_rows(row_of(out, y), row_of(out, in->h - 1 - y), n);
 	} else {
 		for (int y = 0; y < in->h; y++) memcpy(row_of(out, y), row_of(in, in->h - 1 - y), n);
 	}
+	return 0;
 }
 
 // fl_rot turns the whole image clockwise by quarter * 90 degrees, in 64 x 64
@@ -156,9 +156,9 @@ FL_HOT static void blur_col(const uint8_t *const *rows, uint16_t *t, size_t n, c
 
 // blur_row filters the vertically filtered row t (with r * nb values of
 // replicated edge on each side) horizontally with 16-bit weights that sum to
-// 65535, taking the high half of each product, and rounds to 8 bits. The
-// high halves lose about half a unit each, which the r units acc starts
-// with give back.
+// 65535, taking the high half of each product (pmulhuw), and rounds to 8
+// bits. The high halves lose about half a unit each, which the r units acc
+// starts with give back.
 FL_HOT static void blur_row(const uint16_t *t, uint16_t *acc, uint8_t *q, size_t n, int nb, const uint16_t *wt, int r) {
 	for (size_t i = 0; i < n; i++) acc[i] = r;
 	for (int k = -r; k <= r; k++) {
@@ -252,26 +252,19 @@ void fl_lut(const fl_raster *in, const fl_raster *out, const uint8_t lut[256]) {
 	}
 }
 
-static inline float clamp01(float v) { return v < 0 ? 0 : v > 1 ? 1 : v; }
-
-// hue_channel is one channel of HSV-to-RGB: k places the channel on the hue
-// circle (in sextants, 0..6); the channel is the value mx less a share of the
-// chroma c that depends on how far the hue is from the channel's own.
-static inline int hue_channel(float k, int mx, int c) {
-	if (k >= 6) k -= 6;
-	float t = k < 4 - k ? k : 4 - k;
-	return mx - (int)(c * clamp01(t) + 0.5f);
-}
-
 // fl_hue turns each pixel's hue the way an HSV hue shift does: value (the
 // largest channel) and chroma (largest less smallest) stay; gray stays gray.
+// In integers: the hue, in 1/65536 sextants, picks which channel is the
+// largest, which the smallest and whether the third rises from the smallest
+// or falls from the largest, by the fraction of the sextant.
 FL_HOT void fl_hue(const fl_raster *in, const fl_raster *out, double degrees) {
+	enum { ONE = 1 << 16, TURN = 6 << 16 };
+	static const uint8_t pick[6][3] = {{0, 2, 1}, {3, 0, 1}, {1, 0, 2}, {1, 3, 0}, {2, 1, 0}, {0, 1, 3}};
 	double s = fmod(degrees / 60.0, 6.0);
-	float shift = s < 0 ? s + 6 : s; // sextants, in [0, 6)
-	if (shift >= 6) shift = 0;
-	float recip[256];
+	int32_t shift = (int32_t)lround((s < 0 ? s + 6 : s) * ONE) % TURN;
+	int64_t recip[256]; // 2^32 / c rounded up: num / c in 16.16 comes out exact
 	recip[0] = 0;
-	for (int i = 1; i < 256; i++) recip[i] = 1.0f / i;
+	for (int i = 1; i < 256; i++) recip[i] = ((1LL << 32) + i - 1) / i;
 	int nb = in->bands;
 	for (int y = 0; y < in->h; y++) {
 		const uint8_t *p = row_of(in, y);
@@ -282,12 +275,13 @@ FL_HOT void fl_hue(const fl_raster *in, const fl_raster *out, double degrees) {
 			int mn = r < g ? (r < b ? r : b) : (g < b ? g : b);
 			int c = mx - mn;
 			int num = mx == r ? g - b + 6 * c : mx == g ? b - r + 2 * c : r - g + 4 * c;
-			float hh = num * recip[c] + shift; // in [0, 13); gray (c 0) gives any hue
-			if (hh >= 6) hh -= 6;
-			if (hh >= 6) hh -= 6;
-			q[0] = hue_channel(hh + 5, mx, c);
-			q[1] = hue_channel(hh + 3, mx, c);
-			q[2] = hue_channel(hh + 1, mx, c);
+			int32_t h = (int32_t)((num * recip[c]) >> 16) + shift; // below 13 sextants; gray (c 0) gives any hue
+			h -= h >= TURN ? TURN : 0;
+			h -= h >= TURN ? TURN : 0;
+			int cf = (c * (h & (ONE - 1)) + ONE / 2) >> 16;
+			uint8_t v[4] = {mx, mn, mn + cf, mx - cf};
+			const uint8_t *k = pick[h >> 16];
+			q[0] = v[k[0]], q[1] = v[k[1]], q[2] = v[k[2]];
 			if (nb == 4) q[3] = p[3];
 		}
 	}

@@ -196,7 +196,9 @@ func (r *Raster) Flip(vertical bool) (*Raster, error) {
 	} else {
 		out.r.x = r.r.W - in.x - in.w
 	}
-	C.fl_flip(&in, &out.r, v)
+	if C.fl_flip(&in, &out.r, v) != 0 {
+		return r.done(out, errNoMemory)
+	}
 	return r.done(out, nil)
 }
 
