@@ -393,3 +393,42 @@ func TestCancelled(t *testing.T) {
 		t.Errorf("ApplyN on a cancelled context: %v", err)
 	}
 }
+
+// TestWindowedDecode: a chain that ends in a crop decodes only part of a JPEG
+// (needed); its output must be byte for byte what the whole decode gives.
+func TestWindowedDecode(t *testing.T) {
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, rainbow(333, 222, 0.8, 0.9), &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	crop := func(p, x, y float64) Step { return Step{Type: Crop, Property: CropPercentage, Value: p, X: x, Y: y} }
+	flip := func(prop string) Step { return Step{Type: FlipImage, Property: prop} }
+	blur := Step{Type: ImageBlur, Property: Blur, Value: 2}
+	chains := [][]Step{
+		{flip(FlipHorizontal), blur, crop(80, 0.3, 0.6)},
+		{flip(FlipVertical), crop(50, 1, 0)},
+		{crop(70, 0.1, 0.9), blur, flip(FlipHorizontal), {Type: Noise, Property: NoisePercentage, Value: 20, Seed: 3}, crop(60, 0.5, 0.5)},
+		{{Type: Brightness, Property: BrightnessDegrees, Value: 20}, crop(30, 0, 1), {Type: ImageBlur, Property: Blur, Value: 7}},
+	}
+	for i, steps := range chains {
+		if w := needed(steps, 333, 222); w.W*w.H >= 333*222 {
+			t.Errorf("chain %d: needed %+v is the whole image", i, w)
+		}
+		part, err := ApplySteps(t.Context(), b.Bytes(), sceneBoxes(), steps, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, format, err := decode(t.Context(), b.Bytes(), nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := run(src, format, sceneBoxes(), steps, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(part.Image, whole.Image) || part.Width != whole.Width || len(part.Boxes) != len(whole.Boxes) {
+			t.Errorf("chain %d: windowed decode gave different output (%dx%d, %d vs %d bytes)",
+				i, part.Width, part.Height, len(part.Image), len(whole.Image))
+		}
+	}
+}

@@ -29,7 +29,8 @@
 //     right of the centre; same canvas and fill as rotation. Interpolation is
 //     bilinear (8-bit fixed point).
 //   - IMAGE_BLUR.BLUR is the Gaussian's standard deviation in pixels (what
-//     Pillow calls radius); 0 leaves the image as it is.
+//     Pillow calls radius), the kernel cut at three of them (as OpenCV's
+//     GaussianBlur); below 0.05 the image is left as it is.
 //   - GRAYSCALE_PERCENTAGE p blends p% of the Rec. 601 luma into each pixel.
 //     SATURATION_DEGREES s scales colourfulness by 1+s/100 about that luma
 //     (Pillow's ImageEnhance.Color); BRIGHTNESS_DEGREES b scales every channel
@@ -50,13 +51,18 @@
 //     fraction falls below Options.MinVisible (default 0.1) is dropped.
 //     Photometric steps keep boxes.
 //   - Output format: JPEG stays JPEG, PNG stays PNG, WebP stays WebP; other
-//     inputs become PNG when they have alpha and JPEG otherwise. Metadata
-//     (EXIF orientation included) is not copied, so pixels are shown as they
-//     are stored and boxes agree with them.
+//     inputs become PNG when they have alpha and JPEG otherwise; alpha written
+//     to JPEG is laid over white. JPEG is written at Options.Quality
+//     (default 90), baseline, 4:2:0. Metadata (EXIF orientation included) is
+//     not copied, so pixels are shown as they are stored and boxes agree with
+//     them.
 //
-// All work runs in libvips through internal/vips: one decode and one encode
-// per chain (ApplyN decodes once for all its outputs), the intermediate steps
-// streamed tile by tile. Functions are safe for concurrent use.
+// All work runs through internal/vips: one decode and one encode per chain
+// (ApplyN decodes once for all its outputs), the steps on decoded pixels in
+// memory (vips.Raster). JPEGs are decoded and encoded by libjpeg-turbo
+// directly, other formats by libvips. When a chain's output is a crop,
+// ApplySteps decodes only the part of the JPEG it reads (needed): same
+// bytes out, less work. Functions are safe for concurrent use.
 package augment
 
 import (
@@ -106,8 +112,9 @@ const Field = "augmentation_list"
 // DefaultMinVisible is the visible fraction below which a box is dropped.
 const DefaultMinVisible = 0.1
 
-// MaxPixels bounds the images augment accepts (width times height): a
-// rotation holds the decoded image in memory, 4 bytes a pixel at most.
+// MaxPixels bounds the images augment accepts (width times height): a chain
+// holds the decoded image in memory, 3 or 4 bytes a pixel, and a step that
+// moves pixels (turn, rotation, shear, blur) a second copy while it runs.
 const MaxPixels = 100_000_000
 
 // DefaultQuality is the JPEG and WebP quality of outputs.

@@ -1,12 +1,15 @@
 // Package vips is framelake's one cgo layer: libvips 8.14 for decoding,
-// header probes and the operations augment needs. libvips is process-global,
-// so it is started once (on first use) with untrusted loaders blocked (no
+// header probes and thumbnails, and Rasters, decoded pixels in memory with
+// the kernels augment needs (raster.c) and JPEG through libjpeg-turbo
+// (jpeg.c), the library libvips itself uses. libvips is process-global, so
+// it is started once (on first use) with untrusted loaders blocked (no
 // ImageMagick, PDF or matlab parsing of uploads) and its operation cache off:
 // every image we touch is new bytes, so a cache only holds memory, and a cache
 // keyed by buffer address could hand back a stale image for reused memory.
 //
 // Go byte slices are only read during the C call that receives them; no
-// libvips object outlives the call that made it unless wrapped in an Image.
+// libvips object outlives the call that made it, and C memory outlives its
+// call only inside a Raster.
 package vips
 
 /*
