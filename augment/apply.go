@@ -34,7 +34,7 @@ func ApplyN(ctx context.Context, img []byte, boxes []Box, cfg *Config, seed uint
 	if err := checkBoxes(boxes); err != nil {
 		return nil, err
 	}
-	src, format, err := decode(ctx, img, nil, true)
+	src, format, err := decode(ctx, img, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func ApplySteps(ctx context.Context, img []byte, boxes []Box, steps []Step, opt 
 	if err := checkBoxes(boxes); err != nil {
 		return Output{}, err
 	}
-	src, format, err := decode(ctx, img, steps, false)
+	src, format, err := decode(ctx, img, steps)
 	if err != nil {
 		return Output{}, err
 	}
@@ -89,17 +89,15 @@ func (o Options) check() error {
 	return nil
 }
 
-// decode reads img, whole (full) or only the part steps read.
-func decode(ctx context.Context, img []byte, steps []Step, full bool) (*vips.Raster, string, error) {
+// decode reads the part of img that steps read (needed; all of it for no
+// steps, as ApplyN wants for its many outputs).
+func decode(ctx context.Context, img []byte, steps []Step) (*vips.Raster, string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
 	}
 	src, format, err := vips.DecodeRaster(img, func(w, h int) (vips.Rect, error) {
 		if w*h > MaxPixels {
 			return vips.Rect{}, errs.New(errs.TooLarge, "image", "augment: image of %dx%d pixels is above the limit of %d", w, h, MaxPixels)
-		}
-		if full {
-			return vips.Rect{W: w, H: h}, nil
 		}
 		return needed(steps, w, h), nil
 	})

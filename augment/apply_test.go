@@ -418,7 +418,7 @@ func TestWindowedDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, format, err := decode(t.Context(), b.Bytes(), nil, true)
+		src, format, err := decode(t.Context(), b.Bytes(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

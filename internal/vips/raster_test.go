@@ -33,10 +33,13 @@ func testPNG(t testing.TB, w, h int, alpha bool) []byte {
 	return b.Bytes()
 }
 
+// all is the window of the whole image.
+func all(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil }
+
 // whole decodes all of data.
 func whole(t *testing.T, data []byte) *Raster {
 	t.Helper()
-	r, _, err := DecodeRaster(data, func(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil })
+	r, _, err := DecodeRaster(data, all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +104,7 @@ func TestDecodeNormalises(t *testing.T) {
 		{"jpeg", "jpeg", testJPEG(t, 8, 8), 3},
 		{"gray jpeg", "jpeg", gj.Bytes(), 3},
 	} {
-		r, format, err := DecodeRaster(c.data, func(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil })
+		r, format, err := DecodeRaster(c.data, all)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -111,12 +114,12 @@ func TestDecodeNormalises(t *testing.T) {
 		r.Close()
 	}
 	svg := []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>`)
-	if _, _, err := DecodeRaster(svg, func(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil }); err == nil {
+	if _, _, err := DecodeRaster(svg, all); err == nil {
 		t.Error("svg decoded; untrusted loaders must be blocked")
 	}
 	j := testJPEG(t, 64, 48)
 	for name, bad := range map[string][]byte{"truncated": j[:len(j)/2], "header only": j[:200], "empty": nil} {
-		if _, _, err := DecodeRaster(bad, func(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil }); !errors.Is(err, ErrDecode) {
+		if _, _, err := DecodeRaster(bad, all); !errors.Is(err, ErrDecode) {
 			t.Errorf("%s jpeg: %v, want ErrDecode", name, err)
 		}
 	}
@@ -266,7 +269,7 @@ func TestConcurrentChains(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			r, _, err := DecodeRaster(data, func(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil })
+			r, _, err := DecodeRaster(data, all)
 			if err == nil {
 				r, err = r.Blur(1.5)
 			}
