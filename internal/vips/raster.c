@@ -245,20 +245,30 @@ done:
 
 static inline uint8_t clamp8(int32_t v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }
 
+// recomb_row is fl_recomb on n pixels of nb bands (constant where inlined,
+// so the loop vectorises); in place too, as each pixel only reads itself.
+static inline void recomb_row(const uint8_t *p, uint8_t *q, int n, const int32_t *m, int nb) {
+	int32_t m0 = m[0], m1 = m[1], m2 = m[2], m3 = m[3], m4 = m[4], m5 = m[5], m6 = m[6], m7 = m[7], m8 = m[8];
+#pragma GCC ivdep
+	for (int x = 0; x < n; x++) {
+		const uint8_t *a = p + (size_t)x * nb;
+		uint8_t *o = q + (size_t)x * nb;
+		int32_t r = a[0], g = a[1], b = a[2];
+		o[0] = clamp8((m0 * r + m1 * g + m2 * b + 32768) >> 16);
+		o[1] = clamp8((m3 * r + m4 * g + m5 * b + 32768) >> 16);
+		o[2] = clamp8((m6 * r + m7 * g + m8 * b + 32768) >> 16);
+		if (nb == 4) o[3] = a[3];
+	}
+}
+
 // fl_recomb multiplies each pixel's colour by the 3 x 3 matrix m (16.16
 // fixed point), rounding and clamping; alpha is kept.
 FL_HOT void fl_recomb(const fl_raster *in, const fl_raster *out, const int32_t m[9]) {
-	int nb = in->bands;
 	for (int y = 0; y < in->h; y++) {
-		const uint8_t *p = row_of(in, y);
-		uint8_t *q = row_of(out, y);
-		for (int x = 0; x < in->w; x++, p += nb, q += nb) {
-			int32_t r = p[0], g = p[1], b = p[2];
-			q[0] = clamp8((m[0] * r + m[1] * g + m[2] * b + 32768) >> 16);
-			q[1] = clamp8((m[3] * r + m[4] * g + m[5] * b + 32768) >> 16);
-			q[2] = clamp8((m[6] * r + m[7] * g + m[8] * b + 32768) >> 16);
-			if (nb == 4) q[3] = p[3];
-		}
+		if (in->bands == 3)
+			recomb_row(row_of(in, y), row_of(out, y), in->w, m, 3);
+		else
+			recomb_row(row_of(in, y), row_of(out, y), in->w, m, 4);
 	}
 }
 
@@ -275,38 +285,48 @@ void fl_lut(const fl_raster *in, const fl_raster *out, const uint8_t lut[256]) {
 	}
 }
 
+static inline int32_t imax(int32_t a, int32_t b) { return a > b ? a : b; }
+static inline int32_t imin(int32_t a, int32_t b) { return a < b ? a : b; }
+static inline int32_t wrap(int32_t t, int32_t turn) { return t >= turn ? t - turn : t; }
+
+// hue_px is one channel of the HSV colour with value mx, chroma C and hue P
+// (both in 1/65536 units of the chroma), the channel offset by o sextants:
+// value less chroma times how far the hue is from the channel's own sextants.
+static inline uint8_t hue_px(int32_t mx, int32_t C, int32_t P, int o) {
+	int32_t t = wrap(P + o * C, 6 * C);
+	return (uint8_t)(mx - ((imax(0, imin(C, imin(t, 4 * C - t))) + (1 << 15)) >> 16));
+}
+
+// hue_row shifts n pixels of nb bands (a constant where inlined, so the
+// loop has no branch and vectorises) by shift sextants, in 1/65536. In place
+// (p == q) too, each pixel only reads itself.
+static inline void hue_row(const uint8_t *p, uint8_t *q, int n, int32_t shift, int nb) {
+#pragma GCC ivdep
+	for (int x = 0; x < n; x++) {
+		const uint8_t *a = p + (size_t)x * nb;
+		int32_t r = a[0], g = a[1], b = a[2];
+		int32_t mx = imax(r, imax(g, b)), c = mx - imin(r, imin(g, b)), C = c << 16;
+		int32_t H = mx == r ? g - b : mx == g ? b - r + 2 * c : r - g + 4 * c; // in -c..5c
+		H += H < 0 ? 6 * c : 0;
+		int32_t P = wrap((H << 16) + shift * c, 6 * C);
+		uint8_t *o = q + (size_t)x * nb;
+		o[0] = hue_px(mx, C, P, 5), o[1] = hue_px(mx, C, P, 3), o[2] = hue_px(mx, C, P, 1);
+		if (nb == 4) o[3] = a[3];
+	}
+}
+
 // fl_hue turns each pixel's hue the way an HSV hue shift does: value (the
 // largest channel) and chroma (largest less smallest) stay; gray stays gray.
-// In integers: the hue, in 1/65536 sextants, picks which channel is the
-// largest, which the smallest and whether the third rises from the smallest
-// or falls from the largest, by the fraction of the sextant.
+// In integers without division: the hue is measured in units of the
+// pixel's own chroma, so the shift scales by it.
 FL_HOT void fl_hue(const fl_raster *in, const fl_raster *out, double degrees) {
-	enum { ONE = 1 << 16, TURN = 6 << 16 };
-	static const uint8_t pick[6][3] = {{0, 2, 1}, {3, 0, 1}, {1, 0, 2}, {1, 3, 0}, {2, 1, 0}, {0, 1, 3}};
 	double s = fmod(degrees / 60.0, 6.0);
-	int32_t shift = (int32_t)lround((s < 0 ? s + 6 : s) * ONE) % TURN;
-	int64_t recip[256]; // 2^32 / c rounded up: num / c in 16.16 comes out exact
-	recip[0] = 0;
-	for (int i = 1; i < 256; i++) recip[i] = ((1LL << 32) + i - 1) / i;
-	int nb = in->bands;
+	int32_t shift = (int32_t)lround((s < 0 ? s + 6 : s) * 65536) % (6 << 16);
 	for (int y = 0; y < in->h; y++) {
-		const uint8_t *p = row_of(in, y);
-		uint8_t *q = row_of(out, y);
-		for (int x = 0; x < in->w; x++, p += nb, q += nb) {
-			int r = p[0], g = p[1], b = p[2];
-			int mx = r > g ? (r > b ? r : b) : (g > b ? g : b);
-			int mn = r < g ? (r < b ? r : b) : (g < b ? g : b);
-			int c = mx - mn;
-			int num = mx == r ? g - b + 6 * c : mx == g ? b - r + 2 * c : r - g + 4 * c;
-			int32_t h = (int32_t)((num * recip[c]) >> 16) + shift; // below 13 sextants; gray (c 0) gives any hue
-			h -= h >= TURN ? TURN : 0;
-			h -= h >= TURN ? TURN : 0;
-			int cf = (c * (h & (ONE - 1)) + ONE / 2) >> 16;
-			uint8_t v[4] = {mx, mn, mn + cf, mx - cf};
-			const uint8_t *k = pick[h >> 16];
-			q[0] = v[k[0]], q[1] = v[k[1]], q[2] = v[k[2]];
-			if (nb == 4) q[3] = p[3];
-		}
+		if (in->bands == 3)
+			hue_row(row_of(in, y), row_of(out, y), in->w, shift, 3);
+		else
+			hue_row(row_of(in, y), row_of(out, y), in->w, shift, 4);
 	}
 }
 
