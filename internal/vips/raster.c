@@ -97,36 +97,57 @@ static inline void lerp2(const uint8_t *p0, const uint8_t *p1, int fx, int fy, u
 
 #ifdef __SSE2__
 #include <emmintrin.h>
-// lerp2_sse reads 8 bytes at p0 and p1: two pixels and, for RGB, two bytes
-// beyond, which the caller keeps within the row.
-static inline void lerp2_sse(const uint8_t *p0, const uint8_t *p1, int fx, int fy, uint8_t *q, int nb) {
+// lerp_weights are the vertical weights (256 - fy, fy) and the horizontal
+// pair (256 - fx, fx) as SSE2 wants them, looked up instead of broadcast
+// pixel by pixel.
+typedef struct {
+	__m128i top[256], bottom[256], across[256];
+} lerp_weights;
+
+static void lerp_weights_init(lerp_weights *lw) {
+	for (int f = 0; f < 256; f++) {
+		lw->top[f] = _mm_set1_epi16((short)(256 - f));
+		lw->bottom[f] = _mm_set1_epi16((short)f);
+		lw->across[f] = _mm_set1_epi32((f << 16) | (256 - f));
+	}
+}
+
+// lerp2_sse is lerp2 on SSE2 lanes, bit for bit. It reads 8 bytes at p0
+// and p1: two pixels and, for RGB, two bytes beyond, which the caller keeps
+// within the row. It writes 4 bytes at q: for RGB the fourth is the next
+// pixel's first, which the caller writes after, or must not ask for (wide 0).
+static inline void lerp2_sse(const uint8_t *p0, const uint8_t *p1, int fx, int fy, uint8_t *q, int nb, const lerp_weights *lw, int wide) {
 	__m128i z = _mm_setzero_si128();
 	__m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p0), z);
 	__m128i c = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p1), z);
-	__m128i v = _mm_add_epi16(_mm_mullo_epi16(a, _mm_set1_epi16((short)(256 - fy))), _mm_mullo_epi16(c, _mm_set1_epi16((short)fy)));
+	__m128i v = _mm_add_epi16(_mm_mullo_epi16(a, lw->top[fy]), _mm_mullo_epi16(c, lw->bottom[fy]));
 	v = _mm_srli_epi16(v, 1);
 	__m128i right = nb == 3 ? _mm_srli_si128(v, 6) : _mm_srli_si128(v, 8);
-	__m128i s = _mm_madd_epi16(_mm_unpacklo_epi16(v, right), _mm_set1_epi32((fx << 16) | (256 - fx)));
+	__m128i s = _mm_madd_epi16(_mm_unpacklo_epi16(v, right), lw->across[fx]);
 	s = _mm_srai_epi32(_mm_add_epi32(s, _mm_set1_epi32(1 << 14)), 15);
 	s = _mm_packus_epi16(_mm_packs_epi32(s, s), z);
 	uint32_t o = (uint32_t)_mm_cvtsi128_si32(s);
-	memcpy(q, &o, nb);
+	memcpy(q, &o, wide ? 4 : (size_t)nb);
 }
 #else
-#define lerp2_sse lerp2
+typedef int lerp_weights;
+static void lerp_weights_init(lerp_weights *lw) { (void)lw; }
+#define lerp2_sse(p0, p1, fx, fy, q, nb, lw, wide) lerp2(p0, p1, fx, fy, q, nb)
 #endif
 
 // affine_span writes n output pixels from q on, the input position (u, v)
 // stepping by (du, dv) in 16.16 fixed point. nb is a constant where it is
 // inlined, so the band loop unrolls.
-static inline void affine_span(const fl_raster *in, uint8_t *q, int n, int64_t u, int64_t v, int64_t du, int64_t dv, int nb) {
+static inline void affine_span(const fl_raster *in, uint8_t *q, int n, int64_t u, int64_t v, int64_t du, int64_t dv, int nb, const lerp_weights *lw) {
 	int w = in->w, h = in->h;
+	size_t stride = in->stride;
+	const uint8_t *px = in->px;
 	for (int x = 0; x < n; x++, u += du, v += dv, q += nb) {
 		int x0 = (int)(u >> 16), y0 = (int)(v >> 16);
 		int fx = (int)((u >> 8) & 255), fy = (int)((v >> 8) & 255);
 		if ((unsigned)x0 < (unsigned)(w - 1 - (nb == 3)) && (unsigned)y0 < (unsigned)(h - 1)) {
-			const uint8_t *p0 = row_of(in, y0) + (size_t)x0 * nb;
-			lerp2_sse(p0, p0 + in->stride, fx, fy, q, nb);
+			const uint8_t *p0 = px + (size_t)y0 * stride + (size_t)x0 * nb;
+			lerp2_sse(p0, p0 + stride, fx, fy, q, nb, lw, x < n - 1);
 		} else if (x0 < -1 || y0 < -1 || x0 >= w || y0 >= h) {
 			memset(q, 0, nb);
 		} else {
@@ -148,6 +169,8 @@ static inline void affine_span(const fl_raster *in, uint8_t *q, int n, int64_t u
 // within what the caches and the TLB hold.
 FL_HOT void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], double ix, double iy, double ox, double oy) {
 	int64_t du = llround(inv[0] * 65536), dv = llround(inv[2] * 65536);
+	lerp_weights lw; // 12 KB: cgo calls C on a thread's own stack
+	lerp_weights_init(&lw);
 	for (int by = 0; by < out->h; by += 64)
 	for (int bx = 0; bx < out->w; bx += 64)
 	for (int y = by; y < by + 64 && y < out->h; y++) {
@@ -158,39 +181,132 @@ FL_HOT void fl_affine(const fl_raster *in, const fl_raster *out, const double in
 		int64_t u = llround((inv[0] * X + inv[1] * Y + ix - 0.5) * 65536);
 		int64_t v = llround((inv[2] * X + inv[3] * Y + iy - 0.5) * 65536);
 		if (in->bands == 3)
-			affine_span(in, q, n, u, v, du, dv, 3);
+			affine_span(in, q, n, u, v, du, dv, 3, &lw);
 		else
-			affine_span(in, q, n, u, v, du, dv, 4);
+			affine_span(in, q, n, u, v, du, dv, 4, &lw);
 	}
 }
 
-// blur_col filters rows[0] (the centre row) and the pairs rows[k],
-// rows[r + k] (k above and k below) vertically, with 8-bit weights that sum
-// to 256, into t: the value times 256, exact in 16 bits.
-FL_HOT static void blur_col(const uint8_t *const *rows, uint16_t *t, size_t n, const uint16_t *wt, int r) {
-	const uint8_t *c = rows[0];
-	for (size_t i = 0; i < n; i++) t[i] = wt[0] * c[i];
-	for (int k = 1; k <= r; k++) {
-		const uint8_t *a = rows[k], *b = rows[r + k];
-		uint16_t wk = wt[k];
-		for (size_t i = 0; i < n; i++) t[i] += wk * (uint16_t)(a[i] + b[i]);
-	}
+// The blur's two passes are written out in SSE2 and AVX2 (picked at run
+// time) with a scalar tail, all three the same arithmetic: each block of
+// values keeps its sum in registers across every tap.
+
+// col_px is the vertical filter of value i: rows[0] is the centre row,
+// rows[k] and rows[r + k] are k above and k below; 8-bit weights sum to
+// 256, so the result is the value times 256, exact in 16 bits.
+static inline uint16_t col_px(const uint8_t *const *rows, size_t i, const uint16_t *wt, int r) {
+	uint16_t s = (uint16_t)(wt[0] * rows[0][i]);
+	for (int k = 1; k <= r; k++) s += (uint16_t)(wt[k] * (rows[k][i] + rows[r + k][i]));
+	return s;
 }
 
-// blur_row filters the vertically filtered row t (with r * nb values of
-// replicated edge on each side) horizontally with 16-bit weights that sum to
-// 65535, taking the high half of each product (pmulhuw), and rounds to 8
-// bits. The high halves lose about half a unit each, which the r units acc
-// starts with give back.
-FL_HOT static void blur_row(const uint16_t *t, uint16_t *acc, uint8_t *q, size_t n, int nb, const uint16_t *wt, int r) {
-	for (size_t i = 0; i < n; i++) acc[i] = r;
-	for (int k = -r; k <= r; k++) {
-		const uint16_t *p = t + (size_t)(r + k) * nb;
-		uint32_t wk = wt[k < 0 ? -k : k];
-		for (size_t i = 0; i < n; i++) acc[i] += (uint16_t)((p[i] * wk) >> 16);
-	}
-	for (size_t i = 0; i < n; i++) q[i] = (uint8_t)((acc[i] + 128) >> 8);
+// row_px is the horizontal filter of value i of t, whose values are pixel
+// values times 256 with r * nb of replicated edge on each side: 16-bit
+// weights summing to 65535, the high half of each product (pmulhuw). The
+// high halves lose about half a unit each, which the r the sum starts
+// from gives back; then it is rounded to 8 bits.
+static inline uint8_t row_px(const uint16_t *t, size_t i, int nb, const uint16_t *wt, int r) {
+	uint16_t s = (uint16_t)r;
+	for (int k = -r; k <= r; k++) s += (uint16_t)((t[(size_t)(r + k) * nb + i] * (uint32_t)wt[k < 0 ? -k : k]) >> 16);
+	return (uint8_t)((s + 128) >> 8);
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+static void blur_col_sse2(const uint8_t *const *rows, uint16_t *t, size_t n, const uint16_t *wt, int r) {
+	__m128i z = _mm_setzero_si128();
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m128i c = _mm_loadu_si128((const __m128i *)(rows[0] + i)), w = _mm_set1_epi16((short)wt[0]);
+		__m128i lo = _mm_mullo_epi16(_mm_unpacklo_epi8(c, z), w), hi = _mm_mullo_epi16(_mm_unpackhi_epi8(c, z), w);
+		for (int k = 1; k <= r; k++) {
+			__m128i a = _mm_loadu_si128((const __m128i *)(rows[k] + i)), b = _mm_loadu_si128((const __m128i *)(rows[r + k] + i));
+			w = _mm_set1_epi16((short)wt[k]);
+			lo = _mm_add_epi16(lo, _mm_mullo_epi16(_mm_add_epi16(_mm_unpacklo_epi8(a, z), _mm_unpacklo_epi8(b, z)), w));
+			hi = _mm_add_epi16(hi, _mm_mullo_epi16(_mm_add_epi16(_mm_unpackhi_epi8(a, z), _mm_unpackhi_epi8(b, z)), w));
+		}
+		_mm_storeu_si128((__m128i *)(t + i), lo);
+		_mm_storeu_si128((__m128i *)(t + i + 8), hi);
+	}
+	for (; i < n; i++) t[i] = col_px(rows, i, wt, r);
+}
+
+static void blur_row_sse2(const uint16_t *t, uint8_t *q, size_t n, int nb, const uint16_t *wt, int r) {
+	__m128i round = _mm_set1_epi16(128);
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m128i lo = _mm_set1_epi16((short)r), hi = lo;
+		for (int k = -r; k <= r; k++) {
+			const uint16_t *p = t + (size_t)(r + k) * nb + i;
+			__m128i w = _mm_set1_epi16((short)wt[k < 0 ? -k : k]);
+			lo = _mm_add_epi16(lo, _mm_mulhi_epu16(_mm_loadu_si128((const __m128i *)p), w));
+			hi = _mm_add_epi16(hi, _mm_mulhi_epu16(_mm_loadu_si128((const __m128i *)(p + 8)), w));
+		}
+		lo = _mm_srli_epi16(_mm_add_epi16(lo, round), 8);
+		hi = _mm_srli_epi16(_mm_add_epi16(hi, round), 8);
+		_mm_storeu_si128((__m128i *)(q + i), _mm_packus_epi16(lo, hi));
+	}
+	for (; i < n; i++) q[i] = row_px(t, i, nb, wt, r);
+}
+
+__attribute__((target("avx2"))) static void blur_col_avx2(const uint8_t *const *rows, uint16_t *t, size_t n, const uint16_t *wt, int r) {
+	size_t i = 0;
+	for (; i + 32 <= n; i += 32) {
+		__m256i w = _mm256_set1_epi16((short)wt[0]);
+		__m256i lo = _mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(rows[0] + i))), w);
+		__m256i hi = _mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(rows[0] + i + 16))), w);
+		for (int k = 1; k <= r; k++) {
+			const uint8_t *a = rows[k] + i, *b = rows[r + k] + i;
+			w = _mm256_set1_epi16((short)wt[k]);
+			__m256i sl = _mm256_add_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)a)), _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)b)));
+			__m256i sh = _mm256_add_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(a + 16))), _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(b + 16))));
+			lo = _mm256_add_epi16(lo, _mm256_mullo_epi16(sl, w));
+			hi = _mm256_add_epi16(hi, _mm256_mullo_epi16(sh, w));
+		}
+		_mm256_storeu_si256((__m256i *)(t + i), lo);
+		_mm256_storeu_si256((__m256i *)(t + i + 16), hi);
+	}
+	for (; i < n; i++) t[i] = col_px(rows, i, wt, r);
+}
+
+__attribute__((target("avx2"))) static void blur_row_avx2(const uint16_t *t, uint8_t *q, size_t n, int nb, const uint16_t *wt, int r) {
+	__m256i round = _mm256_set1_epi16(128);
+	size_t i = 0;
+	for (; i + 32 <= n; i += 32) {
+		__m256i lo = _mm256_set1_epi16((short)r), hi = lo;
+		for (int k = -r; k <= r; k++) {
+			const uint16_t *p = t + (size_t)(r + k) * nb + i;
+			__m256i w = _mm256_set1_epi16((short)wt[k < 0 ? -k : k]);
+			lo = _mm256_add_epi16(lo, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)p), w));
+			hi = _mm256_add_epi16(hi, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)(p + 16)), w));
+		}
+		lo = _mm256_srli_epi16(_mm256_add_epi16(lo, round), 8);
+		hi = _mm256_srli_epi16(_mm256_add_epi16(hi, round), 8);
+		// packus works within 128-bit lanes; the permute puts them in order.
+		_mm256_storeu_si256((__m256i *)(q + i), _mm256_permute4x64_epi64(_mm256_packus_epi16(lo, hi), 0xD8));
+	}
+	for (; i < n; i++) q[i] = row_px(t, i, nb, wt, r);
+}
+
+static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+
+static void blur_col(const uint8_t *const *rows, uint16_t *t, size_t n, const uint16_t *wt, int r) {
+	(have_avx2() ? blur_col_avx2 : blur_col_sse2)(rows, t, n, wt, r);
+}
+
+static void blur_row(const uint16_t *t, uint8_t *q, size_t n, int nb, const uint16_t *wt, int r) {
+	(have_avx2() ? blur_row_avx2 : blur_row_sse2)(t, q, n, nb, wt, r);
+}
+#else
+static void blur_col(const uint8_t *const *rows, uint16_t *t, size_t n, const uint16_t *wt, int r) {
+	for (size_t i = 0; i < n; i++) t[i] = col_px(rows, i, wt, r);
+}
+
+static void blur_row(const uint16_t *t, uint8_t *q, size_t n, int nb, const uint16_t *wt, int r) {
+	for (size_t i = 0; i < n; i++) q[i] = row_px(t, i, nb, wt, r);
+}
+#endif
 
 // weights quantises the Gaussian of sigma, cut at r, to integers summing to
 // one (whole): the centre takes what rounding the others leaves.
@@ -213,10 +329,10 @@ int fl_blur(const fl_raster *in, const fl_raster *out, double sigma, int r) {
 	int nb = in->bands, w = in->w, h = in->h;
 	size_t n = (size_t)w * nb, padded = n + 2 * (size_t)r * nb;
 	uint16_t *wv = g_try_malloc(sizeof(uint16_t) * (r + 1)), *wh = g_try_malloc(sizeof(uint16_t) * (r + 1));
-	uint16_t *t = g_try_malloc(sizeof(uint16_t) * padded), *acc = g_try_malloc(sizeof(uint16_t) * n);
+	uint16_t *t = g_try_malloc(sizeof(uint16_t) * padded);
 	const uint8_t **rows = g_try_malloc(sizeof(uint8_t *) * (2 * r + 1));
 	int rc = -1;
-	if (!wv || !wh || !t || !acc || !rows) goto done;
+	if (!wv || !wh || !t || !rows) goto done;
 	weights(wv, sigma, r, 256);
 	weights(wh, sigma, r, 65535);
 	for (int y = 0; y < h; y++) {
@@ -231,14 +347,13 @@ int fl_blur(const fl_raster *in, const fl_raster *out, double sigma, int r) {
 			memcpy(t + (size_t)k * nb, c, nb * sizeof *t);
 			memcpy(c + n + (size_t)k * nb, c + n - nb, nb * sizeof *t);
 		}
-		blur_row(t, acc, row_of(out, y), n, nb, wh, r);
+		blur_row(t, row_of(out, y), n, nb, wh, r);
 	}
 	rc = 0;
 done:
 	g_free(wv);
 	g_free(wh);
 	g_free(t);
-	g_free(acc);
 	g_free(rows);
 	return rc;
 }
