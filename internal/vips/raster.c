@@ -201,13 +201,21 @@ static inline uint16_t col_px(const uint8_t *const *rows, size_t i, const uint16
 }
 
 // row_px is the horizontal filter of value i of t, whose values are pixel
-// values times 256 with r * nb of replicated edge on each side: 16-bit
-// weights summing to 65535, the high half of each product (pmulhuw). The
-// high halves lose about half a unit each, which the r the sum starts
-// from gives back; then it is rounded to 8 bits.
+// values times 256 with r * nb of replicated edge on each side. The pairs
+// k left and k right are averaged first (pavgw), so each pair costs one
+// multiply; wt[0] weighs the centre and wt[k] the pair k, 16-bit weights
+// summing to 65535 (a pair's is twice a tap's), taking the high half of each
+// product (pmulhuw). The high halves lose about half a unit each, which the
+// sum starts by giving back; then it is rounded to 8 bits.
+static inline uint16_t row_start(int r) { return (uint16_t)((r + 2) / 2); }
+
 static inline uint8_t row_px(const uint16_t *t, size_t i, int nb, const uint16_t *wt, int r) {
-	uint16_t s = (uint16_t)r;
-	for (int k = -r; k <= r; k++) s += (uint16_t)((t[(size_t)(r + k) * nb + i] * (uint32_t)wt[k < 0 ? -k : k]) >> 16);
+	const uint16_t *c = t + (size_t)r * nb + i;
+	uint16_t s = row_start(r) + (uint16_t)((c[0] * (uint32_t)wt[0]) >> 16);
+	for (int k = 1; k <= r; k++) {
+		uint32_t pair = ((uint32_t)c[-k * nb] + c[k * nb] + 1) >> 1;
+		s += (uint16_t)((pair * wt[k]) >> 16);
+	}
 	return (uint8_t)((s + 128) >> 8);
 }
 
@@ -236,12 +244,17 @@ static void blur_row_sse2(const uint16_t *t, uint8_t *q, size_t n, int nb, const
 	__m128i round = _mm_set1_epi16(128);
 	size_t i = 0;
 	for (; i + 16 <= n; i += 16) {
-		__m128i lo = _mm_set1_epi16((short)r), hi = lo;
-		for (int k = -r; k <= r; k++) {
-			const uint16_t *p = t + (size_t)(r + k) * nb + i;
-			__m128i w = _mm_set1_epi16((short)wt[k < 0 ? -k : k]);
-			lo = _mm_add_epi16(lo, _mm_mulhi_epu16(_mm_loadu_si128((const __m128i *)p), w));
-			hi = _mm_add_epi16(hi, _mm_mulhi_epu16(_mm_loadu_si128((const __m128i *)(p + 8)), w));
+		const uint16_t *c = t + (size_t)r * nb + i;
+		__m128i s = _mm_set1_epi16((short)row_start(r)), w = _mm_set1_epi16((short)wt[0]);
+		__m128i lo = _mm_add_epi16(s, _mm_mulhi_epu16(_mm_loadu_si128((const __m128i *)c), w));
+		__m128i hi = _mm_add_epi16(s, _mm_mulhi_epu16(_mm_loadu_si128((const __m128i *)(c + 8)), w));
+		for (int k = 1; k <= r; k++) {
+			const uint16_t *a = c - k * nb, *b = c + k * nb;
+			w = _mm_set1_epi16((short)wt[k]);
+			__m128i pl = _mm_avg_epu16(_mm_loadu_si128((const __m128i *)a), _mm_loadu_si128((const __m128i *)b));
+			__m128i ph = _mm_avg_epu16(_mm_loadu_si128((const __m128i *)(a + 8)), _mm_loadu_si128((const __m128i *)(b + 8)));
+			lo = _mm_add_epi16(lo, _mm_mulhi_epu16(pl, w));
+			hi = _mm_add_epi16(hi, _mm_mulhi_epu16(ph, w));
 		}
 		lo = _mm_srli_epi16(_mm_add_epi16(lo, round), 8);
 		hi = _mm_srli_epi16(_mm_add_epi16(hi, round), 8);
@@ -274,12 +287,17 @@ __attribute__((target("avx2"))) static void blur_row_avx2(const uint16_t *t, uin
 	__m256i round = _mm256_set1_epi16(128);
 	size_t i = 0;
 	for (; i + 32 <= n; i += 32) {
-		__m256i lo = _mm256_set1_epi16((short)r), hi = lo;
-		for (int k = -r; k <= r; k++) {
-			const uint16_t *p = t + (size_t)(r + k) * nb + i;
-			__m256i w = _mm256_set1_epi16((short)wt[k < 0 ? -k : k]);
-			lo = _mm256_add_epi16(lo, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)p), w));
-			hi = _mm256_add_epi16(hi, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)(p + 16)), w));
+		const uint16_t *c = t + (size_t)r * nb + i;
+		__m256i s = _mm256_set1_epi16((short)row_start(r)), w = _mm256_set1_epi16((short)wt[0]);
+		__m256i lo = _mm256_add_epi16(s, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)c), w));
+		__m256i hi = _mm256_add_epi16(s, _mm256_mulhi_epu16(_mm256_loadu_si256((const __m256i *)(c + 16)), w));
+		for (int k = 1; k <= r; k++) {
+			const uint16_t *a = c - k * nb, *b = c + k * nb;
+			w = _mm256_set1_epi16((short)wt[k]);
+			__m256i pl = _mm256_avg_epu16(_mm256_loadu_si256((const __m256i *)a), _mm256_loadu_si256((const __m256i *)b));
+			__m256i ph = _mm256_avg_epu16(_mm256_loadu_si256((const __m256i *)(a + 16)), _mm256_loadu_si256((const __m256i *)(b + 16)));
+			lo = _mm256_add_epi16(lo, _mm256_mulhi_epu16(pl, w));
+			hi = _mm256_add_epi16(hi, _mm256_mulhi_epu16(ph, w));
 		}
 		lo = _mm256_srli_epi16(_mm256_add_epi16(lo, round), 8);
 		hi = _mm256_srli_epi16(_mm256_add_epi16(hi, round), 8);
@@ -324,7 +342,7 @@ static void weights(uint16_t *wt, double sigma, int r, int whole) {
 // vertical pass over 2r + 1 input rows, then the horizontal pass over that,
 // so the only extra memory is two rows. Weights are 8-bit vertically (sums
 // stay exact in 16 bits, twice the lanes of 32) and 16-bit horizontally.
-// Sums of at most 255 << 8 leave acc room for the r of rounding.
+// Sums of at most 255 << 8 leave room for the rounding.
 int fl_blur(const fl_raster *in, const fl_raster *out, double sigma, int r) {
 	int nb = in->bands, w = in->w, h = in->h;
 	size_t n = (size_t)w * nb, padded = n + 2 * (size_t)r * nb;
@@ -335,6 +353,7 @@ int fl_blur(const fl_raster *in, const fl_raster *out, double sigma, int r) {
 	if (!wv || !wh || !t || !rows) goto done;
 	weights(wv, sigma, r, 256);
 	weights(wh, sigma, r, 65535);
+	for (int k = 1; k <= r; k++) wh[k] *= 2; // a pair's weight, on its average
 	for (int y = 0; y < h; y++) {
 		rows[0] = row_of(in, y);
 		for (int k = 1; k <= r; k++) {
