@@ -10,6 +10,8 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define FL_HOT __attribute__((target_clones("avx2", "default")))
+#define FL_X86 1
+#include <immintrin.h>
 #else
 #define FL_HOT
 #endif
@@ -31,35 +33,103 @@ static void swap_rows(uint8_t *a, uint8_t *b, size_t n) {
 	}
 }
 
-// mirror_row writes the pixels of one row of nb-byte pixels in reverse
-// order; p must not be q.
-static inline void mirror_row(const uint8_t *restrict p, uint8_t *restrict q, int w, int nb) {
-	const uint8_t *s = p + (size_t)(w - 1) * nb;
-	if (nb == 3) {
-		for (int x = 0; x < w; x++, s -= 3, q += 3) q[0] = s[0], q[1] = s[1], q[2] = s[2];
-	} else {
-		for (int x = 0; x < w; x++, s -= 4, q += 4) memcpy(q, s, 4);
+// mirror_ends reverses the pixels i..j of a row (nb bytes each) from p into
+// q, which may be p, by trading the two ends' pixels.
+static void mirror_ends(const uint8_t *p, uint8_t *q, int i, int j, int nb) {
+	for (; i < j; i++, j--) {
+		uint8_t a[4], b[4];
+		memcpy(a, p + (size_t)i * nb, nb);
+		memcpy(b, p + (size_t)j * nb, nb);
+		memcpy(q + (size_t)i * nb, b, nb);
+		memcpy(q + (size_t)j * nb, a, nb);
 	}
+	if (i == j) memmove(q + (size_t)i * nb, p + (size_t)i * nb, nb);
 }
 
-int fl_flip(const fl_raster *in, const fl_raster *out, int vertical) {
+#ifdef FL_X86
+// rev3 holds the byte shuffles that reverse 16 RGB pixels (48 bytes, three
+// registers): out[o] is the OR of in[i] shuffled by m[o][i].
+typedef struct {
+	__m128i m[3][3];
+} rev3;
+
+static void rev3_init(rev3 *rv) {
+	uint8_t b[3][3][16];
+	memset(b, 0x80, sizeof b); // pshufb writes 0 for a set high bit
+	for (int k = 0; k < 48; k++) {
+		int src = 3 * (15 - k / 3) + k % 3;
+		b[k / 16][src / 16][k % 16] = (uint8_t)(src % 16);
+	}
+	for (int o = 0; o < 3; o++)
+		for (int i = 0; i < 3; i++) rv->m[o][i] = _mm_loadu_si128((const __m128i *)b[o][i]);
+}
+
+__attribute__((target("ssse3"))) static inline void rev16_rgb(const __m128i in[3], __m128i out[3], const rev3 *rv) {
+	for (int o = 0; o < 3; o++)
+		out[o] = _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(in[0], rv->m[o][0]), _mm_shuffle_epi8(in[1], rv->m[o][1])),
+		                      _mm_shuffle_epi8(in[2], rv->m[o][2]));
+}
+
+// mirror_rgb trades blocks of 16 pixels between the ends of the row, each
+// reversed in registers (SSSE3), and returns how many pixels it did at each
+// end.
+__attribute__((target("ssse3"))) static int mirror_rgb(const uint8_t *p, uint8_t *q, int w, const rev3 *rv) {
+	int i = 0;
+	for (; 2 * i + 32 <= w; i += 16) {
+		size_t l = (size_t)3 * i, r = (size_t)3 * (w - 16 - i);
+		__m128i L[3], R[3], oL[3], oR[3];
+		for (int k = 0; k < 3; k++) {
+			L[k] = _mm_loadu_si128((const __m128i *)(p + l) + k);
+			R[k] = _mm_loadu_si128((const __m128i *)(p + r) + k);
+		}
+		rev16_rgb(L, oL, rv);
+		rev16_rgb(R, oR, rv);
+		for (int k = 0; k < 3; k++) {
+			_mm_storeu_si128((__m128i *)(q + l) + k, oR[k]);
+			_mm_storeu_si128((__m128i *)(q + r) + k, oL[k]);
+		}
+	}
+	return i;
+}
+
+// mirror_rgba is mirror_rgb for 4-byte pixels, 4 to a register (SSE2).
+static int mirror_rgba(const uint8_t *p, uint8_t *q, int w) {
+	int i = 0;
+	for (; 2 * i + 8 <= w; i += 4) {
+		size_t l = (size_t)4 * i, r = (size_t)4 * (w - 4 - i);
+		__m128i L = _mm_loadu_si128((const __m128i *)(p + l)), R = _mm_loadu_si128((const __m128i *)(p + r));
+		_mm_storeu_si128((__m128i *)(q + l), _mm_shuffle_epi32(R, 0x1B));
+		_mm_storeu_si128((__m128i *)(q + r), _mm_shuffle_epi32(L, 0x1B));
+	}
+	return i;
+}
+
+// mirror_row reverses the w pixels of a row from p into q, which may be p.
+static void mirror_row(const uint8_t *p, uint8_t *q, int w, int nb, const rev3 *rv) {
+	int done = 0;
+	if (nb == 4)
+		done = mirror_rgba(p, q, w);
+	else if (__builtin_cpu_supports("ssse3"))
+		done = mirror_rgb(p, q, w, rv);
+	mirror_ends(p, q, done, w - 1 - done, nb);
+}
+#else
+typedef int rev3;
+static void rev3_init(rev3 *rv) { (void)rv; }
+static void mirror_row(const uint8_t *p, uint8_t *q, int w, int nb, const rev3 *rv) { mirror_ends(p, q, 0, w - 1, nb); }
+#endif
+
+void fl_flip(const fl_raster *in, const fl_raster *out, int vertical) {
 	size_t n = (size_t)in->w * in->bands;
 	if (!vertical) {
-		// In place, each row is mirrored from a copy of itself.
-		uint8_t *tmp = NULL;
-		if (in->px == out->px && !(tmp = g_try_malloc(n))) return -1;
-		for (int y = 0; y < in->h; y++) {
-			const uint8_t *p = row_of(in, y);
-			if (tmp) p = memcpy(tmp, p, n);
-			mirror_row(p, row_of(out, y), in->w, in->bands);
-		}
-		g_free(tmp);
+		rev3 rv;
+		rev3_init(&rv);
+		for (int y = 0; y < in->h; y++) mirror_row(row_of(in, y), row_of(out, y), in->w, in->bands, &rv);
 	} else if (in->px == out->px) {
 		for (int y = 0; y < in->h / 2; y++) swap_rows(row_of(out, y), row_of(out, in->h - 1 - y), n);
 	} else {
 		for (int y = 0; y < in->h; y++) memcpy(row_of(out, y), row_of(in, in->h - 1 - y), n);
 	}
-	return 0;
 }
 
 // fl_rot turns the whole image clockwise by quarter * 90 degrees, in 64 x 64
@@ -95,8 +165,7 @@ static inline void lerp2(const uint8_t *p0, const uint8_t *p1, int fx, int fy, u
 	}
 }
 
-#ifdef __SSE2__
-#include <emmintrin.h>
+#ifdef FL_X86
 // lerp_weights are the vertical weights (256 - fy, fy) and the horizontal
 // pair (256 - fx, fx) as SSE2 wants them, looked up instead of broadcast
 // pixel by pixel.
@@ -219,9 +288,7 @@ static inline uint8_t row_px(const uint16_t *t, size_t i, int nb, const uint16_t
 	return (uint8_t)((s + 128) >> 8);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
+#ifdef FL_X86
 static void blur_col_sse2(const uint8_t *const *rows, uint16_t *t, size_t n, const uint16_t *wt, int r) {
 	__m128i z = _mm_setzero_si128();
 	size_t i = 0;

@@ -196,9 +196,7 @@ func (r *Raster) Flip(vertical bool) (*Raster, error) {
 	} else {
 		out.r.x = r.r.W - in.x - in.w
 	}
-	if C.fl_flip(&in, &out.r, v) != 0 {
-		return r.done(out, errNoMemory)
-	}
+	C.fl_flip(&in, &out.r, v)
 	return r.done(out, nil)
 }
 

@@ -22,7 +22,7 @@ typedef struct {
 
 // Kernels read in and write out, which may share memory (in == out) for
 // the point operations and flips. The caller sizes out.
-int fl_flip(const fl_raster *in, const fl_raster *out, int vertical);
+void fl_flip(const fl_raster *in, const fl_raster *out, int vertical);
 void fl_rot(const fl_raster *in, const fl_raster *out, int quarter);
 void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], double ix, double iy, double ox, double oy);
 int fl_blur(const fl_raster *in, const fl_raster *out, double sigma, int radius);

@@ -388,3 +388,30 @@ func TestPointOpsMatchFloat(t *testing.T) {
 		}
 	}
 }
+
+// Horizontal flips trade blocks of pixels between the row's ends in
+// registers and finish pixel by pixel in the middle: every width, odd and
+// even, below and above a block or two, in place and into a new raster.
+func TestFlipWidths(t *testing.T) {
+	px := reader(t)
+	for _, alpha := range []bool{false, true} {
+		for _, w := range []int{1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 100} {
+			img, data := randomPNG(t, w, 3, alpha)
+			want := image.NewNRGBA(img.Bounds())
+			for y := range 3 {
+				for x := range w {
+					want.SetNRGBA(w-1-x, y, img.NRGBAAt(x, y))
+				}
+			}
+			src := whole(t, data)
+			copied := px(src.Share().Flip(false))
+			inPlace := px(src.Flip(false))
+			if d := maxDiff(copied, want); d != 0 {
+				t.Errorf("width %d (alpha %v): flip into a new raster is off by %d", w, alpha, d)
+			}
+			if d := maxDiff(inPlace, want); d != 0 {
+				t.Errorf("width %d (alpha %v): flip in place is off by %d", w, alpha, d)
+			}
+		}
+	}
+}
