@@ -116,16 +116,21 @@ int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, uint8_t **mem
 int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
 	struct jpeg_compress_struct c;
 	fl_jerr e;
-	uint8_t *volatile rgb = NULL;
+	uint8_t *volatile rgb = NULL, *volatile first = NULL;
 	init_err(&e);
 	c.err = &e.pub;
 	jpeg_create_compress(&c);
-	*dst = NULL;
-	*dstlen = 0;
+	// A first buffer of about what a detailed frame takes at high quality:
+	// libjpeg grows one by doubling and copying, from 4 KB if given none.
+	*dstlen = (unsigned long)in->w * in->h / 2 + 65536;
+	*dst = first = malloc(*dstlen);
+	if (!first) *dstlen = 0;
 	if (setjmp(e.jump)) {
 		set_err(err, errlen, e.msg);
 		jpeg_destroy_compress(&c);
-		free(*dst);
+		if (*dst != first) free(*dst);
+		free(first);
+		*dst = NULL;
 		g_free(rgb);
 		return -1;
 	}
@@ -142,17 +147,20 @@ int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned lon
 		longjmp(e.jump, 1);
 	}
 	while (c.next_scanline < c.image_height) {
-		JSAMPROW row;
+		JSAMPROW rows[16];
+		JDIMENSION n = 1;
 		if (rgb) {
 			fl_flatten(in, rgb, c.next_scanline);
-			row = rgb;
+			rows[0] = rgb;
 		} else {
-			row = in->px + (size_t)c.next_scanline * in->stride;
+			n = c.image_height - c.next_scanline < 16 ? c.image_height - c.next_scanline : 16;
+			for (JDIMENSION k = 0; k < n; k++) rows[k] = in->px + (size_t)(c.next_scanline + k) * in->stride;
 		}
-		jpeg_write_scanlines(&c, &row, 1);
+		jpeg_write_scanlines(&c, rows, n);
 	}
 	jpeg_finish_compress(&c);
 	jpeg_destroy_compress(&c);
+	if (*dst != first) free(first); // libjpeg moved to a larger buffer of its own
 	g_free(rgb);
 	return 0;
 }

@@ -415,3 +415,22 @@ func TestFlipWidths(t *testing.T) {
 		}
 	}
 }
+
+// Noise at quality 100 outgrows the encoder's first buffer: the JPEG still
+// comes out whole.
+func TestEncodeOutgrowsFirstBuffer(t *testing.T) {
+	_, data := randomPNG(t, 300, 200, false)
+	src := whole(t, data)
+	defer src.Close()
+	out, err := src.Encode(JPEG, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first := 300*200/2 + 65536; len(out) <= first {
+		t.Fatalf("JPEG of %d bytes did not outgrow the first buffer of %d", len(out), first)
+	}
+	img, err := jpeg.Decode(bytes.NewReader(out))
+	if err != nil || img.Bounds().Dx() != 300 || img.Bounds().Dy() != 200 {
+		t.Fatalf("encoded JPEG does not read back: %v", err)
+	}
+}
