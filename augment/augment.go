@@ -27,7 +27,7 @@
 //     rows sideways by tan(angle) times their distance below the centre,
 //     SHEAR_VERTICAL moves columns down by tan(angle) times their distance
 //     right of the centre; same canvas and fill as rotation. Interpolation is
-//     bilinear (8-bit fixed point).
+//     bilinear, positions in 1/64 of a pixel (OpenCV uses 1/32).
 //   - IMAGE_BLUR.BLUR is the Gaussian's standard deviation in pixels (what
 //     Pillow calls radius), the kernel cut at three of them (as OpenCV's
 //     GaussianBlur); below 0.05 the image is left as it is.

@@ -153,106 +153,211 @@ void fl_rot(const fl_raster *in, const fl_raster *out, int quarter) {
 	}
 }
 
+// Bilinear sampling works in 1/64 of a pixel (OpenCV's warpAffine uses
+// 1/32), so a vertical mix of two bytes fits the signed bytes pmaddubsw
+// multiplies by.
+enum { FRAC = 6, ONE = 1 << FRAC };
+
 // lerp2 is the bilinear mix of the nb-band pixels at p0, p0 + nb (top)
-// and p1, p1 + nb (bottom) with 8-bit fractions fx, fy: vertically first,
-// halved so the sum fits a signed 16-bit lane, then horizontally, rounded.
-// lerp2_sse is the same arithmetic on SSE2 lanes, bit for bit, so outputs do
-// not depend on the machine.
+// and p1, p1 + nb (bottom) with fractions fx, fy of ONE: vertically, then
+// horizontally, rounded. lerp2_ssse3 is the same arithmetic in registers,
+// bit for bit, so outputs do not depend on the machine.
 static inline void lerp2(const uint8_t *p0, const uint8_t *p1, int fx, int fy, uint8_t *q, int nb) {
 	for (int k = 0; k < nb; k++) {
-		int l = (p0[k] * (256 - fy) + p1[k] * fy) >> 1, r = (p0[nb + k] * (256 - fy) + p1[nb + k] * fy) >> 1;
-		q[k] = (uint8_t)((l * (256 - fx) + r * fx + (1 << 14)) >> 15);
+		int l = p0[k] * (ONE - fy) + p1[k] * fy, r = p0[nb + k] * (ONE - fy) + p1[nb + k] * fy;
+		q[k] = (uint8_t)((l * (ONE - fx) + r * fx + (1 << (2 * FRAC - 1))) >> (2 * FRAC));
+	}
+}
+
+// lerp_at samples one output pixel anywhere: the 2 x 2 neighbourhood of
+// (x0, y0), zero outside the image (the fill).
+static inline void lerp_at(const fl_raster *in, int x0, int y0, int fx, int fy, uint8_t *q, int nb) {
+	if (x0 < -1 || y0 < -1 || x0 >= in->w || y0 >= in->h) {
+		memset(q, 0, nb);
+		return;
+	}
+	uint8_t p[16] = {0};
+	for (int j = 0; j < 2; j++)
+		for (int i = 0; i < 2; i++)
+			if (x0 + i >= 0 && x0 + i < in->w && y0 + j >= 0 && y0 + j < in->h)
+				memcpy(p + (j * 2 + i) * nb, row_of(in, y0 + j) + (size_t)(x0 + i) * nb, nb);
+	lerp2(p, p + 2 * nb, fx, fy, q, nb);
+}
+
+// span is a run of n output pixels from q on, the input position (u, v)
+// stepping by (du, dv), in 16.16 fixed point.
+typedef struct {
+	uint8_t *q;
+	int n;
+	int64_t u, v, du, dv;
+} span;
+
+static inline int x_of(int64_t u) { return (int)(u >> 16); }
+static inline int frac_of(int64_t u) { return (int)(u >> (16 - FRAC)) & (ONE - 1); }
+
+// span_edges samples pixels [a, b) of s one by one, anywhere; nb is a
+// constant where it is inlined.
+static inline void span_edges_nb(const fl_raster *in, const span *s, int a, int b, int nb) {
+	for (int x = a; x < b; x++) {
+		int64_t u = s->u + x * s->du, v = s->v + x * s->dv;
+		lerp_at(in, x_of(u), x_of(v), frac_of(u), frac_of(v), s->q + (size_t)x * nb, nb);
+	}
+}
+
+static void span_edges(const fl_raster *in, const span *s, int a, int b) {
+	if (in->bands == 3)
+		span_edges_nb(in, s, a, b, 3);
+	else
+		span_edges_nb(in, s, a, b, 4);
+}
+
+// floor_div and ceil_div divide rounding down and up, for any signs.
+static inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+static inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+// within narrows [*a, *b) to the x where lo <= u + x du < hi.
+static inline void within(int64_t u, int64_t du, int64_t lo, int64_t hi, int64_t *a, int64_t *b) {
+	if (du == 0) {
+		if (u < lo || u >= hi) *b = *a;
+		return;
+	}
+	int64_t first = du > 0 ? ceil_div(lo - u, du) : ceil_div(hi - 1 - u, du);
+	int64_t last = du > 0 ? floor_div(hi - 1 - u, du) : floor_div(lo - u, du);
+	if (first > *a) *a = first;
+	if (last + 1 < *b) *b = last + 1;
+}
+
+// clamp_range stores [lo, hi) within [0, n), empty where hi <= lo.
+static inline void clamp_range(int64_t lo, int64_t hi, int n, int *a, int *b) {
+	if (lo > n) lo = n;
+	if (hi < lo) hi = lo;
+	*a = (int)lo;
+	*b = (int)hi;
+}
+
+// interior finds the pixels [*a, *b) of s whose whole 2 x 2 neighbourhood,
+// read as 8 bytes a row for RGB, lies inside the image: they need no checks.
+static inline void interior(const fl_raster *in, const span *s, int *a, int *b) {
+	int64_t lo = 0, hi = s->n;
+	within(s->u, s->du, 0, (int64_t)(in->w - 1 - (in->bands == 3)) << 16, &lo, &hi);
+	within(s->v, s->dv, 0, (int64_t)(in->h - 1) << 16, &lo, &hi);
+	clamp_range(lo, hi, s->n, a, b);
+}
+
+// touching finds the pixels [*a, *b) of s with any of their 2 x 2
+// neighbourhood inside the image; the others are the fill.
+static inline void touching(const fl_raster *in, const span *s, int *a, int *b) {
+	int64_t lo = 0, hi = s->n;
+	within(s->u, s->du, -((int64_t)1 << 16), (int64_t)in->w << 16, &lo, &hi);
+	within(s->v, s->dv, -((int64_t)1 << 16), (int64_t)in->h << 16, &lo, &hi);
+	clamp_range(lo, hi, s->n, a, b);
+}
+
+// span_plain samples the interior pixels [a, b) of s with lerp2.
+static inline void span_plain(const fl_raster *in, const span *s, int a, int b) {
+	int nb = in->bands;
+	for (int x = a; x < b; x++) {
+		int64_t u = s->u + x * s->du, v = s->v + x * s->dv;
+		const uint8_t *p0 = row_of(in, x_of(v)) + (size_t)x_of(u) * nb;
+		lerp2(p0, p0 + in->stride, frac_of(u), frac_of(v), s->q + (size_t)x * nb, nb);
 	}
 }
 
 #ifdef FL_X86
-// lerp_weights are the vertical weights (256 - fy, fy) and the horizontal
-// pair (256 - fx, fx) as SSE2 wants them, looked up instead of broadcast
-// pixel by pixel.
+// lerp_tables are the byte pairs (ONE - fy, fy) that pmaddubsw multiplies
+// interleaved top and bottom bytes by, the word pairs (ONE - fx, fx) that
+// pmaddwd multiplies left and right by, and the shuffles that pair each
+// left band with its right one (RGB or RGBA) and gather the results.
 typedef struct {
-	__m128i top[256], bottom[256], across[256];
-} lerp_weights;
+	__m128i y[ONE], x[ONE], pair3, pair4, gather;
+} lerp_tables;
 
-static void lerp_weights_init(lerp_weights *lw) {
-	for (int f = 0; f < 256; f++) {
-		lw->top[f] = _mm_set1_epi16((short)(256 - f));
-		lw->bottom[f] = _mm_set1_epi16((short)f);
-		lw->across[f] = _mm_set1_epi32((f << 16) | (256 - f));
+static void lerp_tables_init(lerp_tables *t) {
+	for (int f = 0; f < ONE; f++) {
+		t->y[f] = _mm_set1_epi16((short)((f << 8) | (ONE - f)));
+		t->x[f] = _mm_set1_epi32((f << 16) | (ONE - f));
 	}
+	// Words: left band k is word k, right band k is word nb + k.
+	t->pair3 = _mm_setr_epi8(0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11, 4, 5, 10, 11);
+	t->pair4 = _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+	t->gather = _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
 }
 
-// lerp2_sse is lerp2 on SSE2 lanes, bit for bit. It reads 8 bytes at p0
-// and p1: two pixels and, for RGB, two bytes beyond, which the caller keeps
-// within the row. It writes 4 bytes at q: for RGB the fourth is the next
-// pixel's first, which the caller writes after, or must not ask for (wide 0).
-static inline void lerp2_sse(const uint8_t *p0, const uint8_t *p1, int fx, int fy, uint8_t *q, int nb, const lerp_weights *lw, int wide) {
-	__m128i z = _mm_setzero_si128();
-	__m128i a = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p0), z);
-	__m128i c = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p1), z);
-	__m128i v = _mm_add_epi16(_mm_mullo_epi16(a, lw->top[fy]), _mm_mullo_epi16(c, lw->bottom[fy]));
-	v = _mm_srli_epi16(v, 1);
-	__m128i right = nb == 3 ? _mm_srli_si128(v, 6) : _mm_srli_si128(v, 8);
-	__m128i s = _mm_madd_epi16(_mm_unpacklo_epi16(v, right), lw->across[fx]);
-	s = _mm_srai_epi32(_mm_add_epi32(s, _mm_set1_epi32(1 << 14)), 15);
-	s = _mm_packus_epi16(_mm_packs_epi32(s, s), z);
-	uint32_t o = (uint32_t)_mm_cvtsi128_si32(s);
-	memcpy(q, &o, wide ? 4 : (size_t)nb);
+// span_ssse3 is span_plain in SSSE3: it reads 8 bytes a row (two pixels
+// and, for RGB, two bytes beyond, which interior keeps inside the row) and
+// writes 4 bytes a pixel, for RGB the next pixel's first, which that pixel
+// then writes over; the last pixel writes exactly its own. nb is a constant
+// where it is inlined, so the stores are single moves.
+__attribute__((target("ssse3"))) static inline uint32_t lerp2_ssse3(const uint8_t *p0, size_t stride, int fx, int fy, __m128i pair, const lerp_tables *t) {
+	__m128i tb = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p0), _mm_loadl_epi64((const __m128i *)(p0 + stride)));
+	__m128i col = _mm_maddubs_epi16(tb, t->y[fy]);
+	__m128i mix = _mm_madd_epi16(_mm_shuffle_epi8(col, pair), t->x[fx]);
+	mix = _mm_srli_epi32(_mm_add_epi32(mix, _mm_set1_epi32(1 << (2 * FRAC - 1))), 2 * FRAC);
+	return (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi8(mix, t->gather));
 }
-#else
-typedef int lerp_weights;
-static void lerp_weights_init(lerp_weights *lw) { (void)lw; }
-#define lerp2_sse(p0, p1, fx, fy, q, nb, lw, wide) lerp2(p0, p1, fx, fy, q, nb)
-#endif
 
-// affine_span writes n output pixels from q on, the input position (u, v)
-// stepping by (du, dv) in 16.16 fixed point. nb is a constant where it is
-// inlined, so the band loop unrolls.
-static inline void affine_span(const fl_raster *in, uint8_t *q, int n, int64_t u, int64_t v, int64_t du, int64_t dv, int nb, const lerp_weights *lw) {
-	int w = in->w, h = in->h;
+__attribute__((target("ssse3"))) static inline void span_ssse3_nb(const fl_raster *in, const span *s, int a, int b, const lerp_tables *t, int nb) {
+	if (a >= b) return;
 	size_t stride = in->stride;
 	const uint8_t *px = in->px;
-	for (int x = 0; x < n; x++, u += du, v += dv, q += nb) {
-		int x0 = (int)(u >> 16), y0 = (int)(v >> 16);
-		int fx = (int)((u >> 8) & 255), fy = (int)((v >> 8) & 255);
-		if ((unsigned)x0 < (unsigned)(w - 1 - (nb == 3)) && (unsigned)y0 < (unsigned)(h - 1)) {
-			const uint8_t *p0 = px + (size_t)y0 * stride + (size_t)x0 * nb;
-			lerp2_sse(p0, p0 + stride, fx, fy, q, nb, lw, x < n - 1);
-		} else if (x0 < -1 || y0 < -1 || x0 >= w || y0 >= h) {
-			memset(q, 0, nb);
-		} else {
-			uint8_t p[16] = {0}; // the 2 x 2 neighbourhood, zero outside the image
-			for (int j = 0; j < 2; j++)
-				for (int i = 0; i < 2; i++)
-					if (x0 + i >= 0 && x0 + i < w && y0 + j >= 0 && y0 + j < h)
-						memcpy(p + (j * 2 + i) * nb, row_of(in, y0 + j) + (size_t)(x0 + i) * nb, nb);
-			lerp2(p, p + 2 * nb, fx, fy, q, nb);
-		}
+	__m128i pair = nb == 3 ? t->pair3 : t->pair4;
+	int64_t u = s->u + a * s->du, v = s->v + a * s->dv, du = s->du, dv = s->dv;
+	uint8_t *q = s->q + (size_t)a * nb;
+	for (int x = a; x < b - 1; x++, u += du, v += dv, q += nb) {
+		uint32_t o = lerp2_ssse3(px + (size_t)x_of(v) * stride + (size_t)x_of(u) * nb, stride, frac_of(u), frac_of(v), pair, t);
+		memcpy(q, &o, 4);
 	}
+	uint32_t o = lerp2_ssse3(px + (size_t)x_of(v) * stride + (size_t)x_of(u) * nb, stride, frac_of(u), frac_of(v), pair, t);
+	memcpy(q, &o, nb);
 }
+
+__attribute__((target("ssse3"))) static void span_ssse3(const fl_raster *in, const span *s, int a, int b, const lerp_tables *t) {
+	if (in->bands == 3)
+		span_ssse3_nb(in, s, a, b, t, 3);
+	else
+		span_ssse3_nb(in, s, a, b, t, 4);
+}
+#endif
 
 // fl_affine samples the input bilinearly at the inverse image of each output
 // pixel centre: output (X, Y) reads input inv * (X + 0.5 - ox, Y + 0.5 - oy)
 // + (ix, iy); outside the input is zero (the fill). The output goes in tiles
 // of 64 x 64: along a whole row a rotation reads from hundreds of input rows,
 // a page each, and down a whole column it writes as many; a tile keeps both
-// within what the caches and the TLB hold.
-FL_HOT void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], double ix, double iy, double ox, double oy) {
+// within what the caches and the TLB hold. Within a tile row, the pixels
+// whose neighbourhood is inside the input are found first and sampled
+// without checks.
+void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], double ix, double iy, double ox, double oy) {
 	int64_t du = llround(inv[0] * 65536), dv = llround(inv[2] * 65536);
-	lerp_weights lw; // 12 KB: cgo calls C on a thread's own stack
-	lerp_weights_init(&lw);
+	int nb = in->bands;
+	void (*fast)(const fl_raster *, const span *, int, int, const lerp_tables *) = NULL;
+#ifdef FL_X86
+	lerp_tables t; // 2 KB: cgo calls C on a thread's own stack
+	if (__builtin_cpu_supports("ssse3")) fast = span_ssse3;
+	if (fast) lerp_tables_init(&t);
+#endif
 	for (int by = 0; by < out->h; by += 64)
 	for (int bx = 0; bx < out->w; bx += 64)
 	for (int y = by; y < by + 64 && y < out->h; y++) {
-		int n = out->w - bx < 64 ? out->w - bx : 64;
-		uint8_t *q = row_of(out, y) + (size_t)bx * in->bands;
 		double X = bx + 0.5 - ox, Y = y + 0.5 - oy;
 		// Input position in pixel-centre coordinates (pixel i's centre is i).
-		int64_t u = llround((inv[0] * X + inv[1] * Y + ix - 0.5) * 65536);
-		int64_t v = llround((inv[2] * X + inv[3] * Y + iy - 0.5) * 65536);
-		if (in->bands == 3)
-			affine_span(in, q, n, u, v, du, dv, 3, &lw);
-		else
-			affine_span(in, q, n, u, v, du, dv, 4, &lw);
+		span s = {row_of(out, y) + (size_t)bx * nb, out->w - bx < 64 ? out->w - bx : 64,
+		          llround((inv[0] * X + inv[1] * Y + ix - 0.5) * 65536), llround((inv[2] * X + inv[3] * Y + iy - 0.5) * 65536), du, dv};
+		int c, d, a, b; // [c, d) touch the image, [a, b) lie inside it
+		touching(in, &s, &c, &d);
+		interior(in, &s, &a, &b);
+		if (a >= b) a = b = d;
+		memset(s.q, 0, (size_t)c * nb);
+		memset(s.q + (size_t)d * nb, 0, (size_t)(s.n - d) * nb);
+		span_edges(in, &s, c, a);
+		span_edges(in, &s, b, d);
+#ifdef FL_X86
+		if (fast) {
+			fast(in, &s, a, b, &t);
+			continue;
+		}
+#endif
+		span_plain(in, &s, a, b);
 	}
 }
 

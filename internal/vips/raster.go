@@ -220,7 +220,7 @@ func (r *Raster) Rot(quarter int) (*Raster, error) {
 // Affine maps the image through the matrix [a b; c d] onto a w x h canvas:
 // an input point (x, y), in pixel-edge coordinates (pixel i covers [i, i+1)),
 // lands at (a(x-ix) + b(y-iy) + ox, c(x-ix) + d(y-iy) + oy). Interpolation is
-// bilinear in 8-bit fixed point; uncovered output is zero in every band
+// bilinear at 1/64 of a pixel; uncovered output is zero in every band
 // (black, and transparent when there is alpha; colour is not premultiplied,
 // so edges of transparent images darken slightly).
 func (r *Raster) Affine(a, b, c, d, ix, iy, ox, oy float64, w, h int) (*Raster, error) {
