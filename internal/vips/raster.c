@@ -311,11 +311,12 @@ __attribute__((target("ssse3"))) static inline void span_ssse3_nb(const fl_raste
 	memcpy(q, &o, nb);
 }
 
-__attribute__((target("ssse3"))) static void span_ssse3(const fl_raster *in, const span *s, int a, int b, const lerp_tables *t) {
-	if (in->bands == 3)
-		span_ssse3_nb(in, s, a, b, t, 3);
-	else
-		span_ssse3_nb(in, s, a, b, t, 4);
+__attribute__((target("ssse3"))) static void span_ssse3_rgb(const fl_raster *in, const span *s, int a, int b, const lerp_tables *t) {
+	span_ssse3_nb(in, s, a, b, t, 3);
+}
+
+__attribute__((target("ssse3"))) static void span_ssse3_rgba(const fl_raster *in, const span *s, int a, int b, const lerp_tables *t) {
+	span_ssse3_nb(in, s, a, b, t, 4);
 }
 #endif
 
@@ -333,7 +334,7 @@ void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], d
 	void (*fast)(const fl_raster *, const span *, int, int, const lerp_tables *) = NULL;
 #ifdef FL_X86
 	lerp_tables t; // 2 KB: cgo calls C on a thread's own stack
-	if (__builtin_cpu_supports("ssse3")) fast = span_ssse3;
+	if (__builtin_cpu_supports("ssse3")) fast = nb == 3 ? span_ssse3_rgb : span_ssse3_rgba;
 	if (fast) lerp_tables_init(&t);
 #endif
 	for (int by = 0; by < out->h; by += 64)
@@ -573,16 +574,16 @@ static inline void recomb_row(const uint8_t *p, uint8_t *q, int n, const int32_t
 	}
 }
 
+static inline void recomb_rows(const fl_raster *in, const fl_raster *out, const int32_t m[9], int nb) {
+	for (int y = 0; y < in->h; y++) recomb_row(row_of(in, y), row_of(out, y), in->w, m, nb);
+}
+
+FL_HOT static void recomb_rgb(const fl_raster *in, const fl_raster *out, const int32_t m[9]) { recomb_rows(in, out, m, 3); }
+FL_HOT static void recomb_rgba(const fl_raster *in, const fl_raster *out, const int32_t m[9]) { recomb_rows(in, out, m, 4); }
+
 // fl_recomb multiplies each pixel's colour by the 3 x 3 matrix m (16.16
 // fixed point), rounding and clamping; alpha is kept.
-FL_HOT void fl_recomb(const fl_raster *in, const fl_raster *out, const int32_t m[9]) {
-	for (int y = 0; y < in->h; y++) {
-		if (in->bands == 3)
-			recomb_row(row_of(in, y), row_of(out, y), in->w, m, 3);
-		else
-			recomb_row(row_of(in, y), row_of(out, y), in->w, m, 4);
-	}
-}
+void fl_recomb(const fl_raster *in, const fl_raster *out, const int32_t m[9]) { (in->bands == 3 ? recomb_rgb : recomb_rgba)(in, out, m); }
 
 // fl_lut maps the colour bands through lut; alpha is kept.
 void fl_lut(const fl_raster *in, const fl_raster *out, const uint8_t lut[256]) {
@@ -597,49 +598,61 @@ void fl_lut(const fl_raster *in, const fl_raster *out, const uint8_t lut[256]) {
 	}
 }
 
-static inline int32_t imax(int32_t a, int32_t b) { return a > b ? a : b; }
-static inline int32_t imin(int32_t a, int32_t b) { return a < b ? a : b; }
-static inline int32_t wrap(int32_t t, int32_t turn) { return t >= turn ? t - turn : t; }
+static inline int16_t smax(int16_t a, int16_t b) { return a > b ? a : b; }
+static inline int16_t smin(int16_t a, int16_t b) { return a < b ? a : b; }
+
+// The hue shift works in 16-bit lanes: positions on the hue circle are in
+// 1/16 of a level of the pixel's own chroma c, so a whole turn, 6c, stays
+// below 2^15.
 
 // hue_px is one channel of the HSV colour with value mx, chroma C and hue P
-// (both in 1/65536 units of the chroma), the channel offset by o sextants:
-// value less chroma times how far the hue is from the channel's own sextants.
-static inline uint8_t hue_px(int32_t mx, int32_t C, int32_t P, int o) {
-	int32_t t = wrap(P + o * C, 6 * C);
-	return (uint8_t)(mx - ((imax(0, imin(C, imin(t, 4 * C - t))) + (1 << 15)) >> 16));
+// (both in 1/16 levels), the channel offset by o sextants: value less
+// chroma times how far the hue is from the channel's own sextants.
+static inline uint8_t hue_px(int16_t mx, int16_t C, int16_t P, int o) {
+	int16_t t = (int16_t)(P - (6 - o) * C); // P + o C, less a turn
+	t = (int16_t)(t < 0 ? t + 6 * C : t);
+	int16_t d = smax(0, smin(C, smin(t, (int16_t)(4 * C - t))));
+	return (uint8_t)(mx - ((d + 8) >> 4));
 }
 
 // hue_row shifts n pixels of nb bands (a constant where inlined, so the
-// loop has no branch and vectorises) by shift sextants, in 1/65536. In place
-// (p == q) too, each pixel only reads itself.
-static inline void hue_row(const uint8_t *p, uint8_t *q, int n, int32_t shift, int nb) {
+// loop has no branch and vectorises) by whole sextants and frac/65536 of
+// one. In place (p == q) too, each pixel only reads itself.
+static inline void hue_row(const uint8_t *p, uint8_t *q, int n, int16_t whole, uint16_t frac, int nb) {
 #pragma GCC ivdep
 	for (int x = 0; x < n; x++) {
 		const uint8_t *a = p + (size_t)x * nb;
-		int32_t r = a[0], g = a[1], b = a[2];
-		int32_t mx = imax(r, imax(g, b)), c = mx - imin(r, imin(g, b)), C = c << 16;
-		int32_t H = mx == r ? g - b : mx == g ? b - r + 2 * c : r - g + 4 * c; // in -c..5c
-		H += H < 0 ? 6 * c : 0;
-		int32_t P = wrap((H << 16) + shift * c, 6 * C);
+		int16_t r = a[0], g = a[1], b = a[2];
+		int16_t mx = smax(r, smax(g, b)), c = (int16_t)(mx - smin(r, smin(g, b))), C = (int16_t)(c << 4);
+		int16_t H = (int16_t)(mx == r ? g - b : mx == g ? b - r + 2 * c : r - g + 4 * c); // in -c..5c
+		H = (int16_t)(H + whole * c + (H < 0 ? 6 * c : 0));                                 // below 11c
+		H = (int16_t)(H >= 6 * c ? H - 6 * c : H);
+		int16_t P = (int16_t)((H << 4) + (uint16_t)(((uint32_t)frac * (uint16_t)C) >> 16)); // pmulhuw
+		P = (int16_t)(P >= 6 * C ? P - 6 * C : P);
 		uint8_t *o = q + (size_t)x * nb;
 		o[0] = hue_px(mx, C, P, 5), o[1] = hue_px(mx, C, P, 3), o[2] = hue_px(mx, C, P, 1);
 		if (nb == 4) o[3] = a[3];
 	}
 }
 
+// hue_rows runs hue_row over the rows of in, nb bands each. One function
+// for each band count: compiled together, the RGBA loop slows the RGB one
+// by a quarter.
+static inline void hue_rows(const fl_raster *in, const fl_raster *out, int16_t whole, uint16_t frac, int nb) {
+	for (int y = 0; y < in->h; y++) hue_row(row_of(in, y), row_of(out, y), in->w, whole, frac, nb);
+}
+
+FL_HOT static void hue_rgb(const fl_raster *in, const fl_raster *out, int16_t whole, uint16_t frac) { hue_rows(in, out, whole, frac, 3); }
+FL_HOT static void hue_rgba(const fl_raster *in, const fl_raster *out, int16_t whole, uint16_t frac) { hue_rows(in, out, whole, frac, 4); }
+
 // fl_hue turns each pixel's hue the way an HSV hue shift does: value (the
 // largest channel) and chroma (largest less smallest) stay; gray stays gray.
 // In integers without division: the hue is measured in units of the
 // pixel's own chroma, so the shift scales by it.
-FL_HOT void fl_hue(const fl_raster *in, const fl_raster *out, double degrees) {
+void fl_hue(const fl_raster *in, const fl_raster *out, double degrees) {
 	double s = fmod(degrees / 60.0, 6.0);
 	int32_t shift = (int32_t)lround((s < 0 ? s + 6 : s) * 65536) % (6 << 16);
-	for (int y = 0; y < in->h; y++) {
-		if (in->bands == 3)
-			hue_row(row_of(in, y), row_of(out, y), in->w, shift, 3);
-		else
-			hue_row(row_of(in, y), row_of(out, y), in->w, shift, 4);
-	}
+	(in->bands == 3 ? hue_rgb : hue_rgba)(in, out, (int16_t)(shift >> 16), (uint16_t)(shift & 0xffff));
 }
 
 // mix is splitmix64's finaliser.
