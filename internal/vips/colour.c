@@ -1,0 +1,152 @@
+// Kernels that change colours: recomb, LUT, hue, noise, alpha flattening.
+#include "kernels.h"
+
+static inline uint8_t clamp8(int32_t v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }
+
+// recomb_row is fl_recomb on n pixels of nb bands (constant where inlined,
+// so the loop vectorises); in place too, as each pixel only reads itself.
+static inline void recomb_row(const uint8_t *p, uint8_t *q, int n, const int32_t *m, int nb) {
+	int32_t m0 = m[0], m1 = m[1], m2 = m[2], m3 = m[3], m4 = m[4], m5 = m[5], m6 = m[6], m7 = m[7], m8 = m[8];
+#pragma GCC ivdep
+	for (int x = 0; x < n; x++) {
+		const uint8_t *a = p + (size_t)x * nb;
+		uint8_t *o = q + (size_t)x * nb;
+		int32_t r = a[0], g = a[1], b = a[2];
+		o[0] = clamp8((m0 * r + m1 * g + m2 * b + 32768) >> 16);
+		o[1] = clamp8((m3 * r + m4 * g + m5 * b + 32768) >> 16);
+		o[2] = clamp8((m6 * r + m7 * g + m8 * b + 32768) >> 16);
+		if (nb == 4) o[3] = a[3];
+	}
+}
+
+static inline void recomb_rows(const fl_raster *in, const fl_raster *out, const int32_t m[9], int nb) {
+	for (int y = 0; y < in->h; y++) recomb_row(row_of(in, y), row_of(out, y), in->w, m, nb);
+}
+
+FL_HOT static void recomb_rgb(const fl_raster *in, const fl_raster *out, const int32_t m[9]) { recomb_rows(in, out, m, 3); }
+FL_HOT static void recomb_rgba(const fl_raster *in, const fl_raster *out, const int32_t m[9]) { recomb_rows(in, out, m, 4); }
+
+// fl_recomb multiplies each pixel's colour by the 3 x 3 matrix m (16.16
+// fixed point), rounding and clamping; alpha is kept.
+void fl_recomb(const fl_raster *in, const fl_raster *out, const int32_t m[9]) { (in->bands == 3 ? recomb_rgb : recomb_rgba)(in, out, m); }
+
+// fl_lut maps the colour bands through lut; alpha is kept.
+void fl_lut(const fl_raster *in, const fl_raster *out, const uint8_t lut[256]) {
+	int nb = in->bands;
+	for (int y = 0; y < in->h; y++) {
+		const uint8_t *p = row_of(in, y);
+		uint8_t *q = row_of(out, y);
+		for (int x = 0; x < in->w; x++, p += nb, q += nb) {
+			q[0] = lut[p[0]], q[1] = lut[p[1]], q[2] = lut[p[2]];
+			if (nb == 4) q[3] = p[3];
+		}
+	}
+}
+
+static inline int16_t smax(int16_t a, int16_t b) { return a > b ? a : b; }
+static inline int16_t smin(int16_t a, int16_t b) { return a < b ? a : b; }
+
+// The hue shift works in 16-bit lanes: positions on the hue circle are in
+// 1/16 of a level of the pixel's own chroma c, so a whole turn, 6c, stays
+// below 2^15.
+
+// hue_px is one channel of the HSV colour with value mx, chroma C and hue P
+// (both in 1/16 levels), the channel offset by o sextants: value less
+// chroma times how far the hue is from the channel's own sextants.
+static inline uint8_t hue_px(int16_t mx, int16_t C, int16_t P, int o) {
+	int16_t t = (int16_t)(P - (6 - o) * C); // P + o C, less a turn
+	t = (int16_t)(t < 0 ? t + 6 * C : t);
+	int16_t d = smax(0, smin(C, smin(t, (int16_t)(4 * C - t))));
+	return (uint8_t)(mx - ((d + 8) >> 4));
+}
+
+// hue_row shifts n pixels of nb bands (a constant where inlined, so the
+// loop has no branch and vectorises) by whole sextants and frac/65536 of
+// one. In place (p == q) too, each pixel only reads itself.
+static inline void hue_row(const uint8_t *p, uint8_t *q, int n, int16_t whole, uint16_t frac, int nb) {
+#pragma GCC ivdep
+	for (int x = 0; x < n; x++) {
+		const uint8_t *a = p + (size_t)x * nb;
+		int16_t r = a[0], g = a[1], b = a[2];
+		int16_t mx = smax(r, smax(g, b)), c = (int16_t)(mx - smin(r, smin(g, b))), C = (int16_t)(c << 4);
+		int16_t H = (int16_t)(mx == r ? g - b : mx == g ? b - r + 2 * c : r - g + 4 * c); // in -c..5c
+		H = (int16_t)(H + whole * c + (H < 0 ? 6 * c : 0));                                 // below 11c
+		H = (int16_t)(H >= 6 * c ? H - 6 * c : H);
+		int16_t P = (int16_t)((H << 4) + (uint16_t)(((uint32_t)frac * (uint16_t)C) >> 16)); // pmulhuw
+		P = (int16_t)(P >= 6 * C ? P - 6 * C : P);
+		uint8_t *o = q + (size_t)x * nb;
+		o[0] = hue_px(mx, C, P, 5), o[1] = hue_px(mx, C, P, 3), o[2] = hue_px(mx, C, P, 1);
+		if (nb == 4) o[3] = a[3];
+	}
+}
+
+// hue_rows runs hue_row over the rows of in, nb bands each. One function
+// for each band count: compiled together, the RGBA loop slows the RGB one
+// by a quarter.
+static inline void hue_rows(const fl_raster *in, const fl_raster *out, int16_t whole, uint16_t frac, int nb) {
+	for (int y = 0; y < in->h; y++) hue_row(row_of(in, y), row_of(out, y), in->w, whole, frac, nb);
+}
+
+FL_HOT static void hue_rgb(const fl_raster *in, const fl_raster *out, int16_t whole, uint16_t frac) { hue_rows(in, out, whole, frac, 3); }
+FL_HOT static void hue_rgba(const fl_raster *in, const fl_raster *out, int16_t whole, uint16_t frac) { hue_rows(in, out, whole, frac, 4); }
+
+// fl_hue turns each pixel's hue the way an HSV hue shift does: value (the
+// largest channel) and chroma (largest less smallest) stay; gray stays gray.
+// In integers without division: the hue is measured in units of the
+// pixel's own chroma, so the shift scales by it.
+void fl_hue(const fl_raster *in, const fl_raster *out, double degrees) {
+	double s = fmod(degrees / 60.0, 6.0);
+	int32_t shift = (int32_t)lround((s < 0 ? s + 6 : s) * 65536) % (6 << 16);
+	(in->bands == 3 ? hue_rgb : hue_rgba)(in, out, (int16_t)(shift >> 16), (uint16_t)(shift & 0xffff));
+}
+
+// mix is splitmix64's finaliser.
+static inline uint64_t mix(uint64_t z) {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t next_rand(uint64_t *s) { return mix(*s += 0x9e3779b97f4a7c15ULL); }
+
+// fl_noise gives each pixel, with probability fraction, uniform random colour
+// channels. Each row of the whole image has its own random stream seeded by
+// (seed, row), walked from the image's first column by geometric gaps from one
+// noisy pixel to the next: the work is proportional to the noisy pixels, and a
+// pixel's fate depends only on the seed, its row and its column, whatever
+// window is in memory. Alpha is kept.
+void fl_noise(const fl_raster *in, const fl_raster *out, uint64_t seed, double fraction) {
+	int nb = in->bands, all = fraction >= 1;
+	int64_t left = in->x, right = (int64_t)in->x + in->w;
+	double logq = log1p(-fraction);
+	fl_copy(in, out);
+	if (fraction <= 0) return;
+	for (int y = 0; y < in->h; y++) {
+		uint8_t *q = row_of(out, y) - (size_t)nb * in->x; // q + nb * x addresses column x
+		uint64_t s = mix(seed ^ mix((uint64_t)(in->y + y) + 1));
+		for (int64_t x = -1;;) {
+			if (all) {
+				x++;
+			} else {
+				double u = ((next_rand(&s) >> 11) + 1) * 0x1.0p-53; // (0, 1]
+				double gap = floor(log(u) / logq);
+				if (gap >= in->W) break;
+				x += (int64_t)gap + 1;
+			}
+			if (x >= right) break;
+			uint64_t v = next_rand(&s);
+			if (x >= left) {
+				uint8_t *px = q + nb * x;
+				px[0] = v, px[1] = v >> 8, px[2] = v >> 16;
+			}
+		}
+	}
+}
+
+// fl_flatten writes row y of in as RGB laid over white, as thumbnails are,
+// for encoders without alpha.
+void fl_flatten(const fl_raster *in, uint8_t *rgb, int y) {
+	const uint8_t *p = row_of(in, y);
+	for (int x = 0; x < in->w; x++, p += 4, rgb += 3)
+		for (int k = 0; k < 3; k++) rgb[k] = (uint8_t)((p[k] * p[3] + 255 * (255 - p[3]) + 127) / 255);
+}

@@ -1,0 +1,26 @@
+// Shared by the kernels of raster.h (geometry.c, blur.c, colour.c,
+// raster.c): the hot loops are written so gcc vectorises them, and the
+// hottest are compiled for AVX2 too (FL_HOT), picked at load time; where
+// gcc cannot, they are written out in SSE2, SSSE3 or AVX2 (FL_X86) with a
+// plain C twin that gives the same bytes.
+#ifndef FL_KERNELS_H
+#define FL_KERNELS_H
+
+#include <glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raster.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FL_HOT __attribute__((target_clones("avx2", "default")))
+#define FL_X86 1
+#include <immintrin.h>
+#else
+#define FL_HOT
+#endif
+
+static inline uint8_t *row_of(const fl_raster *r, int y) { return r->px + (size_t)y * r->stride; }
+
+#endif
