@@ -162,12 +162,15 @@ static inline void lerp_at(const fl_raster *in, int x0, int y0, int fx, int fy, 
 	lerp2(p, p + 2 * nb, fx, fy, q, nb);
 }
 
-// span is a run of n output pixels from q on, the input position (u, v)
-// stepping by (du, dv), in 16.16 fixed point.
+// span is an output row of n pixels from q on, the input position (u, v)
+// of its first pixel stepping by (du, dv), in 16.16 fixed point; pixels
+// [c, d) have some of their neighbourhood in the image and [a, b) all of
+// it (the interior; empty, a = b = d, when no pixel has).
 typedef struct {
 	uint8_t *q;
 	int n;
 	int64_t u, v, du, dv;
+	int a, b, c, d;
 } span;
 
 static inline int x_of(int64_t u) { return (int)(u >> 16); }
@@ -204,6 +207,8 @@ static inline void within(int64_t u, int64_t du, int64_t lo, int64_t hi, int64_t
 	if (first > *a) *a = first;
 	if (last + 1 < *b) *b = last + 1;
 }
+
+static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 // clamp_range stores [lo, hi) within [0, n), empty where hi <= lo.
 static inline void clamp_range(int64_t lo, int64_t hi, int n, int *a, int *b) {
@@ -303,9 +308,9 @@ __attribute__((target("ssse3"))) static void span_ssse3_rgba(const fl_raster *in
 // + (ix, iy); outside the input is zero (the fill). The output goes in tiles
 // of 64 x 64: along a whole row a rotation reads from hundreds of input rows,
 // a page each, and down a whole column it writes as many; a tile keeps both
-// within what the caches and the TLB hold. Within a tile row, the pixels
-// whose neighbourhood is inside the input are found first and sampled
-// without checks.
+// within what the caches and the TLB hold. Positions step from each row's
+// first pixel, and which of a row's pixels are fill, edge or interior is
+// worked out once a row, so the interior is sampled without checks.
 void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], double ix, double iy, double ox, double oy) {
 	int64_t du = llround(inv[0] * 65536), dv = llround(inv[2] * 65536);
 	int nb = in->bands;
@@ -315,28 +320,37 @@ void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], d
 	if (__builtin_cpu_supports("ssse3")) fast = nb == 3 ? span_ssse3_rgb : span_ssse3_rgba;
 	if (fast) lerp_tables_init(&t);
 #endif
-	for (int by = 0; by < out->h; by += 64)
-	for (int bx = 0; bx < out->w; bx += 64)
-	for (int y = by; y < by + 64 && y < out->h; y++) {
-		double X = bx + 0.5 - ox, Y = y + 0.5 - oy;
-		// Input position in pixel-centre coordinates (pixel i's centre is i).
-		span s = {row_of(out, y) + (size_t)bx * nb, out->w - bx < 64 ? out->w - bx : 64,
-		          llround((inv[0] * X + inv[1] * Y + ix - 0.5) * 65536), llround((inv[2] * X + inv[3] * Y + iy - 0.5) * 65536), du, dv};
-		int c, d, a, b; // [c, d) touch the image, [a, b) lie inside it
-		touching(in, &s, &c, &d);
-		interior(in, &s, &a, &b);
-		if (a >= b) a = b = d;
-		memset(s.q, 0, (size_t)c * nb);
-		memset(s.q + (size_t)d * nb, 0, (size_t)(s.n - d) * nb);
-		span_edges(in, &s, c, a);
-		span_edges(in, &s, b, d);
-#ifdef FL_X86
-		if (fast) {
-			fast(in, &s, a, b, &t);
-			continue;
+	span rows[64]; // the rows of a band of tiles
+	for (int by = 0; by < out->h; by += 64) {
+		int nrows = out->h - by < 64 ? out->h - by : 64;
+		for (int k = 0; k < nrows; k++) {
+			// Input position in pixel-centre coordinates (pixel i's centre is i).
+			double X = 0.5 - ox, Y = by + k + 0.5 - oy;
+			span *s = &rows[k];
+			*s = (span){row_of(out, by + k), out->w, llround((inv[0] * X + inv[1] * Y + ix - 0.5) * 65536),
+			            llround((inv[2] * X + inv[3] * Y + iy - 0.5) * 65536), du, dv, 0, 0, 0, 0};
+			touching(in, s, &s->c, &s->d);
+			interior(in, s, &s->a, &s->b);
+			if (s->a >= s->b) s->a = s->b = s->d;
 		}
+		for (int bx = 0; bx < out->w; bx += 64) {
+			int ex = out->w - bx < 64 ? out->w : bx + 64;
+			for (int k = 0; k < nrows; k++) {
+				const span *s = &rows[k];
+				int c = clampi(s->c, bx, ex), a = clampi(s->a, bx, ex), b = clampi(s->b, bx, ex), d = clampi(s->d, bx, ex);
+				memset(s->q + (size_t)bx * nb, 0, (size_t)(c - bx) * nb);
+				memset(s->q + (size_t)d * nb, 0, (size_t)(ex - d) * nb);
+				span_edges(in, s, c, a);
+				span_edges(in, s, b, d);
+#ifdef FL_X86
+				if (fast) {
+					fast(in, s, a, b, &t);
+					continue;
+				}
 #endif
-		span_plain(in, &s, a, b);
+				span_plain(in, s, a, b);
+			}
+		}
 	}
 }
 

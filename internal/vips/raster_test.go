@@ -436,8 +436,8 @@ func TestEncodeOutgrowsFirstBuffer(t *testing.T) {
 }
 
 // refAffine is fl_affine's arithmetic written out plainly: positions in
-// 16.16 from each 64-pixel span's start, 1/64-pixel fractions, the 2 x 2
-// neighbourhood zero outside the image, vertical then horizontal mix.
+// 16.16 stepping from each row's first pixel, 1/64-pixel fractions, the
+// 2 x 2 neighbourhood zero outside the image, vertical then horizontal mix.
 func refAffine(src *image.NRGBA, inv [4]float64, ix, iy, ox, oy float64, bands int) *image.NRGBA {
 	w, h := src.Bounds().Dx(), src.Bounds().Dy()
 	out := image.NewNRGBA(image.Rect(0, 0, w, h))
@@ -449,22 +449,20 @@ func refAffine(src *image.NRGBA, inv [4]float64, ix, iy, ox, oy float64, bands i
 		return int(src.Pix[y*src.Stride+x*4+k])
 	}
 	for y := range h {
-		for bx := 0; bx < w; bx += 64 {
-			X, Y := float64(bx)+0.5-ox, float64(y)+0.5-oy
-			u0 := int64(math.Round((inv[0]*X + inv[1]*Y + ix - 0.5) * 65536))
-			v0 := int64(math.Round((inv[2]*X + inv[3]*Y + iy - 0.5) * 65536))
-			for x := bx; x < min(w, bx+64); x++ {
-				u, v := u0+int64(x-bx)*du, v0+int64(x-bx)*dv
-				x0, y0 := int(u>>16), int(v>>16)
-				fx, fy := int(u>>10)&63, int(v>>10)&63
-				for k := range bands {
-					l := at(x0, y0, k)*(64-fy) + at(x0, y0+1, k)*fy
-					r := at(x0+1, y0, k)*(64-fy) + at(x0+1, y0+1, k)*fy
-					out.Pix[y*out.Stride+x*4+k] = uint8((l*(64-fx) + r*fx + 2048) >> 12)
-				}
-				if bands == 3 {
-					out.Pix[y*out.Stride+x*4+3] = 255
-				}
+		X, Y := 0.5-ox, float64(y)+0.5-oy
+		u0 := int64(math.Round((inv[0]*X + inv[1]*Y + ix - 0.5) * 65536))
+		v0 := int64(math.Round((inv[2]*X + inv[3]*Y + iy - 0.5) * 65536))
+		for x := range w {
+			u, v := u0+int64(x)*du, v0+int64(x)*dv
+			x0, y0 := int(u>>16), int(v>>16)
+			fx, fy := int(u>>10)&63, int(v>>10)&63
+			for k := range bands {
+				l := at(x0, y0, k)*(64-fy) + at(x0, y0+1, k)*fy
+				r := at(x0+1, y0, k)*(64-fy) + at(x0+1, y0+1, k)*fy
+				out.Pix[y*out.Stride+x*4+k] = uint8((l*(64-fx) + r*fx + 2048) >> 12)
+			}
+			if bands == 3 {
+				out.Pix[y*out.Stride+x*4+3] = 255
 			}
 		}
 	}
