@@ -343,6 +343,63 @@ func hsvShift(p []uint8, degrees float64) [3]float64 {
 	return out
 }
 
+// refHue is fl_hue's integer arithmetic written out plainly: the hue in
+// 1/16 levels of the pixel's chroma, the shift in whole sextants and
+// 1/65536 of one.
+func refHue(p []uint8, degrees float64) [3]uint8 {
+	s := math.Mod(degrees/60, 6)
+	if s < 0 {
+		s += 6
+	}
+	shift := int(math.Round(s*65536)) % (6 << 16)
+	whole, frac := shift>>16, shift&0xffff
+	r, g, b := int(p[0]), int(p[1]), int(p[2])
+	mx, c := max(r, g, b), max(r, g, b)-min(r, g, b)
+	var H int
+	switch mx {
+	case r:
+		H = g - b
+	case g:
+		H = b - r + 2*c
+	default:
+		H = r - g + 4*c
+	}
+	if H < 0 {
+		H += 6 * c
+	}
+	if H += whole * c; H >= 6*c {
+		H -= 6 * c
+	}
+	C := c << 4
+	P := H<<4 + frac*C>>16
+	if P >= 6*C {
+		P -= 6 * C
+	}
+	var out [3]uint8
+	for i, o := range []int{5, 3, 1} {
+		t := P - (6-o)*C
+		if t < 0 {
+			t += 6 * C
+		}
+		out[i] = uint8(mx - (max(0, min(C, t, 4*C-t))+8)>>4)
+	}
+	return out
+}
+
+// pointCase is a point operation, its floating-point meaning and, where the
+// arithmetic is pinned, its exact bytes.
+type pointCase struct {
+	name  string
+	op    func(*Raster) (*Raster, error)
+	want  func(p []uint8) [3]float64
+	exact func(p []uint8) [3]uint8
+}
+
+func hueCase(deg float64) pointCase {
+	return pointCase{fmt.Sprintf("hue %g", deg), func(r *Raster) (*Raster, error) { return r.HueShift(deg) },
+		func(p []uint8) [3]float64 { return hsvShift(p, deg) }, func(p []uint8) [3]uint8 { return refHue(p, deg) }}
+}
+
 // The vectorised point operations agree with floating point within a unit,
 // on RGB and RGBA, odd widths (vector tails) and in place (the source not
 // shared) as well as into a new raster.
@@ -351,22 +408,15 @@ func TestPointOpsMatchFloat(t *testing.T) {
 	gray := [9]float64{0.65, 0.41, 0.04, 0.2, 0.75, 0.05, 0.2, 0.41, 0.39}
 	for _, alpha := range []bool{false, true} {
 		img, data := randomPNG(t, 37, 11, alpha)
-		for _, c := range []struct {
-			name string
-			op   func(*Raster) (*Raster, error)
-			want func(p []uint8) [3]float64
-		}{
-			{"hue -50", func(r *Raster) (*Raster, error) { return r.HueShift(-50) }, func(p []uint8) [3]float64 { return hsvShift(p, -50) }},
-			{"hue 17.5", func(r *Raster) (*Raster, error) { return r.HueShift(17.5) }, func(p []uint8) [3]float64 { return hsvShift(p, 17.5) }},
-			{"hue 30", func(r *Raster) (*Raster, error) { return r.HueShift(30) }, func(p []uint8) [3]float64 { return hsvShift(p, 30) }},
-			{"hue 200", func(r *Raster) (*Raster, error) { return r.HueShift(200) }, func(p []uint8) [3]float64 { return hsvShift(p, 200) }},
+		for _, c := range []pointCase{
+			hueCase(-50), hueCase(17.5), hueCase(30), hueCase(200),
 			{"recomb", func(r *Raster) (*Raster, error) { return r.Recomb(gray) }, func(p []uint8) (o [3]float64) {
 				for i := range 3 {
 					v := gray[3*i]*float64(p[0]) + gray[3*i+1]*float64(p[1]) + gray[3*i+2]*float64(p[2])
 					o[i] = max(0, min(255, v))
 				}
 				return o
-			}},
+			}, nil},
 		} {
 			src := whole(t, data)
 			copied := px(c.op(src.Share()))
@@ -376,6 +426,9 @@ func TestPointOpsMatchFloat(t *testing.T) {
 			}
 			for i := 0; i < len(img.Pix); i += 4 {
 				want, got := c.want(img.Pix[i:i+3]), copied.Pix[i:i+4]
+				if c.exact != nil && c.exact(img.Pix[i:i+3]) != [3]uint8(got[:3]) {
+					t.Fatalf("%s (alpha %v): pixel %v gave %v, want exactly %v", c.name, alpha, img.Pix[i:i+4], got, c.exact(img.Pix[i:i+3]))
+				}
 				for k := range 3 {
 					if math.Abs(want[k]-float64(got[k])) > 1 {
 						t.Fatalf("%s (alpha %v): pixel %v gave %v, want %.2f", c.name, alpha, img.Pix[i:i+4], got, want)
