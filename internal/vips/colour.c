@@ -185,6 +185,30 @@ static inline uint64_t mix(uint64_t z) {
 
 static inline uint64_t next_rand(uint64_t *s) { return mix(*s += 0x9e3779b97f4a7c15ULL); }
 
+// gaps draws geometric gaps: the number of clean pixels before the next
+// noisy one, floor(log u / log(1 - p)) for u uniform in (0, 1] in 2^-53
+// steps. The gaps below GAPS come from thresholds, u <= (1 - p)^(g + 1) for
+// g below the gap, found by a branchless binary search on the integer u;
+// only longer ones take a logarithm.
+enum { GAPS = 64 };
+typedef struct {
+	uint64_t below[GAPS]; // (1 - p)^(g + 1), in 2^-53
+	double logq;
+} gaps;
+
+static void gaps_init(gaps *g, double fraction) {
+	g->logq = log1p(-fraction);
+	for (int k = 0; k < GAPS; k++) g->below[k] = (uint64_t)floor(exp(g->logq * (k + 1)) * 0x1.0p53);
+}
+
+static inline int64_t next_gap(const gaps *g, uint64_t r) {
+	uint64_t u = (r >> 11) + 1; // 1 .. 2^53
+	int k = 0;
+	for (int step = GAPS / 2; step > 0; step /= 2) k += (int)(g->below[k + step - 1] >= u) * step;
+	if (k < GAPS - 1 || g->below[GAPS - 1] < u) return k;
+	return (int64_t)floor(log((double)u * 0x1.0p-53) / g->logq);
+}
+
 // fl_noise gives each pixel, with probability fraction, uniform random colour
 // channels. Each row of the whole image has its own random stream seeded by
 // (seed, row), walked from the image's first column by geometric gaps from one
@@ -194,9 +218,10 @@ static inline uint64_t next_rand(uint64_t *s) { return mix(*s += 0x9e3779b97f4a7
 void fl_noise(const fl_raster *in, const fl_raster *out, uint64_t seed, double fraction) {
 	int nb = in->bands, all = fraction >= 1;
 	int64_t left = in->x, right = (int64_t)in->x + in->w;
-	double logq = log1p(-fraction);
 	fl_copy(in, out);
 	if (fraction <= 0) return;
+	gaps g;
+	if (!all) gaps_init(&g, fraction);
 	for (int y = 0; y < in->h; y++) {
 		uint8_t *q = row_of(out, y) - (size_t)nb * in->x; // q + nb * x addresses column x
 		uint64_t s = mix(seed ^ mix((uint64_t)(in->y + y) + 1));
@@ -204,10 +229,9 @@ void fl_noise(const fl_raster *in, const fl_raster *out, uint64_t seed, double f
 			if (all) {
 				x++;
 			} else {
-				double u = ((next_rand(&s) >> 11) + 1) * 0x1.0p-53; // (0, 1]
-				double gap = floor(log(u) / logq);
+				int64_t gap = next_gap(&g, next_rand(&s));
 				if (gap >= in->W) break;
-				x += (int64_t)gap + 1;
+				x += gap + 1;
 			}
 			if (x >= right) break;
 			uint64_t v = next_rand(&s);

@@ -552,3 +552,37 @@ func TestAffineMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// Noise changes the asked fraction of pixels, for fractions whose gaps
+// between noisy pixels are mostly short (found by thresholds) and mostly
+// long (found by a logarithm).
+func TestNoiseFractions(t *testing.T) {
+	px := reader(t)
+	img := image.NewNRGBA(image.Rect(0, 0, 1000, 200))
+	for i := range img.Pix {
+		img.Pix[i] = 128
+		if i%4 == 3 {
+			img.Pix[i] = 255
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	src := whole(t, b.Bytes())
+	defer src.Close()
+	for _, f := range []float64{0.002, 0.05, 0.5, 0.97} {
+		got := px(src.Share().Noise(11, f))
+		changed := 0
+		for i := 0; i < len(got.Pix); i += 4 {
+			if [3]byte(got.Pix[i:i+3]) != [3]byte{128, 128, 128} {
+				changed++
+			}
+		}
+		n := float64(len(got.Pix) / 4)
+		sd := math.Sqrt(n * f * (1 - f))
+		if d := math.Abs(float64(changed) - n*f); d > 5*sd+1 {
+			t.Errorf("noise %g changed %d of %.0f pixels, want %.0f ± %.0f", f, changed, n, n*f, 5*sd)
+		}
+	}
+}
