@@ -1,7 +1,7 @@
-// The Gaussian blur.
+// The Gaussian blur. Its two passes are written out in SSE2 and AVX2
+// (picked at run time) with a plain C tail, all three the same arithmetic:
+// each block of values keeps its sum in registers across every tap.
 #include "kernels.h"
-
-// values keeps its sum in registers across every tap.
 
 // col_px is the vertical filter of value i: rows[0] is the centre row,
 // rows[k] and rows[r + k] are k above and k below; 8-bit weights sum to

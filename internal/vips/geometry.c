@@ -266,11 +266,9 @@ static void lerp_tables_init(lerp_tables *t) {
 	t->gather = _mm_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
 }
 
-// span_ssse3 is span_plain in SSSE3: it reads 8 bytes a row (two pixels
-// and, for RGB, two bytes beyond, which interior keeps inside the row) and
-// writes 4 bytes a pixel, for RGB the next pixel's first, which that pixel
-// then writes over; the last pixel writes exactly its own. nb is a constant
-// where it is inlined, so the stores are single moves.
+// lerp2_ssse3 is lerp2 in registers for the pixels at p0 and p0 + stride:
+// it reads 8 bytes a row (two pixels and, for RGB, two bytes beyond, which
+// interior keeps inside the row) and returns 4 bytes, the pixel first.
 __attribute__((target("ssse3"))) static inline uint32_t lerp2_ssse3(const uint8_t *p0, size_t stride, int fx, int fy, __m128i pair, const lerp_tables *t) {
 	__m128i tb = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)p0), _mm_loadl_epi64((const __m128i *)(p0 + stride)));
 	__m128i col = _mm_maddubs_epi16(tb, t->y[fy]);
@@ -279,6 +277,10 @@ __attribute__((target("ssse3"))) static inline uint32_t lerp2_ssse3(const uint8_
 	return (uint32_t)_mm_cvtsi128_si32(_mm_shuffle_epi8(mix, t->gather));
 }
 
+// span_ssse3_nb is span_plain in SSSE3. It writes 4 bytes a pixel, for RGB
+// the next pixel's first, which that pixel then writes over; the last pixel
+// writes exactly its own. nb is a constant where it is inlined, so the
+// stores are single moves.
 __attribute__((target("ssse3"))) static inline void span_ssse3_nb(const fl_raster *in, const span *s, int a, int b, const lerp_tables *t, int nb) {
 	if (a >= b) return;
 	size_t stride = in->stride;
@@ -314,8 +316,8 @@ __attribute__((target("ssse3"))) static void span_ssse3_rgba(const fl_raster *in
 void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], double ix, double iy, double ox, double oy) {
 	int64_t du = llround(inv[0] * 65536), dv = llround(inv[2] * 65536);
 	int nb = in->bands;
-	void (*fast)(const fl_raster *, const span *, int, int, const lerp_tables *) = NULL;
 #ifdef FL_X86
+	void (*fast)(const fl_raster *, const span *, int, int, const lerp_tables *) = NULL;
 	lerp_tables t; // 2 KB: cgo calls C on a thread's own stack
 	if (__builtin_cpu_supports("ssse3")) fast = nb == 3 ? span_ssse3_rgb : span_ssse3_rgba;
 	if (fast) lerp_tables_init(&t);
@@ -353,5 +355,3 @@ void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], d
 		}
 	}
 }
-
-// The blur's two passes are written out in SSE2 and AVX2 (picked at run
