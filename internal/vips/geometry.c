@@ -110,24 +110,47 @@ void fl_flip(const fl_raster *in, const fl_raster *out, int vertical) {
 	}
 }
 
+// rot_tile writes the output rows Y0..Y1-1, columns X0..X1-1, of a turn,
+// where output (X, Y) is input pixel (x0 + X dxX + Y dxY, y0 + X dyX +
+// Y dyY). nb is a constant where it is inlined: RGB pixels move as 4 bytes,
+// the fourth the next pixel's first, which that pixel writes over; a tile
+// row's last pixel moves exactly its own, and the input's last pixel, whose
+// fourth byte is past its memory, is read as 3.
+static inline void rot_tile(const fl_raster *in, const fl_raster *out, int X0, int X1, int Y0, int Y1, int x0, int y0,
+                            int dxX, int dyX, int dxY, int dyY, int nb) {
+	for (int Y = Y0; Y < Y1; Y++) {
+		uint8_t *q = row_of(out, Y) + (size_t)X0 * nb;
+		const uint8_t *p = row_of(in, y0 + X0 * dyX + Y * dyY) + (size_t)(x0 + X0 * dxX + Y * dxY) * nb;
+		ptrdiff_t step = (ptrdiff_t)dyX * (ptrdiff_t)in->stride + (ptrdiff_t)dxX * nb;
+		const uint8_t *last = row_of(in, in->h - 1) + (size_t)(in->w - 1) * nb;
+		for (int X = X0; X < X1 - 1; X++, q += nb, p += step) {
+			if (nb == 4 || p != last)
+				memcpy(q, p, 4);
+			else
+				memcpy(q, p, 3);
+		}
+		memcpy(q, p, nb);
+	}
+}
+
 // fl_rot turns the whole image clockwise by quarter * 90 degrees, in 64 x 64
 // tiles so both the rows read and the rows written stay in cache.
 void fl_rot(const fl_raster *in, const fl_raster *out, int quarter) {
 	int nb = in->bands, W = out->w, H = out->h;
+	// Output (X, Y) reads input (x0 + X dxX + Y dxY, y0 + X dyX + Y dyY).
+	int x0, y0, dxX, dyX, dxY, dyY;
+	switch (quarter) {
+	case 1: x0 = 0, y0 = in->h - 1, dxX = 0, dyX = -1, dxY = 1, dyY = 0; break;
+	case 2: x0 = in->w - 1, y0 = in->h - 1, dxX = -1, dyX = 0, dxY = 0, dyY = -1; break;
+	default: x0 = in->w - 1, y0 = 0, dxX = 0, dyX = 1, dxY = -1, dyY = 0; break;
+	}
 	for (int ty = 0; ty < H; ty += 64)
 	for (int tx = 0; tx < W; tx += 64) {
-		for (int Y = ty; Y < ty + 64 && Y < H; Y++) {
-			uint8_t *q = row_of(out, Y) + (size_t)tx * nb;
-			for (int X = tx; X < tx + 64 && X < W; X++, q += nb) {
-				int x, y; // the input pixel that lands on (X, Y)
-				switch (quarter) {
-				case 1: x = Y, y = in->h - 1 - X; break;
-				case 2: x = in->w - 1 - X, y = in->h - 1 - Y; break;
-				default: x = in->w - 1 - Y, y = X; break;
-				}
-				memcpy(q, row_of(in, y) + (size_t)x * nb, nb);
-			}
-		}
+		int X1 = tx + 64 < W ? tx + 64 : W, Y1 = ty + 64 < H ? ty + 64 : H;
+		if (nb == 3)
+			rot_tile(in, out, tx, X1, ty, Y1, x0, y0, dxX, dyX, dxY, dyY, 3);
+		else
+			rot_tile(in, out, tx, X1, ty, Y1, x0, y0, dxX, dyX, dxY, dyY, 4);
 	}
 }
 

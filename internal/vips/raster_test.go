@@ -586,3 +586,31 @@ func TestNoiseFractions(t *testing.T) {
 		}
 	}
 }
+
+// Right-angle turns move every pixel where it belongs, across tiles, for
+// RGB (moved 4 bytes at a time) and RGBA.
+func TestRotMatchesReference(t *testing.T) {
+	px := reader(t)
+	for _, alpha := range []bool{false, true} {
+		img, data := randomPNG(t, 70, 45, alpha)
+		for q := 1; q <= 3; q++ {
+			got := px(whole(t, data).Rot(q))
+			for y := range 45 {
+				for x := range 70 {
+					var X, Y int // where (x, y) lands, turned q quarters clockwise
+					switch q {
+					case 1:
+						X, Y = 44-y, x
+					case 2:
+						X, Y = 69-x, 44-y
+					case 3:
+						X, Y = y, 69-x
+					}
+					if got.NRGBAAt(X, Y) != img.NRGBAAt(x, y) {
+						t.Fatalf("quarter %d (alpha %v): (%d, %d) landed as %v, want %v", q, alpha, x, y, got.NRGBAAt(X, Y), img.NRGBAAt(x, y))
+					}
+				}
+			}
+		}
+	}
+}
