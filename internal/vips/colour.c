@@ -3,32 +3,101 @@
 
 static inline uint8_t clamp8(int32_t v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }
 
+#ifdef FL_X86
+// rgb16 holds the byte shuffles between 16 RGB pixels (48 bytes, three
+// registers) and their three planes: plane[c] is the OR of in[i] shuffled
+// by split[c][i], and out[o] the OR of plane[c] shuffled by join[o][c].
+typedef struct {
+	__m128i split[3][3], join[3][3];
+} rgb16;
+
+static void rgb16_init(rgb16 *m) {
+	uint8_t split[3][3][16], join[3][3][16];
+	memset(split, 0x80, sizeof split); // pshufb writes 0 for a set high bit
+	memset(join, 0x80, sizeof join);
+	for (int k = 0; k < 48; k++) {
+		split[k % 3][k / 16][k / 3] = (uint8_t)(k % 16);
+		join[k / 16][k % 3][k % 16] = (uint8_t)(k / 3);
+	}
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++) {
+			m->split[i][j] = _mm_loadu_si128((const __m128i *)split[i][j]);
+			m->join[i][j] = _mm_loadu_si128((const __m128i *)join[i][j]);
+		}
+}
+
+__attribute__((target("avx2"))) static inline __m128i shuffle3(const __m128i v[3], const __m128i m[3]) {
+	return _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(v[0], m[0]), _mm_shuffle_epi8(v[1], m[1])), _mm_shuffle_epi8(v[2], m[2]));
+}
+#endif
+
 // recomb_row is fl_recomb on n pixels of nb bands (constant where inlined,
 // so the loop vectorises); in place too, as each pixel only reads itself.
-static inline void recomb_row(const uint8_t *p, uint8_t *q, int n, const int32_t *m, int nb) {
+static inline void recomb_row(const uint8_t *p, uint8_t *q, int n, const int16_t *m, int nb) {
 	int32_t m0 = m[0], m1 = m[1], m2 = m[2], m3 = m[3], m4 = m[4], m5 = m[5], m6 = m[6], m7 = m[7], m8 = m[8];
 #pragma GCC ivdep
 	for (int x = 0; x < n; x++) {
 		const uint8_t *a = p + (size_t)x * nb;
 		uint8_t *o = q + (size_t)x * nb;
 		int32_t r = a[0], g = a[1], b = a[2];
-		o[0] = clamp8((m0 * r + m1 * g + m2 * b + 32768) >> 16);
-		o[1] = clamp8((m3 * r + m4 * g + m5 * b + 32768) >> 16);
-		o[2] = clamp8((m6 * r + m7 * g + m8 * b + 32768) >> 16);
+		o[0] = clamp8((m0 * r + m1 * g + m2 * b + 2048) >> 12);
+		o[1] = clamp8((m3 * r + m4 * g + m5 * b + 2048) >> 12);
+		o[2] = clamp8((m6 * r + m7 * g + m8 * b + 2048) >> 12);
 		if (nb == 4) o[3] = a[3];
 	}
 }
 
-static inline void recomb_rows(const fl_raster *in, const fl_raster *out, const int32_t m[9], int nb) {
+static inline void recomb_rows(const fl_raster *in, const fl_raster *out, const int16_t m[9], int nb) {
 	for (int y = 0; y < in->h; y++) recomb_row(row_of(in, y), row_of(out, y), in->w, m, nb);
 }
 
-FL_HOT static void recomb_rgb(const fl_raster *in, const fl_raster *out, const int32_t m[9]) { recomb_rows(in, out, m, 3); }
-FL_HOT static void recomb_rgba(const fl_raster *in, const fl_raster *out, const int32_t m[9]) { recomb_rows(in, out, m, 4); }
+#ifdef FL_X86
+// recomb_row_avx2 is recomb_row on RGB, 16 pixels at a time: each output
+// channel is two pmaddwd, red with green and blue with the rounding.
+__attribute__((target("avx2"))) static void recomb_row_avx2(const uint8_t *p, uint8_t *q, int n, const int16_t *m, const rgb16 *sh) {
+	__m256i one = _mm256_set1_epi16(1), w[3][2];
+	for (int c = 0; c < 3; c++) {
+		w[c][0] = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)m[3 * c + 1] << 16 | (uint16_t)m[3 * c]));
+		w[c][1] = _mm256_set1_epi32((int32_t)(2048u << 16 | (uint16_t)m[3 * c + 2]));
+	}
+	int x = 0;
+	for (; x + 16 <= n; x += 16) {
+		__m128i in[3], plane[3];
+		for (int k = 0; k < 3; k++) in[k] = _mm_loadu_si128((const __m128i *)(p + 3 * x) + k);
+		for (int c = 0; c < 3; c++) plane[c] = shuffle3(in, sh->split[c]);
+		__m256i r = _mm256_cvtepu8_epi16(plane[0]), g = _mm256_cvtepu8_epi16(plane[1]), b = _mm256_cvtepu8_epi16(plane[2]);
+		__m256i rg[2] = {_mm256_unpacklo_epi16(r, g), _mm256_unpackhi_epi16(r, g)};
+		__m256i b1[2] = {_mm256_unpacklo_epi16(b, one), _mm256_unpackhi_epi16(b, one)};
+		for (int c = 0; c < 3; c++) {
+			__m256i s[2];
+			for (int h = 0; h < 2; h++)
+				s[h] = _mm256_srai_epi32(_mm256_add_epi32(_mm256_madd_epi16(rg[h], w[c][0]), _mm256_madd_epi16(b1[h], w[c][1])), 12);
+			__m256i v = _mm256_packs_epi32(s[0], s[1]); // in order again: the unpacks and packs pair up per half
+			plane[c] = _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+		}
+		for (int k = 0; k < 3; k++) _mm_storeu_si128((__m128i *)(q + 3 * x) + k, shuffle3(plane, sh->join[k]));
+	}
+	recomb_row(p + 3 * x, q + 3 * x, n - x, m, 3);
+}
+#endif
 
-// fl_recomb multiplies each pixel's colour by the 3 x 3 matrix m (16.16
+FL_HOT static void recomb_rgb(const fl_raster *in, const fl_raster *out, const int16_t m[9]) {
+#ifdef FL_X86
+	if (__builtin_cpu_supports("avx2")) {
+		rgb16 sh;
+		rgb16_init(&sh);
+		for (int y = 0; y < in->h; y++) recomb_row_avx2(row_of(in, y), row_of(out, y), in->w, m, &sh);
+		return;
+	}
+#endif
+	recomb_rows(in, out, m, 3);
+}
+
+FL_HOT static void recomb_rgba(const fl_raster *in, const fl_raster *out, const int16_t m[9]) { recomb_rows(in, out, m, 4); }
+
+// fl_recomb multiplies each pixel's colour by the 3 x 3 matrix m (4.12
 // fixed point), rounding and clamping; alpha is kept.
-void fl_recomb(const fl_raster *in, const fl_raster *out, const int32_t m[9]) { (in->bands == 3 ? recomb_rgb : recomb_rgba)(in, out, m); }
+void fl_recomb(const fl_raster *in, const fl_raster *out, const int16_t m[9]) { (in->bands == 3 ? recomb_rgb : recomb_rgba)(in, out, m); }
 
 // fl_lut maps the colour bands through lut; alpha is kept.
 void fl_lut(const fl_raster *in, const fl_raster *out, const uint8_t lut[256]) {
@@ -88,32 +157,6 @@ static inline void hue_rows(const fl_raster *in, const fl_raster *out, int16_t w
 }
 
 #ifdef FL_X86
-// rgb16 holds the byte shuffles between 16 RGB pixels (48 bytes, three
-// registers) and their three planes: plane[c] is the OR of in[i] shuffled
-// by split[c][i], and out[o] the OR of plane[c] shuffled by join[o][c].
-typedef struct {
-	__m128i split[3][3], join[3][3];
-} rgb16;
-
-static void rgb16_init(rgb16 *m) {
-	uint8_t split[3][3][16], join[3][3][16];
-	memset(split, 0x80, sizeof split); // pshufb writes 0 for a set high bit
-	memset(join, 0x80, sizeof join);
-	for (int k = 0; k < 48; k++) {
-		split[k % 3][k / 16][k / 3] = (uint8_t)(k % 16);
-		join[k / 16][k % 3][k % 16] = (uint8_t)(k / 3);
-	}
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < 3; j++) {
-			m->split[i][j] = _mm_loadu_si128((const __m128i *)split[i][j]);
-			m->join[i][j] = _mm_loadu_si128((const __m128i *)join[i][j]);
-		}
-}
-
-__attribute__((target("avx2"))) static inline __m128i shuffle3(const __m128i v[3], const __m128i m[3]) {
-	return _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(v[0], m[0]), _mm_shuffle_epi8(v[1], m[1])), _mm_shuffle_epi8(v[2], m[2]));
-}
-
 // hue_px16 is hue_px on 16 pixels.
 __attribute__((target("avx2"))) static inline __m256i hue_px16(__m256i mx, __m256i C, __m256i P, int o) {
 	__m256i z = _mm256_setzero_si256(), turn = _mm256_mullo_epi16(C, _mm256_set1_epi16(6));

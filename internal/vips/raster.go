@@ -273,11 +273,15 @@ func (r *Raster) Crop(left, top, w, h int) (*Raster, error) {
 }
 
 // Recomb multiplies each pixel's colour, as a column, by the row-major 3 x 3
-// matrix m, rounding and clamping to 8 bits. Alpha is kept.
+// matrix m, rounding and clamping to 8 bits. Alpha is kept. Entries are
+// taken to 1/4096 and must lie within ±8.
 func (r *Raster) Recomb(m [9]float64) (*Raster, error) {
-	var fixed [9]C.int32_t
+	var fixed [9]C.int16_t
 	for i, v := range m {
-		fixed[i] = C.int32_t(math.Round(v * 65536))
+		if !(math.Abs(v) < 7.99) {
+			return r.done(nil, fmt.Errorf("raster: recomb entry %g outside ±8", v))
+		}
+		fixed[i] = C.int16_t(math.Round(v * 4096))
 	}
 	return r.pointOp(func(in, out *C.fl_raster) { C.fl_recomb(in, out, &fixed[0]) })
 }

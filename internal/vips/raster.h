@@ -26,7 +26,7 @@ void fl_flip(const fl_raster *in, const fl_raster *out, int vertical);
 void fl_rot(const fl_raster *in, const fl_raster *out, int quarter);
 void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], double ix, double iy, double ox, double oy);
 int fl_blur(const fl_raster *in, const fl_raster *out, double sigma, int radius);
-void fl_recomb(const fl_raster *in, const fl_raster *out, const int32_t m[9]);
+void fl_recomb(const fl_raster *in, const fl_raster *out, const int16_t m[9]);
 void fl_lut(const fl_raster *in, const fl_raster *out, const uint8_t lut[256]);
 void fl_hue(const fl_raster *in, const fl_raster *out, double degrees);
 void fl_noise(const fl_raster *in, const fl_raster *out, uint64_t seed, double fraction);

@@ -416,7 +416,16 @@ func TestPointOpsMatchFloat(t *testing.T) {
 					o[i] = max(0, min(255, v))
 				}
 				return o
-			}, nil},
+			}, func(p []uint8) (o [3]uint8) {
+				for i := range 3 {
+					v := 2048
+					for j := range 3 {
+						v += int(math.Round(gray[3*i+j]*4096)) * int(p[j])
+					}
+					o[i] = uint8(max(0, min(255, v>>12)))
+				}
+				return o
+			}},
 		} {
 			src := whole(t, data)
 			copied := px(c.op(src.Share()))
