@@ -29,6 +29,21 @@ static void rgb16_init(rgb16 *m) {
 __attribute__((target("avx2"))) static inline __m128i shuffle3(const __m128i v[3], const __m128i m[3]) {
 	return _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(v[0], m[0]), _mm_shuffle_epi8(v[1], m[1])), _mm_shuffle_epi8(v[2], m[2]));
 }
+
+// load16 reads 16 RGB pixels at p as three planes of 16-bit lanes.
+__attribute__((target("avx2"))) static inline void load16(const uint8_t *p, const rgb16 *sh, __m256i c[3]) {
+	__m128i in[3];
+	for (int k = 0; k < 3; k++) in[k] = _mm_loadu_si128((const __m128i *)p + k);
+	for (int k = 0; k < 3; k++) c[k] = _mm256_cvtepu8_epi16(shuffle3(in, sh->split[k]));
+}
+
+// store16 writes three planes of 16 pixels, 16-bit lanes clamped to 0..255,
+// as RGB at q.
+__attribute__((target("avx2"))) static inline void store16(uint8_t *q, const rgb16 *sh, const __m256i c[3]) {
+	__m128i plane[3];
+	for (int k = 0; k < 3; k++) plane[k] = _mm_packus_epi16(_mm256_castsi256_si128(c[k]), _mm256_extracti128_si256(c[k], 1));
+	for (int k = 0; k < 3; k++) _mm_storeu_si128((__m128i *)q + k, shuffle3(plane, sh->join[k]));
+}
 #endif
 
 // recomb_row is fl_recomb on n pixels of nb bands (constant where inlined,
@@ -62,20 +77,17 @@ __attribute__((target("avx2"))) static void recomb_row_avx2(const uint8_t *p, ui
 	}
 	int x = 0;
 	for (; x + 16 <= n; x += 16) {
-		__m128i in[3], plane[3];
-		for (int k = 0; k < 3; k++) in[k] = _mm_loadu_si128((const __m128i *)(p + 3 * x) + k);
-		for (int c = 0; c < 3; c++) plane[c] = shuffle3(in, sh->split[c]);
-		__m256i r = _mm256_cvtepu8_epi16(plane[0]), g = _mm256_cvtepu8_epi16(plane[1]), b = _mm256_cvtepu8_epi16(plane[2]);
-		__m256i rg[2] = {_mm256_unpacklo_epi16(r, g), _mm256_unpackhi_epi16(r, g)};
-		__m256i b1[2] = {_mm256_unpacklo_epi16(b, one), _mm256_unpackhi_epi16(b, one)};
+		__m256i rgb[3], o[3];
+		load16(p + 3 * x, sh, rgb);
+		__m256i rg[2] = {_mm256_unpacklo_epi16(rgb[0], rgb[1]), _mm256_unpackhi_epi16(rgb[0], rgb[1])};
+		__m256i b1[2] = {_mm256_unpacklo_epi16(rgb[2], one), _mm256_unpackhi_epi16(rgb[2], one)};
 		for (int c = 0; c < 3; c++) {
 			__m256i s[2];
 			for (int h = 0; h < 2; h++)
 				s[h] = _mm256_srai_epi32(_mm256_add_epi32(_mm256_madd_epi16(rg[h], w[c][0]), _mm256_madd_epi16(b1[h], w[c][1])), 12);
-			__m256i v = _mm256_packs_epi32(s[0], s[1]); // in order again: the unpacks and packs pair up per half
-			plane[c] = _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+			o[c] = _mm256_packs_epi32(s[0], s[1]); // in order again: the unpacks and packs pair up per half
 		}
-		for (int k = 0; k < 3; k++) _mm_storeu_si128((__m128i *)(q + 3 * x) + k, shuffle3(plane, sh->join[k]));
+		store16(q + 3 * x, sh, o);
 	}
 	recomb_row(p + 3 * x, q + 3 * x, n - x, m, 3);
 }
@@ -173,10 +185,9 @@ __attribute__((target("avx2"))) static void hue_row_avx2(const uint8_t *p, uint8
 	__m256i vwhole = _mm256_set1_epi16(whole), vfrac = _mm256_set1_epi16((short)frac), z = _mm256_setzero_si256();
 	int x = 0;
 	for (; x + 16 <= n; x += 16) {
-		__m128i in[3], plane[3];
-		for (int k = 0; k < 3; k++) in[k] = _mm_loadu_si128((const __m128i *)(p + 3 * x) + k);
-		for (int c = 0; c < 3; c++) plane[c] = shuffle3(in, m->split[c]);
-		__m256i r = _mm256_cvtepu8_epi16(plane[0]), g = _mm256_cvtepu8_epi16(plane[1]), b = _mm256_cvtepu8_epi16(plane[2]);
+		__m256i rgb[3];
+		load16(p + 3 * x, m, rgb);
+		__m256i r = rgb[0], g = rgb[1], b = rgb[2];
 		__m256i mx = _mm256_max_epi16(r, _mm256_max_epi16(g, b)), c = _mm256_sub_epi16(mx, _mm256_min_epi16(r, _mm256_min_epi16(g, b)));
 		__m256i c2 = _mm256_add_epi16(c, c), c6 = _mm256_mullo_epi16(c, _mm256_set1_epi16(6));
 		__m256i H = _mm256_add_epi16(_mm256_sub_epi16(r, g), _mm256_add_epi16(c2, c2));               // r - g + 4c
@@ -188,9 +199,7 @@ __attribute__((target("avx2"))) static void hue_row_avx2(const uint8_t *p, uint8
 		__m256i P = _mm256_add_epi16(_mm256_slli_epi16(H, 4), _mm256_mulhi_epu16(vfrac, C));
 		P = _mm256_sub_epi16(P, _mm256_andnot_si256(_mm256_cmpgt_epi16(C6, P), C6));
 		__m256i o[3] = {hue_px16(mx, C, P, 5), hue_px16(mx, C, P, 3), hue_px16(mx, C, P, 1)};
-		for (int k = 0; k < 3; k++)
-			plane[k] = _mm_packus_epi16(_mm256_castsi256_si128(o[k]), _mm256_extracti128_si256(o[k], 1));
-		for (int k = 0; k < 3; k++) _mm_storeu_si128((__m128i *)(q + 3 * x) + k, shuffle3(plane, m->join[k]));
+		store16(q + 3 * x, m, o);
 	}
 	hue_row(p + 3 * x, q + 3 * x, n - x, whole, frac, 3);
 }
