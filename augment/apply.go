@@ -34,7 +34,7 @@ func ApplyN(ctx context.Context, img []byte, boxes []Box, cfg *Config, seed uint
 	if err := checkBoxes(boxes); err != nil {
 		return nil, err
 	}
-	src, format, err := decode(ctx, img, nil)
+	src, format, _, err := decode(ctx, img, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func ApplyN(ctx context.Context, img []byte, boxes []Box, cfg *Config, seed uint
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		o, err := run(src.Share(), format, boxes, cfg.Sample(seed, opt.Key, i), opt)
+		o, err := run(src.Share(), format, boxes, cfg.Sample(seed, opt.Key, i), 0, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -67,11 +67,11 @@ func ApplySteps(ctx context.Context, img []byte, boxes []Box, steps []Step, opt 
 	if err := checkBoxes(boxes); err != nil {
 		return Output{}, err
 	}
-	src, format, err := decode(ctx, img, steps)
+	src, format, decoded, err := decode(ctx, img, steps)
 	if err != nil {
 		return Output{}, err
 	}
-	return run(src, format, boxes, steps, opt)
+	return run(src, format, boxes, steps, decoded, opt)
 }
 
 func (o Options) check() error {
@@ -90,25 +90,31 @@ func (o Options) check() error {
 }
 
 // decode reads the part of img that steps read (needed; all of it for no
-// steps, as ApplyN wants for its many outputs).
-func decode(ctx context.Context, img []byte, steps []Step) (*vips.Raster, string, error) {
+// steps, as ApplyN wants for its many outputs). It reports how many of the
+// leading steps the decoder did itself: a first horizontal flip, which it
+// does as it writes the rows, where a flip afterwards reads them all back.
+func decode(ctx context.Context, img []byte, steps []Step) (*vips.Raster, string, int, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
-	src, format, err := vips.DecodeRaster(img, func(w, h int) (vips.Rect, error) {
+	mirror := len(steps) > 0 && steps[0].Type == FlipImage && steps[0].Property == FlipHorizontal
+	src, format, err := vips.DecodeRaster(img, func(w, h int) (vips.Window, error) {
 		if w*h > MaxPixels {
-			return vips.Rect{}, errs.New(errs.TooLarge, "image", "augment: image of %dx%d pixels is above the limit of %d", w, h, MaxPixels)
+			return vips.Window{}, errs.New(errs.TooLarge, "image", "augment: image of %dx%d pixels is above the limit of %d", w, h, MaxPixels)
 		}
-		return needed(steps, w, h), nil
+		return vips.Window{Rect: needed(steps, w, h), Mirror: mirror}, nil
 	})
 	var e *errs.Error
 	switch {
 	case errors.As(err, &e):
-		return nil, "", err
+		return nil, "", 0, err
 	case err != nil:
-		return nil, "", errs.Wrap(errs.UnsupportedMedia, err, "augment: read image")
+		return nil, "", 0, errs.Wrap(errs.UnsupportedMedia, err, "augment: read image")
 	}
-	return src, format, nil
+	if mirror {
+		return src, format, 1, nil
+	}
+	return src, format, 0, nil
 }
 
 // checkBoxes rejects boxes no transform can make sense of.
@@ -142,8 +148,9 @@ func (c *chain) next(r *vips.Raster, err error) error {
 
 func (c *chain) size() (w, h int) { return c.r.Width(), c.r.Height() }
 
-// run applies steps to src, which it consumes.
-func run(src *vips.Raster, format string, boxes []Box, steps []Step, opt Options) (Output, error) {
+// run applies steps to src, which it consumes; the first decoded of them
+// the decoder did already, so only their boxes move.
+func run(src *vips.Raster, format string, boxes []Box, steps []Step, decoded int, opt Options) (Output, error) {
 	c := &chain{r: src, minVisible: opt.MinVisible}
 	defer func() { c.r.Close() }()
 	if c.minVisible == 0 {
@@ -155,6 +162,11 @@ func run(src *vips.Raster, format string, boxes []Box, steps []Step, opt Options
 	w, h := c.size()
 	c.boxes = clip(c.boxes, w, h, c.minVisible)
 	for i, st := range steps {
+		if i < decoded { // a horizontal flip (decode)
+			w, h := c.size()
+			moveFlip(c.boxes, false, w, h)
+			continue
+		}
 		if err := c.step(st); err != nil {
 			return Output{}, fmt.Errorf("augment: step %d %s.%s: %w", i, st.Type, st.Property, err)
 		}

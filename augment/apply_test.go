@@ -11,6 +11,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"math"
+	"reflect"
 	"sync"
 	"testing"
 )
@@ -418,15 +419,15 @@ func TestWindowedDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, format, err := decode(t.Context(), b.Bytes(), nil)
+		src, format, _, err := decode(t.Context(), b.Bytes(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		whole, err := run(src, format, sceneBoxes(), steps, Options{})
+		whole, err := run(src, format, sceneBoxes(), steps, 0, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(part.Image, whole.Image) || part.Width != whole.Width || len(part.Boxes) != len(whole.Boxes) {
+		if !bytes.Equal(part.Image, whole.Image) || part.Width != whole.Width || !reflect.DeepEqual(part.Boxes, whole.Boxes) {
 			t.Errorf("chain %d: windowed decode gave different output (%dx%d, %d vs %d bytes)",
 				i, part.Width, part.Height, len(part.Image), len(whole.Image))
 		}

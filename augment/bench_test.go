@@ -168,8 +168,10 @@ func BenchmarkParts(b *testing.B) {
 		"hue":    {{Type: Hue, Property: HueDegrees, Value: 30}},
 		"noise":  {{Type: Noise, Property: NoisePercentage, Value: 5, Seed: 7}},
 		"vflip":  {{Type: FlipImage, Property: FlipVertical}},
+		"turn":   {{Type: NinetyRotation, Property: Clockwise}},
+		"gray":   {{Type: Grayscale, Property: GrayscalePercentage, Value: 50}},
 	}
-	for _, name := range []string{"none", "flip", "vflip", "blur", "crop", "rotate", "hue", "noise"} {
+	for _, name := range []string{"none", "flip", "vflip", "turn", "blur", "crop", "rotate", "hue", "gray", "noise"} {
 		b.Run(name, func(b *testing.B) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 			c0 := cpuSeconds(b)

@@ -139,15 +139,16 @@ const (
 // decodeVips reads any format libvips knows into a raster of 8-bit sRGB
 // (plus alpha). window sees the size before any pixel is decoded, so a size
 // limit costs nothing; its rectangle is not used (the whole image is
-// decoded).
-func decodeVips(buf []byte, window func(w, h int) (Rect, error)) (*Raster, string, error) {
+// decoded), its mirror is a Flip.
+func decodeVips(buf []byte, window func(w, h int) (Window, error)) (*Raster, string, error) {
 	var im *C.VipsImage
 	var loader [64]C.char
 	if C.fl_decode(unsafe.Pointer(&buf[0]), C.size_t(len(buf)), &im, &loader[0], C.size_t(len(loader))) != 0 {
 		return nil, "", fmt.Errorf("%w: %s", ErrDecode, firstLine(lastError()))
 	}
 	w, h, bands := int(C.fl_width(im)), int(C.fl_height(im)), int(C.fl_bands(im))
-	if _, err := window(w, h); err != nil {
+	win, err := window(w, h)
+	if err != nil {
 		C.fl_unref(im)
 		return nil, "", err
 	}
@@ -157,7 +158,11 @@ func decodeVips(buf []byte, window func(w, h int) (Rect, error)) (*Raster, strin
 	}
 	r := C.fl_raster{px: (*C.uint8_t)(mem), stride: C.size_t(w * bands), bands: C.int(bands),
 		W: C.int(w), H: C.int(h), w: C.int(w), h: C.int(h)}
-	return own(mem, r), loaderFormat(C.GoString(&loader[0])), nil
+	rs, format := own(mem, r), loaderFormat(C.GoString(&loader[0]))
+	if win.Mirror {
+		rs, err = rs.Flip(false)
+	}
+	return rs, format, err
 }
 
 // encodeVips writes r (whole) as PNG or WebP.

@@ -66,7 +66,7 @@ int fl_jpeg_header(const uint8_t *buf, size_t len, fl_raster *out, char *err, si
 	return ok;
 }
 
-int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, uint8_t **mem, char *err, size_t errlen) {
+int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, uint8_t **mem, char *err, size_t errlen) {
 	struct jpeg_decompress_struct d;
 	fl_jerr e;
 	uint8_t *volatile px = NULL;
@@ -98,11 +98,22 @@ int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, uint8_t **mem
 		return -1;
 	}
 	if (out->y > 0) jpeg_skip_scanlines(&d, out->y);
+	// A mirror goes strip by strip, while the rows are still in cache: done
+	// afterwards, it reads the whole image back from memory.
+	fl_raster strip = *out;
+	strip.px = px + (size_t)(out->x - cx) * 3;
+	strip.stride = rowlen;
 	for (int y = 0; y < out->h;) {
 		JSAMPROW rows[16];
 		int n = out->h - y < 16 ? out->h - y : 16;
 		for (int k = 0; k < n; k++) rows[k] = px + (size_t)(y + k) * rowlen;
-		y += jpeg_read_scanlines(&d, rows, n);
+		n = (int)jpeg_read_scanlines(&d, rows, n);
+		if (mirror) {
+			strip.h = n;
+			fl_flip(&strip, &strip, 0);
+			strip.px += (size_t)n * rowlen;
+		}
+		y += n;
 	}
 	if (d.output_scanline == d.output_height)
 		jpeg_finish_decompress(&d); // reads to the end, so truncation shows

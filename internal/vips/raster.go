@@ -79,12 +79,22 @@ func alloc(bands, W, H int, win Rect) (*Raster, error) {
 		W: C.int(W), H: C.int(H), x: C.int(win.X), y: C.int(win.Y), w: C.int(win.W), h: C.int(win.H)}), nil
 }
 
+// Window is the part of an image to decode and whether to mirror it
+// left-right: the JPEG decoder mirrors rows while they are still in cache,
+// where a Flip afterwards reads the whole image back from memory (a third of
+// the cost of a 1080p flip).
+type Window struct {
+	Rect
+	Mirror bool
+}
+
 // DecodeRaster decodes buf and reports its format (jpeg, png, ...). window
 // gets the image size before any pixel is decoded and returns the part of
 // the image the caller will read, or an error to stop (a size limit). A
 // JPEG is decoded only there (the Raster's window); other formats whole.
-// Pixels are 8-bit sRGB, with alpha when the source has it.
-func DecodeRaster(buf []byte, window func(w, h int) (Rect, error)) (*Raster, string, error) {
+// A mirrored decode is the decode followed by Flip(false). Pixels are 8-bit
+// sRGB, with alpha when the source has it.
+func DecodeRaster(buf []byte, window func(w, h int) (Window, error)) (*Raster, string, error) {
 	if err := startup(); err != nil {
 		return nil, "", err
 	}
@@ -108,12 +118,19 @@ func DecodeRaster(buf []byte, window func(w, h int) (Rect, error)) (*Raster, str
 		return nil, "", err
 	}
 	if win.W < 1 || win.H < 1 || win.X < 0 || win.Y < 0 || win.X+win.W > int(r.W) || win.Y+win.H > int(r.H) {
-		return nil, "", fmt.Errorf("raster: window %+v outside the %dx%d image", win, r.W, r.H)
+		return nil, "", fmt.Errorf("raster: window %+v outside the %dx%d image", win.Rect, r.W, r.H)
 	}
 	r.x, r.y, r.w, r.h = C.int(win.X), C.int(win.Y), C.int(win.W), C.int(win.H)
+	mirror := C.int(0)
+	if win.Mirror {
+		mirror = 1
+	}
 	var mem *C.uint8_t
-	if C.fl_jpeg_decode(src, n, &r, &mem, &msg[0], C.size_t(len(msg))) != 0 {
+	if C.fl_jpeg_decode(src, n, &r, mirror, &mem, &msg[0], C.size_t(len(msg))) != 0 {
 		return nil, "", fmt.Errorf("%w: %s", ErrDecode, C.GoString(&msg[0]))
+	}
+	if win.Mirror {
+		r.x = r.W - r.x - r.w
 	}
 	return own(unsafe.Pointer(mem), r), "jpeg", nil
 }

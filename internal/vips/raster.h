@@ -39,8 +39,9 @@ void fl_flatten(const fl_raster *in, uint8_t *rgb, int row);
 // with err set when it is not a readable JPEG.
 int fl_jpeg_header(const uint8_t *buf, size_t len, fl_raster *out, char *err, size_t errlen);
 // fl_jpeg_decode decodes the window out->x, y, w, h set by the caller into
-// memory it allocates with g_try_malloc (*mem, for g_free).
-int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, uint8_t **mem, char *err, size_t errlen);
+// memory it allocates with g_try_malloc (*mem, for g_free), each row
+// mirrored left-right when mirror is set (the window stays as given).
+int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, uint8_t **mem, char *err, size_t errlen);
 // fl_jpeg_encode writes the whole raster (window = image) as a baseline
 // 4:2:0 JPEG; *dst is malloc'ed by libjpeg (free it).
 int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen);

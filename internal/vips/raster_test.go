@@ -36,7 +36,7 @@ func testPNG(t testing.TB, w, h int, alpha bool) []byte {
 }
 
 // all is the window of the whole image.
-func all(w, h int) (Rect, error) { return Rect{W: w, H: h}, nil }
+func all(w, h int) (Window, error) { return Window{Rect: Rect{W: w, H: h}}, nil }
 
 // whole decodes all of data.
 func whole(t *testing.T, data []byte) *Raster {
@@ -126,7 +126,7 @@ func TestDecodeNormalises(t *testing.T) {
 		}
 	}
 	limit := errors.New("too big")
-	if _, _, err := DecodeRaster(j, func(w, h int) (Rect, error) { return Rect{}, limit }); err != limit {
+	if _, _, err := DecodeRaster(j, func(w, h int) (Window, error) { return Window{}, limit }); err != limit {
 		t.Errorf("window error: %v", err)
 	}
 }
@@ -186,7 +186,7 @@ func TestWindows(t *testing.T) {
 	data := testJPEG(t, 301, 203)
 	full := px(whole(t, data), nil)
 	for _, win := range []Rect{{0, 0, 301, 203}, {17, 33, 100, 100}, {1, 1, 299, 201}, {280, 190, 21, 13}, {64, 64, 64, 64}} {
-		r, _, err := DecodeRaster(data, func(w, h int) (Rect, error) { return win, nil })
+		r, _, err := DecodeRaster(data, func(w, h int) (Window, error) { return Window{Rect: win}, nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestWindows(t *testing.T) {
 		return px(r.Crop(inner.X, inner.Y, inner.W, inner.H))
 	}
 	part := func() *Raster {
-		r, _, err := DecodeRaster(data, func(w, h int) (Rect, error) { return win, nil })
+		r, _, err := DecodeRaster(data, func(w, h int) (Window, error) { return Window{Rect: win}, nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,6 +227,35 @@ func TestWindows(t *testing.T) {
 	}
 	if _, err := part().Rot(1); err == nil {
 		t.Error("turned a window that is not the whole image")
+	}
+}
+
+// A mirrored decode is the decode and then Flip(false), for JPEG windows
+// (mirrored by the decoder) and for other formats (flipped after).
+func TestMirroredDecode(t *testing.T) {
+	px := reader(t)
+	for _, data := range [][]byte{testJPEG(t, 301, 203), testPNG(t, 301, 203, true)} {
+		for _, win := range []Rect{{0, 0, 301, 203}, {17, 33, 100, 100}, {280, 190, 21, 13}} {
+			decode := func(mirror bool) *Raster {
+				r, _, err := DecodeRaster(data, func(w, h int) (Window, error) { return Window{win, mirror}, nil })
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			flipped, err := decode(false).Flip(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mirrored := decode(true)
+			if mirrored.Window() != flipped.Window() {
+				t.Fatalf("window %+v: mirrored decode holds %+v, flip %+v", win, mirrored.Window(), flipped.Window())
+			}
+			w := flipped.Window()
+			if d := maxDiff(px(mirrored.Crop(w.X, w.Y, w.W, w.H)), px(flipped.Crop(w.X, w.Y, w.W, w.H))); d != 0 {
+				t.Errorf("window %+v: mirrored decode differs from decode and flip by %d", win, d)
+			}
+		}
 	}
 }
 
