@@ -258,7 +258,8 @@ static inline int64_t next_gap(const gaps *g, uint64_t r) {
 	int k = 0;
 	for (int step = GAPS / 2; step > 0; step /= 2) k += (int)(g->below[k + step - 1] >= u) * step;
 	if (k < GAPS - 1 || g->below[GAPS - 1] < u) return k;
-	return (int64_t)floor(log((double)u * 0x1.0p-53) / g->logq);
+	double gap = floor(log((double)u * 0x1.0p-53) / g->logq);
+	return gap < INT32_MAX ? (int64_t)gap : INT32_MAX; // past any row, for tiny fractions
 }
 
 // fl_noise gives each pixel, with probability fraction, uniform random colour
@@ -275,7 +276,7 @@ void fl_noise(const fl_raster *in, const fl_raster *out, uint64_t seed, double f
 	gaps g;
 	if (!all) gaps_init(&g, fraction);
 	for (int y = 0; y < in->h; y++) {
-		uint8_t *q = row_of(out, y) - (size_t)nb * in->x; // q + nb * x addresses column x
+		uint8_t *q = row_of(out, y); // column x is at q + nb * (x - left)
 		uint64_t s = mix(seed ^ mix((uint64_t)(in->y + y) + 1));
 		for (int64_t x = -1;;) {
 			if (all) {
@@ -288,7 +289,7 @@ void fl_noise(const fl_raster *in, const fl_raster *out, uint64_t seed, double f
 			if (x >= right) break;
 			uint64_t v = next_rand(&s);
 			if (x >= left) {
-				uint8_t *px = q + nb * x;
+				uint8_t *px = q + nb * (x - left);
 				px[0] = v, px[1] = v >> 8, px[2] = v >> 16;
 			}
 		}

@@ -245,8 +245,8 @@ static inline void clamp_range(int64_t lo, int64_t hi, int n, int *a, int *b) {
 // read as 8 bytes a row for RGB, lies inside the image: they need no checks.
 static inline void interior(const fl_raster *in, const span *s, int *a, int *b) {
 	int64_t lo = 0, hi = s->n;
-	within(s->u, s->du, 0, (int64_t)(in->w - 1 - (in->bands == 3)) << 16, &lo, &hi);
-	within(s->v, s->dv, 0, (int64_t)(in->h - 1) << 16, &lo, &hi);
+	within(s->u, s->du, 0, (int64_t)(in->w - 1 - (in->bands == 3)) * 65536, &lo, &hi);
+	within(s->v, s->dv, 0, (int64_t)(in->h - 1) * 65536, &lo, &hi);
 	clamp_range(lo, hi, s->n, a, b);
 }
 
@@ -254,8 +254,8 @@ static inline void interior(const fl_raster *in, const span *s, int *a, int *b) 
 // neighbourhood inside the image; the others are the fill.
 static inline void touching(const fl_raster *in, const span *s, int *a, int *b) {
 	int64_t lo = 0, hi = s->n;
-	within(s->u, s->du, -((int64_t)1 << 16), (int64_t)in->w << 16, &lo, &hi);
-	within(s->v, s->dv, -((int64_t)1 << 16), (int64_t)in->h << 16, &lo, &hi);
+	within(s->u, s->du, -65536, (int64_t)in->w * 65536, &lo, &hi);
+	within(s->v, s->dv, -65536, (int64_t)in->h * 65536, &lo, &hi);
 	clamp_range(lo, hi, s->n, a, b);
 }
 

@@ -88,6 +88,12 @@ int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, u
 	// a cropped edge from that edge alone and its last column can differ.
 	JDIMENSION x0 = out->x > 0 ? out->x - 1 : 0;
 	JDIMENSION x1 = out->x + out->w < out->W ? out->x + out->w + 1 : out->W;
+	// And at least 8 columns: libjpeg-turbo upsamples chroma plainly, not
+	// fancily, when a row of it is 2 samples or fewer.
+	if (x1 - x0 < 8) {
+		x1 = x0 + 8 < (JDIMENSION)out->W ? x0 + 8 : (JDIMENSION)out->W;
+		x0 = x1 > 8 ? x1 - 8 : 0;
+	}
 	JDIMENSION cx = x0, cw = x1 - x0;
 	if (cx > 0 || cw < d.output_width) jpeg_crop_scanline(&d, &cx, &cw);
 	size_t rowlen = (size_t)cw * 3;
@@ -124,28 +130,60 @@ int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, u
 	return 0;
 }
 
+// membuf is a JPEG destination that owns its buffer: it starts at about
+// what a detailed frame takes at high quality and doubles when full.
+// libjpeg's own memory destination swaps buffers as it grows and frees only
+// those it made, so after an error the caller could not tell what to free.
+typedef struct {
+	struct jpeg_destination_mgr pub;
+	uint8_t *buf;
+	size_t size;
+} membuf;
+
+static void membuf_init(j_compress_ptr c) {
+	membuf *m = (membuf *)c->dest;
+	m->pub.next_output_byte = m->buf;
+	m->pub.free_in_buffer = m->size;
+}
+
+static boolean membuf_grow(j_compress_ptr c) {
+	membuf *m = (membuf *)c->dest;
+	uint8_t *bigger = realloc(m->buf, m->size * 2);
+	if (!bigger) ERREXIT1(c, JERR_OUT_OF_MEMORY, 0);
+	m->buf = bigger;
+	m->pub.next_output_byte = bigger + m->size;
+	m->pub.free_in_buffer = m->size;
+	m->size *= 2;
+	return TRUE;
+}
+
+static void membuf_term(j_compress_ptr c) { (void)c; }
+
 int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
 	struct jpeg_compress_struct c;
 	fl_jerr e;
-	uint8_t *volatile rgb = NULL, *volatile first = NULL;
+	membuf m = {{0}, NULL, (size_t)in->w * in->h / 2 + 65536};
+	uint8_t *volatile rgb = NULL;
+	*dst = NULL;
+	*dstlen = 0;
+	if (!(m.buf = malloc(m.size))) {
+		set_err(err, errlen, "out of memory");
+		return -1;
+	}
 	init_err(&e);
 	c.err = &e.pub;
 	jpeg_create_compress(&c);
-	// A first buffer of about what a detailed frame takes at high quality:
-	// libjpeg grows one by doubling and copying, from 4 KB if given none.
-	*dstlen = (unsigned long)in->w * in->h / 2 + 65536;
-	*dst = first = malloc(*dstlen);
-	if (!first) *dstlen = 0;
 	if (setjmp(e.jump)) {
 		set_err(err, errlen, e.msg);
 		jpeg_destroy_compress(&c);
-		if (*dst != first) free(*dst);
-		free(first);
-		*dst = NULL;
+		free(m.buf); // grown through c.dest, so read back from memory
 		g_free(rgb);
 		return -1;
 	}
-	jpeg_mem_dest(&c, dst, dstlen);
+	m.pub.init_destination = membuf_init;
+	m.pub.empty_output_buffer = membuf_grow;
+	m.pub.term_destination = membuf_term;
+	c.dest = &m.pub;
 	c.image_width = in->w;
 	c.image_height = in->h;
 	c.input_components = 3;
@@ -170,8 +208,9 @@ int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned lon
 		jpeg_write_scanlines(&c, rows, n);
 	}
 	jpeg_finish_compress(&c);
+	*dst = m.buf;
+	*dstlen = m.size - m.pub.free_in_buffer;
 	jpeg_destroy_compress(&c);
-	if (*dst != first) free(first); // libjpeg moved to a larger buffer of its own
 	g_free(rgb);
 	return 0;
 }

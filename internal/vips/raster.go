@@ -242,14 +242,20 @@ func (r *Raster) Rot(quarter int) (*Raster, error) {
 // so edges of transparent images darken slightly).
 func (r *Raster) Affine(a, b, c, d, ix, iy, ox, oy float64, w, h int) (*Raster, error) {
 	det := a*d - b*c
-	if math.Abs(det) < 1e-9 || !r.whole() {
-		return r.done(nil, fmt.Errorf("raster: affine [%g %g; %g %g] of window %+v", a, b, c, d, r.Window()))
+	inv := [4]C.double{C.double(d / det), C.double(-b / det), C.double(-c / det), C.double(a / det)}
+	// Positions are 16.16 fixed point in 64 bits: an inverse that moves 2^20
+	// pixels a step, or centres as far out, could overflow them.
+	sane := math.Abs(det) >= 1e-9 && w < 1<<24 && h < 1<<24
+	for _, v := range append(inv[:], C.double(ix), C.double(iy), C.double(ox), C.double(oy)) {
+		sane = sane && math.Abs(float64(v)) < 1<<20
+	}
+	if !sane || !r.whole() {
+		return r.done(nil, fmt.Errorf("raster: affine [%g %g; %g %g] (centres %g,%g and %g,%g) of window %+v", a, b, c, d, ix, iy, ox, oy, r.Window()))
 	}
 	out, err := alloc(r.Bands(), w, h, Rect{0, 0, w, h})
 	if err != nil {
 		return r.done(nil, err)
 	}
-	inv := [4]C.double{C.double(d / det), C.double(-b / det), C.double(-c / det), C.double(a / det)}
 	C.fl_affine(&r.r, &out.r, &inv[0], C.double(ix), C.double(iy), C.double(ox), C.double(oy))
 	return r.done(out, nil)
 }

@@ -652,3 +652,47 @@ func TestRotMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// Windows one or two pixels wide, anywhere in a row, decode to the whole
+// decode's pixels: libjpeg-turbo would upsample their chroma differently.
+func TestNarrowWindows(t *testing.T) {
+	px := reader(t)
+	for _, w := range []int{64, 34} {
+		img, _ := randomPNG(t, w, 8, false)
+		var b bytes.Buffer
+		if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 90}); err != nil {
+			t.Fatal(err)
+		}
+		full := px(whole(t, b.Bytes()), nil)
+		for x := range w {
+			for _, ww := range []int{1, 2} {
+				win := Rect{x, 3, min(ww, w-x), 1}
+				r, _, err := DecodeRaster(b.Bytes(), func(int, int) (Window, error) { return Window{Rect: win}, nil })
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := px(r.Crop(win.X, win.Y, win.W, win.H))
+				part := image.NewNRGBA(image.Rect(0, 0, win.W, win.H))
+				draw.Draw(part, part.Bounds(), full, image.Pt(win.X, win.Y), draw.Src)
+				if d := maxDiff(got, part); d != 0 {
+					t.Fatalf("%d-wide image, window %+v differs from the whole decode by %d", w, win, d)
+				}
+			}
+		}
+	}
+}
+
+// A nearly singular map, whose inverse would overflow the fixed-point
+// positions, is an error, not a crash; so are tiny noise fractions quiet.
+func TestDegenerateInputs(t *testing.T) {
+	px := reader(t)
+	_, data := randomPNG(t, 80, 80, false)
+	if _, err := whole(t, data).Affine(1, 1e3, -2e-12, -3e-14, 40, 40, 40, 40, 80, 80); err == nil {
+		t.Error("a nearly singular affine map was accepted")
+	}
+	src := whole(t, data)
+	defer src.Close()
+	if d := maxDiff(px(src.Share().Noise(3, 1e-30)), px(src.Share(), nil)); d != 0 {
+		t.Errorf("noise of fraction 1e-30 changed pixels (by %d)", d)
+	}
+}
