@@ -238,27 +238,28 @@ static inline uint64_t mix(uint64_t z) {
 static inline uint64_t next_rand(uint64_t *s) { return mix(*s += 0x9e3779b97f4a7c15ULL); }
 
 // gaps draws geometric gaps: the number of clean pixels before the next
-// noisy one, floor(log u / log(1 - p)) for u uniform in (0, 1] in 2^-53
-// steps. The gaps below GAPS come from thresholds, u <= (1 - p)^(g + 1) for
+// noisy one, floor(log u / log(1 - p)) for u uniform in (0, 1] in 2^-40
+// steps, from the top 40 bits of a random draw (the low 24 are the noisy
+// pixel's colour). The gaps below GAPS come from thresholds, u <= (1 - p)^(g + 1) for
 // g below the gap, found by a branchless binary search on the integer u;
 // only longer ones take a logarithm.
 enum { GAPS = 64 };
 typedef struct {
-	uint64_t below[GAPS]; // (1 - p)^(g + 1), in 2^-53
+	uint64_t below[GAPS]; // (1 - p)^(g + 1), in 2^-40
 	double logq;
 } gaps;
 
 static void gaps_init(gaps *g, double fraction) {
 	g->logq = log1p(-fraction);
-	for (int k = 0; k < GAPS; k++) g->below[k] = (uint64_t)floor(exp(g->logq * (k + 1)) * 0x1.0p53);
+	for (int k = 0; k < GAPS; k++) g->below[k] = (uint64_t)floor(exp(g->logq * (k + 1)) * 0x1.0p40);
 }
 
 static inline int64_t next_gap(const gaps *g, uint64_t r) {
-	uint64_t u = (r >> 11) + 1; // 1 .. 2^53
+	uint64_t u = (r >> 24) + 1; // 1 .. 2^40
 	int k = 0;
 	for (int step = GAPS / 2; step > 0; step /= 2) k += (int)(g->below[k + step - 1] >= u) * step;
 	if (k < GAPS - 1 || g->below[GAPS - 1] < u) return k;
-	double gap = floor(log((double)u * 0x1.0p-53) / g->logq);
+	double gap = floor(log((double)u * 0x1.0p-40) / g->logq);
 	return gap < INT32_MAX ? (int64_t)gap : INT32_MAX; // past any row, for tiny fractions
 }
 
@@ -279,15 +280,15 @@ void fl_noise(const fl_raster *in, const fl_raster *out, uint64_t seed, double f
 		uint8_t *q = row_of(out, y); // column x is at q + nb * (x - left)
 		uint64_t s = mix(seed ^ mix((uint64_t)(in->y + y) + 1));
 		for (int64_t x = -1;;) {
+			uint64_t v = next_rand(&s);
 			if (all) {
 				x++;
 			} else {
-				int64_t gap = next_gap(&g, next_rand(&s));
+				int64_t gap = next_gap(&g, v);
 				if (gap >= in->W) break;
 				x += gap + 1;
 			}
 			if (x >= right) break;
-			uint64_t v = next_rand(&s);
 			if (x >= left) {
 				uint8_t *px = q + nb * (x - left);
 				px[0] = v, px[1] = v >> 8, px[2] = v >> 16;
