@@ -123,14 +123,12 @@ __attribute__((target("avx2"))) static void blur_row_avx2(const uint16_t *t, uin
 	for (; i < n; i++) q[i] = row_px(t, i, nb, wt, r);
 }
 
-static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
-
 static void blur_col(const uint8_t *const *rows, uint16_t *t, size_t n, const uint16_t *wt, int r) {
-	(have_avx2() ? blur_col_avx2 : blur_col_sse2)(rows, t, n, wt, r);
+	(__builtin_cpu_supports("avx2") ? blur_col_avx2 : blur_col_sse2)(rows, t, n, wt, r);
 }
 
 static void blur_row(const uint16_t *t, uint8_t *q, size_t n, int nb, const uint16_t *wt, int r) {
-	(have_avx2() ? blur_row_avx2 : blur_row_sse2)(t, q, n, nb, wt, r);
+	(__builtin_cpu_supports("avx2") ? blur_row_avx2 : blur_row_sse2)(t, q, n, nb, wt, r);
 }
 #else
 static void blur_col(const uint8_t *const *rows, uint16_t *t, size_t n, const uint16_t *wt, int r) {
@@ -156,7 +154,7 @@ static void weights(uint16_t *wt, double sigma, int r, int whole) {
 // fl_blur convolves the window with a Gaussian of standard deviation sigma
 // cut at radius r, separably, edges replicated: each output row is the
 // vertical pass over 2r + 1 input rows, then the horizontal pass over that,
-// so the only extra memory is two rows. Weights are 8-bit vertically (sums
+// so the only extra memory is one row of 16-bit sums. Weights are 8-bit vertically (sums
 // stay exact in 16 bits, twice the lanes of 32) and 16-bit horizontally.
 // Sums of at most 255 << 8 leave room for the rounding.
 int fl_blur(const fl_raster *in, const fl_raster *out, double sigma, int r) {
