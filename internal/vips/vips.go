@@ -1,7 +1,7 @@
 // Package vips is framelake's one cgo layer: libvips 8.14 for decoding,
 // header probes and thumbnails, and Rasters, decoded pixels in memory with
-// the kernels augment needs (raster.c) and JPEG through libjpeg-turbo
-// (jpeg.c), the library libvips itself uses. libvips is process-global, so
+// the kernels augment needs (geometry.c, blur.c, colour.c) and JPEG through
+// libjpeg-turbo (jpeg.c), the library libvips itself uses. libvips is process-global, so
 // it is started once (on first use) with untrusted loaders blocked (no
 // ImageMagick, PDF or matlab parsing of uploads) and its operation cache off:
 // every image we touch is new bytes, so a cache only holds memory, and a cache
