@@ -95,7 +95,7 @@ __attribute__((target("avx2"))) static void recomb_row_avx2(const uint8_t *p, ui
 
 FL_HOT static void recomb_rgb(const fl_raster *in, const fl_raster *out, const int16_t m[9]) {
 #ifdef FL_X86
-	if (__builtin_cpu_supports("avx2")) {
+	if (has_avx2()) {
 		rgb16 sh;
 		rgb16_init(&sh);
 		for (int y = 0; y < in->h; y++) recomb_row_avx2(row_of(in, y), row_of(out, y), in->w, m, &sh);
@@ -207,7 +207,7 @@ __attribute__((target("avx2"))) static void hue_row_avx2(const uint8_t *p, uint8
 
 FL_HOT static void hue_rgb(const fl_raster *in, const fl_raster *out, int16_t whole, uint16_t frac) {
 #ifdef FL_X86
-	if (__builtin_cpu_supports("avx2")) {
+	if (has_avx2()) {
 		rgb16 m;
 		rgb16_init(&m);
 		for (int y = 0; y < in->h; y++) hue_row_avx2(row_of(in, y), row_of(out, y), in->w, whole, frac, &m);

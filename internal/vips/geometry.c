@@ -85,9 +85,9 @@ static int mirror_rgba(const uint8_t *p, uint8_t *q, int w) {
 // mirror_row reverses the w pixels of a row from p into q, which may be p.
 static void mirror_row(const uint8_t *p, uint8_t *q, int w, int nb, const rev3 *rv) {
 	int done = 0;
-	if (nb == 4)
+	if (nb == 4 && fl_isa > FL_ISA_PLAIN)
 		done = mirror_rgba(p, q, w);
-	else if (__builtin_cpu_supports("ssse3"))
+	else if (nb == 3 && has_ssse3())
 		done = mirror_rgb(p, q, w, rv);
 	mirror_ends(p, q, done, w - 1 - done, nb);
 }
@@ -387,9 +387,9 @@ void fl_affine(const fl_raster *in, const fl_raster *out, const double inv[4], d
 #ifdef FL_X86
 	void (*fast)(const fl_raster *, const span *, int, int, const lerp_tables *) = NULL;
 	lerp_tables t; // 2 KB: cgo calls C on a thread's own stack
-	if (__builtin_cpu_supports("avx2") && avx2_fits(in, du, dv))
+	if (has_avx2() && avx2_fits(in, du, dv))
 		fast = nb == 3 ? span_avx2_rgb : span_avx2_rgba;
-	else if (__builtin_cpu_supports("ssse3"))
+	else if (has_ssse3())
 		fast = nb == 3 ? span_ssse3_rgb : span_ssse3_rgba;
 	if (fast) lerp_tables_init(&t);
 #endif

@@ -21,6 +21,12 @@
 #define FL_HOT
 #endif
 
+#ifdef FL_X86
+static inline int has_ssse3(void) { return fl_isa >= FL_ISA_SSSE3 && __builtin_cpu_supports("ssse3"); }
+static inline int has_avx2(void) { return fl_isa >= FL_ISA_AVX2 && __builtin_cpu_supports("avx2"); }
+static inline int has_avx512(void) { return fl_isa >= FL_ISA_AVX512 && __builtin_cpu_supports("avx512bw"); }
+#endif
+
 static inline uint8_t *row_of(const fl_raster *r, int y) { return r->px + (size_t)y * r->stride; }
 
 #endif

@@ -55,6 +55,24 @@ func (b *block) release() {
 
 var errNoMemory = errors.New("raster: out of memory")
 
+// isa is an instruction set the written-out kernels may use (C's fl_isa).
+type isa int
+
+const (
+	isaPlain  isa = C.FL_ISA_PLAIN
+	isaSSSE3  isa = C.FL_ISA_SSSE3
+	isaAVX2   isa = C.FL_ISA_AVX2
+	isaAVX512 isa = C.FL_ISA_AVX512
+)
+
+// holdISA keeps the kernels to level and up to nothing wider, until the
+// function it returns puts the widest back: tests check every twin against
+// the same reference on one machine. No kernel may run meanwhile.
+func holdISA(level isa) (restore func()) {
+	C.fl_isa = C.int(level)
+	return func() { C.fl_isa = C.FL_ISA_AVX512 }
+}
+
 // own wraps g_malloc'ed memory holding r's pixels.
 func own(p unsafe.Pointer, r C.fl_raster) *Raster {
 	b := &block{p: p}

@@ -33,6 +33,13 @@ void fl_noise(const fl_raster *in, const fl_raster *out, uint64_t seed, double f
 void fl_copy(const fl_raster *in, const fl_raster *out);
 void fl_flatten(const fl_raster *in, uint8_t *rgb, int row);
 
+// fl_isa is the widest instruction set the written-out kernels may use. A
+// machine takes the widest it has; tests lower it to hold every twin (plain
+// C, SSE2/SSSE3, AVX2, AVX-512) to the same bytes on one machine. Set it
+// only while no kernel runs.
+enum { FL_ISA_PLAIN, FL_ISA_SSSE3, FL_ISA_AVX2, FL_ISA_AVX512 };
+extern int fl_isa;
+
 // JPEG through libjpeg-turbo (jpeg.c). fl_jpeg_header fills W, H and bands
 // (3) and returns 1 when the file is a JPEG fl_jpeg_decode can read, 0 when
 // it is a JPEG in a colour space it cannot (CMYK: libvips reads those), -1

@@ -233,30 +233,32 @@ func TestWindows(t *testing.T) {
 // A mirrored decode is the decode and then Flip(false), for JPEG windows
 // (mirrored by the decoder) and for other formats (flipped after).
 func TestMirroredDecode(t *testing.T) {
-	px := reader(t)
-	for _, data := range [][]byte{testJPEG(t, 301, 203), testPNG(t, 301, 203, true)} {
-		for _, win := range []Rect{{0, 0, 301, 203}, {17, 33, 100, 100}, {280, 190, 21, 13}} {
-			decode := func(mirror bool) *Raster {
-				r, _, err := DecodeRaster(data, func(w, h int) (Window, error) { return Window{win, mirror}, nil })
+	eachISA(t, func(t *testing.T) {
+		px := reader(t)
+		for _, data := range [][]byte{testJPEG(t, 301, 203), testPNG(t, 301, 203, true)} {
+			for _, win := range []Rect{{0, 0, 301, 203}, {17, 33, 100, 100}, {280, 190, 21, 13}} {
+				decode := func(mirror bool) *Raster {
+					r, _, err := DecodeRaster(data, func(w, h int) (Window, error) { return Window{win, mirror}, nil })
+					if err != nil {
+						t.Fatal(err)
+					}
+					return r
+				}
+				flipped, err := decode(false).Flip(false)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return r
-			}
-			flipped, err := decode(false).Flip(false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mirrored := decode(true)
-			if mirrored.Window() != flipped.Window() {
-				t.Fatalf("window %+v: mirrored decode holds %+v, flip %+v", win, mirrored.Window(), flipped.Window())
-			}
-			w := flipped.Window()
-			if d := maxDiff(px(mirrored.Crop(w.X, w.Y, w.W, w.H)), px(flipped.Crop(w.X, w.Y, w.W, w.H))); d != 0 {
-				t.Errorf("window %+v: mirrored decode differs from decode and flip by %d", win, d)
+				mirrored := decode(true)
+				if mirrored.Window() != flipped.Window() {
+					t.Fatalf("window %+v: mirrored decode holds %+v, flip %+v", win, mirrored.Window(), flipped.Window())
+				}
+				w := flipped.Window()
+				if d := maxDiff(px(mirrored.Crop(w.X, w.Y, w.W, w.H)), px(flipped.Crop(w.X, w.Y, w.W, w.H))); d != 0 {
+					t.Errorf("window %+v: mirrored decode differs from decode and flip by %d", win, d)
+				}
 			}
 		}
-	}
+	})
 }
 
 func TestHueAndNoise(t *testing.T) {
@@ -433,78 +435,82 @@ func hueCase(deg float64) pointCase {
 // on RGB and RGBA, odd widths (vector tails) and in place (the source not
 // shared) as well as into a new raster.
 func TestPointOpsMatchFloat(t *testing.T) {
-	px := reader(t)
-	gray := [9]float64{0.65, 0.41, 0.04, 0.2, 0.75, 0.05, 0.2, 0.41, 0.39}
-	for _, alpha := range []bool{false, true} {
-		img, data := randomPNG(t, 37, 11, alpha)
-		for _, c := range []pointCase{
-			hueCase(-50), hueCase(17.5), hueCase(30), hueCase(200),
-			{"recomb", func(r *Raster) (*Raster, error) { return r.Recomb(gray) }, func(p []uint8) (o [3]float64) {
-				for i := range 3 {
-					v := gray[3*i]*float64(p[0]) + gray[3*i+1]*float64(p[1]) + gray[3*i+2]*float64(p[2])
-					o[i] = max(0, min(255, v))
-				}
-				return o
-			}, func(p []uint8) (o [3]uint8) {
-				for i := range 3 {
-					v := 2048
-					for j := range 3 {
-						v += int(math.Round(gray[3*i+j]*4096)) * int(p[j])
+	eachISA(t, func(t *testing.T) {
+		px := reader(t)
+		gray := [9]float64{0.65, 0.41, 0.04, 0.2, 0.75, 0.05, 0.2, 0.41, 0.39}
+		for _, alpha := range []bool{false, true} {
+			img, data := randomPNG(t, 37, 11, alpha)
+			for _, c := range []pointCase{
+				hueCase(-50), hueCase(17.5), hueCase(30), hueCase(200),
+				{"recomb", func(r *Raster) (*Raster, error) { return r.Recomb(gray) }, func(p []uint8) (o [3]float64) {
+					for i := range 3 {
+						v := gray[3*i]*float64(p[0]) + gray[3*i+1]*float64(p[1]) + gray[3*i+2]*float64(p[2])
+						o[i] = max(0, min(255, v))
 					}
-					o[i] = uint8(max(0, min(255, v>>12)))
-				}
-				return o
-			}},
-		} {
-			src := whole(t, data)
-			copied := px(c.op(src.Share()))
-			inPlace := px(c.op(src)) // src's last holder: the kernel writes over it
-			if d := maxDiff(copied, inPlace); d != 0 {
-				t.Errorf("%s (alpha %v): in place differs from a copy by %d", c.name, alpha, d)
-			}
-			for i := 0; i < len(img.Pix); i += 4 {
-				want, got := c.want(img.Pix[i:i+3]), copied.Pix[i:i+4]
-				if c.exact != nil && c.exact(img.Pix[i:i+3]) != [3]uint8(got[:3]) {
-					t.Fatalf("%s (alpha %v): pixel %v gave %v, want exactly %v", c.name, alpha, img.Pix[i:i+4], got, c.exact(img.Pix[i:i+3]))
-				}
-				for k := range 3 {
-					if math.Abs(want[k]-float64(got[k])) > 1 {
-						t.Fatalf("%s (alpha %v): pixel %v gave %v, want %.2f", c.name, alpha, img.Pix[i:i+4], got, want)
+					return o
+				}, func(p []uint8) (o [3]uint8) {
+					for i := range 3 {
+						v := 2048
+						for j := range 3 {
+							v += int(math.Round(gray[3*i+j]*4096)) * int(p[j])
+						}
+						o[i] = uint8(max(0, min(255, v>>12)))
 					}
+					return o
+				}},
+			} {
+				src := whole(t, data)
+				copied := px(c.op(src.Share()))
+				inPlace := px(c.op(src)) // src's last holder: the kernel writes over it
+				if d := maxDiff(copied, inPlace); d != 0 {
+					t.Errorf("%s (alpha %v): in place differs from a copy by %d", c.name, alpha, d)
 				}
-				if got[3] != img.Pix[i+3] {
-					t.Fatalf("%s: alpha %d became %d", c.name, img.Pix[i+3], got[3])
+				for i := 0; i < len(img.Pix); i += 4 {
+					want, got := c.want(img.Pix[i:i+3]), copied.Pix[i:i+4]
+					if c.exact != nil && c.exact(img.Pix[i:i+3]) != [3]uint8(got[:3]) {
+						t.Fatalf("%s (alpha %v): pixel %v gave %v, want exactly %v", c.name, alpha, img.Pix[i:i+4], got, c.exact(img.Pix[i:i+3]))
+					}
+					for k := range 3 {
+						if math.Abs(want[k]-float64(got[k])) > 1 {
+							t.Fatalf("%s (alpha %v): pixel %v gave %v, want %.2f", c.name, alpha, img.Pix[i:i+4], got, want)
+						}
+					}
+					if got[3] != img.Pix[i+3] {
+						t.Fatalf("%s: alpha %d became %d", c.name, img.Pix[i+3], got[3])
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // Horizontal flips trade blocks of pixels between the row's ends in
 // registers and finish pixel by pixel in the middle: every width, odd and
 // even, below and above a block or two, in place and into a new raster.
 func TestFlipWidths(t *testing.T) {
-	px := reader(t)
-	for _, alpha := range []bool{false, true} {
-		for _, w := range []int{1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 100} {
-			img, data := randomPNG(t, w, 3, alpha)
-			want := image.NewNRGBA(img.Bounds())
-			for y := range 3 {
-				for x := range w {
-					want.SetNRGBA(w-1-x, y, img.NRGBAAt(x, y))
+	eachISA(t, func(t *testing.T) {
+		px := reader(t)
+		for _, alpha := range []bool{false, true} {
+			for _, w := range []int{1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 100} {
+				img, data := randomPNG(t, w, 3, alpha)
+				want := image.NewNRGBA(img.Bounds())
+				for y := range 3 {
+					for x := range w {
+						want.SetNRGBA(w-1-x, y, img.NRGBAAt(x, y))
+					}
+				}
+				src := whole(t, data)
+				copied := px(src.Share().Flip(false))
+				inPlace := px(src.Flip(false))
+				if d := maxDiff(copied, want); d != 0 {
+					t.Errorf("width %d (alpha %v): flip into a new raster is off by %d", w, alpha, d)
+				}
+				if d := maxDiff(inPlace, want); d != 0 {
+					t.Errorf("width %d (alpha %v): flip in place is off by %d", w, alpha, d)
 				}
 			}
-			src := whole(t, data)
-			copied := px(src.Share().Flip(false))
-			inPlace := px(src.Flip(false))
-			if d := maxDiff(copied, want); d != 0 {
-				t.Errorf("width %d (alpha %v): flip into a new raster is off by %d", w, alpha, d)
-			}
-			if d := maxDiff(inPlace, want); d != 0 {
-				t.Errorf("width %d (alpha %v): flip in place is off by %d", w, alpha, d)
-			}
 		}
-	}
+	})
 }
 
 // Noise at quality 100 outgrows the encoder's first buffer: the JPEG still
@@ -564,31 +570,33 @@ func refAffine(src *image.NRGBA, inv [4]float64, ix, iy, ox, oy float64, bands i
 // bit: the fast path (no checks inside the image, registers) and the edges
 // and the fill agree with it everywhere.
 func TestAffineMatchesReference(t *testing.T) {
-	px := reader(t)
-	for _, alpha := range []bool{false, true} {
-		img, data := randomPNG(t, 150, 97, alpha)
-		bands := 3
-		if alpha {
-			bands = 4
-		}
-		for _, c := range []struct {
-			name       string
-			a, b, c, d float64
-		}{
-			{"rotate 17", math.Cos(0.2967), math.Sin(0.2967), -math.Sin(0.2967), math.Cos(0.2967)},
-			{"rotate -100", math.Cos(-1.745), math.Sin(-1.745), -math.Sin(-1.745), math.Cos(-1.745)},
-			{"shear x", 1, 0.4, 0, 1},
-			{"shear y", 1, 0, -0.7, 1},
-			{"zoom out", 0.5, 0, 0, 0.5},
-		} {
-			det := c.a*c.d - c.b*c.c
-			inv := [4]float64{c.d / det, -c.b / det, -c.c / det, c.a / det}
-			got := px(whole(t, data).Affine(c.a, c.b, c.c, c.d, 75, 48.5, 75, 48.5, 150, 97))
-			if d := maxDiff(got, refAffine(img, inv, 75, 48.5, 75, 48.5, bands)); d != 0 {
-				t.Errorf("%s (alpha %v): differs from the reference by %d", c.name, alpha, d)
+	eachISA(t, func(t *testing.T) {
+		px := reader(t)
+		for _, alpha := range []bool{false, true} {
+			img, data := randomPNG(t, 150, 97, alpha)
+			bands := 3
+			if alpha {
+				bands = 4
+			}
+			for _, c := range []struct {
+				name       string
+				a, b, c, d float64
+			}{
+				{"rotate 17", math.Cos(0.2967), math.Sin(0.2967), -math.Sin(0.2967), math.Cos(0.2967)},
+				{"rotate -100", math.Cos(-1.745), math.Sin(-1.745), -math.Sin(-1.745), math.Cos(-1.745)},
+				{"shear x", 1, 0.4, 0, 1},
+				{"shear y", 1, 0, -0.7, 1},
+				{"zoom out", 0.5, 0, 0, 0.5},
+			} {
+				det := c.a*c.d - c.b*c.c
+				inv := [4]float64{c.d / det, -c.b / det, -c.c / det, c.a / det}
+				got := px(whole(t, data).Affine(c.a, c.b, c.c, c.d, 75, 48.5, 75, 48.5, 150, 97))
+				if d := maxDiff(got, refAffine(img, inv, 75, 48.5, 75, 48.5, bands)); d != 0 {
+					t.Errorf("%s (alpha %v): differs from the reference by %d", c.name, alpha, d)
+				}
 			}
 		}
-	}
+	})
 }
 
 // Noise changes the asked fraction of pixels, for fractions whose gaps
