@@ -44,6 +44,41 @@ __attribute__((target("avx2"))) static inline void store16(uint8_t *q, const rgb
 	for (int k = 0; k < 3; k++) plane[k] = _mm_packus_epi16(_mm256_castsi256_si128(c[k]), _mm256_extracti128_si256(c[k], 1));
 	for (int k = 0; k < 3; k++) _mm_storeu_si128((__m128i *)q + k, shuffle3(plane, sh->join[k]));
 }
+
+// rgb32 holds the byte permutes between 32 RGB pixels (96 bytes) and
+// their three planes: split[c] picks plane c's bytes from the first 64
+// and the next 32; join[o] picks the o-th 64 bytes of pixels from the
+// planes R and G (one register) and B (another).
+typedef struct {
+	__m512i split[3], join[2];
+} rgb32;
+
+__attribute__((target("avx512bw"))) static void rgb32_init(rgb32 *m) {
+	uint8_t split[3][64] = {{0}}, join[2][64] = {{0}};
+	for (int k = 0; k < 32; k++)
+		for (int c = 0; c < 3; c++) split[c][k] = (uint8_t)(3 * k + c);
+	for (int i = 0; i < 96; i++) join[i / 64][i % 64] = (uint8_t)(32 * (i % 3) + i / 3);
+	for (int c = 0; c < 3; c++) m->split[c] = _mm512_loadu_si512((const void *)split[c]);
+	for (int o = 0; o < 2; o++) m->join[o] = _mm512_loadu_si512((const void *)join[o]);
+}
+
+// load32 reads 32 RGB pixels at p as three planes of 16-bit lanes.
+__attribute__((target("avx512bw,avx512vbmi"))) static inline void load32(const uint8_t *p, const rgb32 *m, __m512i c[3]) {
+	__m512i lo = _mm512_loadu_si512((const void *)p), hi = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(p + 64)));
+	for (int k = 0; k < 3; k++) c[k] = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(_mm512_permutex2var_epi8(lo, m->split[k], hi)));
+}
+
+// store32 writes three planes of 32 pixels, 16-bit lanes clamped to
+// 0..255, as RGB at q.
+__attribute__((target("avx512bw,avx512vbmi"))) static inline void store32(uint8_t *q, const rgb32 *m, const __m512i c[3]) {
+	__m256i b[3];
+	for (int k = 0; k < 3; k++) b[k] = _mm512_cvtusepi16_epi8(_mm512_max_epi16(c[k], _mm512_setzero_si512()));
+	__m512i rg = _mm512_inserti64x4(_mm512_castsi256_si512(b[0]), b[1], 1), bb = _mm512_castsi256_si512(b[2]);
+	_mm512_storeu_si512((void *)q, _mm512_permutex2var_epi8(rg, m->join[0], bb));
+	_mm256_storeu_si256((__m256i *)(q + 64), _mm512_castsi512_si256(_mm512_permutex2var_epi8(rg, m->join[1], bb)));
+}
+
+static int has_vbmi(void) { return has_avx512() && __builtin_cpu_supports("avx512vbmi"); }
 #endif
 
 // recomb_row is fl_recomb on n pixels of nb bands (constant where inlined,
@@ -91,10 +126,40 @@ __attribute__((target("avx2"))) static void recomb_row_avx2(const uint8_t *p, ui
 	}
 	recomb_row(p + 3 * x, q + 3 * x, n - x, m, 3);
 }
+
+// recomb_row_avx512 is recomb_row_avx2 on 32 pixels at a time.
+__attribute__((target("avx512bw,avx512vbmi"))) static void recomb_row_avx512(const uint8_t *p, uint8_t *q, int n, const int16_t *m, const rgb32 *sh) {
+	__m512i one = _mm512_set1_epi16(1), w[3][2];
+	for (int c = 0; c < 3; c++) {
+		w[c][0] = _mm512_set1_epi32((int32_t)((uint32_t)(uint16_t)m[3 * c + 1] << 16 | (uint16_t)m[3 * c]));
+		w[c][1] = _mm512_set1_epi32((int32_t)(2048u << 16 | (uint16_t)m[3 * c + 2]));
+	}
+	int x = 0;
+	for (; x + 32 <= n; x += 32) {
+		__m512i rgb[3], o[3];
+		load32(p + 3 * x, sh, rgb);
+		__m512i rg[2] = {_mm512_unpacklo_epi16(rgb[0], rgb[1]), _mm512_unpackhi_epi16(rgb[0], rgb[1])};
+		__m512i b1[2] = {_mm512_unpacklo_epi16(rgb[2], one), _mm512_unpackhi_epi16(rgb[2], one)};
+		for (int c = 0; c < 3; c++) {
+			__m512i s[2];
+			for (int h = 0; h < 2; h++)
+				s[h] = _mm512_srai_epi32(_mm512_add_epi32(_mm512_madd_epi16(rg[h], w[c][0]), _mm512_madd_epi16(b1[h], w[c][1])), 12);
+			o[c] = _mm512_packs_epi32(s[0], s[1]);
+		}
+		store32(q + 3 * x, sh, o);
+	}
+	recomb_row(p + 3 * x, q + 3 * x, n - x, m, 3);
+}
 #endif
 
 FL_HOT static void recomb_rgb(const fl_raster *in, const fl_raster *out, const int16_t m[9]) {
 #ifdef FL_X86
+	if (has_vbmi()) {
+		rgb32 sh;
+		rgb32_init(&sh);
+		for (int y = 0; y < in->h; y++) recomb_row_avx512(row_of(in, y), row_of(out, y), in->w, m, &sh);
+		return;
+	}
 	if (has_avx2()) {
 		rgb16 sh;
 		rgb16_init(&sh);
@@ -205,8 +270,52 @@ __attribute__((target("avx2"))) static void hue_row_avx2(const uint8_t *p, uint8
 }
 #endif
 
+#ifdef FL_X86
+// hue_px32 is hue_px on 32 pixels.
+__attribute__((target("avx512bw,avx512vbmi"))) static inline __m512i hue_px32(__m512i mx, __m512i C, __m512i P, int o) {
+	__m512i z = _mm512_setzero_si512(), turn = _mm512_mullo_epi16(C, _mm512_set1_epi16(6));
+	__m512i t = _mm512_sub_epi16(P, _mm512_mullo_epi16(C, _mm512_set1_epi16((short)(6 - o))));
+	t = _mm512_mask_add_epi16(t, _mm512_cmplt_epi16_mask(t, z), t, turn);
+	__m512i d = _mm512_min_epi16(t, _mm512_sub_epi16(_mm512_slli_epi16(C, 2), t));
+	d = _mm512_max_epi16(z, _mm512_min_epi16(C, d));
+	return _mm512_sub_epi16(mx, _mm512_srli_epi16(_mm512_add_epi16(d, _mm512_set1_epi16(8)), 4));
+}
+
+// hue_row_avx512 is hue_row_avx2 on 32 pixels at a time, with masks for
+// the choices.
+__attribute__((target("avx512bw,avx512vbmi"))) static void hue_row_avx512(const uint8_t *p, uint8_t *q, int n, int16_t whole, uint16_t frac, const rgb32 *m) {
+	__m512i vwhole = _mm512_set1_epi16(whole), vfrac = _mm512_set1_epi16((short)frac), z = _mm512_setzero_si512();
+	int x = 0;
+	for (; x + 32 <= n; x += 32) {
+		__m512i rgb[3];
+		load32(p + 3 * x, m, rgb);
+		__m512i r = rgb[0], g = rgb[1], b = rgb[2];
+		__m512i mx = _mm512_max_epi16(r, _mm512_max_epi16(g, b)), c = _mm512_sub_epi16(mx, _mm512_min_epi16(r, _mm512_min_epi16(g, b)));
+		__m512i c2 = _mm512_add_epi16(c, c), c6 = _mm512_mullo_epi16(c, _mm512_set1_epi16(6));
+		__m512i H = _mm512_add_epi16(_mm512_sub_epi16(r, g), _mm512_add_epi16(c2, c2));                            // r - g + 4c
+		H = _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(mx, g), H, _mm512_add_epi16(_mm512_sub_epi16(b, r), c2)); // b - r + 2c
+		H = _mm512_mask_blend_epi16(_mm512_cmpeq_epi16_mask(mx, r), H, _mm512_sub_epi16(g, b));                       // g - b
+		__mmask32 neg = _mm512_cmplt_epi16_mask(H, z);
+		H = _mm512_mask_add_epi16(_mm512_add_epi16(H, _mm512_mullo_epi16(vwhole, c)), neg, _mm512_add_epi16(H, _mm512_mullo_epi16(vwhole, c)), c6);
+		H = _mm512_mask_sub_epi16(H, _mm512_cmpge_epi16_mask(H, c6), H, c6);
+		__m512i C = _mm512_slli_epi16(c, 4), C6 = _mm512_slli_epi16(c6, 4);
+		__m512i P = _mm512_add_epi16(_mm512_slli_epi16(H, 4), _mm512_mulhi_epu16(vfrac, C));
+		P = _mm512_mask_sub_epi16(P, _mm512_cmpge_epi16_mask(P, C6), P, C6);
+		__m512i o[3] = {hue_px32(mx, C, P, 5), hue_px32(mx, C, P, 3), hue_px32(mx, C, P, 1)};
+		store32(q + 3 * x, m, o);
+	}
+	hue_row(p + 3 * x, q + 3 * x, n - x, whole, frac, 3);
+}
+#endif
+
 FL_HOT static void hue_rgb(const fl_raster *in, const fl_raster *out, int16_t whole, uint16_t frac) {
 #ifdef FL_X86
+	if (has_vbmi()) {
+		rgb32 m;
+		rgb32_init(&m);
+		for (int y = 0; y < in->h; y++) hue_row_avx512(row_of(in, y), row_of(out, y), in->w, whole, frac, &m);
+		return;
+	}
 	if (has_avx2()) {
 		rgb16 m;
 		rgb16_init(&m);

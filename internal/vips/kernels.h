@@ -1,8 +1,9 @@
 // Shared by the kernels of raster.h (geometry.c, blur.c, colour.c,
 // raster.c): the hot loops are written so gcc vectorises them, and the
 // hottest are compiled for AVX2 too (FL_HOT), picked at load time; where
-// gcc cannot, they are written out in SSE2, SSSE3 or AVX2 (FL_X86) with a
-// plain C twin that gives the same bytes.
+// gcc cannot, they are written out in SSE2, SSSE3, AVX2 or AVX-512 (FL_X86),
+// picked at run time up to fl_isa, each with a plain C twin that gives the
+// same bytes.
 #ifndef FL_KERNELS_H
 #define FL_KERNELS_H
 
