@@ -349,25 +349,33 @@ static inline uint64_t next_rand(uint64_t *s) { return mix(*s += 0x9e3779b97f4a7
 // gaps draws geometric gaps: the number of clean pixels before the next
 // noisy one, floor(log u / log(1 - p)) for u uniform in (0, 1] in 2^-40
 // steps, from the top 40 bits of a random draw (the low 24 are the noisy
-// pixel's colour). The gaps below GAPS come from thresholds, u <= (1 - p)^(g + 1) for
-// g below the gap, found by a branchless binary search on the integer u;
-// only longer ones take a logarithm.
-enum { GAPS = 64 };
+// pixel's colour). A gap g below GAPS is the count of thresholds
+// (1 - p)^(k + 1) at or above u; first holds that count at the top of each
+// of BUCKETS slices of u, so a draw starts from its slice's count and
+// rarely steps further. Only gaps of GAPS or more take a logarithm.
+enum { GAPS = 64, BUCKETS = 4096, BUCKET_BITS = 28 };
 typedef struct {
 	uint64_t below[GAPS]; // (1 - p)^(g + 1), in 2^-40
+	uint8_t first[BUCKETS];
 	double logq;
 } gaps;
 
 static void gaps_init(gaps *g, double fraction) {
 	g->logq = log1p(-fraction);
 	for (int k = 0; k < GAPS; k++) g->below[k] = (uint64_t)floor(exp(g->logq * (k + 1)) * 0x1.0p40);
+	int k = GAPS; // thresholds fall as k grows, and their count as u does
+	for (int b = 0; b < BUCKETS; b++) {
+		uint64_t top = (uint64_t)(b + 1) << BUCKET_BITS;
+		while (k > 0 && g->below[k - 1] < top) k--;
+		g->first[b] = (uint8_t)k;
+	}
 }
 
 static inline int64_t next_gap(const gaps *g, uint64_t r) {
 	uint64_t u = (r >> 24) + 1; // 1 .. 2^40
-	int k = 0;
-	for (int step = GAPS / 2; step > 0; step /= 2) k += (int)(g->below[k + step - 1] >= u) * step;
-	if (k < GAPS - 1 || g->below[GAPS - 1] < u) return k;
+	int k = g->first[(u - 1) >> BUCKET_BITS];
+	while (k < GAPS && g->below[k] >= u) k++;
+	if (k < GAPS) return k;
 	double gap = floor(log((double)u * 0x1.0p-40) / g->logq);
 	return gap < INT32_MAX ? (int64_t)gap : INT32_MAX; // past any row, for tiny fractions
 }
