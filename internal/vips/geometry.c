@@ -82,6 +82,20 @@ static int mirror_rgba(const uint8_t *p, uint8_t *q, int w) {
 	return i;
 }
 
+// mirror_plane is mirror_rgb for 1-byte samples (a YCbCr plane), 16 to a
+// register (SSSE3).
+__attribute__((target("ssse3"))) static int mirror_plane(const uint8_t *p, uint8_t *q, int w) {
+	const __m128i rev = _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+	int i = 0;
+	for (; 2 * i + 32 <= w; i += 16) {
+		size_t l = (size_t)i, r = (size_t)(w - 16 - i);
+		__m128i L = _mm_loadu_si128((const __m128i *)(p + l)), R = _mm_loadu_si128((const __m128i *)(p + r));
+		_mm_storeu_si128((__m128i *)(q + l), _mm_shuffle_epi8(R, rev));
+		_mm_storeu_si128((__m128i *)(q + r), _mm_shuffle_epi8(L, rev));
+	}
+	return i;
+}
+
 // mirror_row reverses the w pixels of a row from p into q, which may be p.
 static void mirror_row(const uint8_t *p, uint8_t *q, int w, int nb, const rev3 *rv) {
 	int done = 0;
@@ -89,6 +103,8 @@ static void mirror_row(const uint8_t *p, uint8_t *q, int w, int nb, const rev3 *
 		done = mirror_rgba(p, q, w);
 	else if (nb == 3 && has_ssse3())
 		done = mirror_rgb(p, q, w, rv);
+	else if (nb == 1 && has_ssse3())
+		done = mirror_plane(p, q, w);
 	mirror_ends(p, q, done, w - 1 - done, nb);
 }
 #else

@@ -214,3 +214,157 @@ int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned lon
 	g_free(rgb);
 	return 0;
 }
+
+// The YCbCr 4:2:0 planes a JPEG stores, read and written without chroma
+// upsampling, colour conversion or downsampling (libjpeg's raw data): a
+// chain of flips, crops and blurs on them saves both conversions and
+// resamples the chroma once instead of three times.
+
+static int is_ycc420(const struct jpeg_decompress_struct *d) {
+	const jpeg_component_info *c = d->comp_info;
+	return d->jpeg_color_space == JCS_YCbCr && d->num_components == 3 && c[0].h_samp_factor == 2 && c[0].v_samp_factor == 2 &&
+	       c[1].h_samp_factor == 1 && c[1].v_samp_factor == 1 && c[2].h_samp_factor == 1 && c[2].v_samp_factor == 1;
+}
+
+int fl_jpeg_ycc420(const uint8_t *buf, size_t len, int *w, int *h) {
+	struct jpeg_decompress_struct d;
+	fl_jerr e;
+	init_err(&e);
+	d.err = &e.pub;
+	jpeg_create_decompress(&d);
+	if (setjmp(e.jump)) {
+		jpeg_destroy_decompress(&d);
+		return 0;
+	}
+	jpeg_mem_src(&d, buf, len);
+	jpeg_read_header(&d, TRUE);
+	int ok = is_ycc420(&d);
+	*w = d.image_width;
+	*h = d.image_height;
+	jpeg_destroy_decompress(&d);
+	return ok;
+}
+
+int fl_jpeg_decode_ycc(const uint8_t *buf, size_t len, int rows, int mirror, fl_raster planes[3], uint8_t *mem[3], char *err, size_t errlen) {
+	struct jpeg_decompress_struct d;
+	fl_jerr e;
+	uint8_t *volatile px[3] = {NULL, NULL, NULL};
+	init_err(&e);
+	d.err = &e.pub;
+	jpeg_create_decompress(&d);
+	if (setjmp(e.jump)) {
+		set_err(err, errlen, e.msg);
+		jpeg_destroy_decompress(&d);
+		for (int k = 0; k < 3; k++) g_free(px[k]);
+		return -1;
+	}
+	jpeg_mem_src(&d, buf, len);
+	jpeg_read_header(&d, TRUE);
+	if (!is_ycc420(&d)) {
+		strcpy(e.msg, "not a YCbCr 4:2:0 JPEG");
+		longjmp(e.jump, 1);
+	}
+	d.raw_data_out = TRUE;
+	jpeg_start_decompress(&d);
+	int W = d.image_width, H = d.image_height;
+	rows = rows < 1 ? 1 : rows > H ? H : rows;
+	int strips = (rows + 15) / 16; // iMCU rows: 16 of luma, 8 of chroma
+	for (int k = 0; k < 3; k++) {
+		int half = k > 0, pw = half ? (W + 1) / 2 : W, ph = half ? (H + 1) / 2 : H;
+		size_t stride = d.comp_info[k].width_in_blocks * DCTSIZE;
+		if (!(px[k] = g_try_malloc(stride * (size_t)strips * (half ? 8 : 16)))) {
+			strcpy(e.msg, "out of memory");
+			longjmp(e.jump, 1);
+		}
+		int h = half ? (rows + 1) / 2 : rows;
+		planes[k] = (fl_raster){px[k], stride, 1, pw, ph, 0, 0, pw, h};
+	}
+	for (int s = 0; s < strips; s++) {
+		JSAMPROW r[3][16];
+		JSAMPARRAY a[3] = {r[0], r[1], r[2]};
+		for (int k = 0; k < 3; k++)
+			for (int i = 0; i < (k ? 8 : 16); i++) r[k][i] = px[k] + ((size_t)s * (k ? 8 : 16) + i) * planes[k].stride;
+		jpeg_read_raw_data(&d, a, 16);
+		for (int k = 0; mirror && k < 3; k++) {
+			fl_raster strip = planes[k];
+			strip.px = r[k][0];
+			strip.h = k ? 8 : 16;
+			fl_flip(&strip, &strip, 0);
+		}
+	}
+	if (d.output_scanline == d.output_height)
+		jpeg_finish_decompress(&d); // reads to the end, so truncation shows
+	jpeg_destroy_decompress(&d);
+	for (int k = 0; k < 3; k++) mem[k] = px[k];
+	return 0;
+}
+
+// fill_strip copies n rows of p from row y on (the last row repeated past
+// its end) into rows of width bytes, each padded with its last sample, as
+// libjpeg pads the edges of what it downsamples.
+static void fill_strip(const fl_raster *p, int y, int n, uint8_t *strip, size_t width) {
+	for (int i = 0; i < n; i++) {
+		const uint8_t *src = p->px + (size_t)(y + i < p->h ? y + i : p->h - 1) * p->stride;
+		uint8_t *dst = strip + (size_t)i * width;
+		memcpy(dst, src, p->w);
+		memset(dst + p->w, src[p->w - 1], width - p->w);
+	}
+}
+
+int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
+	struct jpeg_compress_struct c;
+	fl_jerr e;
+	membuf m = {{0}, NULL, (size_t)planes[0].w * planes[0].h / 2 + 65536};
+	uint8_t *volatile strip = NULL;
+	*dst = NULL;
+	*dstlen = 0;
+	if (!(m.buf = malloc(m.size))) {
+		set_err(err, errlen, "out of memory");
+		return -1;
+	}
+	init_err(&e);
+	c.err = &e.pub;
+	jpeg_create_compress(&c);
+	if (setjmp(e.jump)) {
+		set_err(err, errlen, e.msg);
+		jpeg_destroy_compress(&c);
+		free(m.buf);
+		g_free(strip);
+		return -1;
+	}
+	m.pub.init_destination = membuf_init;
+	m.pub.empty_output_buffer = membuf_grow;
+	m.pub.term_destination = membuf_term;
+	c.dest = &m.pub;
+	c.image_width = planes[0].w;
+	c.image_height = planes[0].h;
+	c.input_components = 3;
+	c.in_color_space = JCS_YCbCr;
+	jpeg_set_defaults(&c); // 4:2:0, Huffman tables not optimised
+	jpeg_set_quality(&c, quality, TRUE);
+	c.raw_data_in = TRUE;
+	jpeg_start_compress(&c, TRUE);
+	size_t width[3], off[3];
+	for (int k = 0; k < 3; k++) width[k] = c.comp_info[k].width_in_blocks * DCTSIZE;
+	off[0] = 0, off[1] = 16 * width[0], off[2] = off[1] + 8 * width[1];
+	if (!(strip = g_try_malloc(off[2] + 8 * width[2]))) {
+		strcpy(e.msg, "out of memory");
+		longjmp(e.jump, 1);
+	}
+	while (c.next_scanline < c.image_height) {
+		JSAMPROW r[3][16];
+		JSAMPARRAY a[3] = {r[0], r[1], r[2]};
+		for (int k = 0; k < 3; k++) {
+			int n = k ? 8 : 16, y = (int)c.next_scanline / (k ? 2 : 1);
+			fill_strip(&planes[k], y, n, strip + off[k], width[k]);
+			for (int i = 0; i < n; i++) r[k][i] = strip + off[k] + (size_t)i * width[k];
+		}
+		jpeg_write_raw_data(&c, a, 16);
+	}
+	jpeg_finish_compress(&c);
+	*dst = m.buf;
+	*dstlen = m.size - m.pub.free_in_buffer;
+	jpeg_destroy_compress(&c);
+	g_free(strip);
+	return 0;
+}

@@ -52,5 +52,14 @@ int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, u
 // fl_jpeg_encode writes the whole raster (window = image) as a baseline
 // 4:2:0 JPEG; *dst is malloc'ed by libjpeg (free it).
 int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen);
+// The YCbCr 4:2:0 planes of a JPEG (jpeg.c), each a 1-band raster: luma
+// W x H, chroma (W + 1) / 2 x (H + 1) / 2. fl_jpeg_ycc420 reports whether a
+// JPEG is laid out so (and its size). fl_jpeg_decode_ycc decodes the first
+// rows rows (rounded up to 16, at most all) of the three planes into memory
+// it allocates (mem[k], for g_free), each row mirrored when mirror is set.
+// fl_jpeg_encode_ycc writes three whole planes as a baseline 4:2:0 JPEG.
+int fl_jpeg_ycc420(const uint8_t *buf, size_t len, int *w, int *h);
+int fl_jpeg_decode_ycc(const uint8_t *buf, size_t len, int rows, int mirror, fl_raster planes[3], uint8_t *mem[3], char *err, size_t errlen);
+int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen);
 
 #endif
