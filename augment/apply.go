@@ -34,23 +34,55 @@ func ApplyN(ctx context.Context, img []byte, boxes []Box, cfg *Config, seed uint
 	if err := checkBoxes(boxes); err != nil {
 		return nil, err
 	}
-	src, format, _, err := decode(ctx, img, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
+	var d decoded
+	defer d.close()
 	outs := make([]Output, 0, n)
 	for i := range n {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		o, err := run(src.Share(), format, boxes, cfg.Sample(seed, opt.Key, i), 0, opt)
+		o, err := d.run(ctx, img, boxes, cfg.Sample(seed, opt.Key, i), opt)
 		if err != nil {
 			return nil, err
 		}
 		outs = append(outs, o)
 	}
 	return outs, nil
+}
+
+// decoded is ApplyN's image, decoded once for all of its outputs: as
+// pixels, as YCbCr planes, or both, as its chains need.
+type decoded struct {
+	src    *vips.Raster
+	format string
+	ycc    *vips.YCC
+}
+
+func (d *decoded) run(ctx context.Context, img []byte, boxes []Box, steps []Step, opt Options) (Output, error) {
+	if _, ok := planar(img, steps, opt); ok {
+		if d.ycc == nil {
+			d.ycc, _ = vips.DecodeYCC(img, math.MaxInt32, false) // on an error the pixel path says what is wrong
+		}
+		if d.ycc != nil {
+			return runYCC(d.ycc.Share(), boxes, steps, 0, opt)
+		}
+	}
+	if d.src == nil {
+		var err error
+		if d.src, d.format, _, err = decode(ctx, img, nil); err != nil {
+			return Output{}, err
+		}
+	}
+	return run(d.src.Share(), d.format, boxes, steps, 0, opt)
+}
+
+func (d *decoded) close() {
+	if d.src != nil {
+		d.src.Close()
+	}
+	if d.ycc != nil {
+		d.ycc.Close()
+	}
 }
 
 // ApplySteps applies explicit steps (as recorded in an Output, or written by
@@ -66,6 +98,15 @@ func ApplySteps(ctx context.Context, img []byte, boxes []Box, steps []Step, opt 
 	}
 	if err := checkBoxes(boxes); err != nil {
 		return Output{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Output{}, err
+	}
+	if rows, ok := planar(img, steps, opt); ok {
+		mirror := mirrorFirst(steps)
+		if y, err := vips.DecodeYCC(img, rows, mirror); err == nil {
+			return runYCC(y, boxes, steps, b2i(mirror), opt)
+		} // else the pixel path says what is wrong with img
 	}
 	src, format, decoded, err := decode(ctx, img, steps)
 	if err != nil {
@@ -97,7 +138,7 @@ func decode(ctx context.Context, img []byte, steps []Step) (*vips.Raster, string
 	if err := ctx.Err(); err != nil {
 		return nil, "", 0, err
 	}
-	mirror := len(steps) > 0 && steps[0].Type == FlipImage && steps[0].Property == FlipHorizontal
+	mirror := mirrorFirst(steps)
 	src, format, err := vips.DecodeRaster(img, func(w, h int) (vips.Window, error) {
 		if w*h > MaxPixels {
 			return vips.Window{}, errs.New(errs.TooLarge, "image", "augment: image of %dx%d pixels is above the limit of %d", w, h, MaxPixels)
@@ -111,10 +152,20 @@ func decode(ctx context.Context, img []byte, steps []Step) (*vips.Raster, string
 	case err != nil:
 		return nil, "", 0, errs.Wrap(errs.UnsupportedMedia, err, "augment: read image")
 	}
-	if mirror {
-		return src, format, 1, nil
+	return src, format, b2i(mirror), nil
+}
+
+// mirrorFirst reports whether steps start with a horizontal flip, which the
+// decoders do as they write the rows.
+func mirrorFirst(steps []Step) bool {
+	return len(steps) > 0 && steps[0].Type == FlipImage && steps[0].Property == FlipHorizontal
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	return src, format, 0, nil
+	return 0
 }
 
 // checkBoxes rejects boxes no transform can make sense of.
@@ -148,19 +199,41 @@ func (c *chain) next(r *vips.Raster, err error) error {
 
 func (c *chain) size() (w, h int) { return c.r.Width(), c.r.Height() }
 
-// run applies steps to src, which it consumes; the first decoded of them
-// the decoder did already, so only their boxes move.
-func run(src *vips.Raster, format string, boxes []Box, steps []Step, decoded int, opt Options) (Output, error) {
-	c := &chain{r: src, minVisible: opt.MinVisible}
-	defer func() { c.r.Close() }()
+// newChain starts a chain on a w x h image: boxes clipped to it.
+func newChain(boxes []Box, w, h int, opt Options) *chain {
+	c := &chain{minVisible: opt.MinVisible}
 	if c.minVisible == 0 {
 		c.minVisible = DefaultMinVisible
 	}
 	for _, b := range boxes {
 		c.boxes = append(c.boxes, tracked{box: b, visible: 1})
 	}
-	w, h := c.size()
 	c.boxes = clip(c.boxes, w, h, c.minVisible)
+	return c
+}
+
+// output is the chain's result: the encoded image, its boxes and steps.
+func (c *chain) output(format string, w, h int, steps []Step, img []byte) Output {
+	out := Output{Format: format, Width: w, Height: h, Image: img, Boxes: make([]Box, len(c.boxes)), Steps: append([]Step{}, steps...)}
+	for i, t := range c.boxes {
+		out.Boxes[i] = t.box
+	}
+	return out
+}
+
+func quality(opt Options) int {
+	if opt.Quality == 0 {
+		return DefaultQuality
+	}
+	return opt.Quality
+}
+
+// run applies steps to src, which it consumes; the first decoded of them
+// the decoder did already, so only their boxes move.
+func run(src *vips.Raster, format string, boxes []Box, steps []Step, decoded int, opt Options) (Output, error) {
+	c := newChain(boxes, src.Width(), src.Height(), opt)
+	c.r = src
+	defer func() { c.r.Close() }()
 	for i, st := range steps {
 		if i < decoded { // a horizontal flip (decode)
 			w, h := c.size()
@@ -171,22 +244,13 @@ func run(src *vips.Raster, format string, boxes []Box, steps []Step, decoded int
 			return Output{}, fmt.Errorf("augment: step %d %s.%s: %w", i, st.Type, st.Property, err)
 		}
 	}
-	w, h = c.size()
-	out := Output{Format: outputFormat(opt.Format, format, c.r.Bands()), Width: w, Height: h,
-		Boxes: make([]Box, len(c.boxes)), Steps: append([]Step{}, steps...)}
-	for i, t := range c.boxes {
-		out.Boxes[i] = t.box
-	}
-	q := opt.Quality
-	if q == 0 {
-		q = DefaultQuality
-	}
-	var err error
-	out.Image, err = c.r.Encode(vips.Format(out.Format), q)
+	w, h := c.size()
+	format = outputFormat(opt.Format, format, c.r.Bands())
+	img, err := c.r.Encode(vips.Format(format), quality(opt))
 	if err != nil {
 		return Output{}, fmt.Errorf("augment: %w", err)
 	}
-	return out, nil
+	return c.output(format, w, h, steps, img), nil
 }
 
 func outputFormat(want, input string, bands int) string {
@@ -280,9 +344,14 @@ func (c *chain) crop(percent, x, y float64) error {
 	if r.W == w && r.H == h {
 		return nil
 	}
+	c.cropBoxes(r)
+	return c.next(c.r.Crop(r.X, r.Y, r.W, r.H))
+}
+
+// cropBoxes moves and clips the boxes to the crop r.
+func (c *chain) cropBoxes(r vips.Rect) {
 	moveShift(c.boxes, r.X, r.Y)
 	c.boxes = clip(c.boxes, r.W, r.H, c.minVisible)
-	return c.next(c.r.Crop(r.X, r.Y, r.W, r.H))
 }
 
 // Rec. 601 luma weights, as Pillow's "L" mode and OpenCV's gray use.
