@@ -332,10 +332,25 @@ func (c *chain) affine(m affine2, identity bool) error {
 
 // cropRect is the window of percent% of each side of a w x h image that x
 // and y place within the room left around it (0 left/top, 1 right/bottom).
+// On an image of even width and height the window's size and place are even
+// too: a JPEG's half-size chroma is then cut where its samples meet, and the
+// chain can run on the JPEG's planes (planar).
 func cropRect(w, h int, percent, x, y float64) vips.Rect {
-	cw := max(1, int(math.Round(float64(w)*percent/100)))
-	ch := max(1, int(math.Round(float64(h)*percent/100)))
-	return vips.Rect{X: int(math.Round(x * float64(w-cw))), Y: int(math.Round(y * float64(h-ch))), W: cw, H: ch}
+	even := w%2 == 0 && h%2 == 0
+	side := func(n int) int {
+		if even {
+			return max(2, 2*int(math.Round(float64(n)*percent/200)))
+		}
+		return max(1, int(math.Round(float64(n)*percent/100)))
+	}
+	place := func(room int, f float64) int {
+		if even {
+			return 2 * int(math.Round(f*float64(room)/2))
+		}
+		return int(math.Round(f * float64(room)))
+	}
+	cw, ch := side(w), side(h)
+	return vips.Rect{X: place(w-cw, x), Y: place(h-ch, y), W: cw, H: ch}
 }
 
 func (c *chain) crop(percent, x, y float64) error {

@@ -42,7 +42,9 @@
 //     and column.
 //   - CROP_PERCENTAGE p keeps a window of p% of the width and p% of the
 //     height (at least one pixel), placed at random, and the output keeps the
-//     window's size (no resize back). 100 keeps the whole image.
+//     window's size (no resize back). 100 keeps the whole image. On an image
+//     of even width and height, sizes and offsets round to even pixels, so a
+//     JPEG's half-size chroma is cut where its samples meet.
 //   - Boxes (pixels, top-left origin, edges: a box covering pixel columns
 //     0..9 has X 0 and W 10) follow the pixels as DESIGN.md says: exactly for
 //     flips, right angles and crop; rotation and shear take the box enclosing

@@ -32,7 +32,7 @@ func TestPlanarChains(t *testing.T) {
 		{"vertical flip, corner crop", []Step{flip(FlipVertical), crop(50, 1, 0)}, Options{}, true},
 		{"crop blur flip crop", []Step{crop(70, 0.1, 0.75), blur(1.5), flip(FlipHorizontal), crop(50, 0.5, 0.5)}, Options{Format: "jpeg"}, true},
 		{"blur alone", []Step{blur(3)}, Options{}, true},
-		{"odd crop", []Step{crop(80, 0.3, 0.3)}, Options{}, false},
+		{"crop anywhere", []Step{crop(77, 0.3, 0.7)}, Options{}, true},
 		{"png out", []Step{flip(FlipHorizontal)}, Options{Format: "png"}, false},
 		{"hue", []Step{flip(FlipHorizontal), {Type: Hue, Property: HueDegrees, Value: 30}}, Options{}, false},
 	} {
@@ -84,6 +84,32 @@ func TestPlanarChains(t *testing.T) {
 				if n == 0 || math.Abs(found.X-box.X) > 2 || math.Abs(found.Y-box.Y) > 2 ||
 					math.Abs(found.X+found.W-box.X-box.W) > 2 || math.Abs(found.Y+found.H-box.Y-box.H) > 2 {
 					t.Errorf("%s: %s box %+v, its colour at %+v", c.name, r.label, box, found)
+				}
+			}
+		}
+	}
+}
+
+// Crops of an even image are even in size and place and stay inside it;
+// odd images keep the plain rounding.
+func TestCropRectEven(t *testing.T) {
+	for _, size := range [][2]int{{320, 240}, {2, 2}, {333, 222}, {101, 77}} {
+		w, h := size[0], size[1]
+		even := w%2 == 0 && h%2 == 0
+		for _, p := range []float64{1, 33, 77, 99, 100} {
+			for _, f := range []float64{0, 0.3, 0.5, 1} {
+				r := cropRect(w, h, p, f, 1-f)
+				if r.X < 0 || r.Y < 0 || r.W < 1 || r.H < 1 || r.X+r.W > w || r.Y+r.H > h {
+					t.Errorf("%dx%d %g%% at %g: %+v outside the image", w, h, p, f, r)
+				}
+				if even && (r.X%2 != 0 || r.Y%2 != 0 || r.W%2 != 0 || r.H%2 != 0) {
+					t.Errorf("%dx%d %g%% at %g: %+v not even", w, h, p, f, r)
+				}
+				if want := max(1, int(math.Round(float64(w)*p/100))); !even && r.W != want {
+					t.Errorf("%dx%d %g%%: width %d, want %d", w, h, p, r.W, want)
+				}
+				if r.W > 2 && math.Abs(float64(r.W)-float64(w)*p/100) > 1.5 { // 2 is an even image's least
+					t.Errorf("%dx%d %g%%: width %d is not %g%% of %d", w, h, p, r.W, p, w)
 				}
 			}
 		}
