@@ -72,7 +72,7 @@ func runYCC(y *vips.YCC, boxes []Box, steps []Step, decoded int, opt Options) (O
 			return Output{}, fmt.Errorf("augment: step %d %s.%s: %w", i, st.Type, st.Property, err)
 		}
 	}
-	img, err := y.Encode(quality(opt))
+	img, err := y.AppendEncode(opt.Buffer[:0], quality(opt))
 	if err != nil {
 		return Output{}, fmt.Errorf("augment: %w", err)
 	}

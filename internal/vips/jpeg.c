@@ -130,14 +130,16 @@ int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, u
 	return 0;
 }
 
-// membuf is a JPEG destination that owns its buffer: it starts at about
-// what a detailed frame takes at high quality and doubles when full.
-// libjpeg's own memory destination swaps buffers as it grows and frees only
-// those it made, so after an error the caller could not tell what to free.
+// membuf is a JPEG destination that starts in the caller's memory (room
+// bytes at into, often reused from one image to the next, so no page of it
+// is new) and moves to its own, doubling, when that is full. libjpeg's own
+// memory destination swaps buffers as it grows and frees only those it
+// made, so after an error the caller could not tell what to free.
 typedef struct {
 	struct jpeg_destination_mgr pub;
-	uint8_t *buf;
+	uint8_t *buf; // into, or malloc'ed when own
 	size_t size;
+	int own;
 } membuf;
 
 static void membuf_init(j_compress_ptr c) {
@@ -146,44 +148,64 @@ static void membuf_init(j_compress_ptr c) {
 	m->pub.free_in_buffer = m->size;
 }
 
+static void membuf_term(j_compress_ptr c) { (void)c; }
+
 static boolean membuf_grow(j_compress_ptr c) {
 	membuf *m = (membuf *)c->dest;
-	uint8_t *bigger = realloc(m->buf, m->size * 2);
+	size_t size = m->size < 65536 ? 65536 : m->size * 2;
+	uint8_t *bigger = m->own ? realloc(m->buf, size) : malloc(size);
 	if (!bigger) ERREXIT1(c, JERR_OUT_OF_MEMORY, 0);
+	if (!m->own) memcpy(bigger, m->buf, m->size);
 	m->buf = bigger;
+	m->own = 1;
 	m->pub.next_output_byte = bigger + m->size;
-	m->pub.free_in_buffer = m->size;
-	m->size *= 2;
+	m->pub.free_in_buffer = size - m->size;
+	m->size = size;
 	return TRUE;
 }
 
-static void membuf_term(j_compress_ptr c) { (void)c; }
+// membuf_start points c at m, which starts in into (room bytes) or, with
+// no room, in memory of its own of about what a detailed frame takes.
+static int membuf_start(j_compress_ptr c, membuf *m, uint8_t *into, size_t room, size_t guess) {
+	*m = (membuf){{0}, into, room, 0};
+	if (room == 0) {
+		if (!(m->buf = malloc(guess))) return -1;
+		m->size = guess, m->own = 1;
+	}
+	m->pub.init_destination = membuf_init;
+	m->pub.empty_output_buffer = membuf_grow;
+	m->pub.term_destination = membuf_term;
+	c->dest = &m->pub;
+	return 0;
+}
 
-int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
+static void membuf_drop(membuf *m) {
+	if (m && m->own) free(m->buf);
+}
+
+
+int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
 	struct jpeg_compress_struct c;
 	fl_jerr e;
-	membuf m = {{0}, NULL, (size_t)in->w * in->h / 2 + 65536};
+	membuf m;
 	uint8_t *volatile rgb = NULL;
 	*dst = NULL;
 	*dstlen = 0;
-	if (!(m.buf = malloc(m.size))) {
-		set_err(err, errlen, "out of memory");
-		return -1;
-	}
 	init_err(&e);
 	c.err = &e.pub;
 	jpeg_create_compress(&c);
 	if (setjmp(e.jump)) {
 		set_err(err, errlen, e.msg);
 		jpeg_destroy_compress(&c);
-		free(m.buf); // grown through c.dest, so read back from memory
+		membuf_drop((membuf *)c.dest); // grown through c.dest, so read back from memory
 		g_free(rgb);
 		return -1;
 	}
-	m.pub.init_destination = membuf_init;
-	m.pub.empty_output_buffer = membuf_grow;
-	m.pub.term_destination = membuf_term;
-	c.dest = &m.pub;
+	if (membuf_start(&c, &m, into, room, (size_t)in->w * in->h / 2 + 65536)) {
+		strcpy(e.msg, "out of memory");
+		c.dest = &m.pub, m.own = 0;
+		longjmp(e.jump, 1);
+	}
 	c.image_width = in->w;
 	c.image_height = in->h;
 	c.input_components = 3;
@@ -311,31 +333,28 @@ static void fill_strip(const fl_raster *p, int y, int n, uint8_t *strip, size_t 
 	}
 }
 
-int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
+int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
 	struct jpeg_compress_struct c;
 	fl_jerr e;
-	membuf m = {{0}, NULL, (size_t)planes[0].w * planes[0].h / 2 + 65536};
+	membuf m;
 	uint8_t *volatile strip = NULL;
 	*dst = NULL;
 	*dstlen = 0;
-	if (!(m.buf = malloc(m.size))) {
-		set_err(err, errlen, "out of memory");
-		return -1;
-	}
 	init_err(&e);
 	c.err = &e.pub;
 	jpeg_create_compress(&c);
 	if (setjmp(e.jump)) {
 		set_err(err, errlen, e.msg);
 		jpeg_destroy_compress(&c);
-		free(m.buf);
+		membuf_drop((membuf *)c.dest);
 		g_free(strip);
 		return -1;
 	}
-	m.pub.init_destination = membuf_init;
-	m.pub.empty_output_buffer = membuf_grow;
-	m.pub.term_destination = membuf_term;
-	c.dest = &m.pub;
+	if (membuf_start(&c, &m, into, room, (size_t)planes[0].w * planes[0].h / 2 + 65536)) {
+		strcpy(e.msg, "out of memory");
+		c.dest = &m.pub, m.own = 0;
+		longjmp(e.jump, 1);
+	}
 	c.image_width = planes[0].w;
 	c.image_height = planes[0].h;
 	c.input_components = 3;

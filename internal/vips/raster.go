@@ -350,24 +350,49 @@ func (r *Raster) Noise(seed uint64, fraction float64) (*Raster, error) {
 // is baseline 4:2:0 with standard Huffman tables, alpha laid over white. The
 // window must be the whole image. r stays usable.
 func (r *Raster) Encode(format Format, quality int) ([]byte, error) {
+	return r.AppendEncode(nil, format, quality)
+}
+
+// AppendEncode is Encode appending to dst. A JPEG is written straight into
+// dst's spare capacity when it fits: a caller encoding image after image
+// into one reused buffer touches no new memory, where a new buffer each
+// time costs page faults (a tenth of a 1080p chain on a VM).
+func (r *Raster) AppendEncode(dst []byte, format Format, quality int) ([]byte, error) {
 	if !r.whole() {
-		return nil, fmt.Errorf("raster: encode of window %+v of a %dx%d image", r.Window(), r.Width(), r.Height())
+		return dst, fmt.Errorf("raster: encode of window %+v of a %dx%d image", r.Window(), r.Width(), r.Height())
 	}
 	switch format {
 	case PNG, WebP:
-		return encodeVips(r, format, quality)
+		out, err := encodeVips(r, format, quality)
+		return append(dst, out...), err
 	case JPEG:
 	default:
-		return nil, fmt.Errorf("encode: unsupported format %q", format)
+		return dst, fmt.Errorf("encode: unsupported format %q", format)
 	}
-	var dst *C.uint8_t
+	return appendJPEG(dst, func(into *C.uint8_t, room C.size_t, out **C.uint8_t, n *C.ulong, msg *C.char, msglen C.size_t) C.int {
+		defer runtime.KeepAlive(r)
+		return C.fl_jpeg_encode(&r.r, C.int(quality), into, room, out, n, msg, msglen)
+	})
+}
+
+// appendJPEG runs a JPEG encoder that writes into dst's spare capacity when
+// the image fits there, and into memory of its own (copied, then freed)
+// when not.
+func appendJPEG(dst []byte, encode func(into *C.uint8_t, room C.size_t, out **C.uint8_t, n *C.ulong, msg *C.char, msglen C.size_t) C.int) ([]byte, error) {
+	spare := dst[len(dst):cap(dst)]
+	var into *C.uint8_t
+	if len(spare) > 0 {
+		into = (*C.uint8_t)(unsafe.Pointer(&spare[0]))
+	}
+	var out *C.uint8_t
 	var n C.ulong
 	var msg [200]C.char
-	rc := C.fl_jpeg_encode(&r.r, C.int(quality), &dst, &n, &msg[0], C.size_t(len(msg)))
-	runtime.KeepAlive(r)
-	if rc != 0 {
-		return nil, fmt.Errorf("jpeg encode: %s", C.GoString(&msg[0]))
+	if encode(into, C.size_t(len(spare)), &out, &n, &msg[0], C.size_t(len(msg))) != 0 {
+		return dst, fmt.Errorf("jpeg encode: %s", C.GoString(&msg[0]))
 	}
-	defer C.free(unsafe.Pointer(dst))
-	return C.GoBytes(unsafe.Pointer(dst), C.int(n)), nil
+	if out == into {
+		return dst[:len(dst)+int(n)], nil
+	}
+	defer C.free(unsafe.Pointer(out))
+	return append(dst, unsafe.Slice((*byte)(unsafe.Pointer(out)), int(n))...), nil
 }

@@ -50,16 +50,19 @@ int fl_jpeg_header(const uint8_t *buf, size_t len, fl_raster *out, char *err, si
 // mirrored left-right when mirror is set (the window stays as given).
 int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, uint8_t **mem, char *err, size_t errlen);
 // fl_jpeg_encode writes the whole raster (window = image) as a baseline
-// 4:2:0 JPEG; *dst is malloc'ed by libjpeg (free it).
-int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen);
+// 4:2:0 JPEG into the room bytes at into, or, when it does not fit (or
+// room is 0), into memory it mallocs: *dst is into or that memory (free
+// it).
+int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen);
 // The YCbCr 4:2:0 planes of a JPEG (jpeg.c), each a 1-band raster: luma
 // W x H, chroma (W + 1) / 2 x (H + 1) / 2. fl_jpeg_ycc420 reports whether a
 // JPEG is laid out so (and its size). fl_jpeg_decode_ycc decodes the first
 // rows rows (rounded up to 16, at most all) of the three planes into memory
 // it allocates (mem[k], for g_free), each row mirrored when mirror is set.
-// fl_jpeg_encode_ycc writes three whole planes as a baseline 4:2:0 JPEG.
+// fl_jpeg_encode_ycc writes three whole planes as a baseline 4:2:0 JPEG,
+// where fl_jpeg_encode would.
 int fl_jpeg_ycc420(const uint8_t *buf, size_t len, int *w, int *h);
 int fl_jpeg_decode_ycc(const uint8_t *buf, size_t len, int rows, int mirror, fl_raster planes[3], uint8_t *mem[3], char *err, size_t errlen);
-int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen);
+int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen);
 
 #endif

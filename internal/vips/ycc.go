@@ -132,22 +132,19 @@ func (y *YCC) Blur(sigma float64) (*YCC, error) {
 }
 
 // Encode writes the planes, which must be whole, as a baseline 4:2:0 JPEG.
-func (y *YCC) Encode(quality int) ([]byte, error) {
+func (y *YCC) Encode(quality int) ([]byte, error) { return y.AppendEncode(nil, quality) }
+
+// AppendEncode is Encode appending to dst, as Raster.AppendEncode.
+func (y *YCC) AppendEncode(dst []byte, quality int) ([]byte, error) {
 	var planes [3]C.fl_raster
 	for k, p := range y.plane {
 		if !p.whole() {
-			return nil, fmt.Errorf("raster: encode of window %+v of a %dx%d plane", p.Window(), p.Width(), p.Height())
+			return dst, fmt.Errorf("raster: encode of window %+v of a %dx%d plane", p.Window(), p.Width(), p.Height())
 		}
 		planes[k] = p.r
 	}
-	var dst *C.uint8_t
-	var n C.ulong
-	var msg [200]C.char
-	rc := C.fl_jpeg_encode_ycc(&planes[0], C.int(quality), &dst, &n, &msg[0], C.size_t(len(msg)))
-	runtime.KeepAlive(y)
-	if rc != 0 {
-		return nil, fmt.Errorf("jpeg encode: %s", C.GoString(&msg[0]))
-	}
-	defer C.free(unsafe.Pointer(dst))
-	return C.GoBytes(unsafe.Pointer(dst), C.int(n)), nil
+	return appendJPEG(dst, func(into *C.uint8_t, room C.size_t, out **C.uint8_t, n *C.ulong, msg *C.char, msglen C.size_t) C.int {
+		defer runtime.KeepAlive(y)
+		return C.fl_jpeg_encode_ycc(&planes[0], C.int(quality), into, room, out, n, msg, msglen)
+	})
 }

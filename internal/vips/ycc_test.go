@@ -183,3 +183,45 @@ func TestYCCRefuses(t *testing.T) {
 		t.Error("a crop at an odd column was taken")
 	}
 }
+
+// AppendEncode writes into the spare room of the buffer it is given when
+// the JPEG fits (no new memory), past what the buffer holds, and into
+// memory of its own when it does not fit: the bytes are Encode's each way.
+func TestAppendEncode(t *testing.T) {
+	src := photoJPEG(t, 200, 120)
+	r := whole(t, src)
+	defer r.Close()
+	y, err := DecodeYCC(src, 120, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	for name, enc := range map[string]func(dst []byte) ([]byte, error){
+		"raster": func(dst []byte) ([]byte, error) { return r.AppendEncode(dst, JPEG, 90) },
+		"planes": func(dst []byte) ([]byte, error) { return y.AppendEncode(dst, 90) },
+	} {
+		want, err := enc(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			prefix, room int
+			inPlace      bool
+		}{{0, 1 << 20, true}, {7, 1 << 20, true}, {0, 100, false}, {3, len(want) + 3, true}, {0, len(want) - 1, false}} {
+			buf := make([]byte, c.prefix, c.prefix+c.room)
+			for i := range buf {
+				buf[i] = 'p'
+			}
+			got, err := enc(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got[:c.prefix], buf) || !bytes.Equal(got[c.prefix:], want) {
+				t.Errorf("%s %+v: appended bytes differ from Encode's", name, c)
+			}
+			if same := &got[0] == &buf[:1][0]; same != c.inPlace {
+				t.Errorf("%s %+v: written in the given buffer %v, want %v", name, c, same, c.inPlace)
+			}
+		}
+	}
+}
