@@ -64,16 +64,18 @@
 // memory (vips.Raster). JPEGs are decoded and encoded by libjpeg-turbo
 // directly, other formats by libvips. When a chain's output is a crop,
 // ApplySteps decodes only the part of the JPEG it reads (needed): same
-// bytes out, less work. A chain of only flips, crops and blurs from a
-// YCbCr 4:2:0 JPEG to a JPEG, with every size and crop offset even (so
-// each chroma sample stays over its 2 x 2 pixels), runs on the planes the
-// JPEG stores (planar, vips.YCC): no chroma upsampling, colour conversion
-// or downsampling, a blur of sigma on the luma and sigma/2 on the
-// half-size chroma. Its pixels differ from the pixel path's by about half
-// a level on average (the chroma is resampled once instead of three times),
-// its boxes not at all; Apply, ApplyN and ApplySteps take the same path for
-// the same steps, so the same seed still gives the same bytes. Functions
-// are safe for concurrent use.
+// bytes out, less work. A chain of only flips, right-angle turns, crops and
+// blurs from a YCbCr 4:2:0 JPEG to a JPEG, with every size and crop offset
+// even (so each chroma sample stays over its 2 x 2 pixels), runs on the
+// planes the JPEG stores (planar, vips.YCC): no chroma upsampling, colour
+// conversion or downsampling, a blur of sigma on the luma and sigma/2 on
+// the half-size chroma. Its pixels differ from the pixel path's by about
+// half a level on average (the chroma is resampled once instead of three
+// times), its boxes not at all; Apply, ApplyN and ApplySteps take the same
+// path for the same steps, so the same seed still gives the same bytes. A
+// chain keeps its goroutine on one OS thread, and Options.Buffer (or
+// ApplyEach) lets a caller reuse one output buffer. Functions are safe for
+// concurrent use.
 package augment
 
 import (

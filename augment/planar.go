@@ -8,8 +8,9 @@ import (
 
 // planar reports whether steps can run on img's YCbCr planes (vips.YCC)
 // rather than its pixels, and how many rows of them they read: a 4:2:0 JPEG
-// in, a JPEG out, only flips, crops and blurs, and every size and crop
-// offset even, so that each chroma sample stays over its 2 x 2 luma pixels.
+// in, a JPEG out, only flips, right-angle turns, crops and blurs, and every
+// size and crop offset even, so that each chroma sample stays over its 2 x 2
+// luma pixels.
 // Such a chain skips the codec's chroma upsampling, colour conversion and
 // downsampling, and a crop from a dataset of camera JPEGs usually is one.
 func planar(img []byte, steps []Step, opt Options) (rows int, ok bool) {
@@ -24,6 +25,10 @@ func planar(img []byte, steps []Step, opt Options) (rows int, ok bool) {
 	for _, st := range steps {
 		switch st.Type {
 		case FlipImage:
+		case NinetyRotation:
+			if quarters[st.Property] != 2 {
+				w, h = h, w
+			}
 		case ImageBlur:
 			blurred++
 		case Crop:
@@ -60,6 +65,10 @@ func runYCC(y *vips.YCC, boxes []Box, steps []Step, decoded int, opt Options) (O
 			if i >= decoded {
 				y, err = y.Flip(vertical)
 			}
+		case st.Type == NinetyRotation:
+			q := quarters[st.Property]
+			moveTurn(c.boxes, q, w, h)
+			y, err = y.Rot(q)
 		case st.Type == Crop:
 			if r := cropRect(w, h, st.Value, st.X, st.Y); r.W != w || r.H != h {
 				c.cropBoxes(r)

@@ -8,11 +8,12 @@ import (
 	"testing"
 )
 
-// Flips, even crops and blurs of a 4:2:0 JPEG run on its planes: the boxes
-// are the pixel path's and still enclose their colours, the pixels are the
-// pixel path's to within the chroma's resolution, ApplySteps (rows
-// decoded as needed, a first flip done by the decoder) and ApplyN (all of
-// the planes) give the same bytes, and any other chain takes the pixels.
+// Flips, right-angle turns, even crops and blurs of a 4:2:0 JPEG run on its
+// planes: the boxes are the pixel path's and still enclose their colours,
+// the pixels are the pixel path's to within the chroma's resolution,
+// ApplySteps (rows decoded as needed, a first flip done by the decoder) and
+// ApplyN (all of the planes) give the same bytes, and any other chain takes
+// the pixels.
 func TestPlanarChains(t *testing.T) {
 	var b bytes.Buffer
 	if err := jpeg.Encode(&b, scene(320, 240, sceneRects), &jpeg.Options{Quality: 95}); err != nil {
@@ -22,6 +23,7 @@ func TestPlanarChains(t *testing.T) {
 	crop := func(p, x, y float64) Step { return Step{Type: Crop, Property: CropPercentage, Value: p, X: x, Y: y} }
 	flip := func(prop string) Step { return Step{Type: FlipImage, Property: prop} }
 	blur := func(s float64) Step { return Step{Type: ImageBlur, Property: Blur, Value: s} }
+	turn := func(prop string) Step { return Step{Type: NinetyRotation, Property: prop} }
 	for _, c := range []struct {
 		name   string
 		steps  []Step
@@ -32,6 +34,9 @@ func TestPlanarChains(t *testing.T) {
 		{"vertical flip, corner crop", []Step{flip(FlipVertical), crop(50, 1, 0)}, Options{}, true},
 		{"crop blur flip crop", []Step{crop(70, 0.1, 0.75), blur(1.5), flip(FlipHorizontal), crop(50, 0.5, 0.5)}, Options{Format: "jpeg"}, true},
 		{"blur alone", []Step{blur(3)}, Options{}, true},
+		{"turn, crop", []Step{turn(Clockwise), crop(50, 0.2, 0.4)}, Options{}, true},
+		{"flip, half turn", []Step{flip(FlipVertical), turn(UpsideDown)}, Options{}, true},
+		{"flip, turn back, blur", []Step{flip(FlipHorizontal), turn(CounterClockwise), blur(1)}, Options{}, true},
 		{"crop anywhere", []Step{crop(77, 0.3, 0.7)}, Options{}, true},
 		{"png out", []Step{flip(FlipHorizontal)}, Options{Format: "png"}, false},
 		{"hue", []Step{flip(FlipHorizontal), {Type: Hue, Property: HueDegrees, Value: 30}}, Options{}, false},

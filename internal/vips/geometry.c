@@ -140,7 +140,9 @@ static inline void rot_tile(const fl_raster *in, const fl_raster *out, int X0, i
 		ptrdiff_t step = (ptrdiff_t)dyX * (ptrdiff_t)in->stride + (ptrdiff_t)dxX * nb;
 		const uint8_t *last = row_of(in, in->h - 1) + (size_t)(in->w - 1) * nb;
 		for (int X = X0; X < X1 - 1; X++, q += nb, p += step) {
-			if (nb == 4 || p != last)
+			if (nb == 1)
+				*q = *p;
+			else if (nb == 4 || p != last)
 				memcpy(q, p, 4);
 			else
 				memcpy(q, p, 3);
@@ -165,6 +167,8 @@ void fl_rot(const fl_raster *in, const fl_raster *out, int quarter) {
 		int X1 = tx + 64 < W ? tx + 64 : W, Y1 = ty + 64 < H ? ty + 64 : H;
 		if (nb == 3)
 			rot_tile(in, out, tx, X1, ty, Y1, x0, y0, dxX, dyX, dxY, dyY, 3);
+		else if (nb == 1) // a YCbCr plane
+			rot_tile(in, out, tx, X1, ty, Y1, x0, y0, dxX, dyX, dxY, dyY, 1);
 		else
 			rot_tile(in, out, tx, X1, ty, Y1, x0, y0, dxX, dyX, dxY, dyY, 4);
 	}

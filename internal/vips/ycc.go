@@ -16,7 +16,8 @@ import (
 
 // YCC is a JPEG's pixels as the JPEG stores them: a luma plane and two
 // chroma planes of half its width and height (YCbCr 4:2:0), each a 1-band
-// Raster. Flips, crops and blurs act on the planes as they would on the
+// Raster. Flips, right-angle turns, crops and blurs act on the planes as
+// they would on the
 // pixels, and the planes go back into a JPEG without chroma upsampling,
 // colour conversion or downsampling: a fifth less work for such a chain on a
 // 1080p frame, and the chroma is not resampled on the way through. The
@@ -104,6 +105,12 @@ func (y *YCC) each(op func(p *Raster, chroma bool) (*Raster, error)) (*YCC, erro
 // Flip mirrors the image left-right, or top-bottom when vertical.
 func (y *YCC) Flip(vertical bool) (*YCC, error) {
 	return y.each(func(p *Raster, _ bool) (*Raster, error) { return p.Flip(vertical) })
+}
+
+// Rot turns the image clockwise by quarter * 90 degrees; the planes must be
+// whole.
+func (y *YCC) Rot(quarter int) (*YCC, error) {
+	return y.each(func(p *Raster, _ bool) (*Raster, error) { return p.Rot(quarter) })
 }
 
 // Crop is Raster.Crop of the image; left, top, w and h must be even.
