@@ -78,12 +78,15 @@ type decoded struct {
 	src    *vips.Raster
 	format string
 	ycc    *vips.YCC
+	noYCC  bool // the planes would not decode
 }
 
 func (d *decoded) run(ctx context.Context, img []byte, boxes []Box, steps []Step, opt Options) (Output, error) {
-	if _, ok := planar(img, steps, opt); ok {
+	if _, ok := planar(img, steps, opt); ok && !d.noYCC {
 		if d.ycc == nil {
-			d.ycc, _ = vips.DecodeYCC(img, math.MaxInt32, false) // on an error the pixel path says what is wrong
+			var err error
+			d.ycc, err = vips.DecodeYCC(img, math.MaxInt32, false)
+			d.noYCC = err != nil // the pixel path says what is wrong
 		}
 		if d.ycc != nil {
 			return runYCC(d.ycc.Share(), boxes, steps, 0, opt)

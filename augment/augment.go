@@ -41,10 +41,11 @@
 //     and which colours depends only on the step's seed and the pixel's row
 //     and column.
 //   - CROP_PERCENTAGE p keeps a window of p% of the width and p% of the
-//     height (at least one pixel), placed at random, and the output keeps the
-//     window's size (no resize back). 100 keeps the whole image. On an image
-//     of even width and height, sizes and offsets round to even pixels, so a
-//     JPEG's half-size chroma is cut where its samples meet.
+//     height (at least one pixel, two on an even-sized image), placed at
+//     random, and the output keeps the window's size (no resize back). 100
+//     keeps the whole image. On an image of even width and height, sizes and
+//     offsets round to even pixels, so a JPEG's half-size chroma is cut
+//     where its samples meet.
 //   - Boxes (pixels, top-left origin, edges: a box covering pixel columns
 //     0..9 has X 0 and W 10) follow the pixels as DESIGN.md says: exactly for
 //     flips, right angles and crop; rotation and shear take the box enclosing
@@ -198,7 +199,8 @@ type Options struct {
 	// writes each output away before the next reuses one buffer and touches
 	// no new memory per image (a new buffer of a 1080p JPEG costs page
 	// faults, about a tenth of the chain on a VM). ApplyN, whose outputs
-	// live together, gives each its own memory.
+	// live together, gives each its own memory. Concurrent calls need
+	// buffers of their own.
 	Buffer []byte
 }
 

@@ -314,7 +314,7 @@ int fl_jpeg_decode_ycc(const uint8_t *buf, size_t len, int rows, int mirror, fl_
 			fl_flip(&strip, &strip, 0);
 		}
 	}
-	if (d.output_scanline == d.output_height)
+	if (d.output_scanline >= d.output_height) // raw data moves on in whole iMCU rows, past the height
 		jpeg_finish_decompress(&d); // reads to the end, so truncation shows
 	jpeg_destroy_decompress(&d);
 	for (int k = 0; k < 3; k++) mem[k] = px[k];

@@ -57,8 +57,9 @@ int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t *into, size_t room,
 // The YCbCr 4:2:0 planes of a JPEG (jpeg.c), each a 1-band raster: luma
 // W x H, chroma (W + 1) / 2 x (H + 1) / 2. fl_jpeg_ycc420 reports whether a
 // JPEG is laid out so (and its size). fl_jpeg_decode_ycc decodes the first
-// rows rows (rounded up to 16, at most all) of the three planes into memory
-// it allocates (mem[k], for g_free), each row mirrored when mirror is set.
+// rows rows (at most all; the work and memory go in whole strips of 16) of
+// the three planes into memory it allocates (mem[k], for g_free), each row
+// mirrored when mirror is set.
 // fl_jpeg_encode_ycc writes three whole planes as a baseline 4:2:0 JPEG,
 // where fl_jpeg_encode would.
 int fl_jpeg_ycc420(const uint8_t *buf, size_t len, int *w, int *h);

@@ -225,3 +225,20 @@ func TestAppendEncode(t *testing.T) {
 		}
 	}
 }
+
+// A JPEG whose end is damaged is refused as planes as it is as pixels,
+// heights that are not whole strips of 16 included (the raw decoder moves
+// past the last row).
+func TestYCCDamagedEnd(t *testing.T) {
+	for _, h := range []int{40, 48, 1080} {
+		src := photoJPEG(t, 64, h)
+		bad := append(append([]byte{}, src[:len(src)-2]...), 0xff, 0xd8) // a second start where the end was
+		if _, _, err := DecodeRaster(bad, all); err == nil {
+			t.Fatalf("height %d: the pixel decoder took the damaged JPEG", h)
+		}
+		if y, err := DecodeYCC(bad, h, false); err == nil {
+			y.Close()
+			t.Errorf("height %d: the planes of a damaged JPEG decoded", h)
+		}
+	}
+}
