@@ -1,15 +1,17 @@
 // Package vips is framelake's one cgo layer: libvips 8.14 for decoding,
 // header probes and thumbnails, and Rasters, decoded pixels in memory with
 // the kernels augment needs (geometry.c, blur.c, colour.c) and JPEG through
-// libjpeg-turbo (jpeg.c), the library libvips itself uses. libvips is process-global, so
+// libjpeg-turbo (jpeg.c), the library libvips itself uses, as pixels or as
+// the YCbCr planes a JPEG stores (YCC). libvips is process-global, so
 // it is started once (on first use) with untrusted loaders blocked (no
 // ImageMagick, PDF or matlab parsing of uploads) and its operation cache off:
 // every image we touch is new bytes, so a cache only holds memory, and a cache
 // keyed by buffer address could hand back a stale image for reused memory.
 //
-// Go byte slices are only read during the C call that receives them; no
-// libvips object outlives the call that made it, and C memory outlives its
-// call only inside a Raster.
+// Go byte slices are only touched during the C call that receives them
+// (read, or written: the spare room of AppendEncode's buffer); no libvips
+// object outlives the call that made it, and C memory outlives its call only
+// inside a Raster.
 package vips
 
 /*
