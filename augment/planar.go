@@ -10,9 +10,9 @@ import (
 // rather than its pixels, and how many rows of them they read: a 4:2:0 JPEG
 // in, a JPEG out, only flips, right-angle turns, crops and blurs, and every
 // size and crop offset even, so that each chroma sample stays over its 2 x 2
-// luma pixels.
-// Such a chain skips the codec's chroma upsampling, colour conversion and
-// downsampling, and a crop from a dataset of camera JPEGs usually is one.
+// luma pixels (crops of an even image are even, see cropRect). Such a chain
+// skips the codec's chroma upsampling, colour conversion and downsampling;
+// the geometric augmentations of a dataset of camera JPEGs usually are one.
 func planar(img []byte, steps []Step, opt Options) (rows int, ok bool) {
 	if outputFormat(opt.Format, "jpeg", 3) != "jpeg" {
 		return 0, false
