@@ -4,31 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"image"
-	"image/color"
 	"image/jpeg"
 	"math"
 	"testing"
 )
-
-// photoJPEG is a w x h 4:2:0 JPEG of smooth colour and fine detail.
-func photoJPEG(t *testing.T, w, h int) []byte {
-	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			fx, fy := float64(x)/float64(w), float64(y)/float64(h)
-			d := 20 * math.Sin(float64(x*7+y*3))
-			img.SetRGBA(x, y, color.RGBA{clamp(130 + 90*math.Sin(5*fx+2*fy) + d), clamp(120 + 80*math.Cos(4*fy-3*fx)), clamp(110 + 70*math.Sin(9*fx*fy) - d), 255})
-		}
-	}
-	var b bytes.Buffer
-	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 90}); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-func clamp(v float64) uint8 { return uint8(max(0, min(255, math.Round(v)))) }
 
 // meanDiff is the mean absolute difference of two decoded JPEGs' channels.
 func meanDiff(t *testing.T, a, b []byte) float64 {
@@ -63,7 +42,7 @@ func meanDiff(t *testing.T, a, b []byte) float64 {
 // quantisation) and keeps its size.
 func TestYCCRoundTrip(t *testing.T) {
 	for _, size := range [][2]int{{64, 48}, {98, 70}, {130, 34}} {
-		src := photoJPEG(t, size[0], size[1])
+		src := testJPEG(t, size[0], size[1])
 		w, h, ok := YCC420(src)
 		if !ok || w != size[0] || h != size[1] {
 			t.Fatalf("YCC420 = %d, %d, %v for a %v JPEG", w, h, ok, size)
@@ -86,7 +65,7 @@ func TestYCCRoundTrip(t *testing.T) {
 // A window of rows decoded mirrored, then cropped, is the same as the whole
 // image decoded, flipped and cropped: the planes agree byte for byte.
 func TestYCCWindowAndMirror(t *testing.T) {
-	src := photoJPEG(t, 96, 80)
+	src := testJPEG(t, 96, 80)
 	crop := func(y *YCC, err error) []byte {
 		t.Helper()
 		if err == nil {
@@ -121,7 +100,7 @@ func TestYCCWindowAndMirror(t *testing.T) {
 // The planes' flip, crop and blur match the same steps on the decoded
 // pixels, to within what 4:2:0 chroma and a second encode allow.
 func TestYCCMatchesPixels(t *testing.T) {
-	src := photoJPEG(t, 120, 90)
+	src := testJPEG(t, 120, 90)
 	y, err := DecodeYCC(src, 90, false)
 	if err == nil {
 		y, err = y.Flip(true)
@@ -175,7 +154,7 @@ func TestYCCRefuses(t *testing.T) {
 			t.Errorf("%s: DecodeYCC error %v", name, err)
 		}
 	}
-	y, err := DecodeYCC(photoJPEG(t, 32, 32), 32, false)
+	y, err := DecodeYCC(testJPEG(t, 32, 32), 32, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +167,7 @@ func TestYCCRefuses(t *testing.T) {
 // the JPEG fits (no new memory), past what the buffer holds, and into
 // memory of its own when it does not fit: the bytes are Encode's each way.
 func TestAppendEncode(t *testing.T) {
-	src := photoJPEG(t, 200, 120)
+	src := testJPEG(t, 200, 120)
 	r := whole(t, src)
 	defer r.Close()
 	y, err := DecodeYCC(src, 120, false)
@@ -231,7 +210,7 @@ func TestAppendEncode(t *testing.T) {
 // past the last row).
 func TestYCCDamagedEnd(t *testing.T) {
 	for _, h := range []int{40, 48, 1080} {
-		src := photoJPEG(t, 64, h)
+		src := testJPEG(t, 64, h)
 		bad := append(append([]byte{}, src[:len(src)-2]...), 0xff, 0xd8) // a second start where the end was
 		if _, _, err := DecodeRaster(bad, all); err == nil {
 			t.Fatalf("height %d: the pixel decoder took the damaged JPEG", h)
