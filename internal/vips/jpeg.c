@@ -45,6 +45,12 @@ static void init_err(fl_jerr *e) {
 
 static void set_err(char *err, size_t errlen, const char *msg) { g_strlcpy(err, msg, errlen); }
 
+static int is_ycc420(const struct jpeg_decompress_struct *d) {
+	const jpeg_component_info *c = d->comp_info;
+	return d->jpeg_color_space == JCS_YCbCr && d->num_components == 3 && c[0].h_samp_factor == 2 && c[0].v_samp_factor == 2 &&
+	       c[1].h_samp_factor == 1 && c[1].v_samp_factor == 1 && c[2].h_samp_factor == 1 && c[2].v_samp_factor == 1;
+}
+
 int fl_jpeg_header(const uint8_t *buf, size_t len, fl_raster *out, char *err, size_t errlen) {
 	struct jpeg_decompress_struct d;
 	fl_jerr e;
@@ -58,7 +64,7 @@ int fl_jpeg_header(const uint8_t *buf, size_t len, fl_raster *out, char *err, si
 	}
 	jpeg_mem_src(&d, buf, len);
 	jpeg_read_header(&d, TRUE);
-	int ok = d.jpeg_color_space == JCS_YCbCr || d.jpeg_color_space == JCS_GRAYSCALE || d.jpeg_color_space == JCS_RGB;
+	int ok = is_ycc420(&d) ? 2 : d.jpeg_color_space == JCS_YCbCr || d.jpeg_color_space == JCS_GRAYSCALE || d.jpeg_color_space == JCS_RGB;
 	out->W = d.image_width;
 	out->H = d.image_height;
 	out->bands = 3;
@@ -183,89 +189,11 @@ static void membuf_drop(membuf *m) {
 	if (m && m->own) free(m->buf);
 }
 
-
-int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
-	struct jpeg_compress_struct c;
-	fl_jerr e;
-	membuf m;
-	uint8_t *volatile rgb = NULL;
-	*dst = NULL;
-	*dstlen = 0;
-	init_err(&e);
-	c.err = &e.pub;
-	jpeg_create_compress(&c);
-	if (setjmp(e.jump)) {
-		set_err(err, errlen, e.msg);
-		jpeg_destroy_compress(&c);
-		membuf_drop((membuf *)c.dest); // grown through c.dest, so read back from memory
-		g_free(rgb);
-		return -1;
-	}
-	if (membuf_start(&c, &m, into, room, (size_t)in->w * in->h / 2 + 65536)) {
-		strcpy(e.msg, "out of memory");
-		c.dest = &m.pub, m.own = 0;
-		longjmp(e.jump, 1);
-	}
-	c.image_width = in->w;
-	c.image_height = in->h;
-	c.input_components = 3;
-	c.in_color_space = JCS_RGB;
-	jpeg_set_defaults(&c); // YCbCr, 4:2:0, Huffman tables not optimised
-	jpeg_set_quality(&c, quality, TRUE);
-	jpeg_start_compress(&c, TRUE);
-	if (in->bands == 4 && !(rgb = g_try_malloc((size_t)in->w * 3))) {
-		strcpy(e.msg, "out of memory");
-		longjmp(e.jump, 1);
-	}
-	while (c.next_scanline < c.image_height) {
-		JSAMPROW rows[16];
-		JDIMENSION n = 1;
-		if (rgb) {
-			fl_flatten(in, rgb, c.next_scanline);
-			rows[0] = rgb;
-		} else {
-			n = c.image_height - c.next_scanline < 16 ? c.image_height - c.next_scanline : 16;
-			for (JDIMENSION k = 0; k < n; k++) rows[k] = in->px + (size_t)(c.next_scanline + k) * in->stride;
-		}
-		jpeg_write_scanlines(&c, rows, n);
-	}
-	jpeg_finish_compress(&c);
-	*dst = m.buf;
-	*dstlen = m.size - m.pub.free_in_buffer;
-	jpeg_destroy_compress(&c);
-	g_free(rgb);
-	return 0;
-}
-
 // The YCbCr 4:2:0 planes a JPEG stores, read and written without chroma
 // upsampling, colour conversion or downsampling (libjpeg's raw data): a
 // chain of flips, crops and blurs on them saves both conversions and
 // resamples the chroma once instead of three times.
 
-static int is_ycc420(const struct jpeg_decompress_struct *d) {
-	const jpeg_component_info *c = d->comp_info;
-	return d->jpeg_color_space == JCS_YCbCr && d->num_components == 3 && c[0].h_samp_factor == 2 && c[0].v_samp_factor == 2 &&
-	       c[1].h_samp_factor == 1 && c[1].v_samp_factor == 1 && c[2].h_samp_factor == 1 && c[2].v_samp_factor == 1;
-}
-
-int fl_jpeg_ycc420(const uint8_t *buf, size_t len, int *w, int *h) {
-	struct jpeg_decompress_struct d;
-	fl_jerr e;
-	init_err(&e);
-	d.err = &e.pub;
-	jpeg_create_decompress(&d);
-	if (setjmp(e.jump)) {
-		jpeg_destroy_decompress(&d);
-		return 0;
-	}
-	jpeg_mem_src(&d, buf, len);
-	jpeg_read_header(&d, TRUE);
-	int ok = is_ycc420(&d);
-	*w = d.image_width;
-	*h = d.image_height;
-	jpeg_destroy_decompress(&d);
-	return ok;
-}
 
 int fl_jpeg_decode_ycc(const uint8_t *buf, size_t len, int rows, int mirror, fl_raster planes[3], uint8_t *mem[3], char *err, size_t errlen) {
 	struct jpeg_decompress_struct d;
@@ -283,8 +211,8 @@ int fl_jpeg_decode_ycc(const uint8_t *buf, size_t len, int rows, int mirror, fl_
 	jpeg_mem_src(&d, buf, len);
 	jpeg_read_header(&d, TRUE);
 	if (!is_ycc420(&d)) {
-		strcpy(e.msg, "not a YCbCr 4:2:0 JPEG");
-		longjmp(e.jump, 1);
+		jpeg_destroy_decompress(&d);
+		return 1;
 	}
 	d.raw_data_out = TRUE;
 	jpeg_start_decompress(&d);
@@ -333,11 +261,56 @@ static void fill_strip(const fl_raster *p, int y, int n, uint8_t *strip, size_t 
 	}
 }
 
-int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
+// write_rgb hands libjpeg the raster 16 rows a call; RGBA goes a row at a
+// time through scratch (a row of RGB), laid over white.
+static void write_rgb(j_compress_ptr c, const fl_raster *in, uint8_t *scratch) {
+	while (c->next_scanline < c->image_height) {
+		JSAMPROW rows[16];
+		JDIMENSION n = 1;
+		if (in->bands == 4) {
+			fl_flatten(in, scratch, c->next_scanline);
+			rows[0] = scratch;
+		} else {
+			n = c->image_height - c->next_scanline < 16 ? c->image_height - c->next_scanline : 16;
+			for (JDIMENSION k = 0; k < n; k++) rows[k] = in->px + (size_t)(c->next_scanline + k) * in->stride;
+		}
+		jpeg_write_scanlines(c, rows, n);
+	}
+}
+
+// ycc_strips lays out in scratch the strips libjpeg takes raw data in: 16
+// rows of luma and 8 of each chroma, whole blocks wide. It returns their
+// size.
+static size_t ycc_strips(j_compress_ptr c, size_t width[3], size_t off[3]) {
+	for (int k = 0; k < 3; k++) width[k] = c->comp_info[k].width_in_blocks * DCTSIZE;
+	off[0] = 0, off[1] = 16 * width[0], off[2] = off[1] + 8 * width[1];
+	return off[2] + 8 * width[2];
+}
+
+// write_ycc hands libjpeg the three planes a strip at a time, padded
+// through scratch.
+static void write_ycc(j_compress_ptr c, const fl_raster planes[3], uint8_t *scratch) {
+	size_t width[3], off[3];
+	ycc_strips(c, width, off);
+	while (c->next_scanline < c->image_height) {
+		JSAMPROW r[3][16];
+		JSAMPARRAY a[3] = {r[0], r[1], r[2]};
+		for (int k = 0; k < 3; k++) {
+			int n = k ? 8 : 16, y = (int)c->next_scanline / (k ? 2 : 1);
+			fill_strip(&planes[k], y, n, scratch + off[k], width[k]);
+			for (int i = 0; i < n; i++) r[k][i] = scratch + off[k] + (size_t)i * width[k];
+		}
+		jpeg_write_raw_data(c, a, 16);
+	}
+}
+
+// compress writes a baseline 4:2:0 JPEG of the raster in, or, when raw, of
+// the three planes from in on (fl_jpeg_encode, fl_jpeg_encode_ycc).
+static int compress(const fl_raster *in, int raw, int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
 	struct jpeg_compress_struct c;
 	fl_jerr e;
 	membuf m;
-	uint8_t *volatile strip = NULL;
+	uint8_t *volatile scratch = NULL;
 	*dst = NULL;
 	*dstlen = 0;
 	init_err(&e);
@@ -346,44 +319,44 @@ int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, si
 	if (setjmp(e.jump)) {
 		set_err(err, errlen, e.msg);
 		jpeg_destroy_compress(&c);
-		membuf_drop((membuf *)c.dest);
-		g_free(strip);
+		membuf_drop((membuf *)c.dest); // grown through c.dest, so read back from memory
+		g_free(scratch);
 		return -1;
 	}
-	if (membuf_start(&c, &m, into, room, (size_t)planes[0].w * planes[0].h / 2 + 65536)) {
+	if (membuf_start(&c, &m, into, room, (size_t)in->w * in->h / 2 + 65536)) {
 		strcpy(e.msg, "out of memory");
 		c.dest = &m.pub, m.own = 0;
 		longjmp(e.jump, 1);
 	}
-	c.image_width = planes[0].w;
-	c.image_height = planes[0].h;
+	c.image_width = in->w;
+	c.image_height = in->h;
 	c.input_components = 3;
-	c.in_color_space = JCS_YCbCr;
-	jpeg_set_defaults(&c); // 4:2:0, Huffman tables not optimised
+	c.in_color_space = raw ? JCS_YCbCr : JCS_RGB;
+	jpeg_set_defaults(&c); // YCbCr, 4:2:0, Huffman tables not optimised
 	jpeg_set_quality(&c, quality, TRUE);
-	c.raw_data_in = TRUE;
+	c.raw_data_in = raw ? TRUE : FALSE;
 	jpeg_start_compress(&c, TRUE);
-	size_t width[3], off[3];
-	for (int k = 0; k < 3; k++) width[k] = c.comp_info[k].width_in_blocks * DCTSIZE;
-	off[0] = 0, off[1] = 16 * width[0], off[2] = off[1] + 8 * width[1];
-	if (!(strip = g_try_malloc(off[2] + 8 * width[2]))) {
+	size_t width[3], off[3], need = raw ? ycc_strips(&c, width, off) : in->bands == 4 ? (size_t)in->w * 3 : 0;
+	if (need && !(scratch = g_try_malloc(need))) {
 		strcpy(e.msg, "out of memory");
 		longjmp(e.jump, 1);
 	}
-	while (c.next_scanline < c.image_height) {
-		JSAMPROW r[3][16];
-		JSAMPARRAY a[3] = {r[0], r[1], r[2]};
-		for (int k = 0; k < 3; k++) {
-			int n = k ? 8 : 16, y = (int)c.next_scanline / (k ? 2 : 1);
-			fill_strip(&planes[k], y, n, strip + off[k], width[k]);
-			for (int i = 0; i < n; i++) r[k][i] = strip + off[k] + (size_t)i * width[k];
-		}
-		jpeg_write_raw_data(&c, a, 16);
-	}
+	if (raw)
+		write_ycc(&c, in, scratch);
+	else
+		write_rgb(&c, in, scratch);
 	jpeg_finish_compress(&c);
 	*dst = m.buf;
 	*dstlen = m.size - m.pub.free_in_buffer;
 	jpeg_destroy_compress(&c);
-	g_free(strip);
+	g_free(scratch);
 	return 0;
+}
+
+int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
+	return compress(in, 0, quality, into, room, dst, dstlen, err, errlen);
+}
+
+int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
+	return compress(planes, 1, quality, into, room, dst, dstlen, err, errlen);
 }

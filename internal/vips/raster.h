@@ -41,9 +41,10 @@ enum { FL_ISA_PLAIN, FL_ISA_SSSE3, FL_ISA_AVX2, FL_ISA_AVX512 };
 extern int fl_isa;
 
 // JPEG through libjpeg-turbo (jpeg.c). fl_jpeg_header fills W, H and bands
-// (3) and returns 1 when the file is a JPEG fl_jpeg_decode can read, 0 when
-// it is a JPEG in a colour space it cannot (CMYK: libvips reads those), -1
-// with err set when it is not a readable JPEG.
+// (3) and returns 1 when the file is a JPEG fl_jpeg_decode can read (2 when
+// it is also YCbCr 4:2:0, which fl_jpeg_decode_ycc reads), 0 when it is a
+// JPEG in a colour space it cannot (CMYK: libvips reads those), -1 with err
+// set when it is not a readable JPEG.
 int fl_jpeg_header(const uint8_t *buf, size_t len, fl_raster *out, char *err, size_t errlen);
 // fl_jpeg_decode decodes the window out->x, y, w, h set by the caller into
 // memory it allocates with g_try_malloc (*mem, for g_free), each row
@@ -54,15 +55,14 @@ int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, u
 // room is 0), into memory it mallocs: *dst is into or that memory (free
 // it).
 int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen);
+
 // The YCbCr 4:2:0 planes of a JPEG (jpeg.c), each a 1-band raster: luma
-// W x H, chroma (W + 1) / 2 x (H + 1) / 2. fl_jpeg_ycc420 reports whether a
-// JPEG is laid out so (and its size). fl_jpeg_decode_ycc decodes the first
-// rows rows (at most all; the work and memory go in whole strips of 16) of
-// the three planes into memory it allocates (mem[k], for g_free), each row
-// mirrored when mirror is set.
-// fl_jpeg_encode_ycc writes three whole planes as a baseline 4:2:0 JPEG,
-// where fl_jpeg_encode would.
-int fl_jpeg_ycc420(const uint8_t *buf, size_t len, int *w, int *h);
+// W x H, chroma (W + 1) / 2 x (H + 1) / 2. fl_jpeg_decode_ycc decodes the
+// first rows rows (at most all; the work and memory go in whole strips of
+// 16) of the three planes into memory it allocates (mem[k], for g_free),
+// each row mirrored when mirror is set; it returns 1 for a JPEG laid out
+// otherwise. fl_jpeg_encode_ycc writes three whole planes as a baseline
+// 4:2:0 JPEG, where fl_jpeg_encode would.
 int fl_jpeg_decode_ycc(const uint8_t *buf, size_t len, int rows, int mirror, fl_raster planes[3], uint8_t *mem[3], char *err, size_t errlen);
 int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen);
 

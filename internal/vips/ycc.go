@@ -33,17 +33,21 @@ func YCC420(buf []byte) (w, h int, ok bool) {
 	if len(buf) < 3 || buf[0] != 0xff || buf[1] != 0xd8 || buf[2] != 0xff || startup() != nil {
 		return 0, 0, false
 	}
-	var cw, ch C.int
-	ok = C.fl_jpeg_ycc420((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &cw, &ch) == 1
-	return int(cw), int(ch), ok
+	var r C.fl_raster
+	var msg [200]C.char
+	ok = C.fl_jpeg_header((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &r, &msg[0], C.size_t(len(msg))) == 2
+	return int(r.W), int(r.H), ok
 }
 
 // DecodeYCC decodes the first rows rows of a YCbCr 4:2:0 JPEG's planes (a
 // window of each; all of them when rows covers the image), each row
 // mirrored left-right when mirror is set.
 func DecodeYCC(buf []byte, rows int, mirror bool) (*YCC, error) {
-	if _, _, ok := YCC420(buf); !ok {
+	if len(buf) < 3 || buf[0] != 0xff || buf[1] != 0xd8 || buf[2] != 0xff {
 		return nil, ErrNotYCC420
+	}
+	if err := startup(); err != nil {
+		return nil, err
 	}
 	var planes [3]C.fl_raster
 	var mem [3]*C.uint8_t
@@ -55,7 +59,10 @@ func DecodeYCC(buf []byte, rows int, mirror bool) (*YCC, error) {
 	rc := C.fl_jpeg_decode_ycc((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(rows), m,
 		&planes[0], &mem[0], &msg[0], C.size_t(len(msg)))
 	runtime.KeepAlive(buf)
-	if rc != 0 {
+	switch rc {
+	case 1:
+		return nil, ErrNotYCC420
+	case -1:
 		return nil, fmt.Errorf("%w: %s", ErrDecode, C.GoString(&msg[0]))
 	}
 	var y YCC
