@@ -58,7 +58,7 @@ func ApplyEach(ctx context.Context, img []byte, boxes []Box, cfg *Config, seed u
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		o, err := d.run(ctx, img, boxes, cfg.Sample(seed, opt.Key, i), opt)
+		o, err := d.run(img, boxes, cfg.Sample(seed, opt.Key, i), opt)
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ type decoded struct {
 	noYCC  bool // the planes would not decode
 }
 
-func (d *decoded) run(ctx context.Context, img []byte, boxes []Box, steps []Step, opt Options) (Output, error) {
+func (d *decoded) run(img []byte, boxes []Box, steps []Step, opt Options) (Output, error) {
 	if _, ok := planar(img, steps, opt); ok && !d.noYCC {
 		if d.ycc == nil {
 			var err error
@@ -94,7 +94,7 @@ func (d *decoded) run(ctx context.Context, img []byte, boxes []Box, steps []Step
 	}
 	if d.src == nil {
 		var err error
-		if d.src, d.format, _, err = decode(ctx, img, nil); err != nil {
+		if d.src, d.format, _, err = decode(img, nil); err != nil {
 			return Output{}, err
 		}
 	}
@@ -134,7 +134,7 @@ func ApplySteps(ctx context.Context, img []byte, boxes []Box, steps []Step, opt 
 			return runYCC(y, boxes, steps, b2i(mirror), opt)
 		} // else the pixel path says what is wrong with img
 	}
-	src, format, decoded, err := decode(ctx, img, steps)
+	src, format, decoded, err := decode(img, steps)
 	if err != nil {
 		return Output{}, err
 	}
@@ -160,10 +160,7 @@ func (o Options) check() error {
 // steps, as ApplyN wants for its many outputs). It reports how many of the
 // leading steps the decoder did itself: a first horizontal flip, which it
 // does as it writes the rows, where a flip afterwards reads them all back.
-func decode(ctx context.Context, img []byte, steps []Step) (*vips.Raster, string, int, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, "", 0, err
-	}
+func decode(img []byte, steps []Step) (*vips.Raster, string, int, error) {
 	mirror := mirrorFirst(steps)
 	src, format, err := vips.DecodeRaster(img, func(w, h int) (vips.Window, error) {
 		if w*h > MaxPixels {

@@ -419,7 +419,7 @@ func TestWindowedDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, format, _, err := decode(t.Context(), b.Bytes(), nil)
+		src, format, _, err := decode(b.Bytes(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,7 +50,7 @@ func TestPlanarChains(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		var d decoded
-		all, err := d.run(t.Context(), img, sceneBoxes(), c.steps, c.opt)
+		all, err := d.run(img, sceneBoxes(), c.steps, c.opt)
 		d.close()
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -61,7 +61,7 @@ func TestPlanarChains(t *testing.T) {
 		if !c.planar {
 			continue
 		}
-		src, format, _, err := decode(t.Context(), img, nil)
+		src, format, _, err := decode(img, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
