@@ -106,6 +106,12 @@ type Window struct {
 	Mirror bool
 }
 
+// isJPEG reports whether buf starts as a JPEG does (a start marker and the
+// next marker), which libjpeg-turbo then reads directly.
+func isJPEG(buf []byte) bool {
+	return len(buf) >= 3 && buf[0] == 0xff && buf[1] == 0xd8 && buf[2] == 0xff
+}
+
 // DecodeRaster decodes buf and reports its format (jpeg, png, ...). window
 // gets the image size before any pixel is decoded and returns the part of
 // the image the caller will read, or an error to stop (a size limit). A
@@ -119,7 +125,7 @@ func DecodeRaster(buf []byte, window func(w, h int) (Window, error)) (*Raster, s
 	if len(buf) == 0 {
 		return nil, "", fmt.Errorf("%w: empty", ErrDecode)
 	}
-	if len(buf) < 3 || buf[0] != 0xff || buf[1] != 0xd8 || buf[2] != 0xff {
+	if !isJPEG(buf) {
 		return decodeVips(buf, window)
 	}
 	var r C.fl_raster

@@ -30,7 +30,7 @@ var ErrNotYCC420 = errors.New("raster: not a YCbCr 4:2:0 JPEG")
 
 // YCC420 reports whether buf is a JPEG that DecodeYCC reads, and its size.
 func YCC420(buf []byte) (w, h int, ok bool) {
-	if len(buf) < 3 || buf[0] != 0xff || buf[1] != 0xd8 || buf[2] != 0xff || startup() != nil {
+	if !isJPEG(buf) || startup() != nil {
 		return 0, 0, false
 	}
 	var r C.fl_raster
@@ -43,7 +43,7 @@ func YCC420(buf []byte) (w, h int, ok bool) {
 // window of each; all of them when rows covers the image), each row
 // mirrored left-right when mirror is set.
 func DecodeYCC(buf []byte, rows int, mirror bool) (*YCC, error) {
-	if len(buf) < 3 || buf[0] != 0xff || buf[1] != 0xd8 || buf[2] != 0xff {
+	if !isJPEG(buf) {
 		return nil, ErrNotYCC420
 	}
 	if err := startup(); err != nil {
