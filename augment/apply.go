@@ -363,18 +363,21 @@ func (c *chain) affine(m affine2, identity bool) error {
 	return c.next(c.r.Affine(m.a, m.b, m.c, m.d, m.cx, m.cy, m.cx, m.cy, w, h))
 }
 
-// cropRect is the window of percent% of each side of a w x h image that x
-// and y place within the room left around it (0 left/top, 1 right/bottom).
-// On an image of even width and height the window's size and place are even
-// too: a JPEG's half-size chroma is then cut where its samples meet, and the
-// chain can run on the JPEG's planes (planar).
-func cropRect(w, h int, percent, x, y float64) vips.Rect {
+// cropRect is the window left of a w x h image when cut% of its width and
+// cut% of its height are cut away (CROP_PERCENTAGE, see the package
+// comment), placed by x and y within the room around it (0 left/top, 1
+// right/bottom). At least one pixel stays. On an image of even width and
+// height the window's size and place are even too: a JPEG's half-size chroma
+// is then cut where its samples meet, and the chain can run on the JPEG's
+// planes (planar).
+func cropRect(w, h int, cut, x, y float64) vips.Rect {
+	keep := (100 - cut) / 100
 	even := w%2 == 0 && h%2 == 0
 	side := func(n int) int {
 		if even {
-			return max(2, 2*int(math.Round(float64(n)*percent/200)))
+			return max(2, 2*int(math.Round(float64(n)*keep/2)))
 		}
-		return max(1, int(math.Round(float64(n)*percent/100)))
+		return max(1, int(math.Round(float64(n)*keep)))
 	}
 	place := func(room int, f float64) int {
 		if even {
@@ -386,9 +389,9 @@ func cropRect(w, h int, percent, x, y float64) vips.Rect {
 	return vips.Rect{X: place(w-cw, x), Y: place(h-ch, y), W: cw, H: ch}
 }
 
-func (c *chain) crop(percent, x, y float64) error {
+func (c *chain) crop(cut, x, y float64) error {
 	w, h := c.size()
-	r := cropRect(w, h, percent, x, y)
+	r := cropRect(w, h, cut, x, y)
 	if r.W == w && r.H == h {
 		return nil
 	}

@@ -113,12 +113,12 @@ func TestBoxesFollowPixels(t *testing.T) {
 		{"rotate 200", []Step{step(ImageRotation, PercentageScale, 200)}, 320, 240, "red green blue", 0},
 		{"shear horizontal 20", []Step{step(Shear, ShearHorizontal, 20)}, 320, 240, "red green blue", 0},
 		{"shear vertical -25", []Step{step(Shear, ShearVertical, -25)}, 320, 240, "red green blue", 0},
-		{"crop 60", []Step{{Type: Crop, Property: CropPercentage, Value: 60, X: 0.2, Y: 0.7}}, 192, 144, "red green blue", 0},
+		{"crop 40", []Step{{Type: Crop, Property: CropPercentage, Value: 40, X: 0.2, Y: 0.7}}, 192, 144, "red green blue", 0},
 		{"crop drops", []Step{{Type: Crop, Property: CropPercentage, Value: 50, X: 1, Y: 1}}, 160, 120, "green", 0.25},
 		{"zero shear then turn", []Step{step(Shear, ShearHorizontal, 0), step(NinetyRotation, CounterClockwise, 0),
 			step(ImageRotation, PercentageScale, 360)}, 240, 320, "red green blue", 0},
 		{"chain", []Step{step(NinetyRotation, Clockwise, 0), step(ImageRotation, PercentageScale, 8),
-			{Type: Crop, Property: CropPercentage, Value: 90, X: 0.5, Y: 0.1}, step(FlipImage, FlipHorizontal, 0),
+			{Type: Crop, Property: CropPercentage, Value: 10, X: 0.5, Y: 0.1}, step(FlipImage, FlipHorizontal, 0),
 			step(Shear, ShearVertical, 5), step(ImageBlur, Blur, 1)}, 216, 288, "red green blue", 0},
 	}
 	for _, c := range cases {
@@ -158,6 +158,63 @@ func TestBoxesFollowPixels(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCropPercentageIsShareCut: CROP_PERCENTAGE is the share of each side
+// cut away, so [0, 0] leaves the image as it was (pixels and boxes), a fixed
+// 20 keeps 80% of the width and of the height with the boxes on their
+// pixels, and [0, 20] keeps between 80% and all of it.
+func TestCropPercentageIsShareCut(t *testing.T) {
+	img := scenePNG(t, 320, 240, sceneRects)
+	cfg := func(lo, hi int) *Config {
+		c, err := Parse(fmt.Appendf(nil, `{"IMAGE_LEVEL": [{"id": "CROP", "properties": [{"id": "CROP_PERCENTAGE", "values": [%d, %d]}]}]}`, lo, hi))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	outs, err := ApplyN(t.Context(), img, sceneBoxes(), cfg(0, 0), 7, 3, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := decodeNRGBA(t, img)
+	for i, o := range outs {
+		if o.Width != 320 || o.Height != 240 || !bytes.Equal(decodeNRGBA(t, o.Image).Pix, want.Pix) {
+			t.Errorf("[0, 0] output %d: %dx%d, pixels changed", i, o.Width, o.Height)
+		}
+		if !reflect.DeepEqual(o.Boxes, sceneBoxes()) {
+			t.Errorf("[0, 0] output %d moved boxes: %+v", i, o.Boxes)
+		}
+	}
+	outs, err = ApplyN(t.Context(), img, sceneBoxes(), cfg(20, 20), 7, 4, Options{MinVisible: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range outs {
+		if o.Width != 256 || o.Height != 192 || len(o.Steps) != 1 || o.Steps[0].Value != 20 {
+			t.Fatalf("[20, 20] output %d: %dx%d steps %+v; want 256x192 (80%% of 320x240)", i, o.Width, o.Height, o.Steps)
+		}
+		got := decodeNRGBA(t, o.Image)
+		for _, b := range o.Boxes {
+			for _, r := range sceneRects {
+				if r.label != b.Label {
+					continue
+				}
+				if px, n := colourBox(got, r.c); n == 0 || boxDistance(b, px) > 1 {
+					t.Errorf("output %d %s: box %s, pixels at %s", i, b.Label, showBox(b), showBox(px))
+				}
+			}
+		}
+	}
+	outs, err = ApplyN(t.Context(), img, nil, cfg(0, 20), 3, 8, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range outs {
+		if o.Width < 256 || o.Width > 320 || o.Height < 192 || o.Height > 240 {
+			t.Errorf("[0, 20] output %d: %dx%d cuts more than 20%%", i, o.Width, o.Height)
+		}
 	}
 }
 
@@ -406,10 +463,10 @@ func TestWindowedDecode(t *testing.T) {
 	flip := func(prop string) Step { return Step{Type: FlipImage, Property: prop} }
 	blur := Step{Type: ImageBlur, Property: Blur, Value: 2}
 	chains := [][]Step{
-		{flip(FlipHorizontal), blur, crop(80, 0.3, 0.6)},
+		{flip(FlipHorizontal), blur, crop(20, 0.3, 0.6)},
 		{flip(FlipVertical), crop(50, 1, 0)},
-		{crop(70, 0.1, 0.9), blur, flip(FlipHorizontal), {Type: Noise, Property: NoisePercentage, Value: 20, Seed: 3}, crop(60, 0.5, 0.5)},
-		{{Type: Brightness, Property: BrightnessDegrees, Value: 20}, crop(30, 0, 1), {Type: ImageBlur, Property: Blur, Value: 7}},
+		{crop(30, 0.1, 0.9), blur, flip(FlipHorizontal), {Type: Noise, Property: NoisePercentage, Value: 20, Seed: 3}, crop(40, 0.5, 0.5)},
+		{{Type: Brightness, Property: BrightnessDegrees, Value: 20}, crop(70, 0, 1), {Type: ImageBlur, Property: Blur, Value: 7}},
 	}
 	for i, steps := range chains {
 		if w := needed(steps, 333, 222); w.W*w.H >= 333*222 {

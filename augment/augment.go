@@ -40,12 +40,21 @@
 //     with independent uniform channels (not salt and pepper). Which pixels
 //     and which colours depends only on the step's seed and the pixel's row
 //     and column.
-//   - CROP_PERCENTAGE p keeps a window of p% of the width and p% of the
-//     height (at least one pixel, two on an even-sized image), placed at
-//     random, and the output keeps the window's size (no resize back). 100
-//     keeps the whole image. On an image of even width and height, sizes and
-//     offsets round to even pixels, so a JPEG's half-size chroma is cut
-//     where its samples meet.
+//   - CROP_PERCENTAGE p is the share of the image cut away, as in imgaug's
+//     Crop(percent=...): p% of the width and p% of the height are removed
+//     and the window left keeps (100-p)% of each (at least one pixel, two on
+//     an even-sized image); 0 is no crop, [0, 20] cuts between 0 and 20
+//     percent of each side's length. One value is drawn per output for both
+//     axes, and the cut is split between the two opposite edges at random
+//     (Step.X is the left edge's share of the horizontal cut, Step.Y the top
+//     edge's of the vertical one). Unlike imgaug, whose percent is cut from
+//     each of the four edges independently (so percent=0.2 can remove 40%
+//     of a side), p is the total per axis, which keeps the interface's
+//     0..100 range meaningful end to end; and the output keeps the window's
+//     size (imgaug's keep_size=False) rather than being resized back, so
+//     boxes are only shifted and clipped, never scaled. On an image of even
+//     width and height, sizes and offsets round to even pixels, so a JPEG's
+//     half-size chroma is cut where its samples meet.
 //   - Boxes (pixels, top-left origin, edges: a box covering pixel columns
 //     0..9 has X 0 and W 10) follow the pixels as DESIGN.md says: exactly for
 //     flips, right angles and crop; rotation and shear take the box enclosing
@@ -158,14 +167,15 @@ type Property struct {
 }
 
 // Box is a labelled rectangle in pixels, top-left origin, X and Y its top-left
-// corner. ID is the caller's and is carried through untouched.
+// corner; its JSON names are those of the REST API's boxes (label, x, y,
+// width, height). ID is the caller's and is carried through untouched.
 type Box struct {
 	ID    string  `json:"id,omitempty"`
 	Label string  `json:"label"`
 	X     float64 `json:"x"`
 	Y     float64 `json:"y"`
-	W     float64 `json:"w"`
-	H     float64 `json:"h"`
+	W     float64 `json:"width"`
+	H     float64 `json:"height"`
 }
 
 // Step is one applied operation with the parameters that made it: Type and

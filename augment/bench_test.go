@@ -55,7 +55,7 @@ var benchChains = []struct {
 	{"flip-blur-crop", []Step{
 		{Type: FlipImage, Property: FlipHorizontal},
 		{Type: ImageBlur, Property: Blur, Value: 2},
-		{Type: Crop, Property: CropPercentage, Value: 80, X: 0.5, Y: 0.5},
+		{Type: Crop, Property: CropPercentage, Value: 20, X: 0.5, Y: 0.5},
 	}},
 	{"rotate-hue-noise", []Step{
 		{Type: ImageRotation, Property: PercentageScale, Value: 17},
@@ -187,7 +187,7 @@ func BenchmarkParts(b *testing.B) {
 		"none":   nil,
 		"flip":   {{Type: FlipImage, Property: FlipHorizontal}},
 		"blur":   {{Type: ImageBlur, Property: Blur, Value: 2}},
-		"crop":   {{Type: Crop, Property: CropPercentage, Value: 80, X: 0.5, Y: 0.5}},
+		"crop":   {{Type: Crop, Property: CropPercentage, Value: 20, X: 0.5, Y: 0.5}},
 		"rotate": {{Type: ImageRotation, Property: PercentageScale, Value: 17}},
 		"hue":    {{Type: Hue, Property: HueDegrees, Value: 30}},
 		"noise":  {{Type: Noise, Property: NoisePercentage, Value: 5, Seed: 7}},

@@ -6,6 +6,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/framelake/framelake/internal/vips"
 )
 
 // Flips, right-angle turns, even crops and blurs of a 4:2:0 JPEG run on its
@@ -30,14 +32,14 @@ func TestPlanarChains(t *testing.T) {
 		opt    Options
 		planar bool
 	}{
-		{"flip blur crop", []Step{flip(FlipHorizontal), blur(2), crop(80, 0.5, 0.5)}, Options{}, true},
+		{"flip blur crop", []Step{flip(FlipHorizontal), blur(2), crop(20, 0.5, 0.5)}, Options{}, true},
 		{"vertical flip, corner crop", []Step{flip(FlipVertical), crop(50, 1, 0)}, Options{}, true},
-		{"crop blur flip crop", []Step{crop(70, 0.1, 0.75), blur(1.5), flip(FlipHorizontal), crop(50, 0.5, 0.5)}, Options{Format: "jpeg"}, true},
+		{"crop blur flip crop", []Step{crop(30, 0.1, 0.75), blur(1.5), flip(FlipHorizontal), crop(50, 0.5, 0.5)}, Options{Format: "jpeg"}, true},
 		{"blur alone", []Step{blur(3)}, Options{}, true},
 		{"turn, crop", []Step{turn(Clockwise), crop(50, 0.2, 0.4)}, Options{}, true},
 		{"flip, half turn", []Step{flip(FlipVertical), turn(UpsideDown)}, Options{}, true},
 		{"flip, turn back, blur", []Step{flip(FlipHorizontal), turn(CounterClockwise), blur(1)}, Options{}, true},
-		{"crop anywhere", []Step{crop(77, 0.3, 0.7)}, Options{}, true},
+		{"crop anywhere", []Step{crop(23, 0.3, 0.7)}, Options{}, true},
 		{"png out", []Step{flip(FlipHorizontal)}, Options{Format: "png"}, false},
 		{"hue", []Step{flip(FlipHorizontal), {Type: Hue, Property: HueDegrees, Value: 30}}, Options{}, false},
 	} {
@@ -101,7 +103,7 @@ func TestCropRectEven(t *testing.T) {
 	for _, size := range [][2]int{{320, 240}, {2, 2}, {333, 222}, {101, 77}} {
 		w, h := size[0], size[1]
 		even := w%2 == 0 && h%2 == 0
-		for _, p := range []float64{1, 33, 77, 99, 100} {
+		for _, p := range []float64{0, 1, 23, 67, 99, 100} {
 			for _, f := range []float64{0, 0.3, 0.5, 1} {
 				r := cropRect(w, h, p, f, 1-f)
 				if r.X < 0 || r.Y < 0 || r.W < 1 || r.H < 1 || r.X+r.W > w || r.Y+r.H > h {
@@ -110,11 +112,15 @@ func TestCropRectEven(t *testing.T) {
 				if even && (r.X%2 != 0 || r.Y%2 != 0 || r.W%2 != 0 || r.H%2 != 0) {
 					t.Errorf("%dx%d %g%% at %g: %+v not even", w, h, p, f, r)
 				}
-				if want := max(1, int(math.Round(float64(w)*p/100))); !even && r.W != want {
-					t.Errorf("%dx%d %g%%: width %d, want %d", w, h, p, r.W, want)
+				keep := (100 - p) / 100 // p is the share cut away
+				if want := max(1, int(math.Round(float64(w)*keep))); !even && r.W != want {
+					t.Errorf("%dx%d %g%% cut: width %d, want %d", w, h, p, r.W, want)
 				}
-				if r.W > 2 && math.Abs(float64(r.W)-float64(w)*p/100) > 1.5 { // 2 is an even image's least
-					t.Errorf("%dx%d %g%%: width %d is not %g%% of %d", w, h, p, r.W, p, w)
+				if r.W > 2 && math.Abs(float64(r.W)-float64(w)*keep) > 1.5 { // 2 is an even image's least
+					t.Errorf("%dx%d %g%% cut: width %d is not %g%% of %d", w, h, p, r.W, 100-p, w)
+				}
+				if p == 0 && (r != vips.Rect{W: w, H: h}) {
+					t.Errorf("%dx%d: a 0%% cut gives %+v, not the whole image", w, h, r)
 				}
 			}
 		}
