@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/framelake/framelake/augment"
+	"github.com/framelake/framelake/lake"
 )
 
 // cmdAugment previews an augmentation configuration: it writes the outputs a
@@ -25,7 +27,7 @@ func cmdAugment(ctx context.Context, args []string) error {
 	config := fs.String("config", "", "augmentation configuration (JSON, INTERFACE.md 2.9)")
 	seed := fs.Uint64("seed", 0, "seed; equal seeds give equal outputs")
 	n := fs.Int("n", 1, "number of outputs")
-	boxesPath := fs.String("boxes", "", `boxes of the image: JSON array of {"label","x","y","w","h"} in pixels`)
+	boxesPath := fs.String("boxes", "", `boxes of the image: JSON array of {"label","x","y","width","height"} in pixels (the REST upload's boxes)`)
 	out := fs.String("out", "", "folder to write outputs into (created if missing)")
 	key := fs.String("key", "", "image key mixed into the seed (default: the image's file name)")
 	format := fs.String("format", "", "output format: jpeg, png, webp (default: the input's)")
@@ -49,12 +51,8 @@ func cmdAugment(ctx context.Context, args []string) error {
 	}
 	var boxes []augment.Box
 	if *boxesPath != "" {
-		b, err := os.ReadFile(*boxesPath)
-		if err != nil {
+		if boxes, err = readBoxes(*boxesPath); err != nil {
 			return err
-		}
-		if err := json.Unmarshal(b, &boxes); err != nil {
-			return fmt.Errorf("%s: %w", *boxesPath, err)
 		}
 	}
 	img, err := os.ReadFile(images[0])
@@ -81,6 +79,55 @@ func cmdAugment(ctx context.Context, args []string) error {
 		fmt.Printf("%s.%s  %dx%d  %d/%d boxes  %s\n", name, ext(o.Format), o.Width, o.Height, len(o.Boxes), len(boxes), describe(o.Steps))
 	}
 	return nil
+}
+
+// readBoxes reads a boxes file in the shape of the REST API's boxes (label,
+// x, y, width, height; attributes allowed and ignored). Anything else is an
+// error naming the box and the field: a file in another shape must not turn
+// into a preview without boxes.
+func readBoxes(path string) ([]augment.Box, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
+		return nil, fmt.Errorf("%s: want a JSON array of boxes {\"label\", \"x\", \"y\", \"width\", \"height\"}", path)
+	}
+	boxes := make([]augment.Box, len(raw))
+	for i, r := range raw {
+		var box struct {
+			Label      string          `json:"label"`
+			X          *float64        `json:"x"`
+			Y          *float64        `json:"y"`
+			Width      *float64        `json:"width"`
+			Height     *float64        `json:"height"`
+			Attributes json.RawMessage `json:"attributes"`
+		}
+		d := json.NewDecoder(bytes.NewReader(r))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&box); err != nil {
+			msg := strings.TrimPrefix(err.Error(), "json: ")
+			if strings.HasPrefix(msg, "unknown field") {
+				msg += ` (a box has "label", "x", "y", "width", "height" and optional "attributes")`
+			}
+			return nil, fmt.Errorf("%s: box %d: %s", path, i, msg)
+		}
+		for _, f := range []struct {
+			name string
+			v    *float64
+		}{{"x", box.X}, {"y", box.Y}, {"width", box.Width}, {"height", box.Height}} {
+			if f.v == nil {
+				return nil, fmt.Errorf("%s: box %d: %q is missing", path, i, f.name)
+			}
+		}
+		l := lake.Box{Label: box.Label, X: *box.X, Y: *box.Y, W: *box.Width, H: *box.Height}
+		if err := lake.CheckBox(fmt.Sprintf("box %d", i), l, 0, 0); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		boxes[i] = augment.Box{Label: l.Label, X: l.X, Y: l.Y, W: l.W, H: l.H}
+	}
+	return boxes, nil
 }
 
 // parseInterleaved lets flags follow the image, as in

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/internal/auth"
+	"github.com/framelake/framelake/internal/testmedia"
 )
 
 func TestVersion(t *testing.T) {
@@ -155,4 +156,47 @@ func findKey(keys []auth.Key, name string) auth.Key {
 		}
 	}
 	return auth.Key{}
+}
+
+// TestAugmentBoxesShape: augment --boxes takes the REST API's box shape
+// (label, x, y, width, height) and refuses any other field by name, rather
+// than previewing without boxes.
+func TestAugmentBoxesShape(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	img := filepath.Join(dir, "in.jpg")
+	if err := os.WriteFile(img, testmedia.JPEG(64, 48, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := write("aug.json", `{"IMAGE_LEVEL": [{"id": "FLIP_IMAGE", "properties": [{"id": "FLIP_HORIZONTAL", "values": [true]}]}]}`)
+	rest := write("rest.json", `[{"label": "car", "x": 2, "y": 3, "width": 10, "height": 8, "attributes": {"occluded": "no"}}]`)
+	out, err := run(t, "augment", "--config", cfg, "--boxes", rest, "--out", filepath.Join(dir, "out"), img)
+	if err != nil || !strings.Contains(out, "1/1 boxes") {
+		t.Fatalf("REST-shaped boxes: %v %s", err, out)
+	}
+	var meta struct {
+		Boxes []map[string]any `json:"boxes"`
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "out", "in_aug0.json"))
+	if err := json.Unmarshal(b, &meta); err != nil || len(meta.Boxes) != 1 || meta.Boxes[0]["width"] != 10.0 ||
+		meta.Boxes[0]["x"] != 64-2-10.0 {
+		t.Errorf("output boxes %s: %v", b, err)
+	}
+	for _, c := range []struct{ boxes, want string }{
+		{`[{"label": "car", "x": 2, "y": 3, "w": 10, "h": 8}]`, `box 0: unknown field "w"`},
+		{`[{"label": "car", "x": 2, "y": 3, "width": 10}]`, `box 0: "height" is missing`},
+		{`[{"label": "car", "x": 2, "y": 3, "width": 0, "height": 8}]`, `box 0: width and height must be positive`},
+		{`{"label": "car"}`, `JSON array of boxes`},
+	} {
+		out, err := run(t, "augment", "--config", cfg, "--boxes", write("bad.json", c.boxes), "--out", filepath.Join(dir, "bad"), img)
+		if err == nil || !strings.Contains(out, c.want) {
+			t.Errorf("boxes %s: %v %q; want an error with %q", c.boxes, err, out, c.want)
+		}
+	}
 }
