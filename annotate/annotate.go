@@ -10,6 +10,17 @@
 // project id as the operation, so the query language and datasets see them
 // like any other annotation.
 //
+// A frame with no objects is a real answer: a frame is annotated once its
+// labels have been given, and [] (no boxes) is such an answer. Upload Files
+// with Labelling requires labels, so a frame is annotated from the moment it
+// arrives, and Replace Frame Annotations (PUT, [] included) keeps it so; the
+// frames not annotated are those not uploaded yet. A task's completedFrames
+// counts its annotated frames, and the task is completed (status 2) when all
+// totalFileCount frames have arrived, however many of them are empty;
+// isDownloadEnable is true exactly then, when its annotations are final.
+// Raising totalFileCount reopens a completed task, and deleting a frame's
+// file takes the frame out of its task.
+//
 // The package owns the tables project, project_label, upload_session (which
 // is also the task: one row, an upl_ and a tsk_ id) and frame.
 package annotate
@@ -48,9 +59,9 @@ const (
 type TaskStatus int
 
 const (
-	NotStarted TaskStatus = 0 // no frame has a box yet
-	InProgress TaskStatus = 1 // some frames have boxes, or frames are still to come
-	Completed  TaskStatus = 2 // every frame arrived and every frame has a box
+	NotStarted TaskStatus = 0 // no frame has arrived (so none is annotated) yet
+	InProgress TaskStatus = 1 // some frames are annotated, others are still to come
+	Completed  TaskStatus = 2 // every frame arrived and is annotated (boxes or [] for none)
 )
 
 // Paging bounds of REST.md; a page size over the maximum is an error.

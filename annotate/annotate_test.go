@@ -98,27 +98,27 @@ func TestTaskStatusFollowsFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	if tk := f.task(t, sess); tk.Status != annotate.InProgress || tk.CompletedFrames != 1 || tk.Progress != 50 ||
-		tk.VideoResolutionWidth != 64 || tk.VideoResolutionHeight != 48 {
+		tk.VideoResolutionWidth != 64 || tk.VideoResolutionHeight != 48 || tk.IsDownloadEnable {
 		t.Fatalf("after frame 0: %+v", tk)
 	}
+	// A frame with no objects is an answer: the task completes with it.
 	r1, err := f.s.UploadFrame(f.ctx, sess.ID, frame(2, nil))
 	if err != nil || r0.SequenceNo != 0 || r1.SequenceNo != 1 {
 		t.Fatalf("frame 1: %+v %v", r1, err)
 	}
-	if tk := f.task(t, sess); tk.Status != annotate.InProgress || !tk.IsDownloadEnable || tk.CompletedFrames != 1 {
-		t.Fatalf("after upload: %+v", tk)
+	tk := f.task(t, sess)
+	if tk.Status != annotate.Completed || tk.Progress != 100 || tk.CompletedFrames != 2 || !tk.IsDownloadEnable ||
+		tk.CompletedAt == nil {
+		t.Fatalf("all arrived, one empty: %+v", tk)
 	}
 	if _, err := f.s.ReplaceFrameBoxes(f.ctx, f.proj.ID, r1.UniqueName, []annotate.Box{car(5)}); err != nil {
 		t.Fatal(err)
 	}
-	tk := f.task(t, sess)
-	if tk.Status != annotate.Completed || tk.Progress != 100 || tk.CompletedAt == nil {
-		t.Fatalf("all boxed: %+v", tk)
-	}
-	if _, err := f.s.ReplaceFrameBoxes(f.ctx, f.proj.ID, r0.UniqueName, nil); err != nil {
+	// Emptying a frame keeps it annotated.
+	if _, err := f.s.ReplaceFrameBoxes(f.ctx, f.proj.ID, r0.UniqueName, []annotate.Box{}); err != nil {
 		t.Fatal(err)
 	}
-	if tk := f.task(t, sess); tk.Status != annotate.InProgress || tk.CompletedAt != nil || tk.CompletedFrames != 1 {
+	if tk := f.task(t, sess); tk.Status != annotate.Completed || tk.CompletedFrames != 2 || tk.CompletedAt == nil {
 		t.Fatalf("boxes removed: %+v", tk)
 	}
 	// Raising totalFileCount reopens the upload; lowering it below what arrived is refused.
@@ -128,7 +128,8 @@ func TestTaskStatusFollowsFrames(t *testing.T) {
 	if _, err := f.s.InitializeUpload(f.ctx, f.proj.ID, "batch-01", 3); err != nil {
 		t.Fatal(err)
 	}
-	if tk := f.task(t, sess); tk.IsDownloadEnable || tk.FrameCount != 3 {
+	if tk := f.task(t, sess); tk.IsDownloadEnable || tk.FrameCount != 3 || tk.Status != annotate.InProgress ||
+		tk.CompletedAt != nil {
 		t.Errorf("raised total: %+v", tk)
 	}
 }
@@ -198,7 +199,7 @@ func TestDeletedFileLeavesTask(t *testing.T) {
 	f := open(t, annotate.Image)
 	sess, _ := f.s.InitializeUpload(f.ctx, f.proj.ID, "b", 2)
 	r0, _ := f.s.UploadFrame(f.ctx, sess.ID, frame(1, nil, car(1)))
-	if _, err := f.s.UploadFrame(f.ctx, sess.ID, frame(2, nil, car(1))); err != nil {
+	if _, err := f.s.UploadFrame(f.ctx, sess.ID, frame(2, nil)); err != nil { // empty, still annotated
 		t.Fatal(err)
 	}
 	if tk := f.task(t, sess); tk.Status != annotate.Completed {

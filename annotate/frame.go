@@ -142,9 +142,7 @@ func (s *Service) insertFrame(ctx context.Context, tx *sql.Tx, sess Session, p P
 		return FrameResult{}, err
 	}
 	c.received++
-	if len(f.Boxes) > 0 {
-		c.completed++
-	}
+	c.completed++ // its labels came with it, [] being an answer too
 	c.last = max(c.last, seqNo)
 	if c.width == 0 {
 		c.width, c.height = file.Width, file.Height
@@ -176,11 +174,11 @@ func (s *Service) replaceBoxes(ctx context.Context, p Project, where string, arg
 		var res FrameResult
 		err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 			var sessionSeq, fileSeq int64
-			var width, height, oldCount int
+			var width, height int
 			err := tx.QueryRowContext(ctx, `SELECT f.session_seq, f.sequence_no, f.file_seq, f.unique_name, f.width,
-				f.height, f.box_count, s.task_id FROM frame f JOIN upload_session s ON s.seq = f.session_seq
+				f.height, s.task_id FROM frame f JOIN upload_session s ON s.seq = f.session_seq
 				WHERE `+where, args...).Scan(&sessionSeq, &res.SequenceNo, &fileSeq, &res.UniqueName, &width, &height,
-				&oldCount, &res.TaskID)
+				&res.TaskID)
 			if errors.Is(err, sql.ErrNoRows) {
 				return errs.NotFoundf("frame %q not found in project %s", fmt.Sprint(args[0]), p.ID)
 			}
@@ -201,19 +199,11 @@ func (s *Service) replaceBoxes(ctx context.Context, p Project, where string, arg
 			if err != nil {
 				return err
 			}
-			c.completed += b2i(len(boxes) > 0) - b2i(oldCount > 0)
-			return s.saveCounters(ctx, tx, c)
+			return s.saveCounters(ctx, tx, c) // the frame stays annotated; updatedAt moves
 		})
 		res.Replaced = true
 		return res, err
 	}
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // checkBoxes validates a frame's boxes against the project's labels and the
@@ -289,11 +279,11 @@ func (s *Service) filesDeleted(ctx context.Context, tx *sql.Tx, fileSeqs []int64
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(box_count > 0), 0),
-			coalesce(max(sequence_no), -1) FROM frame WHERE session_seq = ?`, seq).Scan(&c.received, &c.completed,
-			&c.last); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(sequence_no), -1) FROM frame
+			WHERE session_seq = ?`, seq).Scan(&c.received, &c.last); err != nil {
 			return err
 		}
+		c.completed = c.received // every frame arrived with its labels
 		if err := s.saveCounters(ctx, tx, c); err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ func (s *Service) scanTask(sc interface{ Scan(...any) error }, p Project) (Task,
 	if t.FrameCount > 0 {
 		t.Progress = math.Round(float64(t.CompletedFrames)*10000/float64(t.FrameCount)) / 100
 	}
-	t.IsDownloadEnable = t.UploadedFrames >= t.FrameCount
+	t.IsDownloadEnable = t.Status == Completed // its annotations are final
 	t.DownLoadURL = s.opt.BaseURL + "/api/v1/projects/" + url.PathEscape(p.ID) + "/annotations?taskList=" +
 		url.QueryEscape(t.ID)
 	return t, nil

@@ -80,16 +80,12 @@ func TestAnnotateProjectOverHTTP(t *testing.T) {
 	if err != nil || !f0.Success || f0.SequenceNo != 0 || !strings.HasPrefix(f0.UniqueName, "batch-01-frame-") {
 		t.Fatalf("frame 0: %+v %v", f0, err)
 	}
-	f1, err := e.write.UploadFrame(ctx, up.UploadID, client.Frame{File: jpegFrame(2)})
-	if err != nil || f1.SequenceNo != 1 {
-		t.Fatalf("frame 1: %+v %v", f1, err)
-	}
 	tl, err := e.read.TaskList(ctx, client.TaskListOptions{ProjectID: pid})
 	if err != nil || tl.TaskCount != 1 || len(tl.TaskList) != 1 {
 		t.Fatalf("tasks: %+v %v", tl, err)
 	}
 	tk := tl.TaskList[0]
-	if tk.FrameCount != 2 || tk.CompletedFrames != 1 || tk.Progress != 50 || tk.Status != 1 || !tk.IsDownloadEnable ||
+	if tk.FrameCount != 2 || tk.CompletedFrames != 1 || tk.Progress != 50 || tk.Status != 1 || tk.IsDownloadEnable ||
 		tk.VideoName != "batch-01" || tk.TaskName != "batch-01" || tk.VideoResolutionWidth != 64 ||
 		tk.VideoResolutionHeight != 48 || tk.ContentType != 2 || tk.ProjectName != "streets" || tk.CompletedAt != nil ||
 		!strings.HasPrefix(tk.DownLoadURL, e.base+"/api/v1/projects/"+pid+"/annotations?taskList=") {
@@ -101,14 +97,29 @@ func TestAnnotateProjectOverHTTP(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
 		t.Errorf("downLoadUrl: %v %v", resp, err)
 	}
-	// An annotator boxes the second frame: the task completes.
+	// The second frame shows nothing (labels []): an answer, so the task completes.
+	f1, err := e.write.UploadFrame(ctx, up.UploadID, client.Frame{File: jpegFrame(2)})
+	if err != nil || f1.SequenceNo != 1 {
+		t.Fatalf("frame 1: %+v %v", f1, err)
+	}
+	tl, _ = e.read.TaskList(ctx, client.TaskListOptions{ProjectID: pid})
+	if tk := tl.TaskList[0]; tk.Status != 2 || tk.CompletedFrames != 2 || tk.Progress != 100 || !tk.IsDownloadEnable ||
+		tk.CompletedAt == nil {
+		t.Errorf("task with an empty frame %+v", tk)
+	}
+	// An annotator boxes the second frame, then empties the first: both are
+	// still annotated, the task stays completed.
 	if r, err := e.write.ReplaceFrameAnnotations(ctx, pid, f1.UniqueName, []client.Box{carBox(5)}); err != nil ||
 		r.SequenceNo != 1 || r.Task == nil || r.Task.Status != 2 {
 		t.Fatalf("replace: %+v %v", r, err)
 	}
-	tl, _ = e.read.TaskList(ctx, client.TaskListOptions{ProjectID: pid})
-	if tk := tl.TaskList[0]; tk.Status != 2 || tk.Progress != 100 || tk.CompletedAt == nil {
-		t.Errorf("completed task %+v", tk)
+	if r, err := e.write.ReplaceFrameAnnotations(ctx, pid, f0.UniqueName, []client.Box{}); err != nil ||
+		r.Task == nil || r.Task.Status != 2 || r.Task.CompletedFrames != 2 {
+		t.Fatalf("emptied frame 0: %+v %v", r, err)
+	}
+	if _, err := e.write.ReplaceFrameAnnotations(ctx, pid, f0.UniqueName, []client.Box{carBox(1),
+		{Label: "bus", X: 30, Y: 20, Width: 50, Height: 50}}); err != nil {
+		t.Fatal(err)
 	}
 	d, err := e.read.DownloadAnnotations(ctx, client.DownloadOptions{ProjectID: pid})
 	if err != nil || d.TaskCount != 1 || d.PageSize != 5 || d.MetaData.ProjectName != "streets" ||
