@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -301,4 +302,23 @@ func boxesOf(t *testing.T, f annotate.FrameAnnotations) []annotate.Annotation {
 		t.Fatalf("annotations %s: %v", f.Annotations, err)
 	}
 	return out
+}
+
+// A one-frame upload says "1 frame", not "1 frames".
+func TestMessagesCountFrames(t *testing.T) {
+	f := open(t, annotate.Image)
+	sess, _ := f.s.InitializeUpload(f.ctx, f.proj.ID, "single", 1)
+	if _, err := f.s.UploadFrame(f.ctx, sess.ID, frame(1, nil)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.s.UploadFrame(f.ctx, sess.ID, frame(2, nil))
+	if !errs.Is(err, errs.InvalidArgument) || !strings.Contains(err.Error(), "already has all 1 frame (") {
+		t.Errorf("past the total: %v", err)
+	}
+	sess2, _ := f.s.InitializeUpload(f.ctx, f.proj.ID, "two", 2)
+	f.s.UploadFrame(f.ctx, sess2.ID, frame(3, nil))
+	f.s.UploadFrame(f.ctx, sess2.ID, frame(4, nil))
+	if _, err := f.s.InitializeUpload(f.ctx, f.proj.ID, "two", 1); err == nil || !strings.Contains(err.Error(), "below the 2 frames") {
+		t.Errorf("shrink: %v", err)
+	}
 }

@@ -92,8 +92,17 @@ func (s *Service) UploadFrame(ctx context.Context, uploadID string, f Frame) (Fr
 }
 
 func errPastTotal(sess Session) error {
-	return errs.Invalid("files", "upload %s already has all %d frames (totalFileCount); re-send a received "+
-		"sequenceNo to replace its labels, or call Initialize Upload with a larger totalFileCount", sess.ID, sess.TotalFileCount)
+	return errs.Invalid("files", "upload %s already has all %s (totalFileCount); re-send a received "+
+		"sequenceNo to replace its labels, or call Initialize Upload with a larger totalFileCount", sess.ID,
+		frames(sess.TotalFileCount))
+}
+
+// frames is "1 frame", "2 frames".
+func frames(n int) string {
+	if n == 1 {
+		return "1 frame"
+	}
+	return fmt.Sprintf("%d frames", n)
 }
 
 func (s *Service) frameExists(ctx context.Context, sessionSeq int64, seqNo int) (bool, error) {

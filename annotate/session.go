@@ -77,8 +77,8 @@ func (s *Service) resize(ctx context.Context, tx *sql.Tx, sess *Session, total i
 		return nil
 	}
 	if total < sess.Received {
-		return errs.Invalid("totalFileCount", "totalFileCount %d is below the %d frames upload %s already received",
-			total, sess.Received, sess.ID)
+		return errs.Invalid("totalFileCount", "totalFileCount %d is below the %s upload %s already received",
+			total, frames(sess.Received), sess.ID)
 	}
 	c, err := loadCounters(ctx, tx, sess.seq)
 	if err != nil {

@@ -489,11 +489,11 @@ func TestDatasetAugmentation(t *testing.T) {
 	if st := e.version(t, rot.VersionID).Stats; st.AugmentedFrames != 24 || st.TotalFrames != 36 {
 		t.Errorf("rotation: %+v", st)
 	}
-	// A rebuild in place makes the same bytes: the store gains nothing.
+	// A rebuild in place (selecting only frames it has) makes the same bytes: the store gains nothing.
 	blobs := e.blobs(t)
 	e.built(t)(e.write.UpdateDatasetVersionFromDatalake(ctx, b.VersionID, "", false, client.DatasetSpec{
 		SplitInfo: client.SplitInfo{Train: 60, Test: 20, Validation: 20}, Labels: []string{"car"},
-		Query: "collection = nothing-here-yet", AugmentationList: json.RawMessage(flipConfig)}))
+		Query: "collection = cars", AugmentationList: json.RawMessage(flipConfig)}))
 	if after := e.blobs(t); after != blobs {
 		t.Errorf("rebuild stored %d new blobs", after-blobs)
 	}
@@ -643,7 +643,7 @@ func TestDatasetBadInputCreatesNothing(t *testing.T) {
 	}
 }
 
-func TestDatasetFailedBuildInvisibleAndRetried(t *testing.T) {
+func TestDatasetFailedBuildListedAndRetried(t *testing.T) {
 	e := start(t, appliance.Config{})
 	fx := datasetFixture(t, e)
 	ctx := context.Background()
@@ -663,8 +663,9 @@ func TestDatasetFailedBuildInvisibleAndRetried(t *testing.T) {
 	if j.Status != "failed" || !strings.Contains(j.Error, fx.names["cars"][5]) {
 		t.Fatalf("job %+v", j)
 	}
-	if groups, _ := e.read.DatasetList(ctx); len(groups) != 0 {
-		t.Errorf("failed build listed: %+v", groups)
+	if groups, _ := e.read.DatasetList(ctx); len(groups) != 1 || groups[0].VersionList[0].Status != "failed" ||
+		groups[0].VersionList[0].JobID != b.JobID {
+		t.Errorf("failed build not listed as failed: %+v", groups)
 	}
 	if v := e.version(t, b.VersionID); v.Status != "failed" || v.Error == "" || v.StatsSummary.TotalFrames != 0 {
 		t.Errorf("failed version %+v", v)

@@ -135,17 +135,28 @@ type DatasetVersion struct {
 		TotalFrames int `json:"totalFrames"`
 		TotalBoxes  int `json:"totalBoxes"`
 	} `json:"statsSummary"`
-	VersionNo      string       `json:"versionNo"`
-	VersionDetails string       `json:"versionDetails"`
-	DatasetID      string       `json:"datasetId"`
-	Status         string       `json:"status"` // ready, building, failed (of the latest build)
-	JobID          string       `json:"jobId"`
-	Error          string       `json:"error"`
-	Labels         []string     `json:"labels"`
-	SplitInfo      SplitInfo    `json:"splitInfo"`
-	ExportTypes    []string     `json:"exportTypes"`
-	Stats          DatasetStats `json:"stats"`
-	BuiltAt        *time.Time   `json:"builtAt"`
+	VersionNo       string    `json:"versionNo"`
+	VersionDetails  string    `json:"versionDetails"`
+	DatasetID       string    `json:"datasetId"`
+	Status          string    `json:"status"` // building, ready, failed, cancelled (of the latest build)
+	JobID           string    `json:"jobId"`  // of the latest build
+	Error           string    `json:"error"`
+	Labels          []string  `json:"labels"`
+	SplitInfo       SplitInfo `json:"splitInfo"`
+	ExportTypes     []string  `json:"exportTypes"`     // the advertised formats
+	DownloadFormats []string  `json:"downloadFormats"` // every format, the advertised first
+	// Source is the selection the build added (nil for Create Dataset Version).
+	Source *struct {
+		CollectionID string  `json:"collection_id"`
+		ItemType     string  `json:"item_type"`
+		Query        string  `json:"query"`
+		Filter       *Filter `json:"filter"`
+	} `json:"source"`
+	BaseVersionID    string          `json:"baseVersionId"` // the version whose frames it carries
+	OperationList    []string        `json:"operationList"` // nil: every annotation source
+	AugmentationList json.RawMessage `json:"augmentationList"`
+	Stats            DatasetStats    `json:"stats"`
+	BuiltAt          *time.Time      `json:"builtAt"`
 }
 
 // DatasetGroup is an element of Dataset List.
@@ -156,7 +167,7 @@ type DatasetGroup struct {
 	VersionList []DatasetVersion `json:"versionList"`
 }
 
-// DatasetList returns the dataset groups with their built versions.
+// DatasetList returns the dataset groups with all their versions, built or not.
 func (c *Client) DatasetList(ctx context.Context) ([]DatasetGroup, error) {
 	var out []DatasetGroup
 	err := c.do(ctx, http.MethodGet, "/api/v1/datasets", "", nil, &out)

@@ -41,15 +41,33 @@
 //   - Versions: update_* with is_new_version_required true makes the group's
 //     next version holding the source version's frames plus the new ones;
 //     false (the default) rebuilds the source version in place. Either way the
-//     build reads boxes afresh with the call's labels and operation list, and
-//     the call's augmentation_list replaces the source's (null: none).
+//     build reads boxes afresh with the call's labels and operation list. An
+//     update's selection (collection, item type, query, filter) must hold at
+//     least one image, else it is refused naming the query (or the collection
+//     or item type when there is no query) and nothing changes; images already
+//     in the version count, so a relabelling update may select only those.
+//     augmentation_list absent or null keeps the source version's
+//     augmentation (so its augmented frames are made again), a configuration
+//     replaces it ({} or one with nothing selected: none); export_types absent
+//     or null keeps the source's.
+//   - What a version records: the labels, split, export types, operation
+//     list and augmentation of its build, the selection it added (source:
+//     collection, item type, query, filter) and the version whose frames it
+//     carries (baseVersionId); Version shows those of its current build, or
+//     of the pending one before any completed.
+//   - export_types are the formats a version advertises: checked at creation,
+//     stored under their canonical names (ParseFormat), listed as exportTypes
+//     and first in downloadFormats (every other format follows, since any
+//     format can be downloaded), and the format download_dataset uses when it
+//     is given no export_type (the first advertised one).
 //   - Builds run as jobs of type BuildJob with progress in frames. A build
 //     writes its frames apart from the version's visible ones and swaps them in
-//     with its statistics in one transaction when it completes. A version
-//     whose first build has not completed is not listed; a failed or cancelled
-//     build leaves the version as it was (unlisted, or with its previous
-//     frames) and can be retried (Retry). Only one build of a version runs at
-//     a time.
+//     with its statistics in one transaction when it completes. Every version
+//     is listed from the moment it is created, with the status of its latest
+//     build: building (queued or running), ready, failed or cancelled, and
+//     that build's job id. A failed or cancelled build leaves the version as
+//     it was (no frames yet, or its previous frames) and can be retried
+//     (Retry). Only one build of a version runs at a time.
 //   - Augmentation (augmentation_list, INTERFACE.md 2.9, validated by package
 //     augment) makes AugmentationsPerFrame outputs of every training frame,
 //     drawn from the group's seed and the frame's uniqueName, so a rebuild
@@ -180,30 +198,40 @@ type Stats struct {
 	Labels          map[string]Count `json:"labels"` // frames with the label and its boxes
 }
 
-// Version status values.
+// Version status values: the state of a version's latest build.
 const (
-	StatusReady    = "ready"    // no build pending; the current build is shown
-	StatusBuilding = "building" // a build is queued or running
-	StatusFailed   = "failed"   // the latest build failed or was cancelled; Retry runs it again
+	StatusReady     = "ready"     // no build pending; the current build is shown
+	StatusBuilding  = "building"  // a build is queued or running
+	StatusFailed    = "failed"    // the latest build failed; Retry runs it again
+	StatusCancelled = "cancelled" // the latest build was cancelled; Retry runs it again
 )
 
-// Version is a dataset version as its group lists it.
+// Version is a dataset version as its group lists it. What its build used
+// (labels to augmentation) is the current build's, or the pending build's
+// before any completed.
 type Version struct {
-	ID        string    `json:"versionId"`
-	DatasetID string    `json:"datasetId"`
-	Dataset   string    `json:"datasetName"`
-	VersionNo string    `json:"versionNo"`
-	Status    string    `json:"status"`
-	JobID     string    `json:"jobId"`
-	Error     string    `json:"error,omitempty"` // why the latest build failed
-	Built     bool      `json:"built"`           // has a completed build (frames to show)
-	Labels    []string  `json:"labels"`          // of the current build
-	Split     Split     `json:"split"`
-	Export    []string  `json:"exportTypes"`
-	Stats     Stats     `json:"stats"`
-	CreatedBy string    `json:"createdBy"`
-	CreatedAt time.Time `json:"createdAt"`
-	BuiltAt   time.Time `json:"builtAt"`
+	ID        string   `json:"versionId"`
+	DatasetID string   `json:"datasetId"`
+	Dataset   string   `json:"datasetName"`
+	VersionNo string   `json:"versionNo"`
+	Status    string   `json:"status"`
+	JobID     string   `json:"jobId"`           // of the latest build
+	Error     string   `json:"error,omitempty"` // why the latest build failed
+	Built     bool     `json:"built"`           // has a completed build (frames to show)
+	Labels    []string `json:"labels"`
+	Split     Split    `json:"split"`
+	Export    []string `json:"exportTypes"` // advertised formats, canonical names
+	// Formats are every export format, the advertised ones first.
+	Formats    []string `json:"downloadFormats"`
+	Operations []string `json:"operationList"` // nil: every annotation source
+	// Augmentation is the configuration the build applied; nil for none.
+	Augmentation json.RawMessage `json:"augmentation"`
+	Source       *Source         `json:"source,omitempty"`        // the selection the build added; nil for none
+	Base         string          `json:"baseVersionId,omitempty"` // the version whose frames it carries
+	Stats        Stats           `json:"stats"`
+	CreatedBy    string          `json:"createdBy"` // the name of the API key that asked for it
+	CreatedAt    time.Time       `json:"createdAt"`
+	BuiltAt      time.Time       `json:"builtAt"`
 }
 
 // Group is a dataset group with its built versions, oldest first.

@@ -23,18 +23,29 @@ type Download struct {
 	FileName string
 }
 
-// PrepareDownload checks a download_dataset request.
+// PrepareDownload checks a download_dataset request. Without an export
+// type it takes the first format the version advertises (export_types).
 func (s *Service) PrepareDownload(ctx context.Context, versionID, exportType string) (*Download, error) {
 	if versionID == "" {
 		return nil, errs.Invalid("version_id", "version_id is required")
 	}
-	f, err := export.ParseFormat(exportType) // an invalid_argument naming export_type
-	if err != nil {
-		return nil, err
+	var f export.Format
+	var err error
+	if strings.TrimSpace(exportType) != "" {
+		if f, err = export.ParseFormat(exportType); err != nil { // an invalid_argument naming export_type
+			return nil, err
+		}
 	}
 	vr, v, err := s.built(ctx, versionID, "version_id")
 	if err != nil {
 		return nil, err
+	}
+	if f == "" {
+		if len(v.Export) == 0 {
+			return nil, errs.Invalid("export_type", "export_type is required: version %s advertises no formats "+
+				"(export_types); one of %s", v.ID, strings.Join(v.Formats, ", "))
+		}
+		f = export.Format(v.Export[0])
 	}
 	name := slug(v.Dataset)
 	if name == "" {

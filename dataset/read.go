@@ -5,18 +5,20 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/framelake/framelake/augment"
+	"github.com/framelake/framelake/dataset/export"
 	"github.com/framelake/framelake/errs"
 )
 
-// List returns every dataset group that has a built version, with its built
-// versions oldest first, groups newest first. A version whose first build
-// has not completed is left out (see the package comment).
+// List returns every dataset group with all its versions, built or not,
+// versions oldest first, groups newest first; each version carries the
+// status and job id of its latest build (see the package comment).
 func (s *Service) List(ctx context.Context) ([]Group, error) {
 	rows, err := s.db.R.QueryContext(ctx, `SELECT `+versionColumns+`, g.created_at FROM dataset_version v
-		JOIN dataset_group g ON g.seq = v.group_seq
-		WHERE v.current_build > 0 ORDER BY g.seq DESC, v.version_no`)
+		JOIN dataset_group g ON g.seq = v.group_seq ORDER BY g.seq DESC, v.version_no`)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +68,7 @@ func (s *Service) Version(ctx context.Context, versionID string) (Version, error
 func (s *Service) view(ctx context.Context, vr versionRow) (Version, error) {
 	v := Version{ID: vr.id, DatasetID: vr.groupID, Dataset: vr.name, VersionNo: versionNo(vr.no), JobID: vr.jobID,
 		Built: vr.current > 0, CreatedBy: vr.createdBy, CreatedAt: fromMillis(vr.createdAt),
-		Labels: []string{}, Export: []string{}}
+		Labels: []string{}, Export: []string{}, Formats: []string{}}
 	var err error
 	if v.Status, v.Error, err = s.status(ctx, vr.status, vr.jobID); err != nil {
 		return v, err
@@ -82,9 +84,16 @@ func (s *Service) view(ctx context.Context, vr versionRow) (Version, error) {
 	if err := json.Unmarshal([]byte(recipeText), &r); err != nil {
 		return v, fmt.Errorf("version %s recipe: %w", vr.id, err)
 	}
-	v.Labels, v.Split = r.Labels, r.Split
+	v.Labels, v.Split, v.Operations, v.Augmentation, v.Source, v.Base = r.Labels, r.Split, r.Operations,
+		r.Augmentation, r.Source, r.Base
 	if r.ExportTypes != nil {
 		v.Export = r.ExportTypes
+	}
+	v.Formats = append(v.Formats, v.Export...)
+	for _, f := range export.Formats() {
+		if !slices.Contains(v.Formats, string(f)) {
+			v.Formats = append(v.Formats, string(f))
+		}
 	}
 	if err := json.Unmarshal([]byte(vr.stats), &v.Stats); err != nil {
 		return v, fmt.Errorf("version %s stats: %w", vr.id, err)
@@ -95,24 +104,56 @@ func (s *Service) view(ctx context.Context, vr versionRow) (Version, error) {
 	return v, nil
 }
 
-// Details is a short human summary of a version (Dataset List's versionDetails).
+// Details is a short human summary of a version (Dataset List's
+// versionDetails): its frames, then what its build used.
 func (v Version) Details() string {
-	if !v.Built {
-		return "not built yet (" + v.Status + ")"
-	}
-	st := v.Stats
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s; %d frames", v.Split, st.TotalFrames)
-	if st.AugmentedFrames > 0 {
-		fmt.Fprintf(&b, " (%d augmented)", st.AugmentedFrames)
+	if v.Built {
+		st := v.Stats
+		fmt.Fprintf(&b, "%s; %s", v.Split, plural(st.TotalFrames, "frame", "frames"))
+		if st.AugmentedFrames > 0 {
+			fmt.Fprintf(&b, " (%d augmented)", st.AugmentedFrames)
+		}
+		fmt.Fprintf(&b, ", %s; train %d, test %d, validation %d", plural(st.TotalBoxes, "box", "boxes"),
+			st.Splits[Train].Frames, st.Splits[Test].Frames, st.Splits[Validation].Frames)
+	} else {
+		fmt.Fprintf(&b, "%s; not built yet", v.Split)
 	}
-	fmt.Fprintf(&b, ", %d boxes; train %d, test %d, validation %d frames; labels %s",
-		st.TotalBoxes, st.Splits[Train].Frames, st.Splits[Test].Frames, st.Splits[Validation].Frames,
-		strings.Join(v.Labels, ", "))
+	fmt.Fprintf(&b, "; labels %s", strings.Join(v.Labels, ", "))
+	if src := v.Source; src != nil && src.Query != "" {
+		fmt.Fprintf(&b, "; query %q", src.Query)
+	}
+	b.WriteString("; augmentation ")
+	b.WriteString(augmentationSummary(v.Augmentation))
 	if v.Status != StatusReady {
-		fmt.Fprintf(&b, "; latest build %s", v.Status)
+		fmt.Fprintf(&b, "; latest build %s (job %s)", v.Status, v.JobID)
 	}
 	return b.String()
+}
+
+// augmentationSummary names the selected augmentations of a stored
+// configuration, "none" without one.
+func augmentationSummary(raw json.RawMessage) string {
+	cfg, err := augment.Parse(raw)
+	if len(raw) == 0 || err != nil {
+		return "none"
+	}
+	var ids []string
+	for _, e := range selected(cfg) {
+		ids = append(ids, e.ID)
+	}
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
+}
+
+// plural is "1 frame", "2 frames".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // built returns a version that has a completed build, or an error saying why not.

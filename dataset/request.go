@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,11 +112,22 @@ func (s *Service) Update(ctx context.Context, u Update) (Created, error) {
 		return Created{}, errs.New(errs.FailedPrecondition, "dataset_version_id",
 			"version %s has no completed build yet (job %s); wait for it or retry it", v.id, v.jobID)
 	}
+	var base recipe
+	if err := json.Unmarshal([]byte(v.built.String), &base); err != nil {
+		return Created{}, fmt.Errorf("version %s recipe: %w", v.id, err)
+	}
+	inherit(&u.Spec, base.Spec)
 	if err := s.checkSpec(ctx, &u.Spec); err != nil {
 		return Created{}, err
 	}
-	if _, err := s.countSource(ctx, u.Source); err != nil {
+	n, err := s.countSource(ctx, u.Source)
+	if err != nil {
 		return Created{}, err
+	}
+	if n == 0 {
+		field, what := sourceField(u.Source)
+		return Created{}, errs.Invalid(field, "the selection (%s) holds no images: an update must select at "+
+			"least one; version %s was left as it is", what, v.id)
 	}
 	r := recipe{Base: v.id, KeepSplits: true, Source: &u.Source, Spec: u.Spec}
 	out := Created{DatasetID: v.groupID}
@@ -126,6 +138,18 @@ func (s *Service) Update(ctx context.Context, u Update) (Created, error) {
 		return s.rebuild(ctx, tx, v.id, &r, &out)
 	})
 	return out, err
+}
+
+// inherit gives an update the source version's augmentation and export
+// types when the call leaves them out (absent or null): an update adds
+// images, it does not silently drop the source's augmented frames.
+func inherit(sp *Spec, base Spec) {
+	if a := bytes.TrimSpace(sp.Augmentation); len(a) == 0 || bytes.Equal(a, []byte("null")) {
+		sp.Augmentation = base.Augmentation
+	}
+	if sp.ExportTypes == nil {
+		sp.ExportTypes = base.ExportTypes
+	}
 }
 
 // CreateVersion makes the group's next version from the frames of its latest
@@ -182,9 +206,9 @@ func (s *Service) Retry(ctx context.Context, versionID string) (Created, error) 
 		if err != nil {
 			return err
 		}
-		if st != StatusFailed {
-			return errs.New(errs.FailedPrecondition, "", "version %s is %s (job %s): only a failed build is retried",
-				v.id, st, v.jobID)
+		if st != StatusFailed && st != StatusCancelled {
+			return errs.New(errs.FailedPrecondition, "", "version %s is %s (job %s): only a failed or cancelled "+
+				"build is retried", v.id, st, v.jobID)
 		}
 		var r recipe
 		if err := json.Unmarshal([]byte(v.recipe), &r); err != nil {
@@ -263,7 +287,7 @@ func (s *Service) status(ctx context.Context, stored, jobID string) (string, str
 	case job.Failed:
 		return StatusFailed, j.Error, nil
 	case job.Cancelled:
-		return StatusFailed, "build cancelled", nil
+		return StatusCancelled, "", nil
 	case job.Completed: // completed without making the build current: superseded
 		return StatusFailed, "build ended without completing", nil
 	}
@@ -291,14 +315,17 @@ func (s *Service) checkSpec(ctx context.Context, sp *Spec) error {
 	if err := sp.Split.Check("split_info", SplitFields); err != nil {
 		return err
 	}
-	if sp.ExportTypes == nil {
-		sp.ExportTypes = []string{}
-	}
+	types := []string{} // canonical names, each once, in the order given
 	for i, t := range sp.ExportTypes {
-		if _, err := export.ParseFormat(t); err != nil {
+		f, err := export.ParseFormat(t)
+		if err != nil {
 			return errs.Invalid("export_types", "export_types[%d]: %s", i, strings.TrimPrefix(err.Error(), "export_type "))
 		}
+		if !slices.Contains(types, string(f)) {
+			types = append(types, string(f))
+		}
 	}
+	sp.ExportTypes = types
 	for i, op := range sp.Operations {
 		f := fmt.Sprintf("operation_list[%d]", i)
 		if strings.TrimSpace(op) == "" {

@@ -33,23 +33,38 @@ func (s *server) datasetRoutes(rest, api *echo.Group) {
 }
 
 // versionView is a version in Dataset List: the fields of INTERFACE.md 2.4,
-// then the status of its latest build and its full statistics.
+// then the status and job of its latest build (building, ready, failed,
+// cancelled), what its build used and its full statistics.
 type versionView struct {
-	VersionID      string        `json:"versionId"`
-	CreatedAt      time.Time     `json:"createdAt"`
-	CreatedBy      string        `json:"createdBy"`
-	StatsSummary   statsSummary  `json:"statsSummary"`
-	VersionNo      string        `json:"versionNo"`
-	VersionDetails string        `json:"versionDetails"`
-	DatasetID      string        `json:"datasetId"`
-	Status         string        `json:"status"`
-	JobID          string        `json:"jobId"`
-	Error          string        `json:"error,omitempty"`
-	Labels         []string      `json:"labels"`
-	SplitInfo      dataset.Split `json:"splitInfo"`
-	ExportTypes    []string      `json:"exportTypes"`
-	Stats          dataset.Stats `json:"stats"`
-	BuiltAt        *time.Time    `json:"builtAt"`
+	VersionID       string          `json:"versionId"`
+	CreatedAt       time.Time       `json:"createdAt"`
+	CreatedBy       string          `json:"createdBy"` // the API key's name
+	StatsSummary    statsSummary    `json:"statsSummary"`
+	VersionNo       string          `json:"versionNo"`
+	VersionDetails  string          `json:"versionDetails"`
+	DatasetID       string          `json:"datasetId"`
+	Status          string          `json:"status"`
+	JobID           string          `json:"jobId"`
+	Error           string          `json:"error,omitempty"`
+	Labels          []string        `json:"labels"`
+	SplitInfo       dataset.Split   `json:"splitInfo"`
+	ExportTypes     []string        `json:"exportTypes"`
+	DownloadFormats []string        `json:"downloadFormats"`
+	Source          *sourceView     `json:"source"`
+	BaseVersionID   string          `json:"baseVersionId,omitempty"`
+	OperationList   []string        `json:"operationList"`
+	Augmentation    json.RawMessage `json:"augmentationList"`
+	Stats           dataset.Stats   `json:"stats"`
+	BuiltAt         *time.Time      `json:"builtAt"`
+}
+
+// sourceView is the selection a build added, named as the create and update
+// functions name it.
+type sourceView struct {
+	CollectionID string       `json:"collection_id,omitempty"`
+	ItemType     string       `json:"item_type,omitempty"`
+	Query        string       `json:"query"`
+	Filter       *lake.Filter `json:"filter,omitempty"`
 }
 
 type statsSummary struct {
@@ -58,10 +73,16 @@ type statsSummary struct {
 }
 
 func viewVersion(v dataset.Version) versionView {
-	return versionView{VersionID: v.ID, CreatedAt: v.CreatedAt, CreatedBy: v.CreatedBy,
+	out := versionView{VersionID: v.ID, CreatedAt: v.CreatedAt, CreatedBy: v.CreatedBy,
 		StatsSummary: statsSummary{v.Stats.TotalFrames, v.Stats.TotalBoxes}, VersionNo: v.VersionNo,
 		VersionDetails: v.Details(), DatasetID: v.DatasetID, Status: v.Status, JobID: v.JobID, Error: v.Error,
-		Labels: v.Labels, SplitInfo: v.Split, ExportTypes: v.Export, Stats: v.Stats, BuiltAt: optTime(v.BuiltAt)}
+		Labels: v.Labels, SplitInfo: v.Split, ExportTypes: v.Export, DownloadFormats: v.Formats,
+		BaseVersionID: v.Base, OperationList: v.Operations, Augmentation: v.Augmentation, Stats: v.Stats,
+		BuiltAt: optTime(v.BuiltAt)}
+	if src := v.Source; src != nil {
+		out.Source = &sourceView{CollectionID: src.CollectionID, ItemType: src.ItemType, Query: src.Query, Filter: src.Filter}
+	}
+	return out
 }
 
 type groupView struct {
@@ -161,7 +182,10 @@ func (s *server) downloadDatasetPage(c *echo.Context) error {
 	format := q.Get("exportFormat")
 	conv, ok := exportFormats[format]
 	if !ok {
-		return errs.Invalid("exportFormat", "exportFormat is required: one of yolo, rcnn, tensorflow (got %q)", format)
+		if format == "" {
+			return errs.Invalid("exportFormat", "exportFormat is required: one of yolo, rcnn, tensorflow")
+		}
+		return errs.Invalid("exportFormat", "exportFormat %q is not one of the allowed values yolo, rcnn, tensorflow", format)
 	}
 	idx, err := intParam(q.Get("pageIndex"), "pageIndex", 0, 0, 1<<31)
 	if err != nil {
@@ -218,6 +242,8 @@ func (p specParams) spec() (dataset.Spec, error) {
 	return sp, nil
 }
 
+// createdBy is what a dataset version records as its author: the name of the
+// API key that asked for it (every key has one; the id is a fallback).
 func createdBy(c *echo.Context) string {
 	k := caller(c)
 	if k.Name != "" {
