@@ -222,4 +222,22 @@ func TestDatasetUpdateKeepsAndRecords(t *testing.T) {
 		string(v.Augmentation) != "null" || len(v.ExportTypes) != 0 || !strings.Contains(v.VersionDetails, "augmentation none") {
 		t.Errorf("update with augmentation_list {}: %+v", v)
 	}
+	// download_dataset without export_type takes the first advertised format.
+	req, _ := http.NewRequest("POST", e.base+"/api/v1/client/download_dataset",
+		strings.NewReader(fmt.Sprintf(`{"version_id": %q, "is_media_include": false}`, v2.VersionID)))
+	req.SetBasicAuth(e.wkey, e.wsecret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if cd := resp.Header.Get("Content-Disposition"); resp.StatusCode != 200 || !strings.Contains(cd, "-raw.zip") {
+		t.Errorf("download without export_type: %d %q", resp.StatusCode, cd)
+	}
+	status, eb := e.raw(t, "POST", "/api/v1/client/download_dataset", "application/json",
+		strings.NewReader(fmt.Sprintf(`{"version_id": %q}`, v3.VersionID)))
+	if status != 400 || eb["field"] != "export_type" || !strings.Contains(eb["message"], "advertises no formats") {
+		t.Errorf("download without export_type of a version advertising none: %d %v", status, eb)
+	}
 }
