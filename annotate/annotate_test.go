@@ -3,12 +3,15 @@ package annotate_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/errs"
@@ -320,5 +323,53 @@ func TestMessagesCountFrames(t *testing.T) {
 	f.s.UploadFrame(f.ctx, sess2.ID, frame(4, nil))
 	if _, err := f.s.InitializeUpload(f.ctx, f.proj.ID, "two", 1); err == nil || !strings.Contains(err.Error(), "below the 2 frames") {
 		t.Errorf("shrink: %v", err)
+	}
+}
+
+// Migration 002 recounts sessions counted when only frames with a box were
+// completed: a session whose frames all arrived, one of them empty, becomes
+// completed; one still waiting for frames stays in progress.
+func TestMigrationCountsEmptyFrames(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlitedb.Open(ctx, filepath.Join(t.TempDir(), "framelake.db"), sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, "lake", lake.Migrations); err != nil {
+		t.Fatal(err)
+	}
+	first, err := fs.ReadFile(annotate.Migrations, "001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, "annotate", fstest.MapFS{"001_init.sql": {Data: first}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.W.Exec(`INSERT INTO project (seq, id, name, content_type, created_at, updated_at) VALUES (1, 'prj_1', 'p', 2, 1, 1);
+		INSERT INTO upload_session (id, task_id, project_seq, collection_id, collection_name, total_file_count, received,
+			completed_frames, status, created_at, updated_at) VALUES
+			('upl_a', 'tsk_a', 1, 'col_a', 'a', 2, 2, 1, 1, 1, 5), ('upl_b', 'tsk_b', 1, 'col_b', 'b', 3, 2, 0, 0, 1, 5)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, "annotate", annotate.Migrations); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id                string
+		completed, status int
+		completedAt       sql.NullInt64
+	}{{"upl_a", 2, 2, sql.NullInt64{Int64: 5, Valid: true}}, {"upl_b", 2, 1, sql.NullInt64{}}} {
+		var completed, status int
+		var at sql.NullInt64
+		if err := db.R.QueryRow(`SELECT completed_frames, status, completed_at FROM upload_session WHERE id = ?`,
+			c.id).Scan(&completed, &status, &at); err != nil {
+			t.Fatal(err)
+		}
+		if completed != c.completed || status != c.status || at != c.completedAt {
+			t.Errorf("%s: completed %d status %d at %v; want %d, %d, %v", c.id, completed, status, at, c.completed,
+				c.status, c.completedAt)
+		}
 	}
 }

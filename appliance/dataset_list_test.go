@@ -222,6 +222,12 @@ func TestDatasetUpdateKeepsAndRecords(t *testing.T) {
 		string(v.Augmentation) != "null" || len(v.ExportTypes) != 0 || !strings.Contains(v.VersionDetails, "augmentation none") {
 		t.Errorf("update with augmentation_list {}: %+v", v)
 	}
+	// A wrong exportFormat is not "required": it says the value is not allowed.
+	status, eb := e.raw(t, "GET", "/api/v1/dataset-versions/"+v2.VersionID+"/data?exportFormat=coco", "", nil)
+	if status != 400 || eb["field"] != "exportFormat" || strings.Contains(eb["message"], "required") ||
+		!strings.Contains(eb["message"], `"coco" is not one of the allowed values`) {
+		t.Errorf("exportFormat coco: %d %v", status, eb)
+	}
 	// download_dataset without export_type takes the first advertised format.
 	req, _ := http.NewRequest("POST", e.base+"/api/v1/client/download_dataset",
 		strings.NewReader(fmt.Sprintf(`{"version_id": %q, "is_media_include": false}`, v2.VersionID)))
@@ -235,7 +241,7 @@ func TestDatasetUpdateKeepsAndRecords(t *testing.T) {
 	if cd := resp.Header.Get("Content-Disposition"); resp.StatusCode != 200 || !strings.Contains(cd, "-raw.zip") {
 		t.Errorf("download without export_type: %d %q", resp.StatusCode, cd)
 	}
-	status, eb := e.raw(t, "POST", "/api/v1/client/download_dataset", "application/json",
+	status, eb = e.raw(t, "POST", "/api/v1/client/download_dataset", "application/json",
 		strings.NewReader(fmt.Sprintf(`{"version_id": %q}`, v3.VersionID)))
 	if status != 400 || eb["field"] != "export_type" || !strings.Contains(eb["message"], "advertises no formats") {
 		t.Errorf("download without export_type of a version advertising none: %d %v", status, eb)
