@@ -234,7 +234,7 @@ type Version struct {
 	BuiltAt      time.Time       `json:"builtAt"`
 }
 
-// Group is a dataset group with its built versions, oldest first.
+// Group is a dataset group with all its versions, built or not, oldest first.
 type Group struct {
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
