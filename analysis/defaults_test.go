@@ -218,7 +218,7 @@ func TestMigrateDefaultNames(t *testing.T) {
 	for q, want := range map[string]string{
 		`SELECT group_concat(name || ':' || source, ' ') FROM (SELECT name, source FROM model ORDER BY id)`: "default-embedding:0123456789ab system-embedding-notahash:",
 		`SELECT group_concat(model_name || ':' || vector_name, ' ') FROM (SELECT * FROM run ORDER BY id)`:   "default-embedding:default-embedding default-auto-tagging:",
-		`SELECT group_concat(name) FROM embedding_model`: "default-embedding",
+		`SELECT group_concat(name) FROM embedding_model`:                                                    "default-embedding",
 	} {
 		var got string
 		if err := db.R.QueryRowContext(ctx, q).Scan(&got); err != nil || got != want {

@@ -65,8 +65,8 @@ func (s *Service) Start(ctx context.Context, req RunRequest) (Run, error) {
 }
 
 // resolveModel finds the model a request names, or its application's system
-// default; vecName is the vector model embeddings go to, which is the
-// model's own name, so a user reads them back with the name the run shows.
+// default; vecName is the vector model an embedding model's vectors go to,
+// its own name, so a user reads them back with the name the run shows.
 func (s *Service) resolveModel(ctx context.Context, app Application, name string) (m Model, vecName string, err error) {
 	if _, err := ParseApplication(string(app)); err != nil || app == "autotagging" {
 		return m, "", errs.Invalid("application", "application %q is not one of auto_tagging, auto_annotation, embedding", app)
@@ -76,7 +76,7 @@ func (s *Service) resolveModel(ctx context.Context, app Application, name string
 	} else if m, err = s.Model(ctx, name); err == nil && m.Application != app {
 		err = errs.Invalid("model_name", "model %s is an %s model; this function needs an %s model", name, m.Application, app)
 	}
-	if err != nil {
+	if err != nil || app != Embedding {
 		return m, "", err
 	}
 	return m, m.Name, nil
