@@ -8,8 +8,15 @@
 // limits), checked against its application's layout and kept under
 // <data>/models/<model id>/package, with a virtual environment beside it
 // (venv, with system site packages, so Debian's python3-torch and friends
-// are visible) into which code/requirements.txt is installed. The model table
-// makes registrations outlive restarts.
+// are visible) into which code/requirements.txt is installed, inside the
+// request, with pip failing fast (no retries) and within InstallTimeout. The
+// model table makes registrations outlive restarts. A name is taken until the
+// model is deleted or replaced (RegisterRequest.Replace). The shipped system
+// defaults are ordinary models named DefaultName(app), default-embedding for
+// instance, installed by InstallDefault; "default" in a request means the
+// application's current default, and an embedding model's vectors are stored
+// under its own name, so one name works in listings, runs and the embedding
+// functions alike.
 //
 // Runner. The seam is Runner: a local one keeps one long-lived Python worker
 // per model (model_fn runs once) speaking a length-framed protocol over
