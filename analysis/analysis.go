@@ -257,6 +257,9 @@ type Service struct {
 	pool    *pool
 
 	regMu sync.Mutex // one registration unpacks at a time (disk and CPU)
+
+	pipOnce    sync.Once
+	pipTargets bool // the interpreter's pip installs into a venv (pip --python)
 }
 
 // New opens the registry on a database whose analysis migrations are applied

@@ -248,14 +248,21 @@ func (s *Service) makeVenv(ctx context.Context, m Model) error {
 
 // pipCommand returns the command that runs pip for the venv of python:
 // the interpreter's pip when it can target another environment (--python,
-// pip 22.3 and later), else the venv's own pip, installed with ensurepip.
+// pip 22.3 and later; asked once), else the venv's own pip, installed with
+// ensurepip.
 func (s *Service) pipCommand(ctx context.Context, python string) ([]string, error) {
-	out, err := s.command(ctx, time.Minute, s.opt.Python, "-m", "pip", "--python", python, "--version")
-	if err == nil {
+	s.pipOnce.Do(func() {
+		// Not the request's context: a client hanging up must not decide this for good.
+		out, err := s.command(context.WithoutCancel(ctx), time.Minute, s.opt.Python, "-m", "pip", "--python", python, "--version")
+		s.pipTargets = err == nil
+		if err != nil {
+			s.log.Info("the interpreter's pip cannot install into a venv; each venv gets its own (ensurepip)", "output", lastLines(out, 3))
+		}
+	})
+	if s.pipTargets {
 		return []string{s.opt.Python, "-m", "pip", "--python", python}, nil
 	}
-	s.log.Debug("the interpreter's pip cannot install into a venv; using ensurepip", "output", lastLines(out, 3))
-	if out, err = s.command(ctx, 5*time.Minute, python, "-m", "ensurepip", "--default-pip"); err != nil {
+	if out, err := s.command(ctx, 5*time.Minute, python, "-m", "ensurepip", "--default-pip"); err != nil {
 		return nil, errs.New(errs.FailedPrecondition, "", "installing pip into the virtual environment failed "+
 			"(on Debian: apt-get install python3-pip): %v: %s", err, lastLines(out, 3))
 	}
