@@ -8,8 +8,15 @@
 // limits), checked against its application's layout and kept under
 // <data>/models/<model id>/package, with a virtual environment beside it
 // (venv, with system site packages, so Debian's python3-torch and friends
-// are visible) into which code/requirements.txt is installed. The model table
-// makes registrations outlive restarts.
+// are visible) into which code/requirements.txt is installed, inside the
+// request, with pip failing fast (no retries) and within InstallTimeout. The
+// model table makes registrations outlive restarts. A name is taken until the
+// model is deleted or replaced (RegisterRequest.Replace). The shipped system
+// defaults are ordinary models named DefaultName(app), default-embedding for
+// instance, installed by InstallDefault; "default" in a request means the
+// application's current default, and an embedding model's vectors are stored
+// under its own name, so one name works in listings, runs and the embedding
+// functions alike.
 //
 // Runner. The seam is Runner: a local one keeps one long-lived Python worker
 // per model (model_fn runs once) speaking a length-framed protocol over
@@ -46,6 +53,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -102,6 +110,14 @@ const JobType = "analysis"
 // DefaultModel names the system default model of an application in requests.
 const DefaultModel = "default"
 
+// DefaultName is the name the shipped system default model of app is
+// registered, listed, run and stores its vectors under: default-embedding,
+// default-auto-tagging, default-auto-annotation. It stays the same across
+// rebuilds of the package, so scripts can name it.
+func DefaultName(app Application) string {
+	return "default-" + strings.ReplaceAll(string(app), "_", "-")
+}
+
 // Model is a registered model package.
 type Model struct {
 	ID            string      `json:"id"`
@@ -115,7 +131,8 @@ type Model struct {
 	CreatedAt     time.Time   `json:"createdAt"`
 	UpdatedAt     time.Time   `json:"updatedAt"`
 
-	dir string // absolute folder holding package/ and venv/
+	dir    string // absolute folder holding package/ and venv/
+	source string // shipped defaults: hash of the files the package was built from
 }
 
 // PackageDir is the unpacked package (the model_dir given to model_fn).
@@ -195,6 +212,10 @@ type Counts struct {
 // them from the environment so an installed appliance is configured there.
 type Options struct {
 	DataDir string // required: models live in DataDir/models
+	// ModelsSearch says where the server looks for the packages `make
+	// models` builds, for the error of a request for a default model when
+	// none is installed.
+	ModelsSearch string
 	// Python is the interpreter venvs are made from: FRAMELAKE_PYTHON, else
 	// /usr/bin/python3 when it exists (Debian's, which sees python3-torch),
 	// else python3 on PATH.
@@ -203,7 +224,7 @@ type Options struct {
 	// (FRAMELAKE_PIP_FIND_LINKS) is a folder of wheels installed from with
 	// --no-index, for offline labs.
 	PipIndexURL, PipFindLinks string
-	InstallTimeout            time.Duration       // pip install; default 30 min
+	InstallTimeout            time.Duration       // pip install, inside register_model's request; FRAMELAKE_PIP_TIMEOUT, default 10 min
 	StartTimeout              time.Duration       // import plus model_fn; default 5 min
 	CallTimeout               time.Duration       // one input_fn+predict_fn+output_fn; FRAMELAKE_MODEL_TIMEOUT, default 60 s
 	IdleTimeout               time.Duration       // a worker unused this long is stopped; default 10 min
@@ -236,6 +257,9 @@ type Service struct {
 	pool    *pool
 
 	regMu sync.Mutex // one registration unpacks at a time (disk and CPU)
+
+	pipOnce    sync.Once
+	pipTargets bool // the interpreter's pip installs into a venv (pip --python)
 }
 
 // New opens the registry on a database whose analysis migrations are applied
@@ -299,6 +323,8 @@ func (o *Options) defaults() {
 	o.PipIndexURL = or(o.PipIndexURL, env("FRAMELAKE_PIP_INDEX_URL"))
 	o.PipFindLinks = or(o.PipFindLinks, env("FRAMELAKE_PIP_FIND_LINKS"))
 	o.Endpoint = or(o.Endpoint, env("FRAMELAKE_INFERENCE_ENDPOINT"))
+	o.ModelsSearch = or(o.ModelsSearch, "--models, $FRAMELAKE_MODELS_DIR, <data>/models, "+
+		"build/models of the binary's repository, a models folder beside the binary")
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = time.Minute
 		if d, err := time.ParseDuration(env("FRAMELAKE_MODEL_TIMEOUT")); err == nil && d > 0 {
@@ -311,7 +337,10 @@ func (o *Options) defaults() {
 			o.VideoFPS = f
 		}
 	}
-	o.InstallTimeout = orDur(o.InstallTimeout, 30*time.Minute)
+	if d, err := time.ParseDuration(env("FRAMELAKE_PIP_TIMEOUT")); err == nil && o.InstallTimeout <= 0 {
+		o.InstallTimeout = d
+	}
+	o.InstallTimeout = orDur(o.InstallTimeout, 10*time.Minute)
 	o.StartTimeout = orDur(o.StartTimeout, 5*time.Minute)
 	o.IdleTimeout = orDur(o.IdleTimeout, 10*time.Minute)
 	if o.MaxWorkers <= 0 {

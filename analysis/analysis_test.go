@@ -290,8 +290,8 @@ func TestRunParameterErrors(t *testing.T) {
 		field string
 		msg   string
 	}{
-		{RunRequest{Application: AutoTagging, ContentType: "image"}, "model_name", "the system default auto_tagging model is not installed"},
-		{RunRequest{Application: Embedding, Model: "default", ContentType: "image"}, "model_name", "the system default embedding model is not installed"},
+		{RunRequest{Application: AutoTagging, ContentType: "image"}, "model_name", "no default auto_tagging model is installed: run `make models`"},
+		{RunRequest{Application: Embedding, Model: "default", ContentType: "image"}, "model_name", "no default embedding model is installed: run `make models`"},
 		{RunRequest{Application: Embedding, Model: "tagger", ContentType: "image"}, "model_name", "tagger is an auto_tagging model"},
 		{RunRequest{Application: AutoTagging, Model: "tagger", ContentType: "image", ConfidenceThreshold: &bad}, "confidence_threshold", "between 0 and 1"},
 		{RunRequest{Application: AutoTagging, Model: "tagger", ContentType: "image", ConfidenceThreshold: &over}, "confidence_threshold", "between 0 and 1"},

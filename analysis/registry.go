@@ -26,29 +26,77 @@ type RegisterRequest struct {
 	Application string    // auto_tagging (or autotagging), auto_annotation, embedding
 	Package     io.Reader // the package folder as .tar.gz
 	CreatedBy   string
+	// Replace installs the package in place of a registered model of the same
+	// name and application, keeping its endpoint and default flag; without it
+	// a taken name is already_exists.
+	Replace bool
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
 // CheckName validates a model name: letters, digits, '.', '_', '-', at most
-// 100, not "default" (which names the system defaults).
+// 100, neither "default" (which names an application's system default in
+// requests) nor the names of the shipped defaults (DefaultName).
 func CheckName(name string) error {
 	if !nameRE.MatchString(name) {
 		return errs.Invalid("model_name", "model_name %q must be 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
-	if strings.EqualFold(name, DefaultModel) {
+	if strings.EqualFold(name, DefaultModel) || isDefaultName(name) {
 		return errs.Invalid("model_name", "model_name %q is reserved for the system default models", name)
 	}
 	return nil
 }
 
+func isDefaultName(name string) bool {
+	for _, app := range []Application{AutoTagging, AutoAnnotation, Embedding} {
+		if strings.EqualFold(name, DefaultName(app)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Register unpacks, checks and installs a package, then records it. The
 // package is usable (and listed) only once everything succeeded; a failure
-// leaves nothing behind.
+// leaves nothing behind, and a failed replacement leaves the old package.
 func (s *Service) Register(ctx context.Context, req RegisterRequest) (Model, error) {
 	if err := CheckName(req.Name); err != nil {
 		return Model{}, err
 	}
+	return s.register(ctx, req, "")
+}
+
+// InstallDefault registers the package pkg writes as app's shipped system
+// default, DefaultName(app), unless that model was built from source (a
+// hash of the package's files) already; a different build replaces it. The
+// model becomes the application's default when it has none, so a user's
+// choice of default (PATCH systemDefault) survives restarts.
+func (s *Service) InstallDefault(ctx context.Context, app Application, source string, pkg func(io.Writer) error) (installed bool, err error) {
+	name := DefaultName(app)
+	if m, err := s.Model(ctx, name); err == nil && m.source == source {
+		return false, s.defaultIfNone(ctx, m)
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(pkg(pw)) }()
+	m, err := s.register(ctx, RegisterRequest{Name: name, Application: string(app), Package: pr,
+		CreatedBy: "framelake", Replace: true}, source)
+	pr.CloseWithError(err)
+	if err != nil {
+		return false, err
+	}
+	return true, s.defaultIfNone(ctx, m)
+}
+
+func (s *Service) defaultIfNone(ctx context.Context, m Model) error {
+	if _, found, err := s.defaultOf(ctx, m.Application); found || err != nil {
+		return err
+	}
+	on := true
+	_, err := s.UpdateModel(ctx, m.Name, ModelUpdate{SystemDefault: &on})
+	return err
+}
+
+func (s *Service) register(ctx context.Context, req RegisterRequest, source string) (Model, error) {
 	app, err := ParseApplication(req.Application)
 	if err != nil {
 		return Model{}, err
@@ -56,12 +104,21 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (Model, err
 	if req.Package == nil {
 		return Model{}, errs.Invalid("package", "package is required: the model folder as .tar.gz")
 	}
-	if _, err := s.Model(ctx, req.Name); err == nil {
-		return Model{}, errs.New(errs.AlreadyExists, "model_name", "model %q is already registered", req.Name)
-	}
 	s.regMu.Lock()
 	defer s.regMu.Unlock()
-	m := Model{ID: id.New("mod"), Name: req.Name, Application: app, CreatedBy: req.CreatedBy}
+	old, err := s.Model(ctx, req.Name)
+	switch {
+	case err == nil && !req.Replace:
+		return Model{}, errs.New(errs.AlreadyExists, "model_name", "model %q is already registered; "+
+			"send replace=true to install this package in its place, or delete it first", req.Name)
+	case err == nil && old.Application != app:
+		return Model{}, errs.Invalid("application", "model %q is an %s model; its replacement must be one too (delete it to register an %s model under this name)",
+			req.Name, old.Application, app)
+	case err != nil && !errs.Is(err, errs.NotFound):
+		return Model{}, err
+	}
+	m := Model{ID: id.New("mod"), Name: req.Name, Application: app, CreatedBy: req.CreatedBy, source: source,
+		Endpoint: old.Endpoint, SystemDefault: old.SystemDefault}
 	m.dir = filepath.Join(s.opt.DataDir, "models", m.ID)
 	ok := false
 	defer func() {
@@ -72,11 +129,17 @@ func (s *Service) Register(ctx context.Context, req RegisterRequest) (Model, err
 	if m.PackageBytes, m.Labels, err = s.installPackage(ctx, m, req.Package); err != nil {
 		return Model{}, err
 	}
-	if err := s.insertModel(ctx, &m); err != nil {
+	if err := s.insertModel(ctx, &m, old.ID); err != nil {
 		return Model{}, err
 	}
 	ok = true
-	s.log.Info("model registered", "model", m.Name, "application", m.Application, "bytes", m.PackageBytes)
+	if old.ID != "" {
+		// Runs already working with the old package may fail on their next item.
+		s.pool.drop(old.ID)
+		os.RemoveAll(old.dir)
+	}
+	s.log.Info("model registered", "model", m.Name, "application", m.Application, "bytes", m.PackageBytes,
+		"replaced", old.ID != "")
 	return m, nil
 }
 
@@ -153,28 +216,77 @@ func (s *Service) makeVenv(ctx context.Context, m Model) error {
 	if err != nil {
 		return err
 	}
+	// Without pip: copying pip into every venv (ensurepip) took 24 s on a
+	// busy machine; the interpreter's own pip installs into the venv instead.
 	venv := filepath.Join(m.dir, "venv")
-	args := []string{"-m", "venv", "--system-site-packages"}
-	if !needPip {
-		args = append(args, "--without-pip")
-	}
-	if out, err := s.command(ctx, time.Minute, s.opt.Python, append(args, venv)...); err != nil {
+	if out, err := s.command(ctx, time.Minute, s.opt.Python, "-m", "venv", "--system-site-packages", "--without-pip", venv); err != nil {
 		return errs.New(errs.FailedPrecondition, "", "creating the virtual environment with %s failed (on Debian: apt-get install python3-venv): %v\n%s",
 			s.opt.Python, err, lastLines(out, 10))
 	}
 	if !needPip {
 		return nil
 	}
-	args = []string{"-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--no-warn-script-location", "-r", reqs}
+	pip, err := s.pipCommand(ctx, m.venvPython())
+	if err != nil {
+		return err
+	}
+	// Fail fast offline: pip's default is 5 retries with back-off per
+	// requirement and a 15 s socket timeout, about 12 s per unreachable index.
+	args := append(pip, "install", "--disable-pip-version-check", "--no-input", "--no-warn-script-location",
+		"--retries", "0", "--timeout", "10", "-r", reqs)
 	if s.opt.PipFindLinks != "" {
 		args = append(args, "--no-index", "--find-links", s.opt.PipFindLinks)
 	} else if s.opt.PipIndexURL != "" {
 		args = append(args, "--index-url", s.opt.PipIndexURL)
 	}
-	if out, err := s.command(ctx, s.opt.InstallTimeout, m.venvPython(), args...); err != nil {
-		return errs.Invalid("package", "installing code/requirements.txt failed (%v):\n%s", err, lastLines(out, 15))
+	if out, err := s.command(ctx, s.opt.InstallTimeout, args[0], args[1:]...); err != nil {
+		s.log.Warn("pip install failed", "model", m.Name, "error", err, "output", lastLines(out, 40))
+		return errs.Invalid("package", "installing code/requirements.txt failed: %s", pipFailure(out, err))
 	}
 	return nil
+}
+
+// pipCommand returns the command that runs pip for the venv of python:
+// the interpreter's pip when it can target another environment (--python,
+// pip 22.3 and later; asked once), else the venv's own pip, installed with
+// ensurepip.
+func (s *Service) pipCommand(ctx context.Context, python string) ([]string, error) {
+	s.pipOnce.Do(func() {
+		// Not the request's context: a client hanging up must not decide this for good.
+		out, err := s.command(context.WithoutCancel(ctx), time.Minute, s.opt.Python, "-m", "pip", "--python", python, "--version")
+		s.pipTargets = err == nil
+		if err != nil {
+			s.log.Info("the interpreter's pip cannot install into a venv; each venv gets its own (ensurepip)", "output", lastLines(out, 3))
+		}
+	})
+	if s.pipTargets {
+		return []string{s.opt.Python, "-m", "pip", "--python", python}, nil
+	}
+	if out, err := s.command(ctx, 5*time.Minute, python, "-m", "ensurepip", "--default-pip"); err != nil {
+		return nil, errs.New(errs.FailedPrecondition, "", "installing pip into the virtual environment failed "+
+			"(on Debian: apt-get install python3-pip): %v: %s", err, lastLines(out, 3))
+	}
+	return []string{python, "-m", "pip"}, nil
+}
+
+// pipFailure says in one line why pip failed: the requirement it could not
+// install when it names one, else its last error line.
+func pipFailure(out string, err error) string {
+	var last string
+	for _, line := range strings.Split(out, "\n") {
+		line = strings.TrimSpace(line)
+		if r, ok := strings.CutPrefix(line, "ERROR: No matching distribution found for "); ok {
+			return fmt.Sprintf("no installable distribution of requirement %q was found "+
+				"(is the package index reachable? FRAMELAKE_PIP_INDEX_URL or FRAMELAKE_PIP_FIND_LINKS choose another)", r)
+		}
+		if strings.HasPrefix(line, "ERROR: ") {
+			last = strings.TrimPrefix(line, "ERROR: ")
+		}
+	}
+	if last == "" || strings.Contains(err.Error(), "stopped after") {
+		return err.Error()
+	}
+	return last
 }
 
 // hasRequirements reports whether a requirements file names anything; an
@@ -213,7 +325,8 @@ func (s *Service) command(ctx context.Context, timeout time.Duration, name strin
 	return string(out), err
 }
 
-func (s *Service) insertModel(ctx context.Context, m *Model) error {
+// insertModel records m, in place of the model replaced (its id) when not "".
+func (s *Service) insertModel(ctx context.Context, m *Model, replaced string) error {
 	labels, _ := json.Marshal(m.Labels)
 	if m.Labels == nil {
 		labels = []byte("[]")
@@ -222,9 +335,13 @@ func (s *Service) insertModel(ctx context.Context, m *Model) error {
 	m.CreatedAt, m.UpdatedAt = now, now
 	rel, _ := filepath.Rel(filepath.Join(s.opt.DataDir, "models"), m.dir)
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO model (id, name, application, dir, labels, package_bytes, created_by,
-			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.ID, m.Name, m.Application, rel, string(labels), m.PackageBytes, m.CreatedBy, now.UnixMilli(), now.UnixMilli())
+		if _, err := tx.ExecContext(ctx, `DELETE FROM model WHERE id = ?`, replaced); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO model (id, name, application, dir, labels, endpoint, system_default,
+			package_bytes, source, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.ID, m.Name, m.Application, rel, string(labels), m.Endpoint, m.SystemDefault, m.PackageBytes, m.source,
+			m.CreatedBy, now.UnixMilli(), now.UnixMilli())
 		return err
 	})
 	if err != nil && strings.Contains(err.Error(), "UNIQUE") {
@@ -233,15 +350,15 @@ func (s *Service) insertModel(ctx context.Context, m *Model) error {
 	return err
 }
 
-const modelColumns = `id, name, application, dir, labels, endpoint, system_default, package_bytes, created_by,
-	created_at, updated_at`
+const modelColumns = `id, name, application, dir, labels, endpoint, system_default, package_bytes, source,
+	created_by, created_at, updated_at`
 
 func (s *Service) scanModel(sc interface{ Scan(...any) error }) (Model, error) {
 	var m Model
 	var labels, dir string
 	var created, updated int64
 	if err := sc.Scan(&m.ID, &m.Name, &m.Application, &dir, &labels, &m.Endpoint, &m.SystemDefault, &m.PackageBytes,
-		&m.CreatedBy, &created, &updated); err != nil {
+		&m.source, &m.CreatedBy, &created, &updated); err != nil {
 		return m, err
 	}
 	m.dir = filepath.Join(s.opt.DataDir, "models", dir)
@@ -279,14 +396,24 @@ func (s *Service) Models(ctx context.Context) ([]Model, error) {
 	return out, rows.Err()
 }
 
-// systemDefault returns the default model of app.
+// systemDefault returns the default model of app, or a 400 saying how to
+// install one.
 func (s *Service) systemDefault(ctx context.Context, app Application) (Model, error) {
+	m, found, err := s.defaultOf(ctx, app)
+	if err == nil && !found {
+		err = errs.Invalid("model_name", "no default %s model is installed: run `make models` and restart the server "+
+			"(it looks in %s), or register a model with application %s and pass its name as model_name", app, s.opt.ModelsSearch, app)
+	}
+	return m, err
+}
+
+func (s *Service) defaultOf(ctx context.Context, app Application) (Model, bool, error) {
 	m, err := s.scanModel(s.db.R.QueryRowContext(ctx, `SELECT `+modelColumns+` FROM model
 		WHERE application = ? AND system_default = 1`, app))
 	if errors.Is(err, sql.ErrNoRows) {
-		return m, errs.Invalid("model_name", "the system default %s model is not installed; register a model with application %s and pass its name as model_name", app, app)
+		return m, false, nil
 	}
-	return m, err
+	return m, err == nil, err
 }
 
 // ModelUpdate changes a model's settings; nil fields stay as they are.

@@ -2,9 +2,13 @@ package analysis
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +119,53 @@ func TestModelPipInstall(t *testing.T) {
 	}
 	if _, err := e.svc.Model(context.Background(), "needs-numpy"); !errs.Is(err, errs.NotFound) {
 		t.Errorf("failed registration is listed: %v", err)
+	}
+}
+
+// TestModelPipInstallsIntoVenv: a requirement from an offline wheel folder
+// is installed into the model's own environment (by the interpreter's pip,
+// the venv has none) and the package imports it.
+func TestModelPipInstallsIntoVenv(t *testing.T) {
+	wheels := t.TempDir()
+	files := [][2]string{{"framelake_demo/__init__.py", "VALUE = 42\n"},
+		{"framelake_demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: framelake-demo\nVersion: 1.0\n"},
+		{"framelake_demo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}}
+	var record strings.Builder
+	for _, f := range files {
+		sum := sha256.Sum256([]byte(f[1]))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f[0], base64.RawURLEncoding.EncodeToString(sum[:]), len(f[1]))
+	}
+	record.WriteString("framelake_demo-1.0.dist-info/RECORD,,\n")
+	files = append(files, [2]string{"framelake_demo-1.0.dist-info/RECORD", record.String()})
+	whl, err := os.Create(filepath.Join(wheels, "framelake_demo-1.0-py3-none-any.whl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(whl)
+	for _, f := range files {
+		w, _ := zw.Create(f[0])
+		w.Write([]byte(f[1]))
+	}
+	if err := zw.Close(); err != nil || whl.Close() != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, Options{PipFindLinks: wheels})
+	ctx := context.Background()
+	e.register(t, "with-dep", Embedding, writePkg(t, map[string]string{"code/requirements.txt": "framelake-demo==1.0\n",
+		"code/inference.py": `
+import framelake_demo
+def model_fn(d): return None
+def input_fn(b, c): return b
+def predict_fn(x, m): return [float(framelake_demo.VALUE), 1.0]
+def output_fn(p, a): return {"embedding": p}
+`}))
+	r, err := e.svc.LocalRunner(ctx, "with-dep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := r.Invoke(ctx, Request{Body: []byte("x"), ContentType: "image/jpeg"})
+	if err != nil || !strings.Contains(string(resp.Body), "[42.0, 1.0]") {
+		t.Fatalf("%s %v", resp.Body, err)
 	}
 }
 

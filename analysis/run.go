@@ -65,22 +65,45 @@ func (s *Service) Start(ctx context.Context, req RunRequest) (Run, error) {
 }
 
 // resolveModel finds the model a request names, or its application's system
-// default; vecName is the vector model embeddings go to.
+// default; vecName is the vector model an embedding model's vectors go to,
+// its own name, so a user reads them back with the name the run shows.
 func (s *Service) resolveModel(ctx context.Context, app Application, name string) (m Model, vecName string, err error) {
 	if _, err := ParseApplication(string(app)); err != nil || app == "autotagging" {
 		return m, "", errs.Invalid("application", "application %q is not one of auto_tagging, auto_annotation, embedding", app)
 	}
 	if name == "" || name == DefaultModel {
 		m, err = s.systemDefault(ctx, app)
-		return m, DefaultModel, err
+	} else if m, err = s.Model(ctx, name); err == nil && m.Application != app {
+		err = errs.Invalid("model_name", "model %s is an %s model; this function needs an %s model", name, m.Application, app)
 	}
-	if m, err = s.Model(ctx, name); err != nil {
+	if err != nil || app != Embedding {
 		return m, "", err
 	}
-	if m.Application != app {
-		return m, "", errs.Invalid("model_name", "model %s is an %s model; this function needs an %s model", name, m.Application, app)
-	}
 	return m, m.Name, nil
+}
+
+// EmbeddingName resolves the model_name of the embedding functions
+// (get_embedding_vector, find_similar, insert_image_embeddings*): "" and
+// "default" name the default embedding model, and when none is installed
+// DefaultName(Embedding), under which the shipped one stores its vectors.
+// Other names are the vector store's own.
+func (s *Service) EmbeddingName(ctx context.Context, name string) (string, error) {
+	if s == nil || (name != "" && name != DefaultModel) {
+		return EmbeddingName(name), nil
+	}
+	m, found, err := s.defaultOf(ctx, Embedding)
+	if err != nil || !found {
+		return DefaultName(Embedding), err
+	}
+	return m.Name, nil
+}
+
+// EmbeddingName is Service.EmbeddingName on a server without analysis.
+func EmbeddingName(name string) string {
+	if name == "" || name == DefaultModel {
+		return DefaultName(Embedding)
+	}
+	return name
 }
 
 // params checks and completes a request's parameters.
@@ -171,7 +194,7 @@ func selection(p RunParams) lake.Selection {
 
 // RunListOptions select a page of runs, newest first.
 type RunListOptions struct {
-	Model     string // only runs of this model
+	Model     string // only runs of this model; "default": of the system default models
 	PageIndex int
 	PageSize  int // default 50, at most 1000
 }
@@ -235,7 +258,11 @@ func (s *Service) Runs(ctx context.Context, opt RunListOptions) ([]Run, int, err
 		return nil, 0, err
 	}
 	where, args := "1", []any{}
-	if opt.Model != "" {
+	switch opt.Model {
+	case "":
+	case DefaultModel:
+		where = "model_name IN (SELECT name FROM model WHERE system_default = 1)"
+	default:
 		where, args = "model_name = ?", append(args, opt.Model)
 	}
 	var total int

@@ -189,7 +189,7 @@ func TestAnalysisFunctionsBadInput(t *testing.T) {
 	cases := []struct{ fn, body, field, msg string }{
 		{"auto_tag_collection", `{"collection_id": "col_x", "content_type": "image"}`, "content_type", "unknown field"},
 		{"generate_auto_tags_to_lake", `{"content_type": "image", "colour": 1}`, "colour", "unknown field"},
-		{"generate_auto_tags_to_lake", `{"content_type": "image"}`, "model_name", "the system default auto_tagging model is not installed"},
+		{"generate_auto_tags_to_lake", `{"content_type": "image"}`, "model_name", "no default auto_tagging model is installed: run `make models`"},
 		{"generate_auto_tags_to_lake", `{"content_type": "image", "model_id": "default", "confidence_threshold": 1.5}`, "confidence_threshold", "between 0 and 1"},
 		{"generate_embeddings_to_lake", `{"content_type": "image", "input_resolution": [1, 2]}`, "input_resolution", "unknown field"},
 		{"generate_embeddings_for_collection", `{}`, "collection_id", "required"},

@@ -20,9 +20,9 @@ import (
 var defaultApplications = []string{"auto_tagging", "embedding", "auto_annotation"}
 
 // registerDefaults registers the system default model packages found in dir
-// as ordinary models marked as their application's default. A model's name
-// carries a hash of its files, so a rebuilt package replaces the old one and
-// an unchanged one costs only the hash at start.
+// as analysis.DefaultName(app) (default-embedding, ...). A hash of each
+// folder's files tells a rebuilt package, which replaces the registered one,
+// from an unchanged one, which costs only the hash at start.
 func (a *Appliance) registerDefaults(ctx context.Context, dir string) error {
 	for _, app := range defaultApplications {
 		folder := filepath.Join(dir, app)
@@ -34,45 +34,16 @@ func (a *Appliance) registerDefaults(ctx context.Context, dir string) error {
 		if err != nil {
 			return err
 		}
-		prefix := "system-" + strings.ReplaceAll(app, "_", "-") + "-"
-		name := prefix + sum[:12]
-		if err := a.replaceDefault(ctx, app, prefix, name, folder); err != nil {
+		installed, err := a.Analysis.InstallDefault(ctx, analysis.Application(app), sum,
+			func(w io.Writer) error { return packFolder(w, folder) })
+		if err != nil {
 			return err
 		}
-		on := true
-		if _, err := a.Analysis.UpdateModel(ctx, name, analysis.ModelUpdate{SystemDefault: &on}); err != nil {
-			return err
+		if installed {
+			a.log.Info("registered system default model", "application", app, "model", analysis.DefaultName(analysis.Application(app)))
 		}
 	}
 	return nil
-}
-
-// replaceDefault registers folder as name unless it is registered already,
-// removing earlier builds of the same default.
-func (a *Appliance) replaceDefault(ctx context.Context, app, prefix, name, folder string) error {
-	models, err := a.Analysis.Models(ctx)
-	if err != nil {
-		return err
-	}
-	for _, m := range models {
-		if m.Name == name {
-			return nil
-		}
-		if strings.HasPrefix(m.Name, prefix) {
-			if err := a.Analysis.DeleteModel(ctx, m.Name); err != nil {
-				return err
-			}
-		}
-	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(packFolder(pw, folder)) }()
-	_, err = a.Analysis.Register(ctx, analysis.RegisterRequest{Name: name, Application: app, Package: pr,
-		CreatedBy: "framelake"})
-	pr.CloseWithError(err)
-	if err == nil {
-		a.log.Info("registered system default model", "application", app, "model", name)
-	}
-	return err
 }
 
 // hashFolder hashes the names and bytes of every file under dir.

@@ -17,7 +17,7 @@ import (
 func (s *Store) Get(ctx context.Context, modelName string, names []string) (found []Record, missing []string, err error) {
 	m, err := mustModel(ctx, s.db.R, modelName)
 	if err != nil {
-		return nil, nil, errs.Prefix(err, "vector: get")
+		return nil, nil, err
 	}
 	names = dedupe(names)
 	const step = 10000 // bounds the JSON argument
@@ -86,7 +86,7 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
 	}
 	m, err := mustModel(ctx, s.db.R, q.Model)
 	if err != nil {
-		return nil, errs.Prefix(err, "vector: search")
+		return nil, err
 	}
 	if q.Vector != nil {
 		if err := checkVector("vector", q.Vector, m.dim); err != nil {

@@ -45,7 +45,7 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Store, error) {
 		opt.InsertBatch = DefaultInsertBatch
 	}
 	s := &Store{db: db, opt: opt, caches: map[int64]*modelCache{}, closed: make(chan struct{})}
-	ms, err := s.models(ctx, db.W)
+	ms, err := listModels(ctx, db.W)
 	if err != nil {
 		return nil, errs.Wrap(errs.FailedPrecondition, err, "vector: open (are the vector migrations applied?)")
 	}
@@ -77,7 +77,7 @@ func (s *Store) Close() error {
 
 // Models lists the registered models by name.
 func (s *Store) Models(ctx context.Context) ([]Model, error) {
-	ms, err := s.models(ctx, s.db.R)
+	ms, err := listModels(ctx, s.db.R)
 	if err != nil {
 		return nil, fmt.Errorf("vector: models: %w", err)
 	}
@@ -121,7 +121,7 @@ func scanModel(sc interface{ Scan(...any) error }) (*model, error) {
 	return &m, nil
 }
 
-func (s *Store) models(ctx context.Context, q querier) ([]*model, error) {
+func listModels(ctx context.Context, q querier) ([]*model, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+modelCols+` FROM embedding_model ORDER BY name`)
 	if err != nil {
 		return nil, err
@@ -147,17 +147,26 @@ func lookup(ctx context.Context, q querier, name string) (*model, error) {
 	return m, err
 }
 
-// mustModel returns the named model or a not_found error.
+// mustModel returns the named model or a not_found error that names the
+// models that have vectors, so a misspelt or outdated name can be corrected.
 func mustModel(ctx context.Context, q querier, name string) (*model, error) {
 	m, err := lookup(ctx, q, name)
+	if err != nil || m != nil {
+		return m, err
+	}
+	ms, err := listModels(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	if m == nil {
-		return nil, &errs.Error{Code: errs.NotFound, Field: "model_name",
-			Message: fmt.Sprintf("no embeddings for model %q", name)}
+	have := "none yet"
+	if len(ms) > 0 {
+		names := make([]string, len(ms))
+		for i, m := range ms {
+			names[i] = m.name
+		}
+		have = strings.Join(names, ", ")
 	}
-	return m, nil
+	return nil, errs.New(errs.NotFound, "model_name", "no embeddings are stored for model %q (models with embeddings: %s)", name, have)
 }
 
 // modelForWrite returns the named model, registering it when it is new (with
@@ -257,7 +266,7 @@ func (s *Store) DeleteFiles(ctx context.Context, tx *sql.Tx, seqs []int64) error
 	if len(seqs) == 0 {
 		return nil
 	}
-	ms, err := s.models(ctx, tx)
+	ms, err := listModels(ctx, tx)
 	if err != nil {
 		return fmt.Errorf("vector: delete files: %w", err)
 	}

@@ -43,13 +43,15 @@ func (s *server) analysisService() (*analysis.Service, error) {
 	return s.Analysis, nil
 }
 
-// registerModel: multipart model_name (or model_id), application, package (.tar.gz).
+// registerModel: multipart model_name (or model_id), application, package
+// (.tar.gz), and framelake's replace=true to install a new package under a
+// registered name.
 func (s *server) registerModel(c *echo.Context) error {
 	svc, err := s.analysisService()
 	if err != nil {
 		return err
 	}
-	f, err := s.readForm(c, map[string]bool{"model_name": true, "model_id": true, "application": true},
+	f, err := s.readForm(c, map[string]bool{"model_name": true, "model_id": true, "application": true, "replace": true},
 		map[string]bool{"package": true})
 	if err != nil {
 		return err
@@ -67,17 +69,32 @@ func (s *server) registerModel(c *echo.Context) error {
 	case len(f.files) != 1:
 		return errs.Invalid("package", "send exactly one package file: the model folder as .tar.gz")
 	}
+	replace, err := boolParam(f.values["replace"], "replace")
+	if err != nil {
+		return err
+	}
 	pkg, err := f.files[0].open()
 	if err != nil {
 		return err
 	}
 	defer pkg.Close()
 	m, err := svc.Register(c.Request().Context(), analysis.RegisterRequest{Name: name,
-		Application: f.values["application"], Package: pkg, CreatedBy: caller(c).Name})
+		Application: f.values["application"], Package: pkg, CreatedBy: caller(c).Name, Replace: replace})
 	if err != nil {
 		return err
 	}
 	return ok(c, map[string]any{"success": true, "modelName": m.Name, "application": m.Application})
+}
+
+// boolParam reads a form's true/false value; absent is false.
+func boolParam(v, field string) (bool, error) {
+	switch v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, errs.Invalid(field, "%s must be true or false, got %q", field, v)
 }
 
 // oneOf merges a parameter and its alias (model_name and model_id).

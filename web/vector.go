@@ -63,14 +63,18 @@ func (s *server) insertEmbeddingsBatch(c *echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	model, err := s.Analysis.EmbeddingName(ctx, p.ModelName)
+	if err != nil {
+		return err
+	}
 	if p.SessionID == "" {
-		n, err := s.Vectors.Insert(ctx, p.ModelName, dim, recs)
+		n, err := s.Vectors.Insert(ctx, model, dim, recs)
 		if err != nil {
 			return err
 		}
 		return ok(c, map[string]any{"success": true, "upsertCount": n})
 	}
-	n, jobID, err := s.Vectors.InsertSession(ctx, p.ModelName, dim, recs, p.SessionID)
+	n, jobID, err := s.Vectors.InsertSession(ctx, model, dim, recs, p.SessionID)
 	if err != nil {
 		return err
 	}
@@ -96,7 +100,12 @@ func (s *server) insertEmbeddings(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.Vectors.InsertMany(c.Request().Context(), p.ModelName, dim, recs)
+	ctx := c.Request().Context()
+	model, err := s.Analysis.EmbeddingName(ctx, p.ModelName)
+	if err != nil {
+		return err
+	}
+	n, err := s.Vectors.InsertMany(ctx, model, dim, recs)
 	if err != nil {
 		return err
 	}
@@ -111,7 +120,12 @@ func (s *server) getEmbeddings(c *echo.Context) error {
 	if err := s.params(c, &p); err != nil {
 		return err
 	}
-	found, missing, err := s.Vectors.Get(c.Request().Context(), p.ModelName, p.UniqueNames)
+	ctx := c.Request().Context()
+	model, err := s.Analysis.EmbeddingName(ctx, p.ModelName)
+	if err != nil {
+		return err
+	}
+	found, missing, err := s.Vectors.Get(ctx, model, p.UniqueNames)
 	if err != nil {
 		return err
 	}
@@ -127,10 +141,12 @@ func (s *server) getEmbeddings(c *echo.Context) error {
 }
 
 // findSimilar returns the k nearest files to a file's vector or to a given
-// vector, among the files the lake's query and filter select.
+// vector, among the files the lake's query and filter select. Without
+// model_name it searches the default embedding model's vectors, as the
+// embedding functions write them without one.
 func (s *server) findSimilar(c *echo.Context) error {
 	var p struct {
-		ModelName  string       `json:"model_name" validate:"required"`
+		ModelName  string       `json:"model_name"`
 		UniqueName string       `json:"unique_name"`
 		Vector     []float64    `json:"vector"`
 		K          int          `json:"k"`
@@ -144,7 +160,12 @@ func (s *server) findSimilar(c *echo.Context) error {
 	if (p.UniqueName == "") == (p.Vector == nil) {
 		return errs.Invalid("unique_name", "give exactly one of unique_name and vector")
 	}
-	q := vector.SearchQuery{Model: p.ModelName, UniqueName: p.UniqueName, K: p.K}
+	ctx := c.Request().Context()
+	model, err := s.Analysis.EmbeddingName(ctx, p.ModelName)
+	if err != nil {
+		return err
+	}
+	q := vector.SearchQuery{Model: model, UniqueName: p.UniqueName, K: p.K}
 	if q.K == 0 {
 		q.K = 10
 	}
@@ -155,7 +176,6 @@ func (s *server) findSimilar(c *echo.Context) error {
 		}
 		q.Vector = v
 	}
-	ctx := c.Request().Context()
 	if p.Query != "" || p.Filter != nil || p.ItemType != "" {
 		where, args, err := s.Lake.SelectionSQL(ctx, lake.Selection{ItemType: p.ItemType, Query: p.Query, Filter: p.Filter})
 		if err != nil {
