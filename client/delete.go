@@ -46,22 +46,23 @@ func (c *Client) ListProjects(ctx context.Context, opt ProjectListOptions) (*Pro
 	return &out, nil
 }
 
-// DeleteCounts are how many things of each kind a delete removed or kept.
+// DeleteCounts are how many things of each kind a delete removed or kept;
+// the server leaves out kinds with none.
 type DeleteCounts struct {
-	Files       int `json:"files"`
-	Collections int `json:"collections"`
-	Memberships int `json:"memberships"`
-	Tags        int `json:"tags"`
-	Annotations int `json:"annotations"`
-	Embeddings  int `json:"embeddings"`
-	Blobs       int `json:"blobs"`
-	Datasets    int `json:"datasets"`
-	Versions    int `json:"versions"`
-	Frames      int `json:"frames"`
-	Projects    int `json:"projects"`
-	Labels      int `json:"labels"`
-	Tasks       int `json:"tasks"`
-	TaskFrames  int `json:"taskFrames"`
+	Files       int `json:"files,omitempty"`
+	Collections int `json:"collections,omitempty"`
+	Memberships int `json:"memberships,omitempty"`
+	Tags        int `json:"tags,omitempty"`
+	Annotations int `json:"annotations,omitempty"`
+	Embeddings  int `json:"embeddings,omitempty"`
+	Blobs       int `json:"blobs,omitempty"`
+	Datasets    int `json:"datasets,omitempty"`
+	Versions    int `json:"versions,omitempty"`
+	Frames      int `json:"frames,omitempty"`
+	Projects    int `json:"projects,omitempty"`
+	Labels      int `json:"labels,omitempty"`
+	Tasks       int `json:"tasks,omitempty"`
+	TaskFrames  int `json:"taskFrames,omitempty"`
 }
 
 // Deleted is the answer of a delete: what it removed, and what it left

@@ -24,22 +24,23 @@ import (
 // Every delete answers a Deleted: counts of what went, and of what stayed
 // because something else still needs it.
 
-// Counts are how many things of each kind a delete removed or kept.
+// Counts are how many things of each kind a delete removed or kept; kinds
+// it did not touch are left out of the JSON.
 type Counts struct {
-	Files       int `json:"files"`
-	Collections int `json:"collections"`
-	Memberships int `json:"memberships"` // file-in-collection rows
-	Tags        int `json:"tags"`
-	Annotations int `json:"annotations"` // human and machine boxes
-	Embeddings  int `json:"embeddings"`
-	Blobs       int `json:"blobs"` // media files on disk
-	Datasets    int `json:"datasets"`
-	Versions    int `json:"versions"`
-	Frames      int `json:"frames"` // dataset version frames, augmented ones included
-	Projects    int `json:"projects"`
-	Labels      int `json:"labels"`
-	Tasks       int `json:"tasks"`      // upload sessions with their tasks
-	TaskFrames  int `json:"taskFrames"` // frames received by upload sessions
+	Files       int `json:"files,omitempty"`
+	Collections int `json:"collections,omitempty"`
+	Memberships int `json:"memberships,omitempty"` // file-in-collection rows
+	Tags        int `json:"tags,omitempty"`
+	Annotations int `json:"annotations,omitempty"` // human and machine boxes
+	Embeddings  int `json:"embeddings,omitempty"`
+	Blobs       int `json:"blobs,omitempty"` // media files on disk
+	Datasets    int `json:"datasets,omitempty"`
+	Versions    int `json:"versions,omitempty"`
+	Frames      int `json:"frames,omitempty"` // dataset version frames, augmented ones included
+	Projects    int `json:"projects,omitempty"`
+	Labels      int `json:"labels,omitempty"`
+	Tasks       int `json:"tasks,omitempty"`      // upload sessions with their tasks
+	TaskFrames  int `json:"taskFrames,omitempty"` // frames received by upload sessions
 }
 
 // Deleted is the answer of a delete. Kept counts what the delete left because

@@ -110,7 +110,8 @@ func countList(c client.DeleteCounts) string {
 	var parts []string
 	for i := range t.NumField() {
 		if n := v.Field(i).Int(); n != 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, t.Field(i).Tag.Get("json")))
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			parts = append(parts, fmt.Sprintf("%d %s", n, name))
 		}
 	}
 	if len(parts) == 0 {
