@@ -26,11 +26,13 @@ func (s *Service) DeleteProject(ctx context.Context, projectID string, withFiles
 			return err
 		}
 		var collections []string
-		if err := eachRow(ctx, tx, `SELECT collection_id FROM upload_session WHERE project_seq = ?`, p.seq,
+		// By name, as frames are added to them: a session's collection
+		// deleted on its own is made again, with a new id, by its next frame.
+		if err := eachRow(ctx, tx, `SELECT collection_name FROM upload_session WHERE project_seq = ?`, p.seq,
 			func(r *sql.Rows) error {
-				var id string
-				err := r.Scan(&id)
-				collections = append(collections, id)
+				var name string
+				err := r.Scan(&name)
+				collections = append(collections, name)
 				return err
 			}); err != nil {
 			return err

@@ -69,9 +69,9 @@
 //   - Versions are immutable snapshots: a lake file deleted later stays in
 //     every version that holds it, with its boxes and augmented frames, and
 //     its bytes stay on disk while a version names them (the lake asks
-//     namesBlob). Its frames' URLs are then blob URLs. A rebuild or an update
-//     of such a version reads the lake afresh, so deleted files are not in
-//     what it makes.
+//     namesBlob). Its frames' URLs are then blob URLs. A rebuild, an update
+//     or a new version made from such a version reads the lake afresh, so
+//     deleted files are not in what it makes.
 //   - Deleting a version releases its frames: the rows go, and each blob they
 //     named leaves the disk unless a lake file or another version names it.
 //     A version whose build is queued or running has the build's job

@@ -218,12 +218,13 @@ func (l *Lake) ReleaseBlobs(ctx context.Context, blobs []BlobRef, d *Deleted) {
 	}
 }
 
-// DeleteEmptyCollectionsTx deletes those of the collections ids that have no
-// member left, in the caller's transaction, and returns how many it deleted
-// (annotation projects drop their sessions' collections with their frames).
-func DeleteEmptyCollectionsTx(ctx context.Context, tx *sql.Tx, ids []string) (int, error) {
-	res, err := tx.ExecContext(ctx, `DELETE FROM collection WHERE id IN (SELECT value FROM json_each(?))
-		AND NOT EXISTS (SELECT 1 FROM collection_file cf WHERE cf.collection_seq = collection.seq)`, jsonArray(ids))
+// DeleteEmptyCollectionsTx deletes those of the collections named names that
+// have no member left, in the caller's transaction, and returns how many it
+// deleted (annotation projects drop their sessions' collections with their
+// frames).
+func DeleteEmptyCollectionsTx(ctx context.Context, tx *sql.Tx, names []string) (int, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM collection WHERE name IN (SELECT value FROM json_each(?))
+		AND NOT EXISTS (SELECT 1 FROM collection_file cf WHERE cf.collection_seq = collection.seq)`, jsonArray(names))
 	if err != nil {
 		return 0, err
 	}
@@ -258,10 +259,10 @@ func CountOperationBoxesTx(ctx context.Context, tx *sql.Tx, source Source, opera
 	return n, err
 }
 
-// CountCollectionsTx counts those of the collections ids that exist.
-func CountCollectionsTx(ctx context.Context, tx *sql.Tx, ids []string) (int, error) {
+// CountCollectionsTx counts those of the collections named names that exist.
+func CountCollectionsTx(ctx context.Context, tx *sql.Tx, names []string) (int, error) {
 	var n int
-	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM collection WHERE id IN (SELECT value FROM json_each(?))`,
-		jsonArray(ids)).Scan(&n)
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM collection WHERE name IN (SELECT value FROM json_each(?))`,
+		jsonArray(names)).Scan(&n)
 	return n, err
 }
