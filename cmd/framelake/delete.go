@@ -58,6 +58,10 @@ func cmdDelete(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return errors.New(use)
 	}
+	if args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(os.Stderr, use+"\n\nRun 'framelake delete KIND -h' for its flags.")
+		return flag.ErrHelp
+	}
 	kind, ok := deleters[args[0]]
 	if !ok {
 		return fmt.Errorf("cannot delete a %q: %s", args[0], use)
