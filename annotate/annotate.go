@@ -23,6 +23,13 @@
 //
 // The package owns the tables project, project_label, upload_session (which
 // is also the task: one row, an upl_ and a tsk_ id) and frame.
+//
+// Deleting a project deletes its labels, upload sessions with their tasks,
+// and its frame records. Its frames are lake files: they stay in the lake,
+// with their human boxes and in their sessions' collections, unless the
+// delete asks for the files too; then the frames' files are deleted as the
+// lake deletes files (dataset versions keep theirs) and the sessions'
+// collections left empty go with them.
 package annotate
 
 import (
@@ -68,6 +75,8 @@ const (
 const (
 	DefaultTaskPageSize     = 100
 	MaxTaskPageSize         = 1000
+	DefaultProjectPageSize  = 100
+	MaxProjectPageSize      = 1000
 	DefaultDownloadPageSize = 5
 	MaxDownloadPageSize     = 50
 	// MaxBoxesPerFrame bounds one frame's label data.
@@ -186,6 +195,24 @@ type Task struct {
 	UploadID       string `json:"-"`
 	ProjectID      string `json:"-"`
 	UploadedFrames int    `json:"-"`
+}
+
+// ProjectQuery pages through the projects, oldest first.
+type ProjectQuery struct {
+	PageIndex int
+	PageSize  int // 0: DefaultProjectPageSize
+}
+
+// ProjectSummary is a project in the project list: its labels, and its
+// tasks' counts and progress summed over the project.
+type ProjectSummary struct {
+	Project
+	TaskCount       int     `json:"taskCount"`
+	FrameCount      int     `json:"frameCount"`      // the tasks' totalFileCount summed
+	UploadedFrames  int     `json:"uploadedFrames"`  // frames received
+	CompletedFrames int     `json:"completedFrames"` // frames annotated
+	Progress        float64 `json:"progress"`        // completedFrames/frameCount in percent
+	CompletedTasks  int     `json:"completedTasks"`
 }
 
 // TaskQuery pages through a project's tasks, oldest first.

@@ -260,7 +260,7 @@ func lakeBoxes(boxes []Box) []lake.Box {
 
 // filesDeleted is the lake's delete hook: frames whose files go are dropped
 // and their sessions' counters recounted, in the deleting transaction.
-func (s *Service) filesDeleted(ctx context.Context, tx *sql.Tx, fileSeqs []int64) error {
+func (s *Service) filesDeleted(ctx context.Context, tx *sql.Tx, fileSeqs []int64, d *lake.Deleted) error {
 	list := jsonArray(fileSeqs)
 	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT session_seq FROM frame
 		WHERE file_seq IN (SELECT value FROM json_each(?))`, list)
@@ -280,9 +280,12 @@ func (s *Service) filesDeleted(ctx context.Context, tx *sql.Tx, fileSeqs []int64
 	if err := rows.Err(); err != nil || len(sessions) == 0 {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM frame WHERE file_seq IN (SELECT value FROM json_each(?))`, list); err != nil {
+	res, err := tx.ExecContext(ctx, `DELETE FROM frame WHERE file_seq IN (SELECT value FROM json_each(?))`, list)
+	if err != nil {
 		return err
 	}
+	n, _ := res.RowsAffected()
+	d.Removed.TaskFrames += int(n)
 	for _, seq := range sessions {
 		c, err := loadCounters(ctx, tx, seq)
 		if err != nil {

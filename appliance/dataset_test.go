@@ -719,7 +719,9 @@ func TestDatasetFailedBuildListedAndRetried(t *testing.T) {
 	}
 }
 
-func TestDatasetLakeDeleteLeavesVersions(t *testing.T) {
+// TestDatasetLakeDeleteKeepsVersions: versions are immutable snapshots, so a
+// deleted lake file stays in the version with its augmented frames.
+func TestDatasetLakeDeleteKeepsVersions(t *testing.T) {
 	e := start(t, appliance.Config{})
 	fx := datasetFixture(t, e)
 	ctx := context.Background()
@@ -729,10 +731,10 @@ func TestDatasetLakeDeleteLeavesVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := e.version(t, b.VersionID)
-	if v.Stats.TotalFrames != 22 || v.Stats.AugmentedFrames != 11 || len(e.frames(t, b.VersionID, "yolo")) != 22 {
+	if v.Stats.TotalFrames != 24 || v.Stats.AugmentedFrames != 12 || len(e.frames(t, b.VersionID, "yolo")) != 24 {
 		t.Errorf("after deleting a file: %+v", v.Stats)
 	}
-	if !strings.Contains(v.VersionDetails, "22 frames") {
+	if !strings.Contains(v.VersionDetails, "24 frames") {
 		t.Errorf("details %q", v.VersionDetails)
 	}
 }

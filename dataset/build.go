@@ -194,7 +194,8 @@ func (s *Service) baseItems(ctx context.Context, versionID string) ([]int64, map
 		return nil, nil, fmt.Errorf("source version %s has no completed build", versionID)
 	}
 	rows, err := s.db.R.QueryContext(ctx, `SELECT file_seq, split FROM version_item
-		WHERE version_seq = ? AND build = ? AND derived_from IS NULL ORDER BY ord`, base.seq, base.current)
+		WHERE version_seq = ? AND build = ? AND derived_from IS NULL AND file_seq IS NOT NULL ORDER BY ord`,
+		base.seq, base.current)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -84,8 +84,18 @@
 //     page at a time and media is copied from the store as stored, never
 //     re-encoded.
 //   - Dataset names need not be unique: groups are told apart by id.
-//   - A lake file deleted later leaves every version it was in, with its
-//     augmented frames; the versions' statistics are recomputed.
+//   - Versions are immutable snapshots: a lake file deleted later stays in
+//     every version that holds it, with its boxes and augmented frames, and
+//     its bytes stay on disk while a version names them (the lake asks
+//     namesBlob). Its frames' URLs are then blob URLs. A rebuild, an update
+//     or a new version made from such a version reads the lake afresh, so
+//     deleted files are not in what it makes.
+//   - Deleting a version releases its frames: the rows go, and each blob they
+//     named leaves the disk unless a lake file or another version names it.
+//     A version whose build is queued or running has the build's job
+//     cancelled first (the answer lists it). Deleting a dataset deletes its
+//     versions so. Deleting a dataset's last version leaves the (empty)
+//     dataset, which Dataset List no longer shows.
 package dataset
 
 import (
@@ -266,7 +276,7 @@ type Frame struct {
 	URL         string          `json:"url"`              // signed, expiring
 
 	blob      string
-	fileSeq   int64
+	inLake    bool   // false once the lake file was deleted: the frame is served from its blob
 	sourceExt string // of the DerivedFrom frame
 }
 

@@ -199,7 +199,7 @@ func (s *Service) Frames(ctx context.Context, versionID string, pageIndex, pageS
 		if err != nil {
 			return p, err
 		}
-		if f.Augmented {
+		if f.Augmented || !f.inLake {
 			f.URL = s.lake.BlobURL(f.blob, f.Ext)
 		} else {
 			f.URL = s.lake.URLOf(f.UniqueName)
@@ -222,12 +222,14 @@ func scanItem(row scanner) (Frame, int, error) {
 	var f Frame
 	var ord int
 	var derived, params, sourceExt sql.NullString
+	var fileSeq sql.NullInt64
 	var boxes string
 	if err := row.Scan(&ord, &f.UniqueName, &f.Name, &f.Split, &derived, &f.blob, &f.Ext, &f.Width, &f.Height,
-		&params, &boxes, &f.fileSeq, &sourceExt); err != nil {
+		&params, &boxes, &fileSeq, &sourceExt); err != nil {
 		return f, 0, err
 	}
 	f.Augmented, f.DerivedFrom, f.sourceExt = derived.Valid, derived.String, sourceExt.String
+	f.inLake = fileSeq.Valid
 	if params.Valid {
 		f.Params = json.RawMessage(params.String)
 	}
@@ -235,55 +237,4 @@ func scanItem(row scanner) (Frame, int, error) {
 		return f, 0, fmt.Errorf("frame %s boxes: %w", f.UniqueName, err)
 	}
 	return f, ord, nil
-}
-
-// filesDeleted is the lake delete hook: the files leave every version (with
-// the frames augmented from them) and the versions' statistics are recounted,
-// in the transaction that deletes the files.
-func (s *Service) filesDeleted(ctx context.Context, tx *sql.Tx, fileSeqs []int64) error {
-	seqs, _ := json.Marshal(fileSeqs)
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT v.seq, v.current_build, coalesce(v.built_recipe, v.recipe)
-		FROM version_item vi JOIN dataset_version v ON v.seq = vi.version_seq AND vi.build = v.current_build
-		WHERE vi.file_seq IN (SELECT value FROM json_each(?))`, string(seqs))
-	if err != nil {
-		return err
-	}
-	type affected struct {
-		seq    int64
-		build  int
-		labels []string
-	}
-	var list []affected
-	for rows.Next() {
-		var a affected
-		var rj string
-		if err := rows.Scan(&a.seq, &a.build, &rj); err != nil {
-			rows.Close()
-			return err
-		}
-		var r recipe
-		_ = json.Unmarshal([]byte(rj), &r) // written by this package; labels only add zero counts
-		a.labels = r.Labels
-		list = append(list, a)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM version_item WHERE file_seq IN (SELECT value FROM json_each(?))`,
-		string(seqs)); err != nil {
-		return err
-	}
-	for _, a := range list {
-		st, err := computeStats(ctx, tx, a.seq, a.build, a.labels)
-		if err != nil {
-			return err
-		}
-		sj, _ := json.Marshal(st)
-		if _, err := tx.ExecContext(ctx, `UPDATE dataset_version SET stats = ?, updated_at = ? WHERE seq = ?`,
-			string(sj), millis(s.now()), a.seq); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -77,7 +77,7 @@ func (l *Lake) releaseBlobs(ctx context.Context, keys []blobKey, created map[blo
 		}
 		delete(r.m, k)
 		if e.sweep {
-			if err := l.removeUnusedLocked(ctx, k); err != nil {
+			if _, err := l.removeUnusedLocked(ctx, k); err != nil {
 				l.log.Error("remove unused blob", "blob", k.hash, "err", err)
 				ok = false
 			}
@@ -87,14 +87,14 @@ func (l *Lake) releaseBlobs(ctx context.Context, keys []blobKey, created map[blo
 }
 
 // removeBlobIfUnused removes a blob no row names, or leaves that to the
-// last Add holding it.
-func (l *Lake) removeBlobIfUnused(ctx context.Context, k blobKey) error {
+// last Add holding it. It reports whether it removed the blob.
+func (l *Lake) removeBlobIfUnused(ctx context.Context, k blobKey) (bool, error) {
 	r := &l.store.refs
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.m[k]; e != nil {
 		e.sweep = true
-		return nil
+		return false, nil
 	}
 	return l.removeUnusedLocked(ctx, k)
 }
@@ -107,13 +107,13 @@ type BlobUser func(ctx context.Context, hash, ext string) (bool, error)
 // whatever the lake's own rows say. Register before the lake is shared.
 func (l *Lake) OnBlobCheck(u BlobUser) { l.blobUsers = append(l.blobUsers, u) }
 
-// removeUnusedLocked removes the blob if no committed row names it; the
-// caller holds refs.mu and knows no Add holds k.
-func (l *Lake) removeUnusedLocked(ctx context.Context, k blobKey) error {
+// removeUnusedLocked removes the blob if no committed row names it and
+// reports whether it did; the caller holds refs.mu and knows no Add holds k.
+func (l *Lake) removeUnusedLocked(ctx context.Context, k blobKey) (bool, error) {
 	var named bool
 	if err := l.db.R.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM file WHERE blob = ? AND ext = ?)`,
 		k.hash, k.ext).Scan(&named); err != nil {
-		return err
+		return false, err
 	}
 	for _, u := range l.blobUsers {
 		if named {
@@ -121,13 +121,13 @@ func (l *Lake) removeUnusedLocked(ctx context.Context, k blobKey) error {
 		}
 		var err error
 		if named, err = u(ctx, k.hash, k.ext); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if named {
-		return nil
+		return false, nil
 	}
-	return l.store.Remove(k.hash, k.ext)
+	return true, l.store.Remove(k.hash, k.ext)
 }
 
 // journal is a placing journal: a temp file listing the blobs one Add
@@ -222,7 +222,7 @@ func (l *Lake) sweepLeftovers(ctx context.Context) {
 			keys, err := j.keys()
 			for _, k := range keys {
 				if err == nil {
-					err = l.removeBlobIfUnused(ctx, k)
+					_, err = l.removeBlobIfUnused(ctx, k)
 				}
 			}
 			if err != nil {

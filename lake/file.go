@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/framelake/framelake/errs"
 )
@@ -67,36 +66,4 @@ func (l *Lake) membersByBlob(ctx context.Context, collSeq int64, blobs []string)
 		out[f.Blob+"/"+f.Name] = f
 	}
 	return out, rows.Err()
-}
-
-// DeleteHook runs inside the transaction that deletes files, so packages
-// that keep rows about files (vectors, datasets) delete theirs atomically.
-type DeleteHook func(ctx context.Context, tx *sql.Tx, fileSeqs []int64) error
-
-// OnDelete registers a hook; call it before serving requests.
-func (l *Lake) OnDelete(h DeleteHook) { l.deleteHooks = append(l.deleteHooks, h) }
-
-// Delete removes a file, its memberships, tags and annotations, and its blob
-// when no other file shares the bytes. Whether one does is decided after the
-// commit, under the lock Adds hold blobs with (blobs.go): an Add of the same
-// bytes may be committing a row that needs the blob.
-func (l *Lake) Delete(ctx context.Context, uniqueName string) error {
-	f, err := l.File(ctx, uniqueName)
-	if err != nil {
-		return err
-	}
-	l.sweepLeftovers(ctx)
-	err = l.db.Tx(ctx, func(tx *sql.Tx) error {
-		for _, h := range l.deleteHooks {
-			if err := h(ctx, tx, []int64{f.seq}); err != nil {
-				return err
-			}
-		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM file WHERE seq = ?`, f.seq)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("delete %s: %w", uniqueName, err)
-	}
-	return l.removeBlobIfUnused(context.WithoutCancel(ctx), blobKey{f.Blob, f.Ext})
 }

@@ -6,6 +6,12 @@
 // The lake owns the tables file, collection, collection_file, file_tag,
 // collection_tag and annotation. Other packages write tags and annotations
 // through it and read them through the query language (lake/query).
+//
+// Deleting is safe (delete.go): a deleted file takes its memberships, tags,
+// annotations and, through delete hooks, its embeddings and upload frames
+// with it, but dataset versions that hold it stay whole; a blob leaves the
+// disk only once no file, version or upload in progress names it. Every
+// delete answers a Deleted: what it removed and what it kept.
 package lake
 
 import (

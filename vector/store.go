@@ -254,47 +254,59 @@ func (s *Store) repairTrigger(ctx context.Context, m *model) error {
 		if err != nil {
 			return err
 		}
-		return deleteSeqs(ctx, tx, m, orphans)
+		_, err = deleteSeqs(ctx, tx, m, orphans)
+		return err
 	})
 }
 
 // DeleteFiles deletes the vectors of the given lake files in every model, in
 // the caller's transaction (the lake's delete transaction). The delete
 // triggers already do this when rows of file are deleted, so calling it is
-// optional and idempotent; it is here for a lake that prefers explicit calls.
-func (s *Store) DeleteFiles(ctx context.Context, tx *sql.Tx, seqs []int64) error {
+// optional and idempotent; the appliance calls it from the lake's delete
+// hook so a delete can say how many embeddings went.
+// It returns how many vectors it deleted, over all models.
+func (s *Store) DeleteFiles(ctx context.Context, tx *sql.Tx, seqs []int64) (int, error) {
 	if len(seqs) == 0 {
-		return nil
+		return 0, nil
 	}
 	ms, err := listModels(ctx, tx)
 	if err != nil {
-		return fmt.Errorf("vector: delete files: %w", err)
+		return 0, fmt.Errorf("vector: delete files: %w", err)
 	}
+	total := 0
 	for _, m := range ms {
-		if err := deleteSeqs(ctx, tx, m, seqs); err != nil {
-			return fmt.Errorf("vector: delete files: %w", err)
+		n, err := deleteSeqs(ctx, tx, m, seqs)
+		if err != nil {
+			return 0, fmt.Errorf("vector: delete files: %w", err)
 		}
+		total += n
 	}
-	return pruneLog(ctx, tx)
+	return total, pruneLog(ctx, tx)
 }
 
-func deleteSeqs(ctx context.Context, tx *sql.Tx, m *model, seqs []int64) error {
+// deleteSeqs deletes the vectors of seqs in one model and returns how many
+// there were.
+func deleteSeqs(ctx context.Context, tx *sql.Tx, m *model, seqs []int64) (int, error) {
 	if len(seqs) == 0 {
-		return nil
+		return 0, nil
 	}
 	del, err := tx.PrepareContext(ctx, `DELETE FROM `+m.table+` WHERE rowid = ?`)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer del.Close()
+	n := 0
 	for _, seq := range seqs {
-		if _, err := del.ExecContext(ctx, seq); err != nil {
-			return err
+		res, err := del.ExecContext(ctx, seq)
+		if err != nil {
+			return 0, err
 		}
+		k, _ := res.RowsAffected()
+		n += int(k)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO embedding_change (model_seq, file_seq)
 		SELECT ?, value FROM json_each(?)`, m.seq, jsonInts(seqs))
-	return err
+	return n, err
 }
 
 // pruneLog keeps the change log near keepChanges rows; it deletes in large

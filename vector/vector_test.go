@@ -201,10 +201,15 @@ func TestDeleteFileDeletesVectors(t *testing.T) {
 	}
 	// The lake deletes u1 by trigger alone and u2 with an explicit DeleteFiles too.
 	err := db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := s.DeleteFiles(ctx, tx, []int64{2}); err != nil {
+		// u2 has a vector in both models; u41 does not exist.
+		n, err := s.DeleteFiles(ctx, tx, []int64{2, 41})
+		if err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM file WHERE seq IN (1, 2)`)
+		if n != 2 {
+			t.Errorf("DeleteFiles deleted %d vectors, want 2 (u2's in each model)", n)
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM file WHERE seq IN (1, 2)`)
 		return err
 	})
 	if err != nil {

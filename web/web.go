@@ -72,6 +72,7 @@ func New(d Deps, opt Options) http.Handler {
 	s.annotateRoutes(rest)
 	s.datasetRoutes(rest, api)
 	s.jobRoutes(rest)
+	s.deleteRoutes(rest)
 	s.vectorFunctions()
 	s.clientRoutes(api) // each client function checks its own role
 	s.analysisRoutes(api)

@@ -26,6 +26,9 @@ var commands = map[string]command{
 	"augment": {cmdAugment, "preview an augmentation configuration on an image"},
 	"model":   {cmdModel, "serve a registered model package over the SageMaker protocol, list models"},
 	"version": {cmdVersion, "print the version"},
+
+	"delete":   {cmdDelete, "delete a file, collection, dataset, version or project on a server"},
+	"projects": {cmdProjects, "list the annotation projects of a server"},
 }
 
 func usage() {
