@@ -115,7 +115,7 @@ func PackFolder(w io.Writer, dir string) error {
 }
 
 // AnalysisOptions are the optional parameters of the auto tagging and auto
-// annotation functions; embeddings use ModelName, Query, Filter,
+// annotation functions; embeddings use ModelName (or ModelID), Query, Filter,
 // InferencePlatform and VideoFPS only.
 type AnalysisOptions struct {
 	ModelName string // "" = the system default model

@@ -305,9 +305,12 @@ class ClientTest(unittest.TestCase):
         project = self.client.post("/api/v1/projects", {"projectName": "py-doomed", "contentType": 2,
                                                         "labels": [{"labelName": "dog", "labelDescription": ""}]})
         pid = project["projectId"]
-        self.assertIn(pid, json.dumps(self.client.list_projects()))
-        self.assertIsInstance(self.client.delete_project(pid), dict)
-        self.assertNotIn(pid, json.dumps(self.client.list_projects()))
+
+        def listed():
+            return [p["projectId"] for p in self.client.list_projects(page_size=1000)["projectList"]]
+        self.assertIn(pid, listed())
+        self.assertEqual(self.client.delete_project(pid)["removed"]["projects"], 1)
+        self.assertNotIn(pid, listed())
         with self.assertRaises(FramelakeError) as cm:
             self.client.delete_project(pid)
         self.assertEqual(cm.exception.status, 404)
@@ -315,12 +318,13 @@ class ClientTest(unittest.TestCase):
     def test_delete_file_and_collection(self):
         stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:3], collection_name="py-doomed")["stored"]
         doomed = self.client.get_item_list_from_datalake("image_collection", query="name = py-doomed")[0]["id"]
-        self.assertIsInstance(self.client.delete_file(stored[0]["uniqueName"]), dict)
+        self.assertEqual(self.client.delete_file(stored[0]["uniqueName"])["removed"]["files"], 1)
         with self.assertRaises(FramelakeError) as cm:
             self.client.get_file_details(stored[0]["uniqueName"])
         self.assertEqual(cm.exception.status, 404)
         self.assertEqual(self.client.get_item_count_from_collection(doomed), [{"count": 2}])
-        self.assertIsInstance(self.client.delete_collection(doomed, files=True), dict)
+        removed = self.client.delete_collection(doomed, files=True)["removed"]
+        self.assertEqual((removed["collections"], removed["files"]), (1, 2))
         with self.assertRaises(FramelakeError) as cm:
             self.client.get_collection_details(doomed)
         self.assertEqual(cm.exception.status, 404)
@@ -332,7 +336,7 @@ class ClientTest(unittest.TestCase):
 
         kept = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:1], collection_name="py-emptied")["stored"]
         emptied = self.client.get_item_list_from_datalake("image_collection", query="name = py-emptied")[0]["id"]
-        self.client.delete_collection(emptied)
+        self.assertEqual(self.client.delete_collection(emptied)["removed"]["files"], 0)
         self.assertEqual(self.client.get_file_details(kept[0]["uniqueName"])["uniqueName"], kept[0]["uniqueName"])
 
     def test_delete_dataset_and_version(self):
@@ -341,11 +345,11 @@ class ClientTest(unittest.TestCase):
         second = self.client.update_dataset_version_from_collection(
             created["versionId"], self.collection, SPLIT, ["dog"], is_new_version_required=True)
         self.finished(second)
-        self.assertIsInstance(self.client.delete_dataset_version(second["versionId"]), dict)
+        self.assertEqual(self.client.delete_dataset_version(second["versionId"])["removed"]["versions"], 1)
         with self.assertRaises(FramelakeError) as cm:
             self.client.get("/api/v1/dataset-versions/" + second["versionId"])
         self.assertEqual(cm.exception.status, 404)
-        self.assertIsInstance(self.client.delete_dataset(created["datasetId"]), dict)
+        self.assertEqual(self.client.delete_dataset(created["datasetId"])["removed"]["datasets"], 1)
         self.assertNotIn(created["datasetId"], [g["id"] for g in self.client.get("/api/v1/datasets")])
         with self.assertRaises(FramelakeError) as cm:
             self.client.download_dataset(created["versionId"], "RAW", tempfile.gettempdir())

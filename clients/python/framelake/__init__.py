@@ -359,32 +359,38 @@ class Client:
                 root = _unzip(z, base, os.path.basename(name).removesuffix(".zip"))
         return os.path.normpath(os.path.join(base, root))
 
-    # -- deleting and listing (REST) ---------------------------------------------
-    # Each delete answers what it removed. Dataset versions are immutable:
-    # deleting a lake file leaves the versions that hold it whole.
+    # -- projects and deletes (REST) ----------------------------------------------
+    # Each delete answers what it removed and what it kept ({"removed": {...},
+    # "kept": {...}}). Dataset versions are immutable: deleting a lake file
+    # leaves the versions that hold it whole.
 
-    def list_projects(self) -> Any:
-        """Lists the annotation projects (GET /api/v1/projects)."""
-        return self.get("/api/v1/projects")
+    def list_projects(self, page_index: int = 0, page_size: Optional[int] = None) -> dict:
+        """Pages through the annotation projects: {"projectCount", "projectList"}."""
+        q = {"pageIndex": page_index, **({"pageSize": page_size} if page_size is not None else {})}
+        return self.get("/api/v1/projects?" + urllib.parse.urlencode(q))
 
-    def delete_file(self, unique_name: str) -> Any:
+    def delete_file(self, unique_name: str) -> dict:
         """Removes a file from the lake, its collections, tags, annotations and embeddings."""
-        return self.delete("/api/v1/lake/files/" + urllib.parse.quote(unique_name, safe=""))
+        return self._delete("/api/v1/lake/files/", unique_name)
 
-    def delete_collection(self, collection_id: str, files: bool = False) -> Any:
-        """Deletes a collection; files=True deletes its files too."""
-        return self.delete("/api/v1/lake/collections/" + urllib.parse.quote(collection_id, safe="")
-                           + ("?files=true" if files else ""))
+    def delete_collection(self, collection_id: str, files: bool = False) -> dict:
+        """Deletes a collection; files=True deletes its files too, otherwise they stay in the lake."""
+        return self._delete("/api/v1/lake/collections/", collection_id, files)
 
-    def delete_dataset(self, dataset_id: str) -> Any:
-        """Deletes a dataset group with all its versions."""
-        return self.delete("/api/v1/datasets/" + urllib.parse.quote(dataset_id, safe=""))
+    def delete_dataset(self, dataset_id: str) -> dict:
+        """Deletes a dataset (group) with all its versions."""
+        return self._delete("/api/v1/datasets/", dataset_id)
 
-    def delete_dataset_version(self, version_id: str) -> Any:
-        return self.delete("/api/v1/dataset-versions/" + urllib.parse.quote(version_id, safe=""))
+    def delete_dataset_version(self, version_id: str) -> dict:
+        """Deletes a dataset version, cancelling its build if one is queued or running."""
+        return self._delete("/api/v1/dataset-versions/", version_id)
 
-    def delete_project(self, project_id: str) -> Any:
-        return self.delete("/api/v1/projects/" + urllib.parse.quote(project_id, safe=""))
+    def delete_project(self, project_id: str, files: bool = False) -> dict:
+        """Deletes a project with its tasks; files=True deletes its frames' lake files too."""
+        return self._delete("/api/v1/projects/", project_id, files)
+
+    def _delete(self, prefix: str, id: str, files: bool = False) -> dict:
+        return self.delete(prefix + urllib.parse.quote(id, safe="") + ("?files=true" if files else ""))
 
 
 def _unzip(z: zipfile.ZipFile, base: str, fallback: str) -> str:
