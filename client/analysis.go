@@ -115,10 +115,13 @@ func PackFolder(w io.Writer, dir string) error {
 }
 
 // AnalysisOptions are the optional parameters of the auto tagging and auto
-// annotation functions; embeddings use ModelName, Query, Filter,
+// annotation functions; embeddings use ModelName (or ModelID), Query, Filter,
 // InferencePlatform and VideoFPS only.
 type AnalysisOptions struct {
-	ModelName           string   // "" = the system default model
+	ModelName string // "" = the system default model
+	// ModelID is the interface's other name for ModelName (its parameter
+	// table's model_id): set one; the server refuses two different names.
+	ModelID             string
 	InputResolution     []int    // (width, height); default (300, 300)
 	ConfidenceThreshold *float64 // 0..1; default 0.5
 	Query               string
@@ -148,6 +151,7 @@ func (o AnalysisOptions) params(embedding bool) map[string]any {
 		}
 	}
 	set("model_name", o.ModelName, o.ModelName != "")
+	set("model_id", o.ModelID, o.ModelID != "")
 	set("query", o.Query, o.Query != "")
 	set("filter", o.Filter, o.Filter != nil)
 	set("inference_platform", o.InferencePlatform, o.InferencePlatform != "")

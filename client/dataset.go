@@ -37,6 +37,11 @@ type DatasetSpec struct {
 	OperationList []string
 	// AugmentationList is an augmentation configuration (INTERFACE.md 2.9); nil for none.
 	AugmentationList json.RawMessage
+	// DatasetID is the update functions' dataset_id (the interface's
+	// parameter table names dataset_id with version_id): the source
+	// version's dataset, which the server checks. The create functions
+	// refuse it.
+	DatasetID string
 }
 
 func (s DatasetSpec) params(p map[string]any) map[string]any {
@@ -52,6 +57,9 @@ func (s DatasetSpec) params(p map[string]any) map[string]any {
 	}
 	if s.AugmentationList != nil {
 		p["augmentation_list"] = s.AugmentationList
+	}
+	if s.DatasetID != "" {
+		p["dataset_id"] = s.DatasetID
 	}
 	return p
 }
@@ -87,7 +95,8 @@ func (c *Client) CreateDatasetFromDatalake(ctx context.Context, name, itemType s
 
 // UpdateDatasetVersionFromCollection adds a collection's images to a
 // version: into the group's next version when newVersion is set, in place
-// otherwise.
+// otherwise. versionID is the source version (dataset_version_id, or the
+// parameter table's version_id); spec.DatasetID may name its dataset.
 func (c *Client) UpdateDatasetVersionFromCollection(ctx context.Context, versionID, collectionID string, newVersion bool,
 	spec DatasetSpec) (DatasetBuild, error) {
 	var out DatasetBuild

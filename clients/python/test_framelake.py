@@ -1,8 +1,11 @@
 """Tests of the Python client against a running server.
 
-Run by the Go end-to-end tests (cmd/framelake), which start the real binary and
-set FRAMELAKE_URL, FRAMELAKE_KEY, FRAMELAKE_SECRET and FRAMELAKE_TEST_IMAGES
-(a folder of JPEGs).
+Run by the Go end-to-end test TestPythonClient (cmd/framelake), which starts the
+real binary with the system default models, installs this package with pip into
+a fresh virtual environment and sets FRAMELAKE_URL, FRAMELAKE_KEY and
+FRAMELAKE_SECRET (a write key), FRAMELAKE_ADMIN_KEY and FRAMELAKE_ADMIN_SECRET,
+FRAMELAKE_TEST_IMAGES (four small JPEGs) and FRAMELAKE_TEST_PHOTOS (dog.jpg and
+person.jpg, real photos the default models find things in).
 """
 
 import json
@@ -12,15 +15,72 @@ import unittest
 
 from framelake import Client, FramelakeError
 
+# The client functions of INTERFACE.md 4.2; test_zz_every_interface_function_called
+# checks that each reached the server.
+INTERFACE_FUNCTIONS = {
+    "get_file_details", "get_collection_details", "get_item_list_from_datalake", "get_item_list_from_collection",
+    "get_item_count_from_lake", "get_item_count_from_collection", "register_model", "auto_tag_collection",
+    "generate_auto_tags_to_lake", "generate_embeddings_for_collection", "generate_embeddings_to_lake",
+    "insert_image_embeddings_batch", "insert_image_embeddings", "get_embedding_vector", "download_dataset",
+    "create_dataset_from_collection", "create_dataset_from_datalake", "update_dataset_version_from_collection",
+    "update_dataset_version_from_datalake", "auto_annotate_collection", "generate_auto_annotations_to_lake",
+}
+called = set()
+
+
+class RecordingClient(Client):
+    """Notes every client function it sends."""
+
+    def _request(self, path, body, content_type, method="POST"):
+        if path.startswith("/api/v1/client/"):
+            called.add(path.rsplit("/", 1)[1])
+        return super()._request(path, body, content_type, method)
+
+
+# An embedding package (INTERFACE.md 2.7, REST.md "Model package contract")
+# whose vector is [request body length, 1]; its requirements.txt is empty, so
+# registering it needs no index.
+LENGTH_EMBEDDER = '''
+def model_fn(model_dir):
+    return 1.0
+
+def input_fn(body, content_type):
+    return body
+
+def predict_fn(data, one):
+    return [float(len(data)), one]
+
+def output_fn(prediction, accept):
+    return {"embedding": prediction}
+'''
+
+SPLIT = {"train": 50, "test": 25, "validation": 25}
+
 
 class ClientTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.client = Client(os.environ["FRAMELAKE_URL"], os.environ["FRAMELAKE_KEY"], os.environ["FRAMELAKE_SECRET"])
-        folder = os.environ["FRAMELAKE_TEST_IMAGES"]
-        paths = sorted(os.path.join(folder, n) for n in os.listdir(folder))
-        cls.uploaded = cls.client.upload_files(paths, collection_name="py", metadata={"source": "python"},
+        url = os.environ["FRAMELAKE_URL"]
+        cls.client = RecordingClient(url, os.environ["FRAMELAKE_KEY"], os.environ["FRAMELAKE_SECRET"])
+        cls.admin = RecordingClient(url, os.environ["FRAMELAKE_ADMIN_KEY"], os.environ["FRAMELAKE_ADMIN_SECRET"])
+        cls.uploaded = cls.client.upload_files(_files("FRAMELAKE_TEST_IMAGES"), collection_name="py",
+                                              metadata={"source": "python"},
                                               collection_metadata={"origin": "unittest"})
+        cls.photos = {f["name"]: f["uniqueName"] for f in
+                      cls.client.upload_files(_files("FRAMELAKE_TEST_PHOTOS"), collection_name="py-photos")["stored"]}
+        cls.collection = cls.client.get_item_list_from_datalake("image_collection", query="name = py")[0]["id"]
+        cls.photo_collection = cls.client.get_item_list_from_datalake("image_collection",
+                                                                      query="name = py-photos")[0]["id"]
+
+    def finished(self, started: dict) -> dict:
+        """Waits for a started run or build and returns its job, which must have completed."""
+        job = self.client.wait_job(started["jobId"], timeout=600)
+        self.assertEqual(job["status"], "completed", job)
+        return job
+
+    def run_counts(self, started: dict) -> dict:
+        self.finished(started)
+        return self.client.get("/api/v1/runs/" + started["runId"])["counts"]
 
     def test_upload_list_count_details(self):
         stored = self.uploaded["stored"]
@@ -30,6 +90,9 @@ class ClientTest(unittest.TestCase):
             query="metadata.source = python", page_size=2,
             sort_order={"sort_by_field": "name", "sort_order": "ASC"})
         self.assertEqual([i["name"] for i in items], ["img-00000.jpg", "img-00001.jpg"])
+        items = self.client.get_item_list_from_collection(self.collection, query="name = img-00003.jpg")
+        self.assertEqual([i["uniqueName"] for i in items], [stored[3]["uniqueName"]])
+        self.assertEqual(self.client.get_item_count_from_collection(self.collection), [{"count": 4}])
         details = self.client.get_file_details(stored[0]["uniqueName"], {"resolution": True, "source": True})
         self.assertEqual(details["source"], "python")
         self.assertEqual(details["resolution"], {"width": 32, "height": 24})
@@ -43,6 +106,11 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(got["missing"], ["missing-file"])
         near = self.client.find_similar("py-model", vector=[1, 0.1, 0.1, 0.1], k=1)["results"]
         self.assertEqual(near[0]["uniqueName"], names[0])
+        # The README's form: the dimension as an int, as well as the interface's list.
+        self.assertEqual(self.client.insert_image_embeddings(records, "py-int", 4), {"success": True, "upsertCount": 4})
+        self.assertEqual(self.client.insert_image_embeddings_batch(records[:1], "py-int", 4)["upsertCount"], 1)
+        got = self.client.get_embedding_vector(names, "py-int")["embeddings"]
+        self.assertEqual(len(got), 4)
 
     def test_insert_embeddings_in_batches(self):
         names = [f["uniqueName"] for f in self.uploaded["stored"]]
@@ -84,32 +152,143 @@ class ClientTest(unittest.TestCase):
         self.assertEqual((details["lens"], details["shift"]), ({"kind": "wide"}, None))
         self.assertEqual(self.client.get_item_count_from_lake("image", query="collection = py AND metadata.shift = 2"),
                          [{"count": 0}])
-        collection = self.client.get_item_list_from_datalake("image_collection", query="name = py")[0]
-        got = self.client.patch_collection_metadata(collection["id"], {"site": "lab"})
+        got = self.client.patch_collection_metadata(self.collection, {"site": "lab"})
         self.assertEqual((got["contentType"], got["metadata"]), ("image_collection", {"origin": "unittest", "site": "lab"}))
-        self.assertEqual(self.client.get_collection_details(collection["id"], {"site": True})["site"], "lab")
+        self.assertEqual(self.client.get_collection_details(self.collection, {"site": True})["site"], "lab")
         self.assertEqual(self.client.get_item_count_from_lake("image_collection", query="metadata.site = lab"),
                          [{"count": 1}])
         with self.assertRaises(FramelakeError) as cm:
-            self.client.patch_collection_metadata(collection["id"], ["site"])
+            self.client.patch_collection_metadata(self.collection, ["site"])
         self.assertEqual((cm.exception.status, cm.exception.field), (400, "metadata"))
         with self.assertRaises(FramelakeError) as cm:
             self.client.patch_file_metadata("no-such-file", {"a": 1})
         self.assertEqual(cm.exception.status, 404)
 
-    def test_dataset_create_build_download(self):
-        items = self.client.get_item_list_from_datalake(query="collection = py")
-        collection = self.client.get_item_list_from_datalake("image_collection", query="name = py")[0]
-        created = self.client.create_dataset_from_collection(
-            "py-set", collection["id"], {"train": 50, "test": 25, "validation": 25}, ["dog"])
+    def test_register_model_and_embed_with_it(self):
+        with tempfile.TemporaryDirectory() as pkg:
+            os.mkdir(os.path.join(pkg, "code"))
+            _write(os.path.join(pkg, "code", "inference.py"), LENGTH_EMBEDDER)
+            _write(os.path.join(pkg, "code", "requirements.txt"), "")
+            with self.assertRaises(FramelakeError) as cm:
+                self.client.register_model(pkg, "py-lengths", "embedding")
+            self.assertEqual(cm.exception.status, 403)  # registering takes the admin key
+            got = self.admin.register_model(pkg, model_id="py-lengths", application="embedding")
+        self.assertEqual(got, {"success": True, "modelName": "py-lengths", "application": "embedding"})
+
+        started = self.client.generate_embeddings_for_collection(self.collection, model_id="py-lengths")
+        self.assertEqual(self.run_counts(started)["embeddings"], 4)
+        names = [f["uniqueName"] for f in self.uploaded["stored"]]
+        got = self.client.get_embedding_vector(names, "py-lengths")
+        self.assertEqual(len(got["embeddings"]), 4)
+        for e in got["embeddings"]:
+            self.assertGreater(e["embeddings"][0], 0)  # the JPEG's length
+            self.assertEqual(e["embeddings"][1], 1.0)
+        started = self.client.generate_embeddings_to_lake("image", model_name="py-lengths",
+                                                          query="collection = py-photos")
+        self.assertEqual(self.run_counts(started)["embeddings"], 2)
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.generate_embeddings_to_lake("image", model_name="py-lengths", model_id="default")
+        self.assertEqual((cm.exception.status, cm.exception.field), (400, "model_name"))
+
+    def test_default_models(self):
+        started = self.client.auto_tag_collection(self.photo_collection, input_resolution=(416, 416))
+        self.assertGreater(self.run_counts(started)["tags"], 0)
+        tags = self.client.get_file_details(self.photos["dog.jpg"], {"Tags": True})["Tags"]
+        self.assertIn("dog", tags)
+        started = self.client.generate_auto_tags_to_lake("image", model_id="default", confidence_threshold=0.4,
+                                                         query="collection = py-photos")
+        self.assertEqual(self.run_counts(started)["items"], 2)
+        self.assertIn("person", self.client.get_file_details(self.photos["person.jpg"], {"Tags": True})["Tags"])
+
+        started = self.client.auto_annotate_collection(self.photo_collection,
+                                                       [{"label": "puppy", "description": "a young dog"}])
+        self.assertGreater(self.run_counts(started)["boxes"], 0)
+        boxed = self.client.get_item_list_from_datalake(query="annotation.label = puppy")
+        self.assertIn(self.photos["dog.jpg"], [i["uniqueName"] for i in boxed])
+        started = self.client.generate_auto_annotations_to_lake(
+            "image", [{"label": "person", "description": "a person"}], query="collection = py-photos")
+        self.assertGreater(self.run_counts(started)["boxes"], 0)
+
+        started = self.client.generate_embeddings_to_lake("image", query="collection = py-photos")
+        self.assertEqual(self.run_counts(started)["embeddings"], 2)
+
+    def test_dataset_create_update_download(self):
+        created = self.client.create_dataset_from_collection("py-set", self.collection, SPLIT, ["dog"])
         self.assertEqual(created["versionNo"], "1.0")
-        self.assertEqual(self.client.wait_job(created["jobId"])["status"], "completed")
+        self.finished(created)
         with tempfile.TemporaryDirectory() as tmp:
-            folder = self.client.download_dataset(created["versionId"], "RAW", os.path.join(tmp, "out"),
-                                                  is_media_include=False)
-            found = [os.path.join(r, f) for r, _, fs in os.walk(folder) for f in fs]
-            self.assertTrue(any(f.endswith("dataset.json") for f in found), found)
-        self.assertEqual(len(items), 4)
+            out = os.path.join(tmp, "out")
+            folder = self.client.download_dataset(created["versionId"], "RAW", out)
+            self.assertEqual(folder, os.path.join(out, "py-set-1.0-raw"))
+            self.assertEqual(os.listdir(out), ["py-set-1.0-raw"])  # no doubled folder, no temporary archive left
+            self.assertEqual(len(_walk(folder, ".jpg")), 4)
+            self.assertTrue(_walk(folder, "dataset.json"))
+            # Annotations only, into the current folder by default, named as the Go client names it.
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                folder = self.client.download_dataset(created["versionId"], "YOLO Darknet", is_media_include=False)
+            finally:
+                os.chdir(cwd)
+            self.assertEqual(folder, "py-set-1.0-yolo-darknet")
+            self.assertEqual(_walk(os.path.join(tmp, folder), ".jpg"), [])
+            self.assertTrue(_walk(os.path.join(tmp, folder), ".txt"))
+
+        # A new version from a collection, named by the parameter table's dataset_id + version_id.
+        updated = self.client.update_dataset_version_from_collection(
+            dataset_id=created["datasetId"], version_id=created["versionId"], collection_id=self.photo_collection,
+            split_info=SPLIT, labels=["dog"], is_new_version_required=True)
+        self.assertEqual((updated["datasetId"], updated["versionNo"]), (created["datasetId"], "2.0"))
+        self.finished(updated)
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.update_dataset_version_from_collection(
+                dataset_id="dsg_other", version_id=created["versionId"], collection_id=self.photo_collection,
+                split_info=SPLIT, labels=["dog"])
+        self.assertEqual((cm.exception.status, cm.exception.field), (400, "dataset_id"))
+
+        # From the lake, then updated in place from the lake.
+        lake = self.client.create_dataset_from_datalake("py-lake-set", SPLIT, ["dog", "person"],
+                                                        export_types=["YOLO Darknet"], query="collection = py-photos")
+        self.finished(lake)
+        again = self.client.update_dataset_version_from_datalake(lake["versionId"], SPLIT, ["dog", "person"],
+                                                                 query="collection = py")
+        self.assertEqual((again["versionId"], again["versionNo"]), (lake["versionId"], "1.0"))
+        self.finished(again)
+        version = self.client.get("/api/v1/dataset-versions/" + lake["versionId"])
+        self.assertEqual(version["stats"]["totalFrames"], 6)
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = self.client.download_dataset(lake["versionId"], "YOLO Darknet", tmp, is_media_include=True)
+            self.assertEqual(folder, os.path.join(tmp, "py-lake-set-1.0-yolo-darknet"))
+            self.assertEqual(len(_walk(folder, ".jpg")), 6)
+
+    def test_download_streams_in_chunks(self):
+        created = self.client.create_dataset_from_collection("py-stream", self.collection, SPLIT, ["dog"])
+        self.finished(created)
+        reads = []
+        request = self.client._request
+
+        def spy(path, body, content_type, method="POST"):
+            resp = request(path, body, content_type, method)
+            read = resp.read
+
+            def counted(n=-1):
+                reads.append(n)
+                return read(n)
+            resp.read = counted
+            return resp
+
+        self.client._request = spy
+        self.client.download_chunk_bytes = 512
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                folder = self.client.download_dataset(created["versionId"], "RAW", tmp)
+                size = sum(os.path.getsize(p) for p in _walk(folder, ".jpg"))
+        finally:
+            del self.client._request
+            del self.client.download_chunk_bytes
+        self.assertGreater(size, 2048)
+        self.assertTrue(reads and all(n == 512 for n in reads), reads)  # never the whole body at once
+        self.assertGreater(len(reads), size // 512)
 
     def test_errors_carry_code_and_field(self):
         with self.assertRaises(FramelakeError) as cm:
@@ -119,6 +298,80 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(FramelakeError) as cm:
             self.client.get_file_details("no-such-file")
         self.assertEqual(cm.exception.code, "not_found")
+
+    # -- listing and deleting (issue 25's fixed routes) ---------------------------
+
+    def test_list_and_delete_project(self):
+        project = self.client.post("/api/v1/projects", {"projectName": "py-doomed", "contentType": 2,
+                                                        "labels": [{"labelName": "dog", "labelDescription": ""}]})
+        pid = project["projectId"]
+
+        def listed():
+            return [p["projectId"] for p in self.client.list_projects(page_size=1000)["projectList"]]
+        self.assertIn(pid, listed())
+        self.assertEqual(self.client.delete_project(pid)["removed"]["projects"], 1)
+        self.assertNotIn(pid, listed())
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.delete_project(pid)
+        self.assertEqual(cm.exception.status, 404)
+
+    def test_delete_file_and_collection(self):
+        stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:3], collection_name="py-doomed")["stored"]
+        doomed = self.client.get_item_list_from_datalake("image_collection", query="name = py-doomed")[0]["id"]
+        self.assertEqual(self.client.delete_file(stored[0]["uniqueName"])["removed"]["files"], 1)
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.get_file_details(stored[0]["uniqueName"])
+        self.assertEqual(cm.exception.status, 404)
+        self.assertEqual(self.client.get_item_count_from_collection(doomed), [{"count": 2}])
+        removed = self.client.delete_collection(doomed, files=True)["removed"]
+        self.assertEqual((removed["collections"], removed["files"]), (1, 2))
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.get_collection_details(doomed)
+        self.assertEqual(cm.exception.status, 404)
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.get_file_details(stored[1]["uniqueName"])
+        self.assertEqual(cm.exception.status, 404)
+        # The same bytes uploaded elsewhere stay.
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="collection = py"), [{"count": 4}])
+
+        kept = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:1], collection_name="py-emptied")["stored"]
+        emptied = self.client.get_item_list_from_datalake("image_collection", query="name = py-emptied")[0]["id"]
+        self.assertEqual(self.client.delete_collection(emptied)["removed"]["files"], 0)
+        self.assertEqual(self.client.get_file_details(kept[0]["uniqueName"])["uniqueName"], kept[0]["uniqueName"])
+
+    def test_delete_dataset_and_version(self):
+        created = self.client.create_dataset_from_collection("py-doomed", self.collection, SPLIT, ["dog"])
+        self.finished(created)
+        second = self.client.update_dataset_version_from_collection(
+            created["versionId"], self.collection, SPLIT, ["dog"], is_new_version_required=True)
+        self.finished(second)
+        self.assertEqual(self.client.delete_dataset_version(second["versionId"])["removed"]["versions"], 1)
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.get("/api/v1/dataset-versions/" + second["versionId"])
+        self.assertEqual(cm.exception.status, 404)
+        self.assertEqual(self.client.delete_dataset(created["datasetId"])["removed"]["datasets"], 1)
+        self.assertNotIn(created["datasetId"], [g["id"] for g in self.client.get("/api/v1/datasets")])
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.download_dataset(created["versionId"], "RAW", tempfile.gettempdir())
+        self.assertEqual(cm.exception.status, 404)
+
+    def test_zz_every_interface_function_called(self):
+        # Named to run last: the other tests call the functions.
+        self.assertEqual(INTERFACE_FUNCTIONS - called, set())
+
+
+def _files(env: str) -> list:
+    folder = os.environ[env]
+    return sorted(os.path.join(folder, n) for n in os.listdir(folder))
+
+
+def _walk(folder: str, suffix: str) -> list:
+    return [os.path.join(r, f) for r, _, fs in os.walk(folder) for f in fs if f.endswith(suffix)]
+
+
+def _write(path: str, text: str):
+    with open(path, "w") as f:
+        f.write(text)
 
 
 if __name__ == "__main__":

@@ -229,18 +229,38 @@ func checkConsistent(t *testing.T, data string) {
 	})
 }
 
-// TestPythonClient runs the Python client's tests against the real server.
+// TestPythonClient installs the Python client with pip into a fresh virtual
+// environment, offline, and runs its tests with that interpreter against the
+// real server with the system default models, so every client function runs
+// through the package a user installs.
 func TestPythonClient(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Fatal("python3 is required for the Python client tests")
 	}
-	data, images := t.TempDir(), t.TempDir()
+	models := builtModelsDir(t)
+	data, images, photos, work := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	if err := testmedia.WriteJPEGs(images, 4, 32, 24); err != nil {
 		t.Fatal(err)
 	}
+	for _, name := range []string{"dog.jpg", "person.jpg"} {
+		b, err := os.ReadFile(filepath.Join("/usr/share/darknet/data", name))
+		if err != nil {
+			t.Fatalf("%v: install Debian's darknet package (make test does)", err)
+		}
+		os.WriteFile(filepath.Join(photos, name), b, 0o644)
+	}
+	venvPython := installPythonClient(t, python, work)
+
 	addr := freeAddr(t)
-	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr)
+	logPath := filepath.Join(t.TempDir(), "serve.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr, "--models", models)
+	srv.Stdout, srv.Stderr = logFile, logFile
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -250,17 +270,71 @@ func TestPythonClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("keys create: %v %s", err, keyOut)
 	}
-	var key map[string]string
+	var key, admin map[string]string
 	json.Unmarshal([]byte(keyOut), &key)
-	cmd := exec.Command(python, "-m", "unittest", "-v", "test_framelake")
-	cmd.Dir = filepath.Join("..", "..", "clients", "python")
+	b, _ := os.ReadFile(filepath.Join(data, "admin-key.json"))
+	if err := json.Unmarshal(b, &admin); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(venvPython, "-m", "unittest", "-v", "test_framelake")
+	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "FRAMELAKE_URL=http://"+addr, "FRAMELAKE_KEY="+key["key"],
-		"FRAMELAKE_SECRET="+key["secret"], "FRAMELAKE_TEST_IMAGES="+images)
+		"FRAMELAKE_SECRET="+key["secret"], "FRAMELAKE_ADMIN_KEY="+admin["key"], "FRAMELAKE_ADMIN_SECRET="+admin["secret"],
+		"FRAMELAKE_TEST_IMAGES="+images, "FRAMELAKE_TEST_PHOTOS="+photos)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("python client tests: %v\n%s", err, out)
+		log, _ := os.ReadFile(logPath)
+		t.Fatalf("python client tests: %v\n%s\nserver log:\n%s", err, out, log)
 	}
 	t.Logf("python client tests:\n%s", out)
+}
+
+// installPythonClient makes a virtual environment under work, installs
+// clients/python into it as a user would (pip, no index: nothing may be
+// fetched) and copies the tests into work, away from the sources, so they
+// import the installed package. It returns the environment's python.
+func installPythonClient(t *testing.T, python, work string) string {
+	t.Helper()
+	src, err := filepath.Abs(filepath.Join("..", "..", "clients", "python"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	venv := filepath.Join(t.TempDir(), "venv")
+	if out, err := exec.Command(python, "-m", "venv", venv).CombinedOutput(); err != nil {
+		t.Fatalf("python3 -m venv (on Debian: apt-get install python3-venv): %v\n%s", err, out)
+	}
+	py := filepath.Join(venv, "bin", "python")
+	pip := exec.Command(py, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", src)
+	pip.Dir = work
+	if out, err := pip.CombinedOutput(); err != nil {
+		t.Fatalf("pip install %s: %v\n%s", src, err, out)
+	}
+	tests, err := os.ReadFile(filepath.Join(src, "test_framelake.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "test_framelake.py"), tests, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	where := exec.Command(py, "-c", "import framelake; print(framelake.__file__)")
+	where.Dir = work
+	out, err := where.Output()
+	if err != nil || !strings.HasPrefix(string(out), venv+string(filepath.Separator)) {
+		t.Fatalf("framelake imported from %q (%v), not from the virtual environment %s", out, err, venv)
+	}
+	return py
+}
+
+// builtModelsDir is where `make models` put the system default model packages.
+func builtModelsDir(t *testing.T) string {
+	dir := os.Getenv("FRAMELAKE_MODELS_DIR")
+	if dir == "" {
+		dir, _ = filepath.Abs(filepath.Join("..", "..", "build", "models"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "auto_tagging")); err != nil {
+		t.Fatalf("the system default models are not built in %s: run make models", dir)
+	}
+	return dir
 }
 
 // TestServerKill9DuringImport kills the server while `import --url` sends it

@@ -6,9 +6,12 @@ Standard library only, so it works in offline labs:
     client = Client("http://127.0.0.1:8080", key, secret)
     items = client.get_item_list_from_datalake("image", query="annotation.label=dog", page_size=50)
 
-Every method is POST /api/v1/client/<name> with its parameters as JSON; a
-parameter left at None is left out, so the server applies the interface's
-default. Errors raise FramelakeError with the server's code, message and field.
+Every client function of the interface is a method, POST /api/v1/client/<name>
+with its parameters as JSON; a parameter left at None is left out, so the
+server applies the interface's default. A few REST operations are methods too
+(upload_files, the metadata patches, list_projects, the deletes); get, post and
+delete reach any other. Errors raise FramelakeError with the server's code,
+message and field.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ import io
 import json
 import os
 import tarfile
+import tempfile
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
 import zipfile
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 __all__ = ["Client", "FramelakeError"]
 
@@ -72,6 +76,16 @@ class Client:
         with self._request(path, None, "application/json", method="GET") as resp:
             return json.load(resp)
 
+    def post(self, path: str, body: Any = None) -> Any:
+        """POST body as JSON to a REST path (e.g. "/api/v1/projects") and decode the answer."""
+        with self._request(path, json.dumps({} if body is None else body).encode(), "application/json") as resp:
+            return json.load(resp)
+
+    def delete(self, path: str) -> Any:
+        """DELETE a REST path and decode the answer (what was removed)."""
+        with self._request(path, None, "application/json", method="DELETE") as resp:
+            return json.load(resp)
+
     def wait_job(self, job_id: str, timeout: float = 3600) -> dict:
         """Polls a job until it completes, fails or is cancelled."""
         deadline, delay = time.monotonic() + timeout, 0.05
@@ -98,7 +112,7 @@ class Client:
             fields["metadata"] = json.dumps(metadata)
         if collection_metadata is not None:
             fields["collectionMetadata"] = json.dumps(collection_metadata)
-        files = [("files", os.path.basename(p), open(p, "rb").read()) for p in paths]
+        files = [("files", os.path.basename(p), _read(p)) for p in paths]
         body, ctype = _multipart(fields, files)
         with self._request("/api/v1/lake/files", body, ctype) as resp:
             return json.load(resp)
@@ -151,16 +165,18 @@ class Client:
 
     # -- embeddings ----------------------------------------------------------
 
-    def insert_image_embeddings_batch(self, embedding_list: list, model_name: str, vector_dimension: list,
-                                      session_id: str = "") -> dict:
+    def insert_image_embeddings_batch(self, embedding_list: list, model_name: str,
+                                      vector_dimension: Union[int, list], session_id: str = "") -> dict:
+        """Stores fewer than 100 vectors in one transaction; vector_dimension is 512 or [512]."""
         return self.call("insert_image_embeddings_batch", embedding_list=embedding_list, model_name=model_name,
-                         vector_dimension=vector_dimension, session_id=session_id or None)
+                         vector_dimension=_dimension(vector_dimension), session_id=session_id or None)
 
     # The most numbers (vectors x dimensions) one insert_image_embeddings request carries.
     embedding_numbers_per_request = 262_144
 
-    def insert_image_embeddings(self, embedding_list: list, model_name: str, vector_dimension: list) -> dict:
-        """Stores any number of vectors, sent in requests of at most
+    def insert_image_embeddings(self, embedding_list: list, model_name: str,
+                                vector_dimension: Union[int, list]) -> dict:
+        """Stores any number of vectors (vector_dimension 512 or [512]), sent in requests of at most
         embedding_numbers_per_request numbers (and at least one vector) each.
 
         Returns {"success": True, "upsertCount": N} summed over the requests, as
@@ -171,7 +187,7 @@ class Client:
         for batch in _number_batches(embedding_list, self.embedding_numbers_per_request):
             try:
                 out = self.call("insert_image_embeddings", embedding_list=batch, model_name=model_name,
-                                vector_dimension=vector_dimension)
+                                vector_dimension=_dimension(vector_dimension))
             except FramelakeError as e:
                 e.upsert_count = total
                 raise
@@ -187,65 +203,83 @@ class Client:
                          query=query, filter=filter)
 
     # -- analysis --------------------------------------------------------------
+    # model_id is the interface's other name for model_name (give one); either
+    # left out, or "default", picks the application's system default model.
 
-    def register_model(self, path: str, model_name: str, application: str) -> dict:
-        """Packs the model folder at path as .tar.gz and registers it (admin key)."""
+    def register_model(self, path: str, model_name: Optional[str] = None, application: Optional[str] = None,
+                       model_id: Optional[str] = None) -> dict:
+        """Packs the model folder at path as .tar.gz and registers it (admin key).
+
+        application is auto_tagging, auto_annotation or embedding. Returns
+        {"success": True, "modelName", "application"}.
+        """
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w:gz") as tar:
             tar.add(path, arcname=".")
-        body, ctype = _multipart({"model_name": model_name, "application": application},
-                                 [("package", "model.tar.gz", buf.getvalue())])
+        fields = {k: v for k, v in (("model_name", model_name), ("model_id", model_id),
+                                    ("application", application)) if v is not None}
+        body, ctype = _multipart(fields, [("package", "model.tar.gz", buf.getvalue())])
         with self._request("/api/v1/client/register_model", body, ctype) as resp:
             return json.load(resp)
 
     def auto_tag_collection(self, collection_id: str, model_name: Optional[str] = None,
                             input_resolution: Optional[tuple] = None, confidence_threshold: Optional[float] = None,
                             query: Optional[str] = None, filter: Optional[dict] = None,
-                            inference_platform: Optional[str] = None) -> dict:
+                            inference_platform: Optional[str] = None, model_id: Optional[str] = None) -> dict:
+        """Tags a collection's images and videos; returns {"jobId", "runId"} (follow with wait_job)."""
         return self.call("auto_tag_collection", collection_id=collection_id, model_name=model_name,
-                         input_resolution=_list(input_resolution), confidence_threshold=confidence_threshold,
-                         query=query, filter=filter, inference_platform=inference_platform)
+                         model_id=model_id, input_resolution=_list(input_resolution),
+                         confidence_threshold=confidence_threshold, query=query, filter=filter,
+                         inference_platform=inference_platform)
 
     def generate_auto_tags_to_lake(self, content_type: str, model_name: Optional[str] = None,
                                    input_resolution: Optional[tuple] = None,
                                    confidence_threshold: Optional[float] = None, query: Optional[str] = None,
-                                   filter: Optional[dict] = None, inference_platform: Optional[str] = None) -> dict:
+                                   filter: Optional[dict] = None, inference_platform: Optional[str] = None,
+                                   model_id: Optional[str] = None) -> dict:
         return self.call("generate_auto_tags_to_lake", content_type=content_type, model_name=model_name,
-                         input_resolution=_list(input_resolution), confidence_threshold=confidence_threshold,
-                         query=query, filter=filter, inference_platform=inference_platform)
+                         model_id=model_id, input_resolution=_list(input_resolution),
+                         confidence_threshold=confidence_threshold, query=query, filter=filter,
+                         inference_platform=inference_platform)
 
     def generate_embeddings_for_collection(self, collection_id: str, model_name: Optional[str] = None,
                                            query: Optional[str] = None, filter: Optional[dict] = None,
-                                           inference_platform: Optional[str] = None) -> dict:
+                                           inference_platform: Optional[str] = None,
+                                           model_id: Optional[str] = None) -> dict:
         return self.call("generate_embeddings_for_collection", collection_id=collection_id, model_name=model_name,
-                         query=query, filter=filter, inference_platform=inference_platform)
+                         model_id=model_id, query=query, filter=filter, inference_platform=inference_platform)
 
     def generate_embeddings_to_lake(self, content_type: str, model_name: Optional[str] = None,
                                     query: Optional[str] = None, filter: Optional[dict] = None,
-                                    inference_platform: Optional[str] = None) -> dict:
+                                    inference_platform: Optional[str] = None, model_id: Optional[str] = None) -> dict:
         return self.call("generate_embeddings_to_lake", content_type=content_type, model_name=model_name,
-                         query=query, filter=filter, inference_platform=inference_platform)
+                         model_id=model_id, query=query, filter=filter, inference_platform=inference_platform)
 
     def auto_annotate_collection(self, collection_id: str, prompts: list, model_name: Optional[str] = None,
                                  input_resolution: Optional[tuple] = None,
                                  confidence_threshold: Optional[float] = None, query: Optional[str] = None,
-                                 filter: Optional[dict] = None, inference_platform: Optional[str] = None) -> dict:
+                                 filter: Optional[dict] = None, inference_platform: Optional[str] = None,
+                                 model_id: Optional[str] = None) -> dict:
+        """Boxes the prompts ([{"label", "description"}]) on a collection's files."""
         return self.call("auto_annotate_collection", collection_id=collection_id, prompts=prompts,
-                         model_name=model_name, input_resolution=_list(input_resolution),
+                         model_name=model_name, model_id=model_id, input_resolution=_list(input_resolution),
                          confidence_threshold=confidence_threshold, query=query, filter=filter,
                          inference_platform=inference_platform)
 
     def generate_auto_annotations_to_lake(self, content_type: str, prompts: list, model_name: Optional[str] = None,
                                           input_resolution: Optional[tuple] = None,
                                           confidence_threshold: Optional[float] = None, query: Optional[str] = None,
-                                          filter: Optional[dict] = None,
-                                          inference_platform: Optional[str] = None) -> dict:
+                                          filter: Optional[dict] = None, inference_platform: Optional[str] = None,
+                                          model_id: Optional[str] = None) -> dict:
         return self.call("generate_auto_annotations_to_lake", content_type=content_type, prompts=prompts,
-                         model_name=model_name, input_resolution=_list(input_resolution),
+                         model_name=model_name, model_id=model_id, input_resolution=_list(input_resolution),
                          confidence_threshold=confidence_threshold, query=query, filter=filter,
                          inference_platform=inference_platform)
 
     # -- datasets --------------------------------------------------------------
+    # The create and update functions return {"datasetId", "versionId",
+    # "versionNo", "jobId"}; the version can be downloaded once wait_job says
+    # its build completed.
 
     def create_dataset_from_collection(self, dataset_name: str, collection_id: str, split_info: dict, labels: list,
                                        export_types: Optional[list] = None, query: Optional[str] = None,
@@ -263,47 +297,118 @@ class Client:
                          labels=labels, export_types=export_types, item_type=item_type, query=query, filter=filter,
                          operation_list=operation_list, augmentation_list=augmentation_list)
 
-    def update_dataset_version_from_collection(self, dataset_version_id: str, collection_id: str, split_info: dict,
-                                               labels: list, export_types: Optional[list] = None,
-                                               query: Optional[str] = None, filter: Optional[dict] = None,
-                                               is_new_version_required: Optional[bool] = None,
-                                               operation_list: Any = None,
-                                               augmentation_list: Optional[dict] = None) -> dict:
-        return self.call("update_dataset_version_from_collection", dataset_version_id=dataset_version_id,
-                         collection_id=collection_id, split_info=split_info, labels=labels,
-                         export_types=export_types, query=query, filter=filter,
-                         is_new_version_required=is_new_version_required, operation_list=operation_list,
-                         augmentation_list=augmentation_list)
+    # The update functions name the source version as dataset_version_id or,
+    # as the interface's parameter table does, as version_id with dataset_id
+    # (its dataset, checked by the server) optional.
 
-    def update_dataset_version_from_datalake(self, dataset_version_id: str, split_info: dict, labels: list,
+    def update_dataset_version_from_collection(self, dataset_version_id: Optional[str] = None,
+                                               collection_id: Optional[str] = None,
+                                               split_info: Optional[dict] = None, labels: Optional[list] = None,
+                                               export_types: Optional[list] = None, query: Optional[str] = None,
+                                               filter: Optional[dict] = None,
+                                               is_new_version_required: Optional[bool] = None,
+                                               operation_list: Any = None, augmentation_list: Optional[dict] = None,
+                                               dataset_id: Optional[str] = None,
+                                               version_id: Optional[str] = None) -> dict:
+        return self.call("update_dataset_version_from_collection", dataset_version_id=dataset_version_id,
+                         dataset_id=dataset_id, version_id=version_id, collection_id=collection_id,
+                         split_info=split_info, labels=labels, export_types=export_types, query=query,
+                         filter=filter, is_new_version_required=is_new_version_required,
+                         operation_list=operation_list, augmentation_list=augmentation_list)
+
+    def update_dataset_version_from_datalake(self, dataset_version_id: Optional[str] = None,
+                                             split_info: Optional[dict] = None, labels: Optional[list] = None,
                                              export_types: Optional[list] = None, item_type: str = "image",
                                              query: Optional[str] = None, filter: Optional[dict] = None,
                                              is_new_version_required: Optional[bool] = None,
-                                             operation_list: Any = None,
-                                             augmentation_list: Optional[dict] = None) -> dict:
+                                             operation_list: Any = None, augmentation_list: Optional[dict] = None,
+                                             dataset_id: Optional[str] = None,
+                                             version_id: Optional[str] = None) -> dict:
         return self.call("update_dataset_version_from_datalake", dataset_version_id=dataset_version_id,
-                         split_info=split_info, labels=labels, export_types=export_types, item_type=item_type,
-                         query=query, filter=filter, is_new_version_required=is_new_version_required,
-                         operation_list=operation_list, augmentation_list=augmentation_list)
+                         dataset_id=dataset_id, version_id=version_id, split_info=split_info, labels=labels,
+                         export_types=export_types, item_type=item_type, query=query, filter=filter,
+                         is_new_version_required=is_new_version_required, operation_list=operation_list,
+                         augmentation_list=augmentation_list)
+
+    # Bytes read from the response and written to disk at a time: the archive
+    # never sits in memory, whatever its size.
+    download_chunk_bytes = 1 << 20
 
     def download_dataset(self, version_id: str, export_type: str, custom_download_path: str = "",
                          is_media_include: bool = True) -> str:
-        """Downloads a dataset version as a zip and extracts it; returns the folder."""
+        """Downloads a version's archive and unpacks it into custom_download_path
+        (default: the current folder); returns the folder it made,
+        "<dataset>-<version>-<format>" under that path, as the Go client does.
+
+        The archive streams to a temporary file in that path, removed after unpacking.
+        """
+        base = custom_download_path or "."
+        os.makedirs(base, exist_ok=True)
         body = json.dumps({"version_id": version_id, "export_type": export_type,
                            "is_media_include": is_media_include}).encode()
-        with self._request("/api/v1/client/download_dataset", body, "application/json") as resp:
-            data = resp.read()
-            # The server names the archive after the dataset, version and format.
-            name = resp.headers.get_filename() or f"{version_id}-{export_type.lower().replace(' ', '-')}.zip"
-        folder = custom_download_path or os.path.join(os.getcwd(), os.path.basename(name).removesuffix(".zip"))
-        os.makedirs(folder, exist_ok=True)
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            for name in z.namelist():
-                target = os.path.realpath(os.path.join(folder, name))
-                if not target.startswith(os.path.realpath(folder) + os.sep):
-                    raise FramelakeError(0, "invalid_argument", f"archive entry {name!r} leaves the folder")
-            z.extractall(folder)
-        return folder
+        with tempfile.TemporaryFile(dir=base, prefix=".framelake-download-", suffix=".zip") as tmp:
+            with self._request("/api/v1/client/download_dataset", body, "application/json") as resp:
+                name = resp.headers.get_filename() or ""
+                while True:
+                    chunk = resp.read(self.download_chunk_bytes)
+                    if not chunk:
+                        break
+                    tmp.write(chunk)
+            tmp.seek(0)
+            with zipfile.ZipFile(tmp) as z:
+                root = _unzip(z, base, os.path.basename(name).removesuffix(".zip"))
+        return os.path.normpath(os.path.join(base, root))
+
+    # -- projects and deletes (REST) ----------------------------------------------
+    # Each delete answers what it removed and what it kept ({"removed": {...},
+    # "kept": {...}}). Dataset versions are immutable: deleting a lake file
+    # leaves the versions that hold it whole.
+
+    def list_projects(self, page_index: int = 0, page_size: Optional[int] = None) -> dict:
+        """Pages through the annotation projects: {"projectCount", "projectList"}."""
+        q = {"pageIndex": page_index, **({"pageSize": page_size} if page_size is not None else {})}
+        return self.get("/api/v1/projects?" + urllib.parse.urlencode(q))
+
+    def delete_file(self, unique_name: str) -> dict:
+        """Removes a file from the lake, its collections, tags, annotations and embeddings."""
+        return self._delete("/api/v1/lake/files/", unique_name)
+
+    def delete_collection(self, collection_id: str, files: bool = False) -> dict:
+        """Deletes a collection; files=True deletes its files too, otherwise they stay in the lake."""
+        return self._delete("/api/v1/lake/collections/", collection_id, files)
+
+    def delete_dataset(self, dataset_id: str) -> dict:
+        """Deletes a dataset (group) with all its versions."""
+        return self._delete("/api/v1/datasets/", dataset_id)
+
+    def delete_dataset_version(self, version_id: str) -> dict:
+        """Deletes a dataset version, cancelling its build if one is queued or running."""
+        return self._delete("/api/v1/dataset-versions/", version_id)
+
+    def delete_project(self, project_id: str, files: bool = False) -> dict:
+        """Deletes a project with its tasks; files=True deletes its frames' lake files too."""
+        return self._delete("/api/v1/projects/", project_id, files)
+
+    def _delete(self, prefix: str, id: str, files: bool = False) -> dict:
+        return self.delete(prefix + urllib.parse.quote(id, safe="") + ("?files=true" if files else ""))
+
+
+def _unzip(z: zipfile.ZipFile, base: str, fallback: str) -> str:
+    """Unpacks z under base and returns the folder holding its files, relative
+    to base: the archive's single root folder, or fallback when it has none.
+    Entries that would land outside base are refused before anything is written."""
+    names = z.namelist()
+    firsts = {n.lstrip("/").split("/", 1)[0] for n in names}
+    shared = len(firsts) == 1 and all("/" in n.lstrip("/") or n.endswith("/") for n in names)
+    root = firsts.pop() if shared else (fallback if fallback not in ("", ".") else "dataset")
+    dest = base if shared else os.path.join(base, root)
+    real = os.path.realpath(base)
+    for n in names:
+        target = os.path.realpath(os.path.join(dest, n))
+        if not target.startswith(real + os.sep):
+            raise FramelakeError(0, "invalid_argument", f"archive entry {n!r} leaves the download folder")
+    z.extractall(dest)
+    return root
 
 
 def _number_batches(records: list, limit: int):
@@ -320,6 +425,16 @@ def _number_batches(records: list, limit: int):
         numbers += n
     if batch or not records:
         yield batch
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _dimension(d: Union[int, list]) -> list:
+    """The interface types vector_dimension as a list of integers; its examples pass an int."""
+    return [d] if isinstance(d, int) else list(d)
 
 
 def _list(t: Optional[tuple]) -> Optional[list]:
