@@ -173,7 +173,12 @@ class ClientTest(unittest.TestCase):
                 self.client.register_model(pkg, "py-lengths", "embedding")
             self.assertEqual(cm.exception.status, 403)  # registering takes the admin key
             got = self.admin.register_model(pkg, model_id="py-lengths", application="embedding")
+            with self.assertRaises(FramelakeError) as cm:
+                self.admin.register_model(pkg, "py-lengths", "embedding")
+            self.assertEqual(cm.exception.status, 409)  # a taken name is replaced only when asked
+            again = self.admin.register_model(pkg, "py-lengths", "embedding", replace=True)
         self.assertEqual(got, {"success": True, "modelName": "py-lengths", "application": "embedding"})
+        self.assertEqual(again["modelName"], "py-lengths")
 
         started = self.client.generate_embeddings_for_collection(self.collection, model_id="py-lengths")
         self.assertEqual(self.run_counts(started)["embeddings"], 4)

@@ -197,27 +197,31 @@ class Client:
     def get_embedding_vector(self, unique_names: list, model_name: str) -> dict:
         return self.call("get_embedding_vector", unique_names=unique_names, model_name=model_name)
 
-    def find_similar(self, model_name: str, unique_name: Optional[str] = None, vector: Optional[list] = None,
+    def find_similar(self, model_name: Optional[str] = None, unique_name: Optional[str] = None, vector: Optional[list] = None,
                      k: int = 10, query: Optional[str] = None, filter: Optional[dict] = None) -> dict:
         return self.call("find_similar", model_name=model_name, unique_name=unique_name, vector=vector, k=k,
                          query=query, filter=filter)
+    # model_name left out searches the default embedding model.
 
     # -- analysis --------------------------------------------------------------
     # model_id is the interface's other name for model_name (give one); either
     # left out, or "default", picks the application's system default model.
 
     def register_model(self, path: str, model_name: Optional[str] = None, application: Optional[str] = None,
-                       model_id: Optional[str] = None) -> dict:
+                       model_id: Optional[str] = None, replace: bool = False) -> dict:
         """Packs the model folder at path as .tar.gz and registers it (admin key).
 
-        application is auto_tagging, auto_annotation or embedding. Returns
-        {"success": True, "modelName", "application"}.
+        application is auto_tagging, auto_annotation or embedding. A taken name is
+        a 409 unless replace is true, which puts the new package in its place.
+        Returns {"success": True, "modelName", "application"}.
         """
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w:gz") as tar:
             tar.add(path, arcname=".")
         fields = {k: v for k, v in (("model_name", model_name), ("model_id", model_id),
                                     ("application", application)) if v is not None}
+        if replace:
+            fields["replace"] = "true"
         body, ctype = _multipart(fields, [("package", "model.tar.gz", buf.getvalue())])
         with self._request("/api/v1/client/register_model", body, ctype) as resp:
             return json.load(resp)
