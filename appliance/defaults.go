@@ -19,6 +19,17 @@ import (
 // defaultApplications are the folders `make models` writes, one per application.
 var defaultApplications = []string{"auto_tagging", "embedding", "auto_annotation"}
 
+// HasDefaultModels reports whether dir holds at least one system default
+// model package, as `make models` lays them out (one folder per application).
+func HasDefaultModels(dir string) bool {
+	for _, app := range defaultApplications {
+		if st, err := os.Stat(filepath.Join(dir, app)); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
 // registerDefaults registers the system default model packages found in dir
 // as ordinary models marked as their application's default. A model's name
 // carries a hash of its files, so a rebuilt package replaces the old one and
