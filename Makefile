@@ -28,7 +28,8 @@ APT_CMDS  := node:nodejs npm:npm
 # `make models` into MODELS_DIR; Debian's python3 runs the converter, the packages and their tests.
 MODELS_DIR      ?= $(or $(FRAMELAKE_MODELS_DIR),build/models)
 MODELS_PYTHON   ?= /usr/bin/python3
-# The server (make run) and the tests (make test) find the packages through this.
+# The server (make run) and the tests (make test) find the packages through this; a bin/framelake
+# serve started by hand finds the default build/models itself (README, "Configuration").
 export FRAMELAKE_MODELS_DIR := $(abspath $(MODELS_DIR))
 MODELS_APT_PKGS := python3-torch python3-opencv python3-numpy wordnet-base darknet
 
@@ -67,8 +68,10 @@ models:
 # Without a new enough Go, install the toolchain go.mod names into GO_ROOT. It is the module
 # golang.org/toolchain, so any Go can fetch it with `go mod download` through the machine's own
 # module proxy settings (GOPROXY, GONOSUMDB, ...): Debian's golang-go does, installed by apt if no
-# Go is on PATH. The download stays in the module cache, so a second install needs no network;
-# an existing GO_ROOT is never removed.
+# Go is on PATH. The download stays in the module cache, so a second install needs no network, and
+# GO_ROOT's files are hard links to it when they share a file system (read-only, as there). An
+# existing GO_ROOT is never removed. The download runs outside the source tree, so the old go does
+# not read go.mod, and without GOFLAGS, which may hold flags only a newer go knows.
 check-go:
 	@g=$$(command -v $(GO)) && $(call go_new_enough,$$g) && exit 0; \
 	if [ -e $(GO_ROOT) ] && [ -n "$$(ls -A $(GO_ROOT))" ]; then \
@@ -80,13 +83,16 @@ check-go:
 	tmp=$$(mktemp -d) && \
 	dir=$$(cd $$tmp && GOFLAGS= GOTOOLCHAIN=local GO111MODULE=on $$boot mod download -json $$mod | \
 		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p') && rmdir $$tmp && [ -d "$$dir" ] && \
-	mkdir -p $(GO_ROOT) && cp -R $$dir/. $(GO_ROOT) && chmod -R u+w $(GO_ROOT) && \
+	mkdir -p $(GO_ROOT) && \
+	if [ "$$(stat -c %d $$dir)" = "$$(stat -c %d $(GO_ROOT))" ]; then cp -al $$dir/. $(GO_ROOT); \
+	else cp -R $$dir/. $(GO_ROOT); fi && find $(GO_ROOT) -type d -exec chmod u+w {} + && \
 	chmod +x $(GO_ROOT)/bin/* $(GO_ROOT)/pkg/tool/*/* && \
 	$(GO_ROOT)/bin/go version
 
 # check-go as on a machine without Go: PATH without it (Debian's old go may be there), a fresh
 # GO_ROOT, a make that inherits nothing from this one; then build must pick that GO_ROOT's go.
-# About 6 s once the toolchain is in the module cache (check-go's first run puts it there).
+# Seconds once the toolchain is in the module cache (check-go's first run puts it there): 9 s on the
+# 2-core development machine at load 9, mostly making and removing the links.
 test-check-go:
 	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
 	clean="env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u GO PATH=/usr/bin:/bin make -C $(CURDIR) --no-print-directory GO_ROOT=$$tmp/go"; \
