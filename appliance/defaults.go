@@ -36,9 +36,11 @@ func HasDefaultModels(dir string) bool {
 // an unchanged one costs only the hash at start.
 func (a *Appliance) registerDefaults(ctx context.Context, dir string) error {
 	for _, app := range defaultApplications {
-		folder := filepath.Join(dir, app)
-		if _, err := os.Stat(folder); err != nil {
-			a.log.Warn("system default model not installed; run make models", "application", app, "folder", folder)
+		// Resolved, because the walks below do not enter a linked folder.
+		folder, err := filepath.EvalSymlinks(filepath.Join(dir, app))
+		if err != nil {
+			a.log.Warn("system default model not installed; run make models", "application", app,
+				"folder", filepath.Join(dir, app))
 			continue
 		}
 		sum, err := hashFolder(folder)

@@ -226,25 +226,25 @@ func placeBinary(t *testing.T, path string) {
 // model_name runs; with none anywhere it says where it looked.
 func TestServeFindsDefaultModels(t *testing.T) {
 	models, root := builtModels(t), t.TempDir()
-	link := func(dir string) {
+	link := func(dir, target string) {
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Symlink(models, dir); err != nil {
+		if err := os.Symlink(target, dir); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A source tree as `make build` and `make models` leave it.
 	repo := filepath.Join(root, "src")
 	placeBinary(t, filepath.Join(repo, "bin", "framelake"))
-	link(filepath.Join(repo, "build", "models"))
+	link(filepath.Join(repo, "build", "models"), models)
 	gomod, _ := os.ReadFile(filepath.Join("..", "..", "go.mod"))
 	if err := os.WriteFile(filepath.Join(repo, "go.mod"), gomod, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// An unpacked release: the binary with its models beside it; and a binary with none.
 	placeBinary(t, filepath.Join(root, "release", "framelake"))
-	link(filepath.Join(root, "release", "models"))
+	link(filepath.Join(root, "release", "models"), models)
 	placeBinary(t, filepath.Join(root, "bare", "framelake"))
 
 	var env []string
@@ -255,7 +255,7 @@ func TestServeFindsDefaultModels(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, bin  string
-		dataModels bool   // models in DATA/models as well
+		dataModels bool   // models in DATA/models as well, each folder a link as the README suggests
 		want       string // the folder the log names; "" none
 	}{
 		{"repository", filepath.Join(repo, "bin", "framelake"), false, filepath.Join(repo, "build", "models")},
@@ -267,7 +267,9 @@ func TestServeFindsDefaultModels(t *testing.T) {
 			data := t.TempDir()
 			want := strings.Replace(c.want, "DATA", data, 1)
 			if c.dataModels {
-				link(filepath.Join(data, "models"))
+				for _, app := range []string{"auto_tagging", "embedding", "auto_annotation"} {
+					link(filepath.Join(data, "models", app), filepath.Join(models, app))
+				}
 			}
 			addr := freeAddr(t)
 			log := &logBuffer{}
