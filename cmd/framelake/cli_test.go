@@ -1,12 +1,15 @@
 package main_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -198,5 +201,158 @@ func TestAugmentBoxesShape(t *testing.T) {
 		if err == nil || !strings.Contains(out, c.want) {
 			t.Errorf("boxes %s: %v %q; want an error with %q", c.boxes, err, out, c.want)
 		}
+	}
+}
+
+// logBuffer holds a process's output. exec copies into it from its own
+// goroutine until Wait, so reads lock, and waitFor waits for a line the
+// process may have written but exec not yet copied.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// waitFor reports whether s appears in the log within 30 s.
+func (l *logBuffer) waitFor(s string) bool {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(l.String(), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// builtModels is where `make models` put the system default packages.
+func builtModels(t *testing.T) string {
+	dir := os.Getenv("FRAMELAKE_MODELS_DIR")
+	if dir == "" {
+		dir, _ = filepath.Abs(filepath.Join("..", "..", "build", "models"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "auto_tagging")); err != nil {
+		t.Fatalf("the system default models are not built in %s: run make models", dir)
+	}
+	return dir
+}
+
+// placeBinary puts a copy of the test binary at path (a hard link when it can).
+func placeBinary(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.Link(bin, path) == nil {
+		return
+	}
+	b, err := os.ReadFile(bin)
+	if err == nil {
+		err = os.WriteFile(path, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeFindsDefaultModels starts `serve` without --models and without
+// FRAMELAKE_MODELS_DIR, as a user does by hand after `make models`: it finds
+// the models along the search path, says where, and analysis without a
+// model_name runs; with none anywhere it says where it looked.
+func TestServeFindsDefaultModels(t *testing.T) {
+	models, root := builtModels(t), t.TempDir()
+	link := func(dir, target string) {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A source tree as `make build` and `make models` leave it.
+	repo := filepath.Join(root, "src")
+	placeBinary(t, filepath.Join(repo, "bin", "framelake"))
+	link(filepath.Join(repo, "build", "models"), models)
+	gomod, _ := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	if err := os.WriteFile(filepath.Join(repo, "go.mod"), gomod, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// An unpacked release: the binary with its models beside it; and a binary with none.
+	placeBinary(t, filepath.Join(root, "release", "framelake"))
+	link(filepath.Join(root, "release", "models"), models)
+	placeBinary(t, filepath.Join(root, "bare", "framelake"))
+
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FRAMELAKE_MODELS_DIR=") {
+			env = append(env, kv)
+		}
+	}
+	for _, c := range []struct {
+		name, bin  string
+		dataModels bool   // models in DATA/models as well, each folder a link as the README suggests
+		want       string // the folder the log names; "" none
+	}{
+		{"repository", filepath.Join(repo, "bin", "framelake"), false, filepath.Join(repo, "build", "models")},
+		{"data folder first", filepath.Join(repo, "bin", "framelake"), true, "DATA/models"},
+		{"beside the binary", filepath.Join(root, "release", "framelake"), false, filepath.Join(root, "release", "models")},
+		{"none", filepath.Join(root, "bare", "framelake"), false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := t.TempDir()
+			want := strings.Replace(c.want, "DATA", data, 1)
+			if c.dataModels {
+				for _, app := range []string{"auto_tagging", "embedding", "auto_annotation"} {
+					link(filepath.Join(data, "models", app), filepath.Join(models, app))
+				}
+			}
+			addr := freeAddr(t)
+			log := &logBuffer{}
+			srv := exec.Command(c.bin, "serve", "--data", data, "--addr", addr)
+			srv.Env, srv.Stdout, srv.Stderr = env, log, log
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { srv.Process.Kill(); srv.Wait() }()
+			base := "http://" + addr
+			waitHealthy(t, base)
+			line := "no system default models found"
+			if want != "" {
+				line = "folder=" + want + " "
+			}
+			if !log.waitFor(line) {
+				t.Fatalf("log does not say %q:\n%s", line, log.String())
+			}
+			if want == "" && !strings.Contains(log.String(), filepath.Join(data, "models")) {
+				t.Errorf("log does not list the places searched:\n%s", log.String())
+			}
+			var key map[string]string
+			b, _ := os.ReadFile(filepath.Join(data, "admin-key.json"))
+			if err := json.Unmarshal(b, &key); err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequest("POST", base+"/api/v1/client/generate_embeddings_to_lake",
+				strings.NewReader(`{"content_type": "image"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.SetBasicAuth(key["key"], key["secret"])
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if wantStatus := map[bool]int{true: 200, false: 400}[want != ""]; resp.StatusCode != wantStatus {
+				t.Errorf("embeddings with the default model: %d %s, want %d", resp.StatusCode, body, wantStatus)
+			}
+		})
 	}
 }

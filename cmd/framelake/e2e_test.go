@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -72,9 +71,9 @@ func TestServeKeysImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	var log bytes.Buffer
+	log := &logBuffer{}
 	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr)
-	srv.Stdout, srv.Stderr = &log, &log
+	srv.Stdout, srv.Stderr = log, log
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -88,14 +87,14 @@ func TestServeKeysImport(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("admin key file: %v %v", st, err)
 	}
+	if !log.waitFor("cat " + adminFile) {
+		t.Errorf("log does not say how to read the admin key:\n%s", log.String())
+	}
 	var admin map[string]string
 	b, _ := os.ReadFile(adminFile)
 	json.Unmarshal(b, &admin)
 	if admin["secret"] == "" || strings.Contains(log.String(), admin["secret"]) {
 		t.Fatal("admin secret missing, or printed in the log")
-	}
-	if !strings.Contains(log.String(), "cat "+adminFile) {
-		t.Errorf("log does not say how to read the admin key:\n%s", log.String())
 	}
 
 	out, err := run(t, "keys", "create", "--data", data, "--name", "importer", "--role", "write", "--json")
@@ -127,6 +126,9 @@ func TestServeKeysImport(t *testing.T) {
 	srv.Process.Signal(syscall.SIGTERM)
 	if err := srv.Wait(); err != nil {
 		t.Fatalf("serve did not exit cleanly on SIGTERM: %v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "msg=\"stopped;") {
+		t.Errorf("the log does not say the server stopped:\n%s", log.String())
 	}
 }
 

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,9 +22,11 @@ func cmdServe(ctx context.Context, args []string) error {
 	data := fs.String("data", envOr("FRAMELAKE_DATA", "./framelake-data"), "data folder (env FRAMELAKE_DATA)")
 	addr := fs.String("addr", envOr("FRAMELAKE_ADDR", "127.0.0.1:8080"), "listen address (env FRAMELAKE_ADDR)")
 	base := fs.String("base-url", os.Getenv("FRAMELAKE_BASE_URL"), "public URL prefix of media links (env FRAMELAKE_BASE_URL; default http://ADDR)")
-	logFormat := fs.String("log-format", envOr("FRAMELAKE_LOG_FORMAT", "text"), "log format: text or json")
-	upload := fs.String("max-upload", envOr("FRAMELAKE_MAX_UPLOAD", "8GiB"), "largest upload request")
-	models := fs.String("models", os.Getenv("FRAMELAKE_MODELS_DIR"), "folder of the system default models built by make models (env FRAMELAKE_MODELS_DIR)")
+	logFormat := fs.String("log-format", envOr("FRAMELAKE_LOG_FORMAT", "text"), "log format: text or json (env FRAMELAKE_LOG_FORMAT)")
+	upload := fs.String("max-upload", envOr("FRAMELAKE_MAX_UPLOAD", "8GiB"), "largest upload request (env FRAMELAKE_MAX_UPLOAD)")
+	models := fs.String("models", "", "folder of the system default models that make models builds (env "+
+		"FRAMELAKE_MODELS_DIR; default: the first that holds them of DATA/models, REPO/build/models for REPO/bin/framelake, "+
+		"models beside the binary)")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -34,19 +38,80 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--max-upload: %w", err)
 	}
+	modelsDir, foundBy, searched := findModels(*models, *data)
+	if modelsDir != "" {
+		log.Info("system default models", "folder", modelsDir, "found_by", foundBy)
+	} else {
+		log.Warn("no system default models found; analysis without a model_name fails until `make models` builds them",
+			"searched", strings.Join(searched, ", "))
+	}
 	a, err := appliance.Open(ctx, appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
-		MaxUploadBytes: maxUpload, ModelsDir: *models})
+		MaxUploadBytes: maxUpload, ModelsDir: modelsDir})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
 	if path, err := a.EnsureAdminKey(ctx); err != nil {
+		a.Close()
 		return err
 	} else if path != "" {
 		log.Info("created an admin API key on first start; its secret is in a file only you can read",
 			"read_it_with", "cat "+path)
 	}
-	return a.Serve(ctx)
+	// Shutting down can take a while (requests in flight, running jobs): say it began.
+	context.AfterFunc(ctx, func() { log.Info("stopping: finishing requests in flight and pausing jobs") })
+	if err := errors.Join(a.Serve(ctx), a.Close()); err != nil {
+		log.Error("stopped with an error", "err", err)
+		return err
+	}
+	log.Info("stopped; running jobs resume at the next start", "data", *data)
+	return nil
+}
+
+// findModels picks the folder of the system default models: the one named by
+// --models or FRAMELAKE_MODELS_DIR as given, else the first of these that
+// holds them: DATA/models, the build/models that `make models` fills in the
+// repository the binary was built in (bin/framelake there), and a models
+// folder beside the binary (an unpacked release). It says how the folder was
+// found, or, when none was, where it looked.
+func findModels(flagDir, dataDir string) (dir, foundBy string, searched []string) {
+	if flagDir != "" {
+		return flagDir, "--models", nil
+	}
+	if env := os.Getenv("FRAMELAKE_MODELS_DIR"); env != "" {
+		return env, "FRAMELAKE_MODELS_DIR", nil
+	}
+	type place struct{ dir, name string }
+	places := []place{{filepath.Join(dataDir, "models"), "the data folder"}}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			if repo := repoOf(filepath.Dir(exe)); repo != "" {
+				places = append(places, place{filepath.Join(repo, "build", "models"), "the binary's repository"})
+			}
+			places = append(places, place{filepath.Join(filepath.Dir(exe), "models"), "beside the binary"})
+		}
+	}
+	for _, p := range places {
+		if appliance.HasDefaultModels(p.dir) {
+			abs, _ := filepath.Abs(p.dir)
+			return abs, p.name, nil
+		}
+		searched = append(searched, p.dir)
+	}
+	return "", "", searched
+}
+
+// repoOf is the framelake source tree that dir is in (the binary of `make
+// build` sits in its bin/), or "".
+func repoOf(dir string) string {
+	for ; ; dir = filepath.Dir(dir) {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
+			strings.HasPrefix(string(b), "module github.com/framelake/framelake\n") {
+			return dir
+		}
+		if dir == filepath.Dir(dir) {
+			return ""
+		}
+	}
 }
 
 func newLogger(format string) (*slog.Logger, error) {
