@@ -327,6 +327,9 @@ func (l *Lake) stage(ctx context.Context, up Upload) (out stageResult) {
 		if errors.Is(err, errUnreadable) {
 			return reject(errs.InvalidArgument, "%s", strings.TrimPrefix(err.Error(), errUnreadable.Error()+": "))
 		}
+		if errors.Is(err, errTooManyPixels) {
+			return reject(errs.TooLarge, "%s", strings.TrimPrefix(err.Error(), errTooManyPixels.Error()+": "))
+		}
 		return reject(errs.Internal, "probe: %v", err)
 	}
 	return stageResult{staged: staged{up: up, pend: pend, p: p}}
@@ -408,8 +411,19 @@ func ValidateFileName(name string) error {
 		return errs.Invalid("files", "file name %q must be a plain name without path separators or ..", name)
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
 		return errs.Invalid("files", "file name %q contains control characters", name)
+	case strings.IndexFunc(name, isBidiControl) >= 0:
+		return errs.Invalid("files", "file name %q contains a bidirectional control character (%U), which makes "+
+			"a name display as another (\"gpj.exe\" shown as \"exe.jpg\"); rename the file",
+			name, []rune(name)[strings.IndexFunc(name, isBidiControl)])
 	}
 	return nil
+}
+
+// isBidiControl reports the characters that reorder the text around them
+// (embeddings, overrides, isolates, direction marks): invisible, and able
+// to show one name as another.
+func isBidiControl(r rune) bool {
+	return r >= '\u202A' && r <= '\u202E' || r >= '\u2066' && r <= '\u2069' || r == '\u200E' || r == '\u200F' || r == '\u061C'
 }
 
 // ValidateCollectionName refuses empty, overlong or control-character names.
@@ -419,16 +433,21 @@ func ValidateCollectionName(name string) error {
 		return errs.Invalid("collectionName", "collection name is empty")
 	case len(name) > 200:
 		return errs.Invalid("collectionName", "collection name is longer than 200 bytes")
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return errs.Invalid("collectionName", "collection name %q contains control characters", name)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0 || strings.IndexFunc(name, isBidiControl) >= 0:
+		return errs.Invalid("collectionName", "collection name %q contains control or bidirectional control characters", name)
 	}
 	return nil
 }
 
-// normalizeObject checks that raw is a JSON object and returns it compacted ("{}" for none).
+// normalizeObject checks that raw is a JSON object at most MaxMetadataDepth
+// levels deep and returns it compacted ("{}" for none). Every way metadata
+// comes in passes here, so the depth limit holds for all of them.
 func normalizeObject(field string, raw json.RawMessage) (string, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "{}", nil
+	}
+	if jsonDepth(raw) > MaxMetadataDepth {
+		return "", errs.Invalid(field, "%s nests deeper than %d levels", field, MaxMetadataDepth)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,7 @@ func cmdImport(ctx context.Context, args []string) error {
 	batch := fs.Int("batch", 64, "files per batch")
 	parallel := fs.Int("parallel", 4, "batches in flight at once")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	pixels := maxPixelsFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: framelake import DIR [--collection NAME] (--data DIR | --url URL) [flags]")
 		fs.PrintDefaults()
@@ -59,6 +61,10 @@ func cmdImport(ctx context.Context, args []string) error {
 	if *batch < 1 || *parallel < 1 {
 		return errors.New("--batch and --parallel must be at least 1")
 	}
+	maxPixels, err := parsePixels(*pixels)
+	if err != nil {
+		return err
+	}
 	dir := fs.Arg(0)
 	if *coll == "" {
 		abs, _ := filepath.Abs(dir)
@@ -71,7 +77,7 @@ func cmdImport(ctx context.Context, args []string) error {
 	opt := lake.AddOptions{Collection: *coll, Metadata: json.RawMessage(*meta), SkipExisting: true}
 	var store batchFunc
 	if *data != "" {
-		a, err := appliance.Open(ctx, appliance.Config{DataDir: *data, JobWorkers: -1})
+		a, err := appliance.Open(ctx, appliance.Config{DataDir: *data, JobWorkers: -1, MaxPixels: maxPixels})
 		if err != nil {
 			return err
 		}
@@ -85,6 +91,20 @@ func cmdImport(ctx context.Context, args []string) error {
 		return err
 	}
 	return report(sum, *asJSON)
+}
+
+// maxPixelsFlag is the --max-pixels flag of serve and import --data.
+func maxPixelsFlag(fs *flag.FlagSet) *string {
+	return fs.String("max-pixels", envOr("FRAMELAKE_MAX_PIXELS", strconv.Itoa(lake.DefaultMaxPixels)),
+		"largest image accepted, width times height, read from its header (env FRAMELAKE_MAX_PIXELS)")
+}
+
+func parsePixels(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("--max-pixels must be a positive whole number of pixels, got %q", s)
+	}
+	return n, nil
 }
 
 // walkMedia lists the regular files under dir, skipping hidden files and folders.

@@ -22,6 +22,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	base := fs.String("base-url", os.Getenv("FRAMELAKE_BASE_URL"), "public URL prefix of media links (env FRAMELAKE_BASE_URL; default http://ADDR)")
 	logFormat := fs.String("log-format", envOr("FRAMELAKE_LOG_FORMAT", "text"), "log format: text or json")
 	upload := fs.String("max-upload", envOr("FRAMELAKE_MAX_UPLOAD", "8GiB"), "largest upload request")
+	pixels := maxPixelsFlag(fs)
 	models := fs.String("models", os.Getenv("FRAMELAKE_MODELS_DIR"), "folder of the system default models built by make models (env FRAMELAKE_MODELS_DIR)")
 	if err := parse(fs, args, 0); err != nil {
 		return err
@@ -30,12 +31,16 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	maxPixels, err := parsePixels(*pixels)
+	if err != nil {
+		return err
+	}
 	maxUpload, err := parseBytes(*upload)
 	if err != nil {
 		return fmt.Errorf("--max-upload: %w", err)
 	}
 	a, err := appliance.Open(ctx, appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
-		MaxUploadBytes: maxUpload, ModelsDir: *models})
+		MaxUploadBytes: maxUpload, ModelsDir: *models, MaxPixels: maxPixels})
 	if err != nil {
 		return err
 	}
