@@ -162,3 +162,42 @@ func TestAddVideoErrorsSayWhatIsWrong(t *testing.T) {
 		t.Errorf("hanging ffprobe: %+v after %s", r, took)
 	}
 }
+
+// TestReimportWritesNothing: re-adding files already in the collection
+// decides the skip from their names and bytes without staging them. Every
+// temp folder is replaced by a plain file, so staging anything fails, even
+// as root; a file of a known name with new bytes is still stored.
+func TestReimportWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	l, dir := openLake(t)
+	opt := lake.AddOptions{Collection: "c", SkipExisting: true}
+	ups := []lake.Upload{mem("a.jpg", jpegBytes(t, 16, 16, 1)), mem("b.jpg", jpegBytes(t, 16, 16, 2)), mem("notes.txt", []byte("hi"))}
+	if res, err := l.Add(ctx, opt, ups); err != nil || len(res.Stored) != 3 {
+		t.Fatalf("first add: %+v %v", res, err)
+	}
+	tmp := filepath.Join(dir, "media", "tmp")
+	shards, err := filepath.Glob(filepath.Join(tmp, "[0-9a-f][0-9a-f]"))
+	if err != nil || len(shards) == 0 {
+		t.Fatalf("temp folders: %v %v", shards, err)
+	}
+	for _, s := range shards {
+		if err := os.Remove(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(s, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := l.Add(ctx, opt, ups)
+	if err != nil || len(res.Skipped) != 3 || len(res.Stored)+len(res.Rejected) != 0 {
+		t.Fatalf("re-add: stored %d skipped %d rejected %+v %v", len(res.Stored), len(res.Skipped), res.Rejected, err)
+	}
+	for _, s := range shards {
+		os.Remove(s)
+		os.Mkdir(s, 0o755)
+	}
+	res, err = l.Add(ctx, opt, []lake.Upload{mem("a.jpg", jpegBytes(t, 16, 16, 3)), mem("b.jpg", jpegBytes(t, 32, 32, 2))})
+	if err != nil || len(res.Stored) != 2 {
+		t.Fatalf("same names, new bytes: %+v %v", res, err)
+	}
+}
