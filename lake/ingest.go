@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -419,15 +419,22 @@ func (l *Lake) insertFiles(ctx context.Context, opt AddOptions, meta string, fil
 	return out, err
 }
 
-// collectionTypeOf is the type a new collection gets from its first files.
+// collectionTypeOf is the type a new collection gets from the files that
+// create it: from their media, the type most of its images and videos have
+// (images on a tie); files of type other do not count, and only a
+// collection with no media at all is an other_collection.
 func collectionTypeOf(files []staged) CollectionType {
-	t := files[0].p.Type
-	for _, f := range files[1:] {
-		if f.p.Type != t {
-			return OtherCollection
-		}
+	n := map[FileType]int{}
+	for _, f := range files {
+		n[f.p.Type]++
 	}
-	return CollectionTypeFor(t)
+	switch {
+	case n[Image] == 0 && n[Video] == 0:
+		return OtherCollection
+	case n[Video] > n[Image]:
+		return VideoCollection
+	}
+	return ImageCollection
 }
 
 // ValidateFileName refuses names that are not a plain file name.

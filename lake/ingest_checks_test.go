@@ -201,3 +201,32 @@ func TestReimportWritesNothing(t *testing.T) {
 		t.Fatalf("same names, new bytes: %+v %v", res, err)
 	}
 }
+
+// TestMixedUploadTypesAndFrames: a collection takes its type from its media
+// (the majority, images on a tie; other files do not count), and a file that
+// is no image or video has no frameCount, nor adds to its collection's.
+func TestMixedUploadTypesAndFrames(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	xml := mem("000001.xml", []byte("<annotation/>"))
+	res, err := l.Add(ctx, lake.AddOptions{Collection: "voc"}, []lake.Upload{mem("000001.jpg", jpegBytes(t, 8, 8, 1)), xml})
+	if err != nil || len(res.Stored) != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if _, err := l.Add(ctx, lake.AddOptions{Collection: "notes"}, []lake.Upload{mem("a.txt", []byte("a"))}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]lake.CollectionType{"voc": lake.ImageCollection, "notes": lake.OtherCollection} {
+		if c, err := l.CollectionByName(ctx, name); err != nil || c.Type != want {
+			t.Errorf("%s: %+v %v; want %s", name, c, err, want)
+		}
+	}
+	frames := map[string]bool{"frameCount": true}
+	if d, err := l.FileDetails(ctx, res.Stored[1].UniqueName, frames); err != nil || d["frameCount"] != nil {
+		t.Errorf("xml details %v %v; want frameCount null", d, err)
+	}
+	c, _ := l.CollectionByName(ctx, "voc")
+	if d, err := l.CollectionDetails(ctx, c.ID, frames); err != nil || d["frameCount"] != int64(1) {
+		t.Errorf("voc details %v %v; want 1 frame", d, err)
+	}
+}

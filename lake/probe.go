@@ -63,10 +63,10 @@ func (l *Lake) probe(ctx context.Context, name string, pend *Pending) (probed, e
 		}
 	}
 	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
-	switch {
-	case imageExts[ext] || sniffImage(head):
+	switch MediaType(name, head) {
+	case Image:
 		return l.probeImage(pend)
-	case videoExts[ext] != "" || sniffVideo(head):
+	case Video:
 		return l.probeVideo(ctx, pend.TempPath(), ext)
 	}
 	p := probed{Type: Other, Ext: safeExt(ext), MIME: mime.TypeByExtension("." + ext)}
@@ -74,6 +74,34 @@ func (l *Lake) probe(ctx context.Context, name string, pend *Pending) (probed, e
 		p.MIME = "application/octet-stream"
 	}
 	return p, nil
+}
+
+// MediaType is what the lake will take a file named name whose first bytes
+// are head (64 are enough; nil to judge by the name alone) for: Image or
+// Video when its name or its magic bytes say so, and it must then read as
+// one, or Other.
+func MediaType(name string, head []byte) FileType {
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
+	switch {
+	case imageExts[ext] || sniffImage(head):
+		return Image
+	case videoExts[ext] != "" || sniffVideo(head):
+		return Video
+	}
+	return Other
+}
+
+// MediaTypeOfFile is MediaType for a file on disk, reading its first bytes
+// only when its name does not tell.
+func MediaTypeOfFile(path string) (FileType, error) {
+	if t := MediaType(path, nil); t != Other {
+		return t, nil
+	}
+	head, err := readHead(path, 64)
+	if err != nil {
+		return "", err
+	}
+	return MediaType(path, head), nil
 }
 
 // probeImage reads an image's header, refuses one over the pixel limit
