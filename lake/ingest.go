@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/id"
@@ -449,9 +450,9 @@ func ValidateFileName(name string) error {
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
 		return errs.Invalid("files", "file name %q contains control characters", name)
 	case strings.IndexFunc(name, isBidiControl) >= 0:
-		return errs.Invalid("files", "file name %q contains a bidirectional control character (%U), which makes "+
-			"a name display as another (\"gpj.exe\" shown as \"exe.jpg\"); rename the file",
-			name, []rune(name)[strings.IndexFunc(name, isBidiControl)])
+		r, _ := utf8.DecodeRuneInString(name[strings.IndexFunc(name, isBidiControl):])
+		return errs.Invalid("files", "file name %q contains a bidirectional control character (%U), which can "+
+			"make a name display as another; rename the file", name, r)
 	}
 	return nil
 }

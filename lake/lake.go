@@ -51,9 +51,6 @@ const (
 	OtherCollection CollectionType = "other_collection"
 )
 
-// CollectionTypeFor is the collection type that holds files of type t.
-func CollectionTypeFor(t FileType) CollectionType { return CollectionType(string(t) + "_collection") }
-
 // File is a stored media file.
 type File struct {
 	ID         string          `json:"id"`
