@@ -28,7 +28,7 @@ func testJPEG(t testing.TB, w, h int) []byte {
 	return b.Bytes()
 }
 
-func TestProbeAndVerify(t *testing.T) {
+func TestProbeAndCheck(t *testing.T) {
 	j := testJPEG(t, 64, 48)
 	var p bytes.Buffer
 	png.Encode(&p, image.NewGray(image.Rect(0, 0, 10, 7)))
