@@ -50,6 +50,9 @@ type Config struct {
 	// "Configuration"); a program embedding framelake names it here.
 	ModelsDir string
 	URLTTL    time.Duration // lifetime of signed media URLs; default 24h
+	// MaxPixels is the largest image the lake takes, width times height,
+	// read from its header; default lake.DefaultMaxPixels (100 million).
+	MaxPixels int
 }
 
 // Appliance is an open framelake: its services, usable from Go, and its server.
@@ -119,7 +122,7 @@ func (a *Appliance) open(ctx context.Context) error {
 		}
 	}
 	a.Lake, err = lake.Open(ctx, db, lake.Options{MediaDir: filepath.Join(a.cfg.DataDir, "media"), SigningKey: key,
-		BaseURL: a.cfg.BaseURL, URLTTL: a.cfg.URLTTL, Logger: a.log})
+		BaseURL: a.cfg.BaseURL, URLTTL: a.cfg.URLTTL, MaxPixels: a.cfg.MaxPixels, Logger: a.log})
 	if err != nil {
 		return err
 	}

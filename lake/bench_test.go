@@ -22,13 +22,14 @@ func BenchmarkAdd(b *testing.B) {
 	for b.Loop() {
 		ups := make([]lake.Upload, 64)
 		for i := range ups {
-			img := append([]byte(nil), imgs[n%len(imgs)]...)
-			img[len(img)-3] = byte(n) // distinct bytes, distinct blobs
+			// A comment segment holding n: distinct bytes, distinct blobs, intact pixels.
+			img := append([]byte{0xFF, 0xD8, 0xFF, 0xFE, 0, 6, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)},
+				imgs[n%len(imgs)][2:]...)
 			ups[i] = mem(fmt.Sprintf("f%d.jpg", n), img)
 			n++
 		}
-		if _, err := l.Add(context.Background(), lake.AddOptions{Collection: "bench"}, ups); err != nil {
-			b.Fatal(err)
+		if res, err := l.Add(context.Background(), lake.AddOptions{Collection: "bench"}, ups); err != nil || len(res.Stored) != len(ups) {
+			b.Fatalf("stored %d of %d: %v %+v", len(res.Stored), len(ups), err, res.Rejected)
 		}
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "files/s")

@@ -66,8 +66,12 @@ func (l *Lake) FileDetails(ctx context.Context, uniqueName string, fields map[st
 			out[name] = l.URL(f)
 		case "fileSize":
 			out[name] = f.Size
-		case "frameCount":
-			out[name] = max(f.FrameCount, 1)
+		case "frameCount": // null for a file that is no image or video: it has no frames
+			if f.Type != Other {
+				out[name] = max(f.FrameCount, 1)
+			} else {
+				out[name] = nil
+			}
 		case "frameRate":
 			out[name] = f.FrameRate
 		case "resolution":
@@ -96,7 +100,8 @@ func (l *Lake) FileDetails(ctx context.Context, uniqueName string, fields map[st
 }
 
 // CollectionDetails returns the fields of a collection that fields selects;
-// fileSize and frameCount are totals over its files (an image is one frame).
+// fileSize and frameCount are totals over its files (an image is one frame,
+// a file that is no image or video none).
 func (l *Lake) CollectionDetails(ctx context.Context, id string, fields map[string]bool) (map[string]any, error) {
 	c, err := l.Collection(ctx, id)
 	if err != nil {
@@ -115,7 +120,7 @@ func (l *Lake) CollectionDetails(ctx context.Context, id string, fields map[stri
 			out[name] = c.Type
 		case "fileSize", "frameCount":
 			var size, frames int64
-			if err := l.db.R.QueryRowContext(ctx, `SELECT coalesce(sum(f.size), 0), coalesce(sum(max(coalesce(f.frame_count, 1), 1)), 0)
+			if err := l.db.R.QueryRowContext(ctx, `SELECT coalesce(sum(f.size), 0), coalesce(sum(iif(f.type = 'other', 0, max(coalesce(f.frame_count, 1), 1))), 0)
 				FROM collection_file cf JOIN file f ON f.seq = cf.file_seq WHERE cf.collection_seq = ?`, c.seq).Scan(&size, &frames); err != nil {
 				return nil, err
 			}

@@ -44,26 +44,26 @@ func (l *Lake) File(ctx context.Context, uniqueName string) (File, error) {
 	return f, err
 }
 
-// membersByBlob returns the collection's files whose bytes hash to one of
-// blobs, keyed by "blob/name". It is driven from the blob index: a join from
-// collection_file would walk every member, making an import into one
+// membersByName returns the collection's files named one of names, by
+// name. It is driven from the name index (every type, each name): a join
+// from collection_file would walk every member, making an import into one
 // collection quadratic.
-func (l *Lake) membersByBlob(ctx context.Context, collSeq int64, blobs []string) (map[string]File, error) {
-	rows, err := l.db.R.QueryContext(ctx, `SELECT `+fileColumns+` FROM file f INDEXED BY file_blob
-		WHERE f.blob IN (SELECT value FROM json_each(?))
+func (l *Lake) membersByName(ctx context.Context, collSeq int64, names []string) (map[string][]File, error) {
+	rows, err := l.db.R.QueryContext(ctx, `SELECT `+fileColumns+` FROM file f INDEXED BY file_type_name
+		WHERE f.type IN ('image', 'video', 'other') AND f.name IN (SELECT value FROM json_each(?))
 		  AND EXISTS (SELECT 1 FROM collection_file cf WHERE cf.collection_seq = ? AND cf.file_seq = f.seq)`,
-		jsonArray(blobs), collSeq)
+		jsonArray(names), collSeq)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]File{}
+	out := map[string][]File{}
 	for rows.Next() {
 		f, err := scanFile(rows)
 		if err != nil {
 			return nil, err
 		}
-		out[f.Blob+"/"+f.Name] = f
+		out[f.Name] = append(out[f.Name], f)
 	}
 	return out, rows.Err()
 }

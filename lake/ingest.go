@@ -3,7 +3,9 @@ package lake
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/id"
@@ -85,13 +88,18 @@ func (l *Lake) Add(ctx context.Context, opt AddOptions, ups []Upload) (AddResult
 	} else if opt.Collection != "" && !errs.Is(err, errs.NotFound) {
 		return AddResult{}, err
 	}
-	outs := make([]stageResult, len(ups))
-	l.parallel(len(ups), func(i int) { outs[i] = l.stage(ctx, ups[i]) })
+	var known map[string][]File
 	if opt.SkipExisting && existing != nil {
-		if err := l.skipMembers(ctx, existing.seq, outs); err != nil {
+		names := make([]string, len(ups))
+		for i, up := range ups {
+			names[i] = up.Name
+		}
+		if known, err = l.membersByName(ctx, existing.seq, names); err != nil {
 			return AddResult{}, err
 		}
 	}
+	outs := make([]stageResult, len(ups))
+	l.parallel(len(ups), func(i int) { outs[i] = l.stage(ctx, ups[i], known[ups[i].Name]) })
 	if opt.Check != nil {
 		for i := range outs {
 			if o := &outs[i]; o.rejected == nil && o.skipped == nil {
@@ -218,35 +226,6 @@ type stageResult struct {
 	rejected *Rejection
 }
 
-// skipMembers turns staged files whose name and bytes are already in the
-// collection into skipped ones, with one query for the whole batch.
-func (l *Lake) skipMembers(ctx context.Context, collSeq int64, outs []stageResult) error {
-	var keys []string
-	for _, o := range outs {
-		if o.rejected == nil && o.skipped == nil {
-			keys = append(keys, o.staged.pend.Hash)
-		}
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	members, err := l.membersByBlob(ctx, collSeq, keys)
-	if err != nil {
-		return err
-	}
-	for i := range outs {
-		o := &outs[i]
-		if o.rejected != nil || o.skipped != nil {
-			continue
-		}
-		if f, ok := members[o.staged.pend.Hash+"/"+o.staged.up.Name]; ok {
-			o.staged.pend.Discard()
-			o.skipped = &f
-		}
-	}
-	return nil
-}
-
 // check runs a caller's Check on a staged file, turning an error into a rejection.
 func (l *Lake) check(o *stageResult, i int, fn func(int, File) error) {
 	s := o.staged
@@ -284,9 +263,11 @@ func (l *Lake) parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// stage checks an upload and writes it to a temp file. A panic (in the
-// upload's Open or reader, or in a probe) rejects that upload alone.
-func (l *Lake) stage(ctx context.Context, up Upload) (out stageResult) {
+// stage checks an upload and writes it to a temp file, or skips it when its
+// bytes are those of one of same, the collection's files of its name (see
+// readKnown). A panic (in the upload's Open or reader, or in a probe)
+// rejects that upload alone.
+func (l *Lake) stage(ctx context.Context, up Upload, same []File) (out stageResult) {
 	reject := func(code errs.Code, format string, args ...any) stageResult {
 		return stageResult{rejected: &Rejection{Name: up.Name, Code: code, Reason: fmt.Sprintf(format, args...)}}
 	}
@@ -310,6 +291,14 @@ func (l *Lake) stage(ctx context.Context, up Upload) (out stageResult) {
 	if err != nil {
 		return reject(errs.InvalidArgument, "read: %v", err)
 	}
+	if len(same) > 0 {
+		var f *File
+		if rc, f, err = readKnown(rc, same, l.opt.MaxFileSize); f != nil {
+			return stageResult{skipped: f}
+		} else if err != nil {
+			return reject(errs.InvalidArgument, "read: %v", err)
+		}
+	}
 	pend, err = l.writeClose(rc)
 	switch {
 	case errors.Is(err, ErrTooLarge):
@@ -321,15 +310,60 @@ func (l *Lake) stage(ctx context.Context, up Upload) (out stageResult) {
 		pend.Discard()
 		return reject(errs.InvalidArgument, "file is empty")
 	}
+	for i, f := range same { // one too large for readKnown to hold
+		if f.Blob == pend.Hash {
+			pend.Discard()
+			return stageResult{skipped: &same[i]}
+		}
+	}
 	p, err := l.probe(ctx, up.Name, pend)
 	if err != nil {
 		pend.Discard()
 		if errors.Is(err, errUnreadable) {
 			return reject(errs.InvalidArgument, "%s", strings.TrimPrefix(err.Error(), errUnreadable.Error()+": "))
 		}
+		if errors.Is(err, errTooManyPixels) {
+			return reject(errs.TooLarge, "%s", strings.TrimPrefix(err.Error(), errTooManyPixels.Error()+": "))
+		}
 		return reject(errs.Internal, "probe: %v", err)
 	}
 	return stageResult{staged: staged{up: up, pend: pend, p: p}}
+}
+
+// readKnown reads an upload whose name the collection has, hashing it in
+// memory: when its bytes are one of same's, that file is returned and no
+// temp file is written (a re-import that skips everything writes nothing).
+// Otherwise it returns a reader of the same bytes, read or not yet, to stage
+// as usual. Only files that fit in memLimit are compared here; larger ones
+// are compared by stage once written.
+func readKnown(rc io.ReadCloser, same []File, limit int64) (io.ReadCloser, *File, error) {
+	var size int64 = -1
+	for _, f := range same {
+		size = max(size, f.Size)
+	}
+	if size > min(memLimit, limit) {
+		return rc, nil, nil
+	}
+	buf, err := io.ReadAll(io.LimitReader(rc, size+1))
+	if err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	sum := sha256.Sum256(buf)
+	hash := hex.EncodeToString(sum[:])
+	for i, f := range same {
+		if f.Blob == hash && int64(len(buf)) == f.Size {
+			rc.Close()
+			return nil, &same[i], nil
+		}
+	}
+	return readCloser{io.MultiReader(bytes.NewReader(buf), rc), rc}, nil, nil
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // writeClose copies an upload's bytes to a temp file of the store and
@@ -386,15 +420,22 @@ func (l *Lake) insertFiles(ctx context.Context, opt AddOptions, meta string, fil
 	return out, err
 }
 
-// collectionTypeOf is the type a new collection gets from its first files.
+// collectionTypeOf is the type a new collection gets from the files that
+// create it: from their media, the type most of its images and videos have
+// (images on a tie); files of type other do not count, and only a
+// collection with no media at all is an other_collection.
 func collectionTypeOf(files []staged) CollectionType {
-	t := files[0].p.Type
-	for _, f := range files[1:] {
-		if f.p.Type != t {
-			return OtherCollection
-		}
+	n := map[FileType]int{}
+	for _, f := range files {
+		n[f.p.Type]++
 	}
-	return CollectionTypeFor(t)
+	switch {
+	case n[Image] == 0 && n[Video] == 0:
+		return OtherCollection
+	case n[Video] > n[Image]:
+		return VideoCollection
+	}
+	return ImageCollection
 }
 
 // ValidateFileName refuses names that are not a plain file name.
@@ -408,8 +449,19 @@ func ValidateFileName(name string) error {
 		return errs.Invalid("files", "file name %q must be a plain name without path separators or ..", name)
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
 		return errs.Invalid("files", "file name %q contains control characters", name)
+	case strings.IndexFunc(name, isBidiControl) >= 0:
+		r, _ := utf8.DecodeRuneInString(name[strings.IndexFunc(name, isBidiControl):])
+		return errs.Invalid("files", "file name %q contains a bidirectional control character (%U), which can "+
+			"make a name display as another; rename the file", name, r)
 	}
 	return nil
+}
+
+// isBidiControl reports the characters that reorder the text around them
+// (embeddings, overrides, isolates, direction marks): invisible, and able
+// to show one name as another.
+func isBidiControl(r rune) bool {
+	return r >= '\u202A' && r <= '\u202E' || r >= '\u2066' && r <= '\u2069' || r == '\u200E' || r == '\u200F' || r == '\u061C'
 }
 
 // ValidateCollectionName refuses empty, overlong or control-character names.
@@ -419,16 +471,21 @@ func ValidateCollectionName(name string) error {
 		return errs.Invalid("collectionName", "collection name is empty")
 	case len(name) > 200:
 		return errs.Invalid("collectionName", "collection name is longer than 200 bytes")
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return errs.Invalid("collectionName", "collection name %q contains control characters", name)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0 || strings.IndexFunc(name, isBidiControl) >= 0:
+		return errs.Invalid("collectionName", "collection name %q contains control or bidirectional control characters", name)
 	}
 	return nil
 }
 
-// normalizeObject checks that raw is a JSON object and returns it compacted ("{}" for none).
+// normalizeObject checks that raw is a JSON object at most MaxMetadataDepth
+// levels deep and returns it compacted ("{}" for none). Every way metadata
+// comes in passes here, so the depth limit holds for all of them.
 func normalizeObject(field string, raw json.RawMessage) (string, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "{}", nil
+	}
+	if jsonDepth(raw) > MaxMetadataDepth {
+		return "", errs.Invalid(field, "%s nests deeper than %d levels", field, MaxMetadataDepth)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {

@@ -57,9 +57,6 @@ const (
 	OtherCollection CollectionType = "other_collection"
 )
 
-// CollectionTypeFor is the collection type that holds files of type t.
-func CollectionTypeFor(t FileType) CollectionType { return CollectionType(string(t) + "_collection") }
-
 // File is a stored media file.
 type File struct {
 	ID         string          `json:"id"`
@@ -102,6 +99,11 @@ type Collection struct {
 // Seq is the collection's internal integer key.
 func (c Collection) Seq() int64 { return c.seq }
 
+// DefaultMaxPixels is the default of Options.MaxPixels: augment's limit
+// (augment.MaxPixels), so every image the lake takes can be augmented, and
+// a 7 MB PNG claiming 50000x50000 pixels does not cost half a minute of CPU.
+const DefaultMaxPixels = 100_000_000
+
 // Options configure a Lake. MediaDir and SigningKey are required.
 type Options struct {
 	MediaDir    string        // root of the content-addressed store
@@ -111,6 +113,12 @@ type Options struct {
 	MaxFileSize int64         // largest accepted file; default 4 GiB
 	Workers     int           // files processed at once during ingest; default 2*GOMAXPROCS
 	FFprobe     string        // ffprobe binary; default looked up on PATH
+	// ProbeTimeout bounds one ffprobe run, so a file that makes it hang
+	// fails its upload instead of holding it; default 60s.
+	ProbeTimeout time.Duration
+	// MaxPixels is the largest image accepted, width times height, read
+	// from the header before anything is decoded; default DefaultMaxPixels.
+	MaxPixels int
 	// PageBudget is how long a listing may walk the sort index (the plan that
 	// wins when matches are common) before the set-driven plan (the one that
 	// wins when they are rare, or when a typo matches nothing) takes over;
@@ -152,6 +160,12 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 2 * runtime.GOMAXPROCS(0)
+	}
+	if opt.ProbeTimeout <= 0 {
+		opt.ProbeTimeout = 60 * time.Second
+	}
+	if opt.MaxPixels <= 0 {
+		opt.MaxPixels = DefaultMaxPixels
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

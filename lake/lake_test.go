@@ -22,13 +22,13 @@ import (
 	"github.com/framelake/framelake/lake"
 )
 
-func openLake(t testing.TB) (*lake.Lake, string) {
+func openLake(t testing.TB, set ...func(*lake.Options)) (*lake.Lake, string) {
 	t.Helper()
-	return reopenLake(t, t.TempDir())
+	return reopenLake(t, t.TempDir(), set...)
 }
 
-// reopenLake opens the lake in dir, creating it when new.
-func reopenLake(t testing.TB, dir string) (*lake.Lake, string) {
+// reopenLake opens the lake in dir, creating it when new; set change its options.
+func reopenLake(t testing.TB, dir string, set ...func(*lake.Options)) (*lake.Lake, string) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlitedb.Open(ctx, filepath.Join(dir, "framelake.db"), sqlitedb.Options{})
@@ -39,8 +39,11 @@ func reopenLake(t testing.TB, dir string) (*lake.Lake, string) {
 	if err := db.Migrate(ctx, "lake", lake.Migrations); err != nil {
 		t.Fatal(err)
 	}
-	l, err := lake.Open(ctx, db, lake.Options{MediaDir: filepath.Join(dir, "media"),
-		SigningKey: []byte("0123456789abcdef0123"), BaseURL: "http://x"})
+	opt := lake.Options{MediaDir: filepath.Join(dir, "media"), SigningKey: []byte("0123456789abcdef0123"), BaseURL: "http://x"}
+	for _, f := range set {
+		f(&opt)
+	}
+	l, err := lake.Open(ctx, db, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

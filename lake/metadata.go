@@ -101,7 +101,7 @@ const MaxMetadataDepth = 32
 
 // checkObject is normalizeObject for a patch, with errors that say what is
 // wrong: an empty patch, invalid JSON, a value that is not an object, or
-// nesting too deep for SQLite's JSON functions.
+// (in normalizeObject) nesting too deep.
 func checkObject(field string, raw json.RawMessage) (string, error) {
 	t := bytes.TrimSpace(raw)
 	switch {
@@ -111,8 +111,6 @@ func checkObject(field string, raw json.RawMessage) (string, error) {
 		return "", errs.Invalid(field, "%s is not valid JSON", field)
 	case t[0] != '{':
 		return "", errs.Invalid(field, "%s must be a JSON object, got %s", field, jsonKindOf(t[0]))
-	case jsonDepth(t) > MaxMetadataDepth:
-		return "", errs.Invalid(field, "%s nests deeper than %d levels", field, MaxMetadataDepth)
 	}
 	return normalizeObject(field, t)
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +47,10 @@ var formatExt = map[string][2]string{"jpeg": {"jpg", "image/jpeg"}, "png": {"png
 // errUnreadable marks bytes that claim a media type but do not read as one.
 var errUnreadable = errors.New("unreadable")
 
+// errTooManyPixels marks an image whose header claims more pixels than
+// Options.MaxPixels.
+var errTooManyPixels = errors.New("too many pixels")
+
 // probe classifies the bytes of name and reads their dimensions. A file
 // that looks like an image or video by name or magic bytes must read as one;
 // anything else is stored as "other".
@@ -57,10 +63,10 @@ func (l *Lake) probe(ctx context.Context, name string, pend *Pending) (probed, e
 		}
 	}
 	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
-	switch {
-	case imageExts[ext] || sniffImage(head):
-		return probeImage(pend)
-	case videoExts[ext] != "" || sniffVideo(head):
+	switch MediaType(name, head) {
+	case Image:
+		return l.probeImage(pend)
+	case Video:
 		return l.probeVideo(ctx, pend.TempPath(), ext)
 	}
 	p := probed{Type: Other, Ext: safeExt(ext), MIME: mime.TypeByExtension("." + ext)}
@@ -70,11 +76,39 @@ func (l *Lake) probe(ctx context.Context, name string, pend *Pending) (probed, e
 	return p, nil
 }
 
-// probeImage reads an image's header. A JPEG or PNG that ends with its end
-// marker only has its header parsed (57 µs for 640x480 against 740 µs for a
-// full decode, and ingest speed is a product goal); anything else, a
-// truncated file included, is decoded in full and must succeed.
-func probeImage(pend *Pending) (probed, error) {
+// MediaType is what the lake will take a file named name whose first bytes
+// are head (64 are enough; nil to judge by the name alone) for: Image or
+// Video when its name or its magic bytes say so, and it must then read as
+// one, or Other.
+func MediaType(name string, head []byte) FileType {
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(name)), ".")
+	switch {
+	case imageExts[ext] || sniffImage(head):
+		return Image
+	case videoExts[ext] != "" || sniffVideo(head):
+		return Video
+	}
+	return Other
+}
+
+// MediaTypeOfFile is MediaType for a file on disk, reading its first bytes
+// only when its name does not tell.
+func MediaTypeOfFile(path string) (FileType, error) {
+	if t := MediaType(path, nil); t != Other {
+		return t, nil
+	}
+	head, err := readHead(path, 64)
+	if err != nil {
+		return "", err
+	}
+	return MediaType(path, head), nil
+}
+
+// probeImage reads an image's header, refuses one over the pixel limit
+// before decoding it, and decodes the rest in full (a JPEG at 1/8 scale), so
+// an image the lake takes is one a dataset build and a model can read: a
+// file whose end marker is intact can still hold damaged pixel data.
+func (l *Lake) probeImage(pend *Pending) (probed, error) {
 	b := pend.Data
 	if b == nil {
 		var err error
@@ -82,12 +116,12 @@ func probeImage(pend *Pending) (probed, error) {
 			return probed{}, err
 		}
 	}
-	check := vips.Verify
-	if complete(b) {
-		check = vips.Probe
-	}
-	info, err := check(b)
-	if err != nil {
+	info, err := vips.Check(b, l.opt.MaxPixels)
+	switch {
+	case errors.Is(err, vips.ErrTooManyPixels):
+		return probed{}, fmt.Errorf("%w: image of %dx%d pixels is over the limit of %d pixels", errTooManyPixels,
+			info.Width, info.Height, l.opt.MaxPixels)
+	case err != nil:
 		return probed{}, fmt.Errorf("%w: not a decodable image (%v)", errUnreadable, strings.TrimPrefix(err.Error(), vips.ErrDecode.Error()+": "))
 	}
 	fe, ok := formatExt[info.Format]
@@ -118,23 +152,27 @@ func (l *Lake) probeVideo(ctx context.Context, path, ext string) (probed, error)
 	if l.ffprobe == "" {
 		return probed{}, fmt.Errorf("%w: videos need ffprobe, which is not installed on the server (install ffmpeg)", errUnreadable)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, l.opt.ProbeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, l.ffprobe, "-v", "error", "-print_format", "json",
 		"-select_streams", "v:0", "-show_streams", "-show_format", path)
+	cmd.WaitDelay = time.Second // a killed ffprobe's children must not hold its pipes open
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	if ctx.Err() == context.DeadlineExceeded {
+		return probed{}, fmt.Errorf("%w: not a readable video (ffprobe took longer than %s)", errUnreadable, l.opt.ProbeTimeout)
+	}
 	var pr ffprobeOut
 	if err == nil {
 		err = json.Unmarshal(out, &pr)
 	}
 	if err != nil || len(pr.Streams) == 0 || pr.Streams[0].Width == 0 {
-		msg := strings.TrimSpace(stderr.String())
+		msg := ffprobeReason(stderr.String(), path)
 		if msg == "" {
 			msg = "no video stream"
 		}
-		return probed{}, fmt.Errorf("%w: not a readable video (%s)", errUnreadable, firstLine(msg))
+		return probed{}, fmt.Errorf("%w: not a readable video (%s)", errUnreadable, msg)
 	}
 	s := pr.Streams[0]
 	p := probed{Type: Video, Width: s.Width, Height: s.Height, Format: pr.Format.FormatName}
@@ -197,13 +235,6 @@ func readHead(path string, n int) ([]byte, error) {
 	return b[:k], nil
 }
 
-// complete reports whether b is a JPEG ending in EOI or a PNG ending in IEND.
-func complete(b []byte) bool {
-	jpegEnd := bytes.TrimRight(b, "\x00")
-	return bytes.HasPrefix(b, []byte{0xFF, 0xD8, 0xFF}) && bytes.HasSuffix(jpegEnd, []byte{0xFF, 0xD9}) ||
-		bytes.HasPrefix(b, []byte("\x89PNG")) && bytes.HasSuffix(b, []byte("IEND\xAE\x42\x60\x82"))
-}
-
 func sniffImage(h []byte) bool {
 	h = h[:min(len(h), 64)]
 	return bytes.HasPrefix(h, []byte{0xFF, 0xD8, 0xFF}) || bytes.HasPrefix(h, []byte("\x89PNG")) ||
@@ -230,7 +261,21 @@ func safeExt(ext string) string {
 	return ext
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
+// ffprobeReason is what ffprobe's stderr says is wrong with the file at
+// path, without what only the server knows: the temp file's path that
+// starts its lines and the "[mov,mp4,... @ 0x55a6...]" heap address of the
+// demuxer that wrote them. Distinct reasons, at most three, are joined by "; ".
+func ffprobeReason(stderr, path string) string {
+	var reasons []string
+	for line := range strings.Lines(stderr) {
+		line = logContext.ReplaceAllString(strings.ReplaceAll(line, path, ""), "")
+		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), ":"))
+		if line != "" && !slices.Contains(reasons, line) && len(reasons) < 3 {
+			reasons = append(reasons, line)
+		}
+	}
+	return strings.Join(reasons, "; ")
 }
+
+// logContext is the "[name @ 0xaddress]" prefix of an FFmpeg log line.
+var logContext = regexp.MustCompile(`\[[^\]]* @ 0x[0-9a-fA-F]+\]`)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,9 +9,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,14 +26,23 @@ import (
 	"github.com/framelake/framelake/lake"
 )
 
-// importSummary is what an import did, printed as text or --json.
+// importSummary is what an import did, printed as text or --json. Files
+// counts the images and videos sent; Ignored, the other files left out.
 type importSummary struct {
 	Files    int              `json:"files"`
 	Stored   int              `json:"stored"`
 	Skipped  int              `json:"skipped"`
 	Rejected []lake.Rejection `json:"rejected"`
+	Ignored  []ignoredFiles   `json:"ignored"`
 	Seconds  float64          `json:"seconds"`
 	PerSec   float64          `json:"filesPerSecond"`
+}
+
+// ignoredFiles counts the files of one extension import left out, and why.
+type ignoredFiles struct {
+	Ext    string `json:"ext"` // ".xml"; "" for names without one
+	Count  int    `json:"count"`
+	Reason string `json:"reason"`
 }
 
 // batchFunc stores one batch of paths and reports what happened to them.
@@ -46,6 +59,7 @@ func cmdImport(ctx context.Context, args []string) error {
 	batch := fs.Int("batch", 64, "files per batch")
 	parallel := fs.Int("parallel", 4, "batches in flight at once")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	pixels := maxPixelsFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: framelake import DIR [--collection NAME] (--data DIR | --url URL) [flags]")
 		fs.PrintDefaults()
@@ -59,6 +73,10 @@ func cmdImport(ctx context.Context, args []string) error {
 	if *batch < 1 || *parallel < 1 {
 		return errors.New("--batch and --parallel must be at least 1")
 	}
+	maxPixels, err := parsePixels(*pixels)
+	if err != nil {
+		return err
+	}
 	dir := fs.Arg(0)
 	if *coll == "" {
 		abs, _ := filepath.Abs(dir)
@@ -68,10 +86,14 @@ func cmdImport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	paths, ignored, err := mediaOnly(paths)
+	if err != nil {
+		return err
+	}
 	opt := lake.AddOptions{Collection: *coll, Metadata: json.RawMessage(*meta), SkipExisting: true}
 	var store batchFunc
 	if *data != "" {
-		a, err := appliance.Open(ctx, appliance.Config{DataDir: *data, JobWorkers: -1})
+		a, err := appliance.Open(ctx, appliance.Config{DataDir: *data, JobWorkers: -1, MaxPixels: maxPixels})
 		if err != nil {
 			return err
 		}
@@ -84,7 +106,22 @@ func cmdImport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	sum.Ignored = ignored
 	return report(sum, *asJSON)
+}
+
+// maxPixelsFlag is the --max-pixels flag of serve and import --data.
+func maxPixelsFlag(fs *flag.FlagSet) *string {
+	return fs.String("max-pixels", envOr("FRAMELAKE_MAX_PIXELS", strconv.Itoa(lake.DefaultMaxPixels)),
+		"largest image accepted, width times height, read from its header (env FRAMELAKE_MAX_PIXELS)")
+}
+
+func parsePixels(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("--max-pixels must be a positive whole number of pixels, got %q", s)
+	}
+	return n, nil
 }
 
 // walkMedia lists the regular files under dir, skipping hidden files and folders.
@@ -107,6 +144,39 @@ func walkMedia(dir string) ([]string, error) {
 	})
 	sort.Strings(paths)
 	return paths, err
+}
+
+// mediaOnly keeps the images and videos among paths, as the lake judges
+// them by name or, for a name it does not know, by magic bytes, and counts
+// the rest by extension. A folder of both imports into one collection typed
+// by its majority (images on a tie; see lake's collectionTypeOf): that
+// type's files go first, so the first batch, which creates the
+// collection, is of it.
+func mediaOnly(paths []string) (media []string, ignored []ignoredFiles, err error) {
+	var images, videos []string
+	byExt := map[string]int{}
+	ignored = []ignoredFiles{}
+	for _, p := range paths {
+		t, err := lake.MediaTypeOfFile(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch t {
+		case lake.Image:
+			images = append(images, p)
+		case lake.Video:
+			videos = append(videos, p)
+		default:
+			byExt[strings.ToLower(filepath.Ext(p))]++
+		}
+	}
+	for _, ext := range slices.Sorted(maps.Keys(byExt)) {
+		ignored = append(ignored, ignoredFiles{Ext: ext, Count: byExt[ext], Reason: "not an image or video"})
+	}
+	if len(videos) > len(images) {
+		return append(videos, images...), ignored, nil
+	}
+	return append(images, videos...), ignored, nil
 }
 
 func lakeBatches(l *lake.Lake, opt lake.AddOptions) batchFunc {
@@ -142,7 +212,7 @@ func httpBatches(c *client.Client, opt lake.AddOptions) batchFunc {
 // runImport feeds batches to store with parallel batches in flight.
 func runImport(ctx context.Context, paths []string, size, parallel int, store batchFunc, prog *progress) (importSummary, error) {
 	start := time.Now()
-	sum := importSummary{Files: len(paths), Rejected: []lake.Rejection{}}
+	sum := importSummary{Files: len(paths), Rejected: []lake.Rejection{}, Ignored: []ignoredFiles{}}
 	var mu sync.Mutex
 	var firstErr error
 	batches := make(chan []string)
@@ -195,6 +265,9 @@ func report(sum importSummary, asJSON bool) error {
 			sum.Files, sum.Seconds, sum.PerSec, sum.Stored, sum.Skipped, len(sum.Rejected))
 		for _, r := range sum.Rejected {
 			fmt.Printf("  rejected %s: %s\n", r.Name, r.Reason)
+		}
+		for _, g := range sum.Ignored {
+			fmt.Printf("  ignored %d %s file(s): %s\n", g.Count, cmp.Or(g.Ext, "extensionless"), g.Reason)
 		}
 	}
 	if len(sum.Rejected) > 0 {

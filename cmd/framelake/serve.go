@@ -27,10 +27,15 @@ func cmdServe(ctx context.Context, args []string) error {
 	models := fs.String("models", "", "folder of the system default models that make models builds (env "+
 		"FRAMELAKE_MODELS_DIR; default: the first that holds them of DATA/models, REPO/build/models for REPO/bin/framelake, "+
 		"models beside the binary)")
+	pixels := maxPixelsFlag(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	log, err := newLogger(*logFormat)
+	if err != nil {
+		return err
+	}
+	maxPixels, err := parsePixels(*pixels)
 	if err != nil {
 		return err
 	}
@@ -46,7 +51,7 @@ func cmdServe(ctx context.Context, args []string) error {
 			"searched", strings.Join(searched, ", "))
 	}
 	a, err := appliance.Open(ctx, appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
-		MaxUploadBytes: maxUpload, ModelsDir: modelsDir})
+		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels})
 	if err != nil {
 		return err
 	}

@@ -136,6 +136,49 @@ int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, u
 	return 0;
 }
 
+// fl_jpeg_check reads the header into out (W, H, bands) and, when W x H is
+// at most max_pixels, decodes every scan at 1/8 scale: the entropy-coded data
+// is all read, as a full decode reads it, but the inverse DCT is one
+// coefficient a block and nothing is upsampled, so damaged data fails here at
+// a fraction of a decode's cost, with the warnings fl_jpeg_decode fails on.
+// Returns 0, 1 when the image is over max_pixels (nothing decoded), or -1
+// with err set.
+int fl_jpeg_check(const uint8_t *buf, size_t len, long long max_pixels, fl_raster *out, char *err, size_t errlen) {
+	struct jpeg_decompress_struct d;
+	fl_jerr e;
+	uint8_t *volatile row = NULL;
+	init_err(&e);
+	d.err = &e.pub;
+	jpeg_create_decompress(&d);
+	if (setjmp(e.jump)) {
+		set_err(err, errlen, e.msg);
+		jpeg_destroy_decompress(&d);
+		g_free(row);
+		return -1;
+	}
+	jpeg_mem_src(&d, buf, len);
+	jpeg_read_header(&d, TRUE);
+	out->W = d.image_width;
+	out->H = d.image_height;
+	out->bands = d.num_components;
+	if ((long long)d.image_width * d.image_height > max_pixels) {
+		jpeg_destroy_decompress(&d);
+		return 1;
+	}
+	d.scale_num = 1;
+	d.scale_denom = 8;
+	d.dct_method = JDCT_IFAST;
+	d.do_fancy_upsampling = FALSE;
+	jpeg_start_decompress(&d);
+	row = g_malloc((size_t)d.output_width * d.output_components);
+	JSAMPROW rows[1] = {row};
+	while (d.output_scanline < d.output_height) jpeg_read_scanlines(&d, rows, 1);
+	jpeg_finish_decompress(&d); // reads to the end, so truncation shows
+	jpeg_destroy_decompress(&d);
+	g_free(row);
+	return 0;
+}
+
 // membuf is a JPEG destination that starts in the caller's memory (room
 // bytes at into, often reused from one image to the next, so no page of it
 // is new) and moves to its own, doubling, when that is full. libjpeg's own

@@ -50,6 +50,10 @@ int fl_jpeg_header(const uint8_t *buf, size_t len, fl_raster *out, char *err, si
 // memory it allocates with g_try_malloc (*mem, for g_free), each row
 // mirrored left-right when mirror is set (the window stays as given).
 int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, uint8_t **mem, char *err, size_t errlen);
+// fl_jpeg_check reads a JPEG's header and, when it has at most max_pixels
+// pixels, all of its scan data (see jpeg.c): 0 readable, 1 over the limit,
+// -1 with err set when not readable.
+int fl_jpeg_check(const uint8_t *buf, size_t len, long long max_pixels, fl_raster *out, char *err, size_t errlen);
 // fl_jpeg_encode writes the whole raster (window = image) as a baseline
 // 4:2:0 JPEG into the room bytes at into, or, when it does not fit (or
 // room is 0), into memory it mallocs: *dst is into or that memory (free

@@ -20,6 +20,7 @@ package vips
 #include <stdlib.h>
 #include <string.h>
 #include <vips/vips.h>
+#include "raster.h"
 
 // Warnings about the bytes of one upload go to the caller as an error, not to stderr.
 static void fl_quiet(const gchar *domain, GLogLevelFlags level, const gchar *msg, gpointer data) {}
@@ -57,25 +58,23 @@ static void fl_fill(VipsImage *im, fl_info *out) {
 		g_strlcpy(out->loader, loader, sizeof out->loader);
 }
 
-// fl_probe reads the header; with verify it also decodes every pixel (JPEG at
-// 1/8 scale, which still reads the whole entropy-coded stream) so truncated or
-// corrupt files fail here rather than later in a model or a dataset build.
-static int fl_probe(const void *buf, size_t len, int verify, fl_info *out) {
+// fl_probe reads the header.
+static int fl_probe(const void *buf, size_t len, fl_info *out) {
 	VipsImage *im = vips_image_new_from_buffer(buf, len, "",
 		"access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
 	if (!im) return -1;
 	fl_fill(im, out);
 	g_object_unref(im);
-	if (!verify) return 0;
-	if (strncmp(out->loader, "jpegload", 8) == 0) {
-		if (vips_jpegload_buffer((void *)buf, len, &im, "shrink", 8,
-				"access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL))
-			return -1;
-	} else {
-		im = vips_image_new_from_buffer(buf, len, "",
-			"access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
-		if (!im) return -1;
-	}
+	return 0;
+}
+
+// fl_decode_all decodes every pixel of the first page, failing as the
+// decoder of a dataset build does (fl_decode in image.go), so an image the
+// lake takes is one a build can read.
+static int fl_decode_all(const void *buf, size_t len) {
+	VipsImage *im = vips_image_new_from_buffer(buf, len, "",
+		"access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+	if (!im) return -1;
 	double avg;
 	int rc = vips_avg(im, &avg, NULL);
 	g_object_unref(im);
@@ -123,14 +122,12 @@ func lastError() string {
 	return strings.TrimSpace(C.GoString(p))
 }
 
+// ErrTooManyPixels is wrapped by Check when an image's header claims more
+// pixels than allowed; nothing was decoded.
+var ErrTooManyPixels = errors.New("too many pixels")
+
 // Probe reads the image header of buf without decoding pixels.
-func Probe(buf []byte) (Info, error) { return probe(buf, false) }
-
-// Verify reads the header and decodes the pixels, failing on truncated or
-// corrupt data.
-func Verify(buf []byte) (Info, error) { return probe(buf, true) }
-
-func probe(buf []byte, verify bool) (Info, error) {
+func Probe(buf []byte) (Info, error) {
 	if err := startup(); err != nil {
 		return Info{}, err
 	}
@@ -138,11 +135,7 @@ func probe(buf []byte, verify bool) (Info, error) {
 		return Info{}, fmt.Errorf("%w: empty", ErrDecode)
 	}
 	var out C.fl_info
-	v := C.int(0)
-	if verify {
-		v = 1
-	}
-	if C.fl_probe(unsafe.Pointer(&buf[0]), C.size_t(len(buf)), v, &out) != 0 {
+	if C.fl_probe(unsafe.Pointer(&buf[0]), C.size_t(len(buf)), &out) != 0 {
 		return Info{}, fmt.Errorf("%w: %s", ErrDecode, firstLine(lastError()))
 	}
 	return Info{
@@ -152,6 +145,51 @@ func probe(buf []byte, verify bool) (Info, error) {
 		Pages:  max(1, int(out.pages)),
 		Format: loaderFormat(C.GoString(&out.loader[0])),
 	}, nil
+}
+
+// Check reads the header and, unless the image has more than maxPixels
+// pixels (ErrTooManyPixels, with the header's Info), decodes every pixel, as
+// the decoders of a dataset build do and with the damage they refuse, so a
+// corrupt file fails here rather than later in a model or a build. A JPEG's
+// scan data is read at 1/8 scale (libjpeg decodes all of it but inverts one
+// coefficient a block), about a third of a full decode; other formats are
+// decoded whole (first page).
+func Check(buf []byte, maxPixels int) (Info, error) {
+	if err := startup(); err != nil {
+		return Info{}, err
+	}
+	if len(buf) == 0 {
+		return Info{}, fmt.Errorf("%w: empty", ErrDecode)
+	}
+	if isJPEG(buf) {
+		return checkJPEG(buf, maxPixels)
+	}
+	info, err := Probe(buf)
+	if err != nil {
+		return Info{}, err
+	}
+	if info.Width*info.Height > maxPixels {
+		return info, fmt.Errorf("%w: %dx%d", ErrTooManyPixels, info.Width, info.Height)
+	}
+	if C.fl_decode_all(unsafe.Pointer(&buf[0]), C.size_t(len(buf))) != 0 {
+		return Info{}, fmt.Errorf("%w: %s", ErrDecode, firstLine(lastError()))
+	}
+	return info, nil
+}
+
+func checkJPEG(buf []byte, maxPixels int) (Info, error) {
+	var r C.fl_raster
+	var msg [200]C.char
+	rc := C.fl_jpeg_check((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.longlong(maxPixels),
+		&r, &msg[0], C.size_t(len(msg)))
+	info := Info{Width: int(r.W), Height: int(r.H), Bands: int(r.bands), Pages: 1, Format: "jpeg"}
+	switch rc {
+	case -1:
+		return Info{}, fmt.Errorf("%w: %s", ErrDecode, C.GoString(&msg[0]))
+	case 1:
+		return info, fmt.Errorf("%w: %dx%d", ErrTooManyPixels, info.Width, info.Height)
+	}
+	return info, nil
 }
 
 // loaderFormat turns "jpegload_buffer" into "jpeg".

@@ -7,7 +7,10 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"math"
 	"testing"
+
+	"github.com/framelake/framelake/internal/testmedia"
 )
 
 func testJPEG(t testing.TB, w, h int) []byte {
@@ -25,7 +28,7 @@ func testJPEG(t testing.TB, w, h int) []byte {
 	return b.Bytes()
 }
 
-func TestProbeAndVerify(t *testing.T) {
+func TestProbeAndCheck(t *testing.T) {
 	j := testJPEG(t, 64, 48)
 	var p bytes.Buffer
 	png.Encode(&p, image.NewGray(image.Rect(0, 0, 10, 7)))
@@ -33,25 +36,28 @@ func TestProbeAndVerify(t *testing.T) {
 		name   string
 		data   []byte
 		want   Info
-		bad    bool // Verify must fail
+		bad    bool // Check must fail
 		badHdr bool // Probe must fail too (a truncated file may fail either way)
 	}{
 		{"jpeg", j, Info{64, 48, 3, 1, "jpeg"}, false, false},
 		{"png", p.Bytes(), Info{10, 7, 1, 1, "png"}, false, false},
 		{"truncated jpeg", j[:len(j)/2], Info{}, true, false},
 		{"truncated png", p.Bytes()[:len(p.Bytes())-20], Info{}, true, false},
+		// Whole files (end marker last) whose pixel data is damaged: only a decode shows it.
+		{"jpeg with garbage scan data", testmedia.GarbageScanJPEG(j), Info{}, true, false},
+		{"png whose IDAT is not zlib", testmedia.GarbageIDATPNG(p.Bytes()), Info{}, true, false},
 		{"text", []byte("hello, not an image"), Info{}, true, true},
 		{"empty", nil, Info{}, true, true},
 		{"svg is untrusted", []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>`), Info{}, true, true},
 	}
 	for _, c := range cases {
-		got, err := Verify(c.data)
+		got, err := Check(c.data, math.MaxInt)
 		if c.bad {
 			if err == nil || !errors.Is(err, ErrDecode) {
-				t.Errorf("%s: Verify = %+v, %v; want ErrDecode", c.name, got, err)
+				t.Errorf("%s: Check = %+v, %v; want ErrDecode", c.name, got, err)
 			}
 		} else if err != nil || got != c.want {
-			t.Errorf("%s: Verify = %+v, %v; want %+v", c.name, got, err, c.want)
+			t.Errorf("%s: Check = %+v, %v; want %+v", c.name, got, err, c.want)
 		}
 		_, err = Probe(c.data)
 		if c.badHdr && err == nil || !c.bad && err != nil {
@@ -60,11 +66,33 @@ func TestProbeAndVerify(t *testing.T) {
 	}
 }
 
-func BenchmarkVerifyJPEG640(b *testing.B) {
+// TestCheckPixelLimit: an image over the limit is refused from its header,
+// before any pixel is decoded (the pixel data here does not match the header
+// and would fail to decode), and the error carries the header's size.
+func TestCheckPixelLimit(t *testing.T) {
+	var p bytes.Buffer
+	png.Encode(&p, image.NewGray(image.Rect(0, 0, 10, 7)))
+	j := testJPEG(t, 64, 48)
+	for name, b := range map[string][]byte{"png": p.Bytes(), "jpeg": j} {
+		info, err := Check(b, 10*7)
+		if name == "png" && err != nil {
+			t.Errorf("png: 10x7 with a limit of 70 pixels: %v", err)
+		}
+		if name == "jpeg" && (!errors.Is(err, ErrTooManyPixels) || info.Width != 64) {
+			t.Errorf("jpeg: 64x48 with a limit of 70 pixels = %+v, %v; want ErrTooManyPixels", info, err)
+		}
+		info, err = Check(testmedia.WithSize(b, 50000, 50000), 100_000_000)
+		if !errors.Is(err, ErrTooManyPixels) || info.Width != 50000 || info.Height != 50000 {
+			t.Errorf("%s: 50000x50000 = %+v, %v; want ErrTooManyPixels with the size", name, info, err)
+		}
+	}
+}
+
+func BenchmarkCheckJPEG640(b *testing.B) {
 	j := testJPEG(b, 640, 480)
 	b.SetBytes(int64(len(j)))
 	for b.Loop() {
-		if _, err := Verify(j); err != nil {
+		if _, err := Check(j, math.MaxInt); err != nil {
 			b.Fatal(err)
 		}
 	}
