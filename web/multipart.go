@@ -133,10 +133,12 @@ func spool(r io.Reader) (formFile, error) {
 	return ff, nil
 }
 
-// partError keeps an over-limit body a 413 and makes other read errors 400s.
+// partError keeps an over-limit body a 413, a slow one a 408, and makes
+// other read errors 400s.
 func partError(err error) error {
 	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
+	var slow *slowBodyError
+	if errors.As(err, &mb) || errors.As(err, &slow) {
 		return err
 	}
 	return errs.Invalid("", "multipart form: %v", err)
