@@ -19,7 +19,7 @@ import (
 
 type env struct {
 	a                  *appliance.Appliance
-	base               string
+	base, dir          string // server URL, data folder
 	admin, read, write *client.Client
 	wkey, wsecret      string
 }
@@ -43,7 +43,7 @@ func start(t testing.TB, cfg appliance.Config) *env {
 		}
 		a.Close()
 	})
-	e := &env{a: a, base: a.BaseURL()}
+	e := &env{a: a, base: a.BaseURL(), dir: cfg.DataDir}
 	mk := func(role auth.Role) (*client.Client, string, string) {
 		k, s, err := a.Keys.Create(ctx, string(role), role, 0)
 		if err != nil {
