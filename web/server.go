@@ -116,8 +116,9 @@ func (b *rateBody) Read(p []byte) (int, error) {
 	b.got += int64(n)
 	switch {
 	case errors.Is(err, io.EOF):
-		// The handler may work long after the body is in; net/http's
-		// background read would cancel its context at a stale deadline.
+		// Past the body's end net/http reads the connection in the
+		// background, and cancels the request if that read meets a
+		// deadline: a read at the end must not leave one set above.
 		_ = b.rc.SetReadDeadline(time.Time{})
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		err = &slowBodyError{min: b.min, window: b.window}
