@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestBodyDeadlineLifted: once a body is read to its end, its read deadline
@@ -48,5 +50,27 @@ func TestBodyDeadlineLifted(t *testing.T) {
 	resp.Body.Close()
 	if err := <-done; err != nil {
 		t.Errorf("handler working past the body's window: %v", err)
+	}
+}
+
+// TestMaxConnsFollowsFileLimit: under a low open-file limit the connection
+// bound leaves half the files to the database, media and temp files, so
+// connections cannot take the last one and starve accept (and /healthz).
+func TestMaxConnsFollowsFileLimit(t *testing.T) {
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	low := old
+	low.Cur = 200
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+	if n := (ServerOptions{}).EffectiveMaxConns(); n != 100 {
+		t.Errorf("with 200 files: %d connections; want 100", n)
+	}
+	if n := (ServerOptions{MaxConns: 50}).EffectiveMaxConns(); n != 50 {
+		t.Errorf("asked for 50 with 200 files: %d", n)
 	}
 }
