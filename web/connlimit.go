@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // connLimiter is a listener that counts its open connections (see NewServer).
@@ -12,25 +13,33 @@ type connLimiter struct {
 	max, overflowMax int
 
 	mu       sync.Mutex
-	open     int            // connections counted against max
-	overflow int            // connections accepted past max, one answer each
-	idle     []*limitedConn // keep-alive connections waiting for a request, oldest first
-	freed    chan struct{}  // a connection closed; capacity 1
-	closed   chan struct{}  // the listener closed
-	once     sync.Once
+	conns    map[*limitedConn]struct{} // counted against max
+	overflow int                       // connections accepted past max, one answer each
 }
 
+const (
+	// overflowLife is how long a connection accepted past the limit may
+	// take for its one answer: enough for /healthz, too little to hold a place.
+	overflowLife = 2 * time.Second
+	// headerGrace is how long a new connection may take for its request
+	// headers before, at the limit, it gives its place to a new one: a
+	// client sends them in one packet, a slowloris never finishes them.
+	headerGrace = time.Second
+)
+
 func newConnLimiter(ln net.Listener, maxConns, overflow int) *connLimiter {
-	return &connLimiter{Listener: ln, max: maxConns, overflowMax: overflow,
-		freed: make(chan struct{}, 1), closed: make(chan struct{})}
+	return &connLimiter{Listener: ln, max: maxConns, overflowMax: overflow, conns: map[*limitedConn]struct{}{}}
 }
 
 // limitedConn releases its place in the count when closed, once.
 type limitedConn struct {
 	net.Conn
 	l        *connLimiter
-	overflow bool
+	overflow *time.Timer // closes an overflow connection at overflowLife
 	once     sync.Once
+
+	state http.ConnState // StateNew, StateActive or StateIdle; under l.mu
+	since time.Time      // when it entered state
 }
 
 func (c *limitedConn) Close() error {
@@ -40,87 +49,89 @@ func (c *limitedConn) Close() error {
 }
 
 func (l *connLimiter) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
 	for {
-		lc, idle := l.admit(c)
-		if lc != nil {
-			return lc, nil
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
 		}
-		if idle != nil {
-			idle.Close() // frees its place; admit again
-			continue
+		for {
+			lc, victim := l.admit(c)
+			if lc != nil {
+				return lc, nil
+			}
+			if victim == nil {
+				break
+			}
+			victim.Close() // frees its place; admit again
 		}
-		select {
-		case <-l.freed:
-		case <-l.closed:
-			c.Close()
-			return nil, net.ErrClosed
-		}
+		// Past the limit and its overflow: closed at once rather than left
+		// in the kernel's queue, where it would wait unseen behind others.
+		c.Close()
 	}
 }
 
-// admit counts c in if there is room, or names the idle connection to close
-// to make room; with neither, the caller waits for a connection to close.
+// admit counts c in if there is room, or names the connection to close to
+// make room; with neither, c is refused.
 func (l *connLimiter) admit(c net.Conn) (*limitedConn, *limitedConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	switch {
-	case l.open < l.max:
-		l.open++
-		return &limitedConn{Conn: c, l: l}, nil
-	case len(l.idle) > 0:
-		oldest := l.idle[0]
-		l.idle = l.idle[1:]
-		return nil, oldest
-	case l.overflow < l.overflowMax:
+	now := time.Now()
+	if len(l.conns) < l.max {
+		lc := &limitedConn{Conn: c, l: l, state: http.StateNew, since: now}
+		l.conns[lc] = struct{}{}
+		return lc, nil
+	}
+	if v := l.victim(now); v != nil {
+		return nil, v
+	}
+	if l.overflow < l.overflowMax {
 		l.overflow++
-		return &limitedConn{Conn: c, l: l, overflow: true}, nil
+		lc := &limitedConn{Conn: c, l: l}
+		lc.overflow = time.AfterFunc(overflowLife, func() { lc.Close() })
+		return lc, nil
 	}
 	return nil, nil
 }
 
-func (l *connLimiter) release(c *limitedConn) {
-	l.mu.Lock()
-	if c.overflow {
-		l.overflow--
-	} else {
-		l.open--
+// victim is the connection that gives its place to a new one: the longest
+// idle keep-alive connection, else the one longest past headerGrace
+// without its request headers; nil when every connection is at work.
+func (l *connLimiter) victim(now time.Time) *limitedConn {
+	var idle, slow *limitedConn
+	for c := range l.conns {
+		switch {
+		case c.state == http.StateIdle && (idle == nil || c.since.Before(idle.since)):
+			idle = c
+		case c.state == http.StateNew && now.Sub(c.since) > headerGrace && (slow == nil || c.since.Before(slow.since)):
+			slow = c
+		}
 	}
-	l.dropIdle(c)
-	l.mu.Unlock()
-	select {
-	case l.freed <- struct{}{}:
-	default:
+	if idle != nil {
+		return idle
 	}
+	return slow
 }
 
-// track keeps the list of idle keep-alive connections (http.Server.ConnState).
+func (l *connLimiter) release(c *limitedConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.overflow != nil {
+		c.overflow.Stop()
+		l.overflow--
+		return
+	}
+	delete(l.conns, c)
+}
+
+// track follows each connection's state (http.Server.ConnState). A
+// connection is StateNew until its first request's headers are in, and
+// StateIdle from an answer until the next request's headers are in.
 func (l *connLimiter) track(c net.Conn, state http.ConnState) {
 	lc, ok := c.(*limitedConn)
-	if !ok || lc.overflow {
+	if !ok || lc.overflow != nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.dropIdle(lc)
-	if state == http.StateIdle {
-		l.idle = append(l.idle, lc)
-	}
-}
-
-func (l *connLimiter) dropIdle(c *limitedConn) {
-	for i, ic := range l.idle {
-		if ic == c {
-			l.idle = append(l.idle[:i], l.idle[i+1:]...)
-			return
-		}
-	}
-}
-
-func (l *connLimiter) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return l.Listener.Close()
+	lc.state, lc.since = state, time.Now()
 }

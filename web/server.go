@@ -59,12 +59,14 @@ func (o *ServerOptions) defaults() {
 }
 
 // NewServer returns a server for h with opt's limits and the listener to
-// serve it on: ln, counting connections. At MaxConns, a new connection first
-// closes the longest-idle keep-alive one; when none is idle it is still
-// served one request, with Connection: close, so /healthz answers and other
+// serve it on: ln, counting connections. At MaxConns, a new connection takes
+// the place of the longest-idle keep-alive one, or else of the one that has
+// waited longest, over a second, for its request headers (a slowloris
+// client). When every connection is at work, it is still served one
+// request within 2 s, with Connection: close, so /healthz answers and other
 // requests get a 503 that says the server is busy instead of waiting unseen
-// in the kernel's queue. Past a further MaxConns/16 such connections, Accept
-// waits for one to close.
+// in the kernel's queue. Past a further MaxConns/16 (at least 4) such
+// connections, new ones are closed at once.
 func NewServer(h http.Handler, ln net.Listener, opt ServerOptions) (*http.Server, net.Listener) {
 	opt.defaults()
 	cl := newConnLimiter(ln, opt.MaxConns, max(4, opt.MaxConns/16))
@@ -166,7 +168,7 @@ func (l *connLimiter) busy(h http.Handler) http.Handler {
 }
 
 func (l *connLimiter) connContext(ctx context.Context, c net.Conn) context.Context {
-	if lc, ok := c.(*limitedConn); ok && lc.overflow {
+	if lc, ok := c.(*limitedConn); ok && lc.overflow != nil {
 		return context.WithValue(ctx, overflowKey{}, true)
 	}
 	return ctx
