@@ -97,7 +97,7 @@ func TestSlowBodyCut(t *testing.T) {
 		t.Fatalf("trickled body: no answer within 3 s: %v", err)
 	}
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 408 || !strings.Contains(string(b), "slower than 4096-byte in 500ms") {
+	if resp.StatusCode != 408 || !strings.Contains(string(b), "slower than 4 KiB in 500ms") {
 		t.Errorf("trickled body: %d %s; want 408 naming the minimum rate", resp.StatusCode, b)
 	}
 	closedWithin(t, c, time.Second, "connection after a slow body")

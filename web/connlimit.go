@@ -1,10 +1,14 @@
 package web
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/framelake/framelake/errs"
 )
 
 // connLimiter is a listener that counts its open connections (see NewServer).
@@ -134,4 +138,36 @@ func (l *connLimiter) track(c net.Conn, state http.ConnState) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lc.state, lc.since = state, time.Now()
+}
+
+// overflowKey marks a request on a connection accepted past MaxConns.
+type overflowKey struct{}
+
+// busy answers requests on overflow connections: /healthz as usual, others
+// with a 503; either way the connection closes after the one answer.
+func (l *connLimiter) busy(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Context().Value(overflowKey{}) == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Connection", "close")
+		if r.URL.Path == "/healthz" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		b, _ := marshalJSON(errorBody{Error: errorDetail{Code: errs.Unavailable,
+			Message: fmt.Sprintf("server busy: all %d connections are in use; retry shortly", l.max)}})
+		w.Write(append(b, '\n'))
+	})
+}
+
+func (l *connLimiter) connContext(ctx context.Context, c net.Conn) context.Context {
+	if lc, ok := c.(*limitedConn); ok && lc.overflow != nil {
+		return context.WithValue(ctx, overflowKey{}, true)
+	}
+	return ctx
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/framelake/framelake/errs"
 )
 
 // ServerOptions bound what clients may hold of a server: slow or idle
@@ -141,35 +138,3 @@ func (e *slowBodyError) Error() string {
 
 // Timeout makes a slow body a net.Error timeout, as the deadline was.
 func (e *slowBodyError) Timeout() bool { return true }
-
-// overflowKey marks a request on a connection accepted past MaxConns.
-type overflowKey struct{}
-
-// busy answers requests on overflow connections: /healthz as usual, others
-// with a 503; either way the connection closes after the one answer.
-func (l *connLimiter) busy(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Context().Value(overflowKey{}) == nil {
-			h.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("Connection", "close")
-		if r.URL.Path == "/healthz" {
-			h.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("Retry-After", "1")
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		b, _ := marshalJSON(errorBody{Error: errorDetail{Code: errs.Unavailable,
-			Message: fmt.Sprintf("server busy: all %d connections are in use; retry shortly", l.max)}})
-		w.Write(append(b, '\n'))
-	})
-}
-
-func (l *connLimiter) connContext(ctx context.Context, c net.Conn) context.Context {
-	if lc, ok := c.(*limitedConn); ok && lc.overflow != nil {
-		return context.WithValue(ctx, overflowKey{}, true)
-	}
-	return ctx
-}
