@@ -44,7 +44,7 @@ func (l *Lake) verifySigned(exp, sig string, sign func(exp int64) string) error 
 	}
 	e, err := strconv.ParseInt(exp, 10, 64)
 	switch {
-	case strings.Contains(exp, `\u0026`):
+	case strings.Contains(exp+sig, `\u0026`):
 		return unsigned(`has its & written as \u0026: copy the link from decoded JSON, or replace \u0026 by &`)
 	case exp == "" && sig == "":
 		return unsigned("is not signed: it needs the exp and sig parameters of the link the API gave")
