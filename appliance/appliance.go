@@ -53,6 +53,19 @@ type Config struct {
 	// MaxPixels is the largest image the lake takes, width times height,
 	// read from its header; default lake.DefaultMaxPixels (100 million).
 	MaxPixels int
+
+	// What a client may hold of the server (web.ServerOptions): request
+	// headers must arrive within HeaderTimeout (default 10s), an idle
+	// keep-alive connection closes after IdleTimeout (60s), a request body
+	// must deliver BodyMinBytes in every BodyTimeout (64 KiB in 30s: a
+	// minimum rate, so slow large uploads still complete), and at most
+	// MaxConns connections (1024, and at most half the open-file limit) are
+	// served at once.
+	HeaderTimeout time.Duration
+	IdleTimeout   time.Duration
+	BodyTimeout   time.Duration
+	BodyMinBytes  int64
+	MaxConns      int
 }
 
 // Appliance is an open framelake: its services, usable from Go, and its server.
@@ -193,8 +206,10 @@ func (a *Appliance) Serve(ctx context.Context) error {
 	if a.listener == nil {
 		return errors.New("appliance: no address to serve on (Config.Addr is empty)")
 	}
-	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 30 * time.Second,
+	opt := web.ServerOptions{ReadHeaderTimeout: a.cfg.HeaderTimeout, IdleTimeout: a.cfg.IdleTimeout,
+		BodyTimeout: a.cfg.BodyTimeout, BodyMinBytes: a.cfg.BodyMinBytes, MaxConns: a.cfg.MaxConns,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	srv, ln := web.NewServer(a.Handler(), a.listener, opt)
 	done := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
@@ -202,8 +217,9 @@ func (a *Appliance) Serve(ctx context.Context) error {
 		defer cancel()
 		done <- srv.Shutdown(sctx)
 	}()
-	a.log.Info("serving", "addr", a.listener.Addr().String(), "data", a.cfg.DataDir, "version", Version)
-	if err := srv.Serve(a.listener); !errors.Is(err, http.ErrServerClosed) {
+	a.log.Info("serving", "addr", a.listener.Addr().String(), "data", a.cfg.DataDir, "version", Version,
+		"max_conns", opt.EffectiveMaxConns())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return <-done

@@ -19,7 +19,7 @@ import (
 
 type env struct {
 	a                  *appliance.Appliance
-	base               string
+	base, dir          string // server URL, data folder
 	admin, read, write *client.Client
 	wkey, wsecret      string
 }
@@ -43,7 +43,7 @@ func start(t testing.TB, cfg appliance.Config) *env {
 		}
 		a.Close()
 	})
-	e := &env{a: a, base: a.BaseURL()}
+	e := &env{a: a, base: a.BaseURL(), dir: cfg.DataDir}
 	mk := func(role auth.Role) (*client.Client, string, string) {
 		k, s, err := a.Keys.Create(ctx, string(role), role, 0)
 		if err != nil {
@@ -64,6 +64,15 @@ func memFile(name string, b []byte) client.UploadFile {
 // raw sends a request with the write key and returns status and decoded error body.
 func (e *env) raw(t *testing.T, method, path, ctype string, body io.Reader) (int, map[string]string) {
 	t.Helper()
+	status, _, b := e.send(t, method, path, ctype, body)
+	var eb struct{ Error map[string]string }
+	json.Unmarshal(b, &eb)
+	return status, eb.Error
+}
+
+// send sends a request with the write key and returns status, headers and the raw body.
+func (e *env) send(t *testing.T, method, path, ctype string, body io.Reader) (int, http.Header, []byte) {
+	t.Helper()
 	req, _ := http.NewRequest(method, e.base+path, body)
 	req.SetBasicAuth(e.wkey, e.wsecret) // Basic works as well as the key/secret headers
 	if ctype != "" {
@@ -74,9 +83,8 @@ func (e *env) raw(t *testing.T, method, path, ctype string, body io.Reader) (int
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var b struct{ Error map[string]string }
-	json.NewDecoder(resp.Body).Decode(&b)
-	return resp.StatusCode, b.Error
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b
 }
 
 func TestAuth(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake/query"
@@ -116,15 +115,8 @@ func (l *Lake) VerifyBlobURL(name, exp, sig string) (hash, ext string, err error
 	if m == nil || m[0] != name {
 		return "", "", errs.NotFoundf("no blob %q", name)
 	}
-	e, perr := strconv.ParseInt(exp, 10, 64)
-	if perr != nil || sig == "" {
-		return "", "", errs.New(errs.Unauthenticated, "", "media url is not signed")
-	}
-	if !hmac.Equal([]byte(sig), []byte(l.signBlob(name, e))) {
-		return "", "", errs.New(errs.Unauthenticated, "", "media url signature does not match")
-	}
-	if time.Unix(e, 0).Before(l.now()) {
-		return "", "", errs.New(errs.Unauthenticated, "", "media url expired")
+	if err := l.verifySigned(exp, sig, func(e int64) string { return l.signBlob(name, e) }); err != nil {
+		return "", "", err
 	}
 	return m[1], m[2], nil
 }

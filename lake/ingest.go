@@ -327,6 +327,9 @@ func (l *Lake) stage(ctx context.Context, up Upload, same []File) (out stageResu
 		}
 		return reject(errs.Internal, "probe: %v", err)
 	}
+	// Probed: the bytes wait on disk, so an upload of many parts does not
+	// hold them all in memory until the last is staged.
+	pend.Data = nil
 	return stageResult{staged: staged{up: up, pend: pend, p: p}}
 }
 

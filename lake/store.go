@@ -81,6 +81,13 @@ const tmpShards = 256
 
 func (s *DiskStore) tmpDir(i int) string { return filepath.Join(s.tmp, fmt.Sprintf("%02x", i)) }
 
+// CreateTemp creates a file in the store's temp folder for bytes on their
+// way in, such as an upload's parts; the caller removes it, and the next
+// open removes it if a crash did not.
+func (s *DiskStore) CreateTemp(pattern string) (*os.File, error) {
+	return os.CreateTemp(s.tmpDir(rand.N(tmpShards)), pattern)
+}
+
 // Path is where the blob with hash and ext lives.
 func (s *DiskStore) Path(hash, ext string) string {
 	return filepath.Join(s.root, hash[0:2], hash[2:4], hash+"."+ext)

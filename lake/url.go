@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/framelake/framelake/errs"
@@ -31,15 +32,32 @@ func (l *Lake) sign(uniqueName string, exp int64) string {
 
 // VerifyURL checks the exp and sig parameters of a media URL for uniqueName.
 func (l *Lake) VerifyURL(uniqueName, exp, sig string) error {
+	return l.verifySigned(exp, sig, func(e int64) string { return l.sign(uniqueName, e) })
+}
+
+// verifySigned checks a signed URL's parameters, saying which one is missing
+// or wrong. The signature is checked before the expiry: exp means nothing
+// until it is known to be the one that was signed.
+func (l *Lake) verifySigned(exp, sig string, sign func(exp int64) string) error {
+	unsigned := func(format string, args ...any) error {
+		return errs.New(errs.Unauthenticated, "", "media url "+format, args...)
+	}
 	e, err := strconv.ParseInt(exp, 10, 64)
-	if err != nil || sig == "" {
-		return errs.New(errs.Unauthenticated, "", "media url is not signed")
-	}
-	if !hmac.Equal([]byte(sig), []byte(l.sign(uniqueName, e))) {
-		return errs.New(errs.Unauthenticated, "", "media url signature does not match")
-	}
-	if time.Unix(e, 0).Before(l.now()) {
-		return errs.New(errs.Unauthenticated, "", "media url expired")
+	switch {
+	case strings.Contains(exp+sig, `\u0026`):
+		return unsigned(`has its & written as \u0026: copy the link from decoded JSON, or replace \u0026 by &`)
+	case exp == "" && sig == "":
+		return unsigned("is not signed: it needs the exp and sig parameters of the link the API gave")
+	case exp == "":
+		return unsigned("has no exp parameter: use the whole link the API gave")
+	case sig == "":
+		return unsigned("has no sig parameter: use the whole link the API gave")
+	case err != nil:
+		return unsigned("exp %q is not a unix time", exp)
+	case !hmac.Equal([]byte(sig), []byte(sign(e))):
+		return unsigned("signature does not match its path and exp: the link was changed or signed by another server")
+	case time.Unix(e, 0).Before(l.now()):
+		return unsigned("expired at %s: ask the API for a new link", time.Unix(e, 0).UTC().Format(time.RFC3339))
 	}
 	return nil
 }

@@ -223,7 +223,7 @@ func (s *server) downloadAnnotations(c *echo.Context) error {
 func writeDownload(w io.Writer, d annotate.Download) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	b := make([]byte, 0, 1024)
-	meta, err := json.Marshal(d.MetaData)
+	meta, err := marshalJSON(d.MetaData)
 	if err != nil {
 		return err
 	}
@@ -268,9 +268,9 @@ func writeDownload(w io.Writer, d annotate.Download) error {
 	return bw.Flush()
 }
 
-// appendString appends s as a JSON string, escaped as encoding/json does.
+// appendString appends s as a JSON string, escaped as the answers' encoder does.
 func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
+	q, _ := marshalJSON(s)
 	return append(b, q...)
 }
 

@@ -50,12 +50,15 @@ func toDetail(err error) (int, errorDetail) {
 	var e *errs.Error
 	var sc echo.HTTPStatusCoder
 	var mb *http.MaxBytesError
+	var slow *slowBodyError
 	switch {
 	case errors.As(err, &e):
 		return status[e.Code], errorDetail{Code: e.Code, Message: e.Message, Field: e.Field}
 	case errors.As(err, &mb):
 		return http.StatusRequestEntityTooLarge, errorDetail{Code: errs.TooLarge,
 			Message: "request body is larger than the " + humanBytes(mb.Limit) + " limit"}
+	case errors.As(err, &slow):
+		return http.StatusRequestTimeout, errorDetail{Code: errs.InvalidArgument, Message: slow.Error()}
 	case errors.As(err, &sc):
 		status := sc.StatusCode()
 		if code, ok := codeOfStatus[status]; ok {
@@ -82,6 +85,9 @@ func (s *server) handleError(c *echo.Context, err error) {
 	if code >= 500 {
 		s.Logger.Error("request failed", "path", c.Request().URL.Path, "error", err,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	}
+	if code == http.StatusRequestTimeout {
+		c.Response().Header().Set("Connection", "close")
 	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(code)

@@ -20,9 +20,12 @@ import (
 type form struct {
 	values map[string]string
 	files  []formFile
+	mem    int64                          // file bytes held in memory, at most formMemory
+	temp   func(string) (*os.File, error) // creates a temp file for a part that does not fit
 }
 
-// formFile is a file part: in memory when small, spilled to a temp file when not.
+// formFile is a file part: in memory while the form's memory lasts, in a
+// temp file beyond.
 type formFile struct {
 	field, name string
 	data        []byte
@@ -46,8 +49,11 @@ func (f *form) close() {
 }
 
 const (
-	partMemory = 32 << 20 // file parts up to this stay in memory
-	valueLimit = 1 << 20  // largest non-file field
+	// formMemory is how many bytes of its file parts one request keeps in
+	// memory, whatever their number: a frame or a small batch stays there,
+	// the parts past it go to temp files of the media store.
+	formMemory = 4 << 20
+	valueLimit = 1 << 20 // largest non-file field
 )
 
 // readForm reads a multipart/form-data body within the upload limit,
@@ -63,15 +69,20 @@ func (s *server) readForm(c *echo.Context, values, files map[string]bool) (*form
 	if err != nil {
 		return nil, errs.Invalid("", "multipart form: %v", err)
 	}
-	f := &form{values: map[string]string{}}
+	f := &form{values: map[string]string{}, temp: s.Lake.Store().CreateTemp}
 	for {
 		p, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			return f, nil
-		}
-		if err == nil {
+		switch {
+		case errors.Is(err, io.EOF):
+			// Reading the epilogue to the body's end also lifts the body's
+			// read deadline (see rateBody) while the upload is stored.
+			if _, err = io.Copy(io.Discard, r.Body); err == nil {
+				return f, nil
+			}
+			err = partError(err)
+		case err == nil:
 			err = f.readPart(p.FormName(), p, values, files)
-		} else {
+		default:
 			err = partError(err)
 		}
 		if err != nil {
@@ -105,23 +116,26 @@ func (f *form) readPart(field string, p *multipart.Part, values, files map[strin
 		f.values[field] = string(b)
 		return nil
 	}
-	ff, err := spool(p)
+	ff, err := f.spool(p)
 	ff.field, ff.name = field, name
 	f.files = append(f.files, ff)
 	return err
 }
 
-// spool keeps a part in memory up to partMemory bytes, in a temp file beyond.
-func spool(r io.Reader) (formFile, error) {
+// spool keeps a part in memory while the form's memory lasts, and writes it
+// to a temp file when it does not fit.
+func (f *form) spool(r io.Reader) (formFile, error) {
 	var buf bytes.Buffer
-	n, err := io.CopyN(&buf, r, partMemory+1)
+	room := formMemory - f.mem
+	n, err := io.CopyN(&buf, r, room+1)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return formFile{}, partError(err)
 	}
-	if n <= partMemory {
+	if n <= room {
+		f.mem += n
 		return formFile{data: buf.Bytes()}, nil
 	}
-	tmp, err := os.CreateTemp("", "framelake-upload-*")
+	tmp, err := f.temp("upload-*")
 	if err != nil {
 		return formFile{}, err
 	}
@@ -133,10 +147,12 @@ func spool(r io.Reader) (formFile, error) {
 	return ff, nil
 }
 
-// partError keeps an over-limit body a 413 and makes other read errors 400s.
+// partError keeps an over-limit body a 413, a slow one a 408, and makes
+// other read errors 400s.
 func partError(err error) error {
 	var mb *http.MaxBytesError
-	if errors.As(err, &mb) {
+	var slow *slowBodyError
+	if errors.As(err, &mb) || errors.As(err, &slow) {
 		return err
 	}
 	return errs.Invalid("", "multipart form: %v", err)

@@ -54,7 +54,10 @@ func New(d Deps, opt Options) http.Handler {
 		opt.MaxUploadBytes = 8 << 30
 	}
 	s := &server{Deps: d, opt: opt, fns: map[string]clientFn{}}
-	e := echo.NewWithConfig(echo.Config{Logger: d.Logger, HTTPErrorHandler: s.handleError})
+	e := echo.NewWithConfig(echo.Config{Logger: d.Logger, HTTPErrorHandler: s.handleError,
+		JSONSerializer: jsonSerializer{},
+		// HEAD answers every GET route as GET would, without the body.
+		Router: echo.NewRouter(echo.RouterConfig{AllowOverwritingRoute: true, AutoHandleHEAD: true})})
 	e.Use(middleware.RequestID())
 	e.Use(s.logRequests())
 	e.Use(middleware.Recover())

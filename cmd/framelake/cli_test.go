@@ -3,7 +3,9 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -354,5 +356,47 @@ func TestServeFindsDefaultModels(t *testing.T) {
 				t.Errorf("embeddings with the default model: %d %s, want %d", resp.StatusCode, body, wantStatus)
 			}
 		})
+	}
+}
+
+// TestServeLimitFlags: serve takes what a client may hold of it from flags
+// and the environment, and refuses a bad value naming the flag.
+func TestServeLimitFlags(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "lake")
+	out, err := exec.Command(bin, "serve", "--data", data, "--addr", freeAddr(t), "--body-min-rate", "64KiB").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--body-min-rate: bad rate") {
+		t.Errorf("a rate without a window: %v %s", err, out)
+	}
+	addr := freeAddr(t)
+	logPath := filepath.Join(t.TempDir(), "serve.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr, "--idle-timeout", "1s")
+	srv.Env = append(os.Environ(), "FRAMELAKE_MAX_CONNS=7")
+	srv.Stderr = logFile
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Process.Kill()
+	waitHealthy(t, "http://"+addr)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	_, err = io.Copy(io.Discard, c) // the answer, then the close at the idle timeout
+	if err != nil || time.Since(start) > 4*time.Second {
+		t.Errorf("keep-alive connection with --idle-timeout 1s: %v after %s", err, time.Since(start))
+	}
+	srv.Process.Signal(syscall.SIGTERM)
+	srv.Wait()
+	if log, _ := os.ReadFile(logPath); !strings.Contains(string(log), "max_conns=7") {
+		t.Errorf("FRAMELAKE_MAX_CONNS=7 not in the serving line:\n%s", log)
 	}
 }

@@ -28,6 +28,10 @@ func cmdServe(ctx context.Context, args []string) error {
 		"FRAMELAKE_MODELS_DIR; default: the first that holds them of DATA/models, REPO/build/models for REPO/bin/framelake, "+
 		"models beside the binary)")
 	pixels := maxPixelsFlag(fs)
+	headerTimeout := fs.String("header-timeout", envOr("FRAMELAKE_HEADER_TIMEOUT", "10s"), "longest time to send a request's headers")
+	idleTimeout := fs.String("idle-timeout", envOr("FRAMELAKE_IDLE_TIMEOUT", "60s"), "close keep-alive connections idle this long")
+	bodyRate := fs.String("body-min-rate", envOr("FRAMELAKE_BODY_MIN_RATE", "64KiB/30s"), "cut request bodies slower than this")
+	maxConns := fs.String("max-conns", envOr("FRAMELAKE_MAX_CONNS", "1024"), "most connections served at once")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -50,8 +54,12 @@ func cmdServe(ctx context.Context, args []string) error {
 		log.Warn("no system default models found; analysis without a model_name fails until `make models` builds them",
 			"searched", strings.Join(searched, ", "))
 	}
-	a, err := appliance.Open(ctx, appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
-		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels})
+	cfg := appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
+		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels}
+	if err := serverLimits(&cfg, *headerTimeout, *idleTimeout, *bodyRate, *maxConns); err != nil {
+		return err
+	}
+	a, err := appliance.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -172,6 +180,41 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("bad duration %q: use e.g. 30d or 12h", s)
 	}
 	return v, nil
+}
+
+// serverLimits sets what a client may hold of the server from serve's flags.
+func serverLimits(cfg *appliance.Config, header, idle, bodyRate, maxConns string) error {
+	var err error
+	if cfg.HeaderTimeout, err = time.ParseDuration(header); err != nil || cfg.HeaderTimeout <= 0 {
+		return fmt.Errorf("--header-timeout: bad duration %q: use e.g. 10s", header)
+	}
+	if cfg.IdleTimeout, err = time.ParseDuration(idle); err != nil || cfg.IdleTimeout <= 0 {
+		return fmt.Errorf("--idle-timeout: bad duration %q: use e.g. 60s", idle)
+	}
+	if cfg.BodyMinBytes, cfg.BodyTimeout, err = parseRate(bodyRate); err != nil {
+		return fmt.Errorf("--body-min-rate: %w", err)
+	}
+	if cfg.MaxConns, err = strconv.Atoi(maxConns); err != nil || cfg.MaxConns <= 0 {
+		return fmt.Errorf("--max-conns: want a positive number, got %q", maxConns)
+	}
+	return nil
+}
+
+// parseRate reads a minimum rate like 64KiB/30s: a size per duration.
+func parseRate(s string) (int64, time.Duration, error) {
+	size, per, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, 0, fmt.Errorf("bad rate %q: use e.g. 64KiB/30s", s)
+	}
+	n, err := parseBytes(size)
+	if err != nil {
+		return 0, 0, err
+	}
+	d, err := time.ParseDuration(per)
+	if err != nil || d <= 0 {
+		return 0, 0, fmt.Errorf("bad rate %q: use e.g. 64KiB/30s", s)
+	}
+	return n, d, nil
 }
 
 // parseBytes reads sizes like 512MiB, 8GiB, 100MB or a plain byte count.

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 
 	_ "modernc.org/sqlite"     // database/sql driver "sqlite"
@@ -71,6 +72,9 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if opt.MmapSize <= 0 {
 		opt.MmapSize = 256 << 20
 	}
+	if err := ownerOnly(path); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	w, err := sql.Open("sqlite", dsn(path, opt.MmapSize, false))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -98,6 +102,24 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	}
 	db.R = r
 	return db, nil
+}
+
+// ownerOnly creates the database file readable by its owner alone, as it
+// holds API key hashes, and narrows one a release before made 0644. SQLite
+// gives the -wal and -shm files the database file's mode; ones left by an
+// older release are narrowed too.
+func ownerOnly(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes both pools.

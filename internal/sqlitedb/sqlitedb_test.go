@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,4 +112,41 @@ func TestTxRollsBack(t *testing.T) {
 	if n != 0 {
 		t.Fatal("rolled-back row visible")
 	}
+}
+
+// TestOwnerOnly: the database holds key hashes, so it and its -wal and -shm
+// files are readable by their owner alone, also when an older release left
+// them 0644.
+func TestOwnerOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	check := func(when string) {
+		t.Helper()
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			if m := fi.Mode().Perm(); m != 0o600 {
+				t.Errorf("%s: %s is %o, want 600", when, filepath.Base(p), m)
+			}
+		}
+	}
+	db, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.Exec("CREATE TABLE k (h TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	check("new database")
+	db.Close()
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	check("database an older release made 0644")
 }
