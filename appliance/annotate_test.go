@@ -289,7 +289,7 @@ func TestUploadRulesLeaveNothing(t *testing.T) {
 		{"undecodable file", up.UploadID, box(``), []formPart{{"files", "f.jpg", img[:len(img)/2]}}, 400, "files", "not a decodable image"},
 		{"text file", up.UploadID, box(``), []formPart{{"files", "f.txt", []byte("hello")}}, 400, "files", "not a decodable image"},
 		{"empty file", up.UploadID, box(``), []formPart{{"files", "f.jpg", nil}}, 400, "files", "empty"},
-		{"past totalFileCount", full.UploadID, box(``), []formPart{frame}, 400, "files", "already has all 1 frames"},
+		{"past totalFileCount", full.UploadID, box(``), []formPart{frame}, 400, "files", "already has all 1 frame ("},
 		{"past totalFileCount with a new number", full.UploadID, map[string]string{"labels": "[]", "sequenceNo": "7"}, []formPart{frame}, 400, "files", "totalFileCount"},
 		{"unknown upload", "upl_nope", box(``), []formPart{frame}, 404, "", "not found"},
 		{"two files", up.UploadID, box(``), []formPart{frame, frame}, 400, "files", "exactly one"},
