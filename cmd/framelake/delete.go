@@ -107,14 +107,17 @@ func printDeleted(w io.Writer, what string, d *client.Deleted) error {
 	return nil
 }
 
-// countList is "1 files, 2 annotations" from the non-zero counts, in the
-// order and with the names of the JSON answer.
+// countList is "1 file, 2 annotations" from the non-zero counts, in the
+// order and with the names of the JSON answer (singular for one).
 func countList(c client.DeleteCounts) string {
 	v, t := reflect.ValueOf(c), reflect.TypeOf(c)
 	var parts []string
 	for i := range t.NumField() {
 		if n := v.Field(i).Int(); n != 0 {
 			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if n == 1 {
+				name = strings.TrimSuffix(name, "s")
+			}
 			parts = append(parts, fmt.Sprintf("%d %s", n, name))
 		}
 	}

@@ -64,7 +64,7 @@ func TestDeleteAndProjectsCommands(t *testing.T) {
 	}
 
 	out, err = run(t, append([]string{"delete", "file", res.Stored[0].UniqueName}, creds...)...)
-	if err != nil || !strings.Contains(out, "deleted file "+res.Stored[0].UniqueName+": removed 1 files, 1 memberships, 1 blobs") {
+	if err != nil || !strings.Contains(out, "deleted file "+res.Stored[0].UniqueName+": removed 1 file, 1 membership, 1 blob") {
 		t.Errorf("delete file: %v\n%s", err, out)
 	}
 
@@ -83,7 +83,7 @@ func TestDeleteAndProjectsCommands(t *testing.T) {
 		t.Errorf("read key deleted a project: %v\n%s", err, out)
 	}
 	out, err = run(t, append([]string{"delete", "project", pid}, creds...)...)
-	if err != nil || !strings.Contains(out, "removed 1 projects, 1 labels") {
+	if err != nil || !strings.Contains(out, "removed 1 project, 1 label") {
 		t.Errorf("delete project: %v\n%s", err, out)
 	}
 	out, err = run(t, append([]string{"delete", "project", pid}, creds...)...)
