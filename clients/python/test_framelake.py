@@ -341,7 +341,7 @@ class ClientTest(unittest.TestCase):
 
         kept = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:1], collection_name="py-emptied")["stored"]
         emptied = self.client.get_item_list_from_datalake("image_collection", query="name = py-emptied")[0]["id"]
-        self.assertEqual(self.client.delete_collection(emptied)["removed"]["files"], 0)
+        self.assertEqual(self.client.delete_collection(emptied)["removed"].get("files", 0), 0)
         self.assertEqual(self.client.get_file_details(kept[0]["uniqueName"])["uniqueName"], kept[0]["uniqueName"])
 
     def test_delete_dataset_and_version(self):
