@@ -58,6 +58,8 @@ type compiled struct {
 	drive *driver
 	// byName: a conjunct pins the name, so a page must not walk the sort index.
 	byName bool
+	// bare: files of a type and nothing else, which file's sort indexes hold.
+	bare bool
 }
 
 // compile turns sel into SQL over file f or collection c alone, for callers
@@ -135,6 +137,7 @@ func (l *Lake) plan(ctx context.Context, sel Selection, shape query.Shape, sortF
 	if len(conds) > 0 {
 		c.where = strings.Join(conds, " AND ")
 	}
+	c.bare = c.target == query.Files && c.where == typeTerm
 	return c, nil
 }
 

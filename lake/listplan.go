@@ -172,6 +172,11 @@ func pageSQL(c compiled, s Sort, idx, size int) (string, []any, error) {
 		// file index file_type_name finds (97 ms against 0.3 ms at 100,000 files).
 		order = "+" + order
 		fallthrough
+	case c.drive == nil && c.bare && idx > 0:
+		// The sort indexes hold type, key and seq: skipping OFFSET rows in a
+		// subquery reads nothing else, where the plain form seeks each row.
+		return `SELECT ` + cols + ` FROM file f WHERE f.seq IN (SELECT f.seq FROM file f WHERE ` + c.where +
+			` ORDER BY ` + order + limit + `) ORDER BY ` + order, c.args, nil
 	case c.drive == nil:
 		return `SELECT ` + cols + ` FROM ` + c.from + ` WHERE ` + c.where + ` ORDER BY ` + order + limit, c.args, nil
 	}

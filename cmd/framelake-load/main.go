@@ -6,6 +6,7 @@
 //
 //	framelake-load lake --data .bench/lake-100k      # build the 100,000-file lake once
 //	framelake-load run --url http://127.0.0.1:8080 --key K --secret S --clients 16,64 --duration 60s
+//	framelake-load shapes --url http://127.0.0.1:8080 --url http://127.0.0.1:8081 --key K --secret S
 package main
 
 import (
@@ -35,15 +36,17 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: framelake-load lake|run [flags]")
+		return errors.New("usage: framelake-load lake|run|shapes [flags]")
 	}
 	switch args[0] {
 	case "lake":
 		return cmdLake(ctx, args[1:])
 	case "run":
 		return cmdRun(ctx, args[1:])
+	case "shapes":
+		return cmdShapes(ctx, args[1:])
 	}
-	return fmt.Errorf("unknown command %q: use lake or run", args[0])
+	return fmt.Errorf("unknown command %q: use lake, run or shapes", args[0])
 }
 
 // cmdLake builds the generated lake the load runs against and creates a

@@ -43,12 +43,12 @@ CREATE TABLE file_meta (
     file_seq   INTEGER NOT NULL REFERENCES file (seq) ON DELETE CASCADE,
     key        TEXT    NOT NULL,
     value      ANY     NOT NULL,
-    type       TEXT    NOT NULL,     -- the file's type and
+    type       TEXT    NOT NULL,     -- the file's type (listings are of one) and
     updated_at INTEGER NOT NULL,     -- date_modified, the default sort
     PRIMARY KEY (file_seq, key)
 ) STRICT, WITHOUT ROWID;
 
-CREATE INDEX file_meta_value ON file_meta (key, value, updated_at, file_seq, type);
+CREATE INDEX file_meta_value ON file_meta (key, value, type, updated_at, file_seq);
 
 -- The rows file_meta holds for each file.
 CREATE VIEW file_meta_rows AS
