@@ -29,8 +29,18 @@ type load struct {
 	colls   []string // collection ids, camera i at i
 	urls    []string
 	jpegs   [][]byte
+	maxPage int // 0: pages anywhere in a selection; else below maxPage only
 	mu      sync.Mutex
 	uploads int
+}
+
+// page picks a page of a selection of n files.
+func (l *load) page(r *rand.Rand, n int) int {
+	pages := n / pageSize
+	if l.maxPage > 0 {
+		pages = min(pages, l.maxPage)
+	}
+	return r.IntN(pages)
 }
 
 func newLoad(ctx context.Context, url, key, secret string, cameras int) (*load, error) {
@@ -88,7 +98,7 @@ type op struct {
 
 var ops = []op{
 	{"list", 15, func(ctx context.Context, l *load, r *rand.Rand) error {
-		_, err := l.c.GetItemListFromDatalake(ctx, client.ItemQuery{PageIndex: r.IntN(l.files / pageSize)})
+		_, err := l.c.GetItemListFromDatalake(ctx, client.ItemQuery{PageIndex: l.page(r, l.files)})
 		return err
 	}},
 	{"list name=", 8, func(ctx context.Context, l *load, r *rand.Rand) error {
@@ -105,10 +115,10 @@ var ops = []op{
 	}},
 	{"list collection=", 8, func(ctx context.Context, l *load, r *rand.Rand) error {
 		q := "collection = " + benchlake.Camera(r.IntN(l.cameras))
-		return l.listFull(ctx, client.ItemQuery{Query: q, PageIndex: r.IntN(l.perCam / pageSize)})
+		return l.listFull(ctx, client.ItemQuery{Query: q, PageIndex: l.page(r, l.perCam)})
 	}},
 	{"collection files", 7, func(ctx context.Context, l *load, r *rand.Rand) error {
-		page := r.IntN(l.perCam / pageSize)
+		page := l.page(r, l.perCam)
 		got, err := l.c.GetItemListFromCollection(ctx, l.colls[r.IntN(len(l.colls))], client.ItemQuery{PageIndex: page})
 		if err == nil && len(got) != pageSize {
 			err = fmt.Errorf("collection page %d listed %d files, want %d", page, len(got), pageSize)
@@ -117,7 +127,7 @@ var ops = []op{
 	}},
 	{"list metadata=", 8, func(ctx context.Context, l *load, r *rand.Rand) error {
 		q := "metadata.camera = " + benchlake.Camera(r.IntN(l.cameras))
-		return l.listFull(ctx, client.ItemQuery{Query: q, PageIndex: r.IntN(l.perCam / pageSize)})
+		return l.listFull(ctx, client.ItemQuery{Query: q, PageIndex: l.page(r, l.perCam)})
 	}},
 	{"count collection=", 4, func(ctx context.Context, l *load, r *rand.Rand) error {
 		return l.countAtLeast(ctx, "collection = "+benchlake.Camera(r.IntN(l.cameras)), l.perCam)

@@ -87,6 +87,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	duration := fs.Duration("duration", 60*time.Second, "length of each phase")
 	cameras := fs.Int("cameras", 8, "cameras of the lake (as given to lake)")
 	seed := fs.Uint64("seed", 1, "seed of the operation mix")
+	maxPage := fs.Int("max-page", 0, "list only pages below this (0: any page, as a grid that jumps anywhere)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -105,6 +106,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	l.maxPage = *maxPage
 	for _, n := range phases {
 		res := l.phase(ctx, n, *duration, *seed)
 		res.print(os.Stdout, fmt.Sprintf("%s, %d clients, %s", *url, n, *duration))

@@ -69,6 +69,8 @@ func shapes(files int) []shape {
 		listShape("list metadata= page 50", client.ItemQuery{Query: "metadata.camera = cam-c", PageIndex: 50}),
 		listShape(fmt.Sprintf("list metadata= page %d", last), client.ItemQuery{Query: "metadata.camera = cam-c", PageIndex: last}),
 		countShape("count metadata=", "metadata.camera = cam-c"),
+		listShape("list page 0", client.ItemQuery{}),
+		listShape(fmt.Sprintf("list page %d", files/pageSize-1), client.ItemQuery{PageIndex: files/pageSize - 1}),
 		{"file details", func(ctx context.Context, c *client.Client, _ []string) error {
 			_, err := c.GetFileDetails(ctx, benchlake.UniqueName(files/2), nil)
 			return err
