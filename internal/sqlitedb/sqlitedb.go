@@ -37,7 +37,7 @@ type DB struct {
 // Options tune Open; the zero value is the production default.
 type Options struct {
 	Readers int // size of the reader pool; default max(4, 2*GOMAXPROCS)
-	Points  int // size of the point-lookup pool; default max(2, GOMAXPROCS)
+	Points  int // size of the point-lookup pool; default max(4, 2*GOMAXPROCS), as Readers
 	// MmapSize is how much of the file is memory-mapped for reads; default
 	// 256 MiB. Mapped pages count in the process's RSS, so the window is a
 	// memory budget: reads past it go through SQLite's page cache.
@@ -76,7 +76,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		opt.Readers = max(4, 2*runtime.GOMAXPROCS(0))
 	}
 	if opt.Points <= 0 {
-		opt.Points = max(2, runtime.GOMAXPROCS(0))
+		opt.Points = max(4, 2*runtime.GOMAXPROCS(0))
 	}
 	if opt.MmapSize <= 0 {
 		opt.MmapSize = 256 << 20
