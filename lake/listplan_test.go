@@ -131,6 +131,14 @@ func TestSetDrivenListingsMatchEveryFile(t *testing.T) {
 		}
 	}
 	check("after upload")
+	if cs, err := l.ListCollections(ctx, lake.Selection{ItemType: "image_collection", Query: "name = north"}, 1, 1,
+		lake.Sort{}); err != nil || len(cs) != 0 {
+		t.Errorf("collections named north, page 1: %v %v", cs, err)
+	}
+	if cs, err := l.ListCollections(ctx, lake.Selection{ItemType: "image_collection", Query: "name = north"}, 0, 1,
+		lake.Sort{}); err != nil || len(cs) != 1 || cs[0].Name != "north" {
+		t.Errorf("collections named north: %v %v", cs, err)
+	}
 	for _, n := range []string{"f03.jpg", "f30.jpg", "f11.jpg"} {
 		fs, err := l.ListFiles(ctx, lake.Selection{Query: fmt.Sprintf("name = %q", n)}, 0, 1, lake.Sort{})
 		if err != nil || len(fs) != 1 {
