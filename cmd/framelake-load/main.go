@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -28,30 +29,30 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "framelake-load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: framelake-load lake|run|shapes [flags]")
 	}
 	switch args[0] {
 	case "lake":
-		return cmdLake(ctx, args[1:])
+		return cmdLake(ctx, args[1:], out)
 	case "run":
-		return cmdRun(ctx, args[1:])
+		return cmdRun(ctx, args[1:], out)
 	case "shapes":
-		return cmdShapes(ctx, args[1:])
+		return cmdShapes(ctx, args[1:], out)
 	}
 	return fmt.Errorf("unknown command %q: use lake, run or shapes", args[0])
 }
 
 // cmdLake builds the generated lake the load runs against and creates a
 // write key for it, printed as JSON.
-func cmdLake(ctx context.Context, args []string) error {
+func cmdLake(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("lake", flag.ContinueOnError)
 	data := fs.String("data", ".bench/lake-100k", "data folder to build (kept when already complete)")
 	files := fs.Int("files", 100_000, "files in the lake")
@@ -74,11 +75,11 @@ func cmdLake(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("{\"key\":%q,\"secret\":%q}\n", k.Key, secret)
+	fmt.Fprintf(out, "{\"key\":%q,\"secret\":%q}\n", k.Key, secret)
 	return nil
 }
 
-func cmdRun(ctx context.Context, args []string) error {
+func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	url := fs.String("url", os.Getenv("FRAMELAKE_URL"), "server (env FRAMELAKE_URL)")
 	key := fs.String("key", os.Getenv("FRAMELAKE_KEY"), "write key (env FRAMELAKE_KEY)")
@@ -109,7 +110,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	l.maxPage = *maxPage
 	for _, n := range phases {
 		res := l.phase(ctx, n, *duration, *seed)
-		res.print(os.Stdout, fmt.Sprintf("%s, %d clients, %s", *url, n, *duration))
+		res.print(out, fmt.Sprintf("%s, %d clients, %s", *url, n, *duration))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

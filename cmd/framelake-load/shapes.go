@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -80,7 +81,7 @@ func shapes(files int) []shape {
 
 // cmdShapes times each shape on each server, interleaved in a fresh random
 // order every round, and prints each one's median per server.
-func cmdShapes(ctx context.Context, args []string) error {
+func cmdShapes(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("shapes", flag.ContinueOnError)
 	var servers urls
 	fs.Var(&servers, "url", "server to time; repeat to compare builds side by side")
@@ -119,7 +120,7 @@ func cmdShapes(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "median ms of %d\t%s\t\n", *rounds, strings.Join(servers, "\t"))
 	for si, s := range ss {
 		row := []string{s.name}
