@@ -100,7 +100,7 @@ func (l *Lake) plan(ctx context.Context, sel Selection, shape query.Shape, sortF
 			break
 		}
 		conds, c.args = append(conds, typeTerm), append(c.args, defaultStr(t, "image"))
-	case IsCollectionType(t):
+	case t == "image_collection" || t == "video_collection" || t == "other_collection":
 		if sel.CollectionID != "" {
 			return c, errs.Invalid("item_type", "item_type %s lists collections, not the files of one", t)
 		}
