@@ -174,8 +174,8 @@ func pageSQL(c compiled, s Sort, idx, size int) (string, []any, error) {
 	switch {
 	case c.drive == nil && c.bare && idx > 0:
 		// The sort indexes hold type, key and seq: skipping OFFSET rows in a
-		// subquery reads nothing else, where the plain form seeks each row
-		// (102 against 18 ms for the last page of 100,000 files).
+		// subquery reads nothing else (the last page of 100,000 files in 10
+		// against 14 ms at best, 33 against 56 ms median on a loaded machine).
 		return `SELECT ` + cols + ` FROM file f WHERE f.seq IN (SELECT f.seq FROM file f WHERE ` + c.where +
 			` ORDER BY ` + order + limit + `) ORDER BY ` + order, c.args, nil
 	case c.drive == nil:
