@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
+	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/internal/testmedia"
 	"github.com/framelake/framelake/lake"
 )
@@ -212,5 +216,54 @@ func TestListingPlans(t *testing.T) {
 		if strings.Contains(text, "SCAN f") {
 			t.Errorf("%s: plan scans the file table:\n%s", s.name, text)
 		}
+	}
+}
+
+// TestMigrationCopiesExistingRows upgrades a lake made before migration 002:
+// collection members get their files' sort keys and every file's scalar
+// metadata lands in file_meta, so old lakes list and count as new ones do.
+func TestMigrationCopiesExistingRows(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlitedb.Open(ctx, filepath.Join(t.TempDir(), "framelake.db"), sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	first, err := fs.ReadFile(lake.Migrations, "001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, "lake", fstest.MapFS{"001_init.sql": {Data: first}}); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 257)
+	if _, err := db.W.Exec(`INSERT INTO file (seq, id, unique_name, name, type, blob, ext, mime, size, metadata, created_at, updated_at)
+		VALUES (1, 'f1', 'u1', 'a.jpg', 'image', 'b', 'jpg', 'image/jpeg', 10, json_object('cam', 'a', 'iso', 100, 'ok', json('true'), 'long', ?, 'o', json('{"k":1}')), 5, 7);
+		INSERT INTO collection (seq, id, name, type, created_at, updated_at) VALUES (1, 'c1', 'north', 'image_collection', 0, 0);
+		INSERT INTO collection_file (collection_seq, file_seq, added_at) VALUES (1, 1, 0)`, long); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, "lake", lake.Migrations); err != nil {
+		t.Fatal(err)
+	}
+	var typ, name string
+	var updated, created, size int64
+	if err := db.R.QueryRow(`SELECT type, updated_at, created_at, name, size FROM collection_file`).Scan(&typ, &updated, &created, &name, &size); err != nil ||
+		typ != "image" || updated != 7 || created != 5 || name != "a.jpg" || size != 10 {
+		t.Errorf("member keys: %s %d %d %s %d %v", typ, updated, created, name, size, err)
+	}
+	rows, err := db.R.Query(`SELECT key || '=' || value || ':' || typeof(value) FROM file_meta ORDER BY key`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		got = append(got, s)
+	}
+	rows.Close()
+	if want := []string{"cam=a:text", "iso=100:integer", "ok=1:integer"}; !slices.Equal(got, want) {
+		t.Errorf("file_meta %v, want %v", got, want)
 	}
 }
