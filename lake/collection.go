@@ -26,7 +26,7 @@ func scanCollection(s scanner) (Collection, error) {
 }
 
 func (l *Lake) collectionWhere(ctx context.Context, where string, arg any) (Collection, error) {
-	c, err := scanCollection(l.db.R.QueryRowContext(ctx,
+	c, err := scanCollection(l.db.Point.QueryRowContext(ctx,
 		`SELECT `+collectionColumns+` FROM collection c WHERE `+where, arg))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Collection{}, errs.NotFoundf("collection %q not found", arg)

@@ -141,7 +141,7 @@ func (l *Lake) CollectionDetails(ctx context.Context, id string, fields map[stri
 }
 
 func (l *Lake) tagNames(ctx context.Context, q string, seq int64) ([]string, error) {
-	rows, err := l.db.R.QueryContext(ctx, q, seq)
+	rows, err := l.db.Point.QueryContext(ctx, q, seq)
 	if err != nil {
 		return nil, err
 	}

@@ -178,7 +178,7 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 		return nil, err
 	}
 	l := &Lake{db: db, store: store, opt: opt, log: opt.Logger, now: time.Now}
-	if l.fileByName, err = db.R.PrepareContext(ctx, `SELECT `+fileColumns+` FROM file f WHERE f.unique_name = ?`); err != nil {
+	if l.fileByName, err = db.Point.PrepareContext(ctx, `SELECT `+fileColumns+` FROM file f WHERE f.unique_name = ?`); err != nil {
 		return nil, fmt.Errorf("lake: prepare: %w", err)
 	}
 	l.ffprobe = opt.FFprobe

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -54,14 +53,35 @@ type compiled struct {
 	from   string // "file f" or "collection c"
 	where  string
 	args   []any
+	// drive, when set, is the set the files are listed from; where and args
+	// are then the conditions on f beyond it ("1" for none).
+	drive *driver
+	// byName: a conjunct pins the name, so a page must not walk the sort index.
+	byName bool
+	// bare: files of a type and nothing else, which file's sort indexes hold.
+	bare bool
 }
 
+// compile turns sel into SQL over file f or collection c alone, for callers
+// that put it into their own statements.
 func (l *Lake) compile(ctx context.Context, sel Selection, shape query.Shape) (compiled, error) {
+	return l.plan(ctx, sel, shape, "", false)
+}
+
+// plan compiles sel and, when drive is set and a set can serve sortField (""
+// for a count), lets that set drive the listing (see driver).
+func (l *Lake) plan(ctx context.Context, sel Selection, shape query.Shape, sortField string, drive bool) (compiled, error) {
 	c := compiled{target: query.Files, from: "file f"}
 	e, err := query.Parse(sel.Query)
 	if err != nil {
 		return c, err
 	}
+	if drive && !IsCollectionType(sel.ItemType) {
+		if c.drive, e, err = l.driverOf(ctx, sel, e, sortField); err != nil {
+			return c, err
+		}
+	}
+	c.byName = nameEquality(conjuncts(e))
 	// A count whose query requires membership (a label, a tag, a collection)
 	// is fastest driven from that set with a lookup per member; the unary +
 	// keeps SQLite from driving it from the type index instead (157 ms against
@@ -74,6 +94,11 @@ func (l *Lake) compile(ctx context.Context, sel Selection, shape query.Shape) (c
 	switch t := sel.ItemType; {
 	case t == "" && sel.CollectionID != "":
 	case t == "" || t == "image" || t == "video" || t == "other":
+		if c.drive != nil {
+			c.drive.where += " AND d.type = ?"
+			c.drive.args = append(c.drive.args, defaultStr(t, "image"))
+			break
+		}
 		conds, c.args = append(conds, typeTerm), append(c.args, defaultStr(t, "image"))
 	case t == "image_collection" || t == "video_collection" || t == "other_collection":
 		if sel.CollectionID != "" {
@@ -84,7 +109,7 @@ func (l *Lake) compile(ctx context.Context, sel Selection, shape query.Shape) (c
 	default:
 		return c, errs.Invalid("item_type", "item_type %q is not one of %s", t, strings.Join(ItemTypes, ", "))
 	}
-	if sel.CollectionID != "" {
+	if sel.CollectionID != "" && c.drive == nil {
 		coll, err := l.Collection(ctx, sel.CollectionID)
 		if err != nil {
 			return c, err
@@ -112,6 +137,7 @@ func (l *Lake) compile(ctx context.Context, sel Selection, shape query.Shape) (c
 	if len(conds) > 0 {
 		c.where = strings.Join(conds, " AND ")
 	}
+	c.bare = c.target == query.Files && c.where == typeTerm
 	return c, nil
 }
 
@@ -285,7 +311,7 @@ func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int,
 		return err
 	}
 	run := func(ctx context.Context, shape query.Shape) error {
-		c, err := l.compile(ctx, sel, shape)
+		c, err := l.plan(ctx, sel, shape, defaultStr(sort.Field, "date_modified"), target == query.Files)
 		if err != nil {
 			return err
 		}
@@ -295,19 +321,11 @@ func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int,
 			}
 			return errs.Invalid("item_type", "item_type %q lists files, not collections", sel.ItemType)
 		}
-		order, err := orderBy(sort, c.target)
+		q, args, err := pageSQL(c, sort, idx, size)
 		if err != nil {
 			return err
 		}
-		cols := fileColumns
-		if target == query.Collections {
-			cols = collectionColumns
-		}
-		// LIMIT and OFFSET are checked integers written into the SQL: bound as
-		// parameters, SQLite plans with their values and so prepares the
-		// statement twice, which doubled the time of a 1M-file page.
-		rows, err := l.db.R.QueryContext(ctx, `SELECT `+cols+` FROM `+c.from+` WHERE `+c.where+
-			` ORDER BY `+order+` LIMIT `+strconv.Itoa(size)+` OFFSET `+strconv.Itoa(idx*size), c.args...)
+		rows, err := l.db.R.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -334,12 +352,12 @@ func IsCollectionType(itemType string) bool { return strings.HasSuffix(itemType,
 
 // Count returns how many items sel selects.
 func (l *Lake) Count(ctx context.Context, sel Selection) (int, error) {
-	c, err := l.compile(ctx, sel, query.Count)
+	c, err := l.plan(ctx, sel, query.Count, "", true)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	err = l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM `+c.from+` WHERE `+c.where, c.args...).Scan(&n)
+	err = l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM `+c.source()+` WHERE `+c.fullWhere(), c.allArgs()...).Scan(&n)
 	return n, err
 }
 

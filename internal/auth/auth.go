@@ -112,7 +112,7 @@ func (k *Keys) Verify(ctx context.Context, key, secret string) (Key, error) {
 		return Key{}, errs.New(errs.Unauthenticated, "", "api key and secret required: headers key and secret, or HTTP Basic")
 	}
 	var stored string
-	kk, err := k.scan(k.db.R.QueryRowContext(ctx, `SELECT `+keyColumns+`, secret_hash FROM api_key WHERE key = ?`, key), &stored)
+	kk, err := k.scan(k.db.Point.QueryRowContext(ctx, `SELECT `+keyColumns+`, secret_hash FROM api_key WHERE key = ?`, key), &stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Key{}, bad
 	}

@@ -18,7 +18,22 @@ import (
 // Spec sizes a generated lake.
 type Spec struct {
 	Files, Boxes, Labels, Collections int
+	// Cameras > 0 gives file i the metadata {"camera": "cam-<letter>"} of
+	// camera i%Cameras and makes the collections one per camera, named like
+	// their camera (Collections is then ignored): the shapes the load test
+	// lists and counts.
+	Cameras int
+	// Media stores real JPEGs (a few, shared by the files) so media fetches
+	// and uploads of the same bytes work against the generated rows.
+	Media bool
 }
+
+// Camera is the name of camera i, also the name of its collection.
+func Camera(i int) string { return fmt.Sprintf("cam-%c", 'a'+i) }
+
+// FileName is the name of generated file i; UniqueName is its unique name.
+func FileName(i int) string   { return fmt.Sprintf("img-%07d.jpg", i) }
+func UniqueName(i int) string { return fmt.Sprintf("bench-img-%07d-x", i) }
 
 // Labels are the generated label names: "dog" first, then label01, label02, ...
 func Labels(n int) []string {
@@ -45,10 +60,19 @@ func Ensure(ctx context.Context, dir string, s Spec) error {
 	r := rand.New(rand.NewPCG(1, 2))
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	span := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli() - start
-	if err := insertCollections(ctx, db.W, s.Collections, start); err != nil {
+	if s.Cameras > 0 {
+		s.Collections = s.Cameras
+	}
+	if err := insertCollections(ctx, db.W, s, start); err != nil {
 		return err
 	}
-	if err := insertFiles(ctx, db.W, r, s, start, span); err != nil {
+	blobs := []string{}
+	if s.Media {
+		if blobs, err = writeMedia(filepath.Join(dir, "media")); err != nil {
+			return err
+		}
+	}
+	if err := insertFiles(ctx, db.W, r, s, blobs, start, span); err != nil {
 		return err
 	}
 	if err := insertBoxes(ctx, db.W, r, s, start, span); err != nil {
@@ -85,23 +109,34 @@ func batched(ctx context.Context, db *sql.DB, n int, q string, fn func(i int, st
 	return nil
 }
 
-func insertCollections(ctx context.Context, db *sql.DB, n int, start int64) error {
-	return batched(ctx, db, n, `INSERT INTO collection (seq, id, name, type, created_at, updated_at)
+func insertCollections(ctx context.Context, db *sql.DB, s Spec, start int64) error {
+	return batched(ctx, db, s.Collections, `INSERT INTO collection (seq, id, name, type, created_at, updated_at)
 		VALUES (?, ?, ?, 'image_collection', ?, ?)`, func(i int, st *sql.Stmt) error {
-		_, err := st.ExecContext(ctx, i+1, fmt.Sprintf("col_%010d", i), fmt.Sprintf("collection-%05d", i), start, start)
+		name := fmt.Sprintf("collection-%05d", i)
+		if s.Cameras > 0 {
+			name = Camera(i)
+		}
+		_, err := st.ExecContext(ctx, i+1, fmt.Sprintf("col_%010d", i), name, start, start)
 		return err
 	})
 }
 
-func insertFiles(ctx context.Context, db *sql.DB, r *rand.Rand, s Spec, start, span int64) error {
+func insertFiles(ctx context.Context, db *sql.DB, r *rand.Rand, s Spec, blobs []string, start, span int64) error {
 	err := batched(ctx, db, s.Files, `INSERT INTO file (seq, id, unique_name, name, type, blob, ext, mime, size,
 		format, width, height, frame_count, metadata, created_at, updated_at)
-		VALUES (?, ?, ?, ?, 'image', ?, 'jpg', 'image/jpeg', ?, 'jpeg', 640, 480, 1, '{}', ?, ?)`,
+		VALUES (?, ?, ?, ?, 'image', ?, 'jpg', 'image/jpeg', ?, 'jpeg', 640, 480, 1, ?, ?, ?)`,
 		func(i int, st *sql.Stmt) error {
 			created := start + r.Int64N(span)
 			updated := created + r.Int64N(30*24*3600*1000)
-			_, err := st.ExecContext(ctx, i+1, fmt.Sprintf("fil_%012d", i), fmt.Sprintf("bench-img-%07d-x", i),
-				fmt.Sprintf("img-%07d.jpg", i), fmt.Sprintf("%064x", i), 20000+r.IntN(80000), created, updated)
+			blob, meta := fmt.Sprintf("%064x", i), "{}"
+			if len(blobs) > 0 {
+				blob = blobs[i%len(blobs)]
+			}
+			if s.Cameras > 0 {
+				meta = fmt.Sprintf(`{"camera":%q,"shot":%d}`, Camera(i%s.Cameras), i)
+			}
+			_, err := st.ExecContext(ctx, i+1, fmt.Sprintf("fil_%012d", i), UniqueName(i),
+				FileName(i), blob, 20000+r.IntN(80000), meta, created, updated)
 			return err
 		})
 	if err != nil {

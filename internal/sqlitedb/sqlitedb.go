@@ -1,7 +1,8 @@
 // Package sqlitedb opens framelake's SQLite database: the modernc driver with
 // sqlite-vec loaded, pragmas in the DSN so every pooled connection gets them,
 // one writer connection (SQLite allows one writer; a Go-side single connection
-// turns lock contention into queueing) and a read-only pool for readers.
+// turns lock contention into queueing), a read-only pool for readers and a
+// small read-only pool for point lookups.
 //
 // Each domain package owns its tables and embeds its own numbered migrations
 // (migrations/001_init.sql, ...); Migrate applies them in one transaction each
@@ -22,16 +23,22 @@ import (
 )
 
 // DB is a framelake database: W for writes (one connection), R for reads.
+// Point is for reads of a row or a few by a unique key (an API key, a file
+// by its unique name): database/sql hands out connections first come, first
+// served, so on R such a lookup waited for whole listings ahead of it (file
+// details at 0.29 ms alone took 350 ms at 64 clients); Point never holds one.
 type DB struct {
-	W    *sql.DB
-	R    *sql.DB
-	Path string
-	Vec  string // sqlite-vec version, checked at open
+	W     *sql.DB
+	R     *sql.DB
+	Point *sql.DB
+	Path  string
+	Vec   string // sqlite-vec version, checked at open
 }
 
 // Options tune Open; the zero value is the production default.
 type Options struct {
 	Readers int // size of the reader pool; default max(4, 2*GOMAXPROCS)
+	Points  int // size of the point-lookup pool; default max(4, 2*GOMAXPROCS), as Readers
 	// MmapSize is how much of the file is memory-mapped for reads; default
 	// 256 MiB. Mapped pages count in the process's RSS, so the window is a
 	// memory budget: reads past it go through SQLite's page cache.
@@ -69,6 +76,9 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if opt.Readers <= 0 {
 		opt.Readers = max(4, 2*runtime.GOMAXPROCS(0))
 	}
+	if opt.Points <= 0 {
+		opt.Points = max(4, 2*runtime.GOMAXPROCS(0))
+	}
 	if opt.MmapSize <= 0 {
 		opt.MmapSize = 256 << 20
 	}
@@ -88,19 +98,15 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open %s: sqlite-vec not available: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", dsn(path, opt.MmapSize, true))
-	if err != nil {
+	if db.R, err = readers(ctx, path, opt.MmapSize, opt.Readers); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
-	r.SetMaxOpenConns(opt.Readers)
-	r.SetMaxIdleConns(opt.Readers)
-	if err := r.PingContext(ctx); err != nil {
+	if db.Point, err = readers(ctx, path, opt.MmapSize, opt.Points); err != nil {
 		w.Close()
-		r.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		db.R.Close()
+		return nil, err
 	}
-	db.R = r
 	return db, nil
 }
 
@@ -122,9 +128,23 @@ func ownerOnly(path string) error {
 	return nil
 }
 
-// Close closes both pools.
+func readers(ctx context.Context, path string, mmap int64, n int) (*sql.DB, error) {
+	r, err := sql.Open("sqlite", dsn(path, mmap, true))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	if err := r.PingContext(ctx); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Close closes the pools.
 func (db *DB) Close() error {
-	return errors.Join(db.R.Close(), db.W.Close())
+	return errors.Join(db.Point.Close(), db.R.Close(), db.W.Close())
 }
 
 // Tx runs fn in a write transaction, committing when it returns nil.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 func open(t *testing.T) *DB {
@@ -26,7 +27,7 @@ func TestOpenPragmasAndVec(t *testing.T) {
 	if !strings.HasPrefix(db.Vec, "v0.1.") {
 		t.Fatalf("vec_version = %q", db.Vec)
 	}
-	for _, pool := range []*sql.DB{db.W, db.R} {
+	for _, pool := range []*sql.DB{db.W, db.R, db.Point} {
 		var mode string
 		var fk, busy, sync int
 		var mmap int64
@@ -149,4 +150,32 @@ func TestOwnerOnly(t *testing.T) {
 	}
 	defer db.Close()
 	check("database an older release made 0644")
+}
+
+// A point lookup must not wait for a reader: with every connection of R
+// held by long reads, Point still answers (and refuses writes like R).
+func TestPointLookupsDoNotQueueBehindReaders(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"), Options{Readers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.W.Exec(`CREATE TABLE k (id TEXT PRIMARY KEY); INSERT INTO k VALUES ('a')`); err != nil {
+		t.Fatal(err)
+	}
+	held, err := db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Rollback()
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var id string
+	if err := db.Point.QueryRowContext(short, `SELECT id FROM k WHERE id = 'a'`).Scan(&id); err != nil || id != "a" {
+		t.Fatalf("point lookup with R busy: %q, %v", id, err)
+	}
+	if _, err := db.Point.ExecContext(ctx, `INSERT INTO k VALUES ('b')`); err == nil {
+		t.Fatal("the point pool wrote")
+	}
 }

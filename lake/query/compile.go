@@ -2,6 +2,7 @@ package query
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/framelake/framelake/errs"
 )
@@ -150,7 +151,13 @@ func (c *compiler) leaf(f Field, op Op, vs []Value) (string, bool, error) {
 	}
 	var s string
 	var nullable bool
-	if sp.kind == fMember {
+	if sp.kind == fMeta && c.opt.Target == Files && (positive == Eq || positive == opIn) && MetaIndexed(vs...) {
+		// The same test on file_meta, the index of top-level scalars.
+		pred := "q_m.key = " + c.bind(f.Key) + " AND "
+		sp = spec{kind: fMember, col: "q_m.value", from: "file_meta q_m", key: "q_m.file_seq", numbers: true}
+		s, _, err = c.predicate(f, sp, positive, vs, false)
+		s = c.membership(sp, pred+s)
+	} else if sp.kind == fMember {
 		s, _, err = c.predicate(f, sp, positive, vs, false)
 		s = c.membership(sp, s)
 	} else {
@@ -172,6 +179,32 @@ func (c *compiler) membership(sp spec, pred string) string {
 		return c.outer + ".seq IN (SELECT " + sp.key + " FROM " + sp.from + " WHERE " + pred + ")"
 	}
 	return "EXISTS (SELECT 1 FROM " + sp.from + " WHERE " + sp.key + " = " + c.outer + ".seq AND " + pred + ")"
+}
+
+// MetaIndexed reports whether equality of a metadata key with each of vs can
+// be answered from table file_meta, which holds numbers, booleans and text up
+// to 256 characters. Longer text and text that is JSON of an object or array
+// (what json_extract returns for one) are compared on the JSON itself.
+func MetaIndexed(vs ...Value) bool {
+	for _, v := range vs {
+		if v.Number {
+			continue
+		}
+		t := strings.TrimSpace(v.Text)
+		if utf8.RuneCountInString(v.Text) > 256 || strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+			return false
+		}
+	}
+	return true
+}
+
+// MetaLiteral is the value v compares as with a metadata key: a number when
+// written as one, else its text.
+func MetaLiteral(f Field, v Value) (any, error) {
+	if v.Number {
+		return number(f, v)
+	}
+	return v.Text, nil
 }
 
 func checkOp(f Field, sp spec, op Op) error {
@@ -259,7 +292,7 @@ func (c *compiler) literal(f Field, sp spec, v Value) (any, error) {
 	case vEnum:
 		return enumValue(f, sp, v)
 	}
-	if sp.kind == fMeta && v.Number {
+	if sp.numbers && v.Number {
 		return number(f, v)
 	}
 	return v.Text, nil

@@ -10,6 +10,7 @@ import (
 
 func TestCompile(t *testing.T) {
 	const exists = "EXISTS (SELECT 1 FROM annotation q_a WHERE q_a.file_seq = f.seq AND "
+	const meta = "EXISTS (SELECT 1 FROM file_meta q_m WHERE q_m.file_seq = f.seq AND q_m.key = ? AND "
 	tests := []struct {
 		q     string
 		t     Target
@@ -54,8 +55,15 @@ func TestCompile(t *testing.T) {
 			"(typeof(json_extract(f.metadata, ?)) IN ('integer', 'real') AND json_extract(f.metadata, ?) > ?)", []any{`$."iso"`, `$."iso"`, int64(100)}},
 		{`metadata.camera <= "m"`, Files, Page,
 			"(typeof(json_extract(f.metadata, ?)) = 'text' AND json_extract(f.metadata, ?) <= ?)", []any{`$."camera"`, `$."camera"`, "m"}},
-		{`metadata."it's" = 5`, Files, Page, "json_extract(f.metadata, ?) = ?", []any{`$."it's"`, int64(5)}},
-		{`NOT metadata.x = a`, Files, Page, "NOT coalesce(json_extract(f.metadata, ?) = ?, 0)", []any{`$."x"`, "a"}},
+		// metadata equality on files is a lookup in file_meta, except for
+		// values it does not hold; collections test their JSON.
+		{`metadata."it's" = 5`, Files, Page, meta + "q_m.value = ?)", []any{`it's`, int64(5)}},
+		{`NOT metadata.x = a`, Files, Page, "NOT (" + meta + "q_m.value = ?))", []any{"x", "a"}},
+		{`metadata.x IN (a, 2)`, Files, Count,
+			"f.seq IN (SELECT q_m.file_seq FROM file_meta q_m WHERE q_m.key = ? AND q_m.value IN (?, ?))", []any{"x", "a", int64(2)}},
+		{`metadata.x = "[1]"`, Files, Page, "json_extract(f.metadata, ?) = ?", []any{`$."x"`, "[1]"}},
+		{`metadata.x = "` + strings.Repeat("é", 257) + `"`, Files, Page, "json_extract(f.metadata, ?) = ?", []any{`$."x"`, strings.Repeat("é", 257)}},
+		{`metadata.x = a`, Collections, Page, "json_extract(c.metadata, ?) = ?", []any{`$."x"`, "a"}},
 		{`NOT (name = a OR width > 3)`, Files, Page, "NOT coalesce((f.name = ? OR f.width > ?), 0)", []any{"a", int64(3)}},
 		{`NOT (name = a OR uniqueName = b)`, Files, Page, "NOT ((f.name = ? OR f.unique_name = ?))", []any{"a", "b"}},
 		{`annotation(label = dog AND source = machine AND NOT confidence < 0.5)`, Files, Page,

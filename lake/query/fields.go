@@ -28,6 +28,7 @@ type spec struct {
 	alias    string // vEnum: a suffix a short value may omit ("image" for "image_collection")
 	from     string // member: FROM clause of the related rows
 	key      string // member: column of the related row that equals the target's seq
+	numbers  bool   // a literal written as a number compares as one (metadata values)
 }
 
 var (
@@ -97,7 +98,8 @@ func (c *compiler) field(f Field) (spec, error) {
 			return spec{}, err
 		}
 		path := `$."` + f.Key + `"`
-		return spec{kind: fMeta, col: "json_extract(" + c.outer + ".metadata, ?)", colArgs: []any{path}, nullable: true}, nil
+		return spec{kind: fMeta, col: "json_extract(" + c.outer + ".metadata, ?)", colArgs: []any{path}, nullable: true,
+			numbers: true}, nil
 	}
 	s, known := c.fileField(f), fileFields[:]
 	if c.opt.Target == Collections {

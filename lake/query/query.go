@@ -48,6 +48,11 @@
 // label on few files, which walks much of the index (tens of ms at 1M files,
 // about a second when no file matches).
 //
+// `metadata.<key> = v` (and IN) on files tests table file_meta, the index of
+// every file's top-level scalars that lake migration 002 keeps by triggers,
+// instead of parsing each file's JSON; values it does not hold (text over 256
+// characters, JSON of an object or array) are still compared on the JSON.
+//
 // Parse bounds its work: queries over MaxLength bytes, nesting deeper than
 // MaxDepth, more than MaxTerms comparisons, IN lists over MaxInList values, or
 // more than MaxValues values fail with a positioned error before any SQL is
