@@ -1,0 +1,166 @@
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { qs } from './api.js'
+import { Boxes } from './boxes.jsx'
+import { PAGE, listFor, loadCount, loadPage, itemAt, thumbFor } from './lake.js'
+import { navigate } from './router.js'
+import { QueryBar } from './query.jsx'
+
+export const SORTS = ['date_modified', 'date_created', 'name', 'size', 'video_index']
+const GAP = 6
+
+// Grid is the lake as a virtualised grid: only the rows in view (and one
+// either side) are in the DOM, and only the pages holding them are fetched,
+// once scrolling settles.
+export function Grid({ search }) {
+  const params = new URLSearchParams(search)
+  const q = params.get('q') ?? ''
+  const sortBy = params.get('sort') || 'date_modified'
+  const sortOrder = params.get('order') || 'DESC'
+  const list = listFor(q, sortBy, sortOrder)
+  const [count, setCount] = useState(list.count)
+  const [error, setError] = useState(null)
+  const [draft, setDraft] = useState(q)
+  const [cell, setCell] = useState(() => +sessionStorage.getItem('framelake.cell') || 180)
+  const [minConf, setMinConf] = useState(0)
+  const [, setLoaded] = useState(0)
+  const [view, setView] = useState({ top: 0, width: 0, height: 0 })
+  const scroller = useRef()
+
+  const go = (over) => {
+    const s = qs({ q, sort: sortBy === 'date_modified' ? '' : sortBy, order: sortOrder === 'DESC' ? '' : sortOrder, ...over })
+    navigate(s ? '/?' + s : '/')
+  }
+
+  useEffect(() => setDraft(q), [q])
+  useEffect(() => {
+    setError(null)
+    setCount(list.count)
+    loadCount(list).then(setCount, setError)
+  }, [list])
+
+  useLayoutEffect(() => {
+    const el = scroller.current
+    const update = () => {
+      setView({ top: el.scrollTop, width: el.clientWidth, height: el.clientHeight })
+      list.scrollTop = el.scrollTop
+    }
+    el.scrollTop = list.scrollTop
+    update()
+    const ro = new ResizeObserver(update)
+    ro.observe(el)
+    el.addEventListener('scroll', update, { passive: true })
+    return () => {
+      ro.disconnect()
+      el.removeEventListener('scroll', update)
+    }
+  }, [list])
+
+  useEffect(() => {
+    const focus = (e) => {
+      if (e.key === '/' && !/INPUT|TEXTAREA/.test(document.activeElement?.tagName)) {
+        e.preventDefault()
+        document.querySelector('[data-testid=query-input]')?.focus()
+      }
+    }
+    addEventListener('keydown', focus)
+    return () => removeEventListener('keydown', focus)
+  }, [])
+
+  const cols = Math.max(1, Math.floor((view.width + GAP) / (cell + GAP)))
+  const rowH = cell + GAP + 18
+  const n = count ?? 0
+  const rows = Math.ceil(n / cols)
+  const firstRow = Math.max(0, Math.floor(view.top / rowH) - 1)
+  const lastRow = Math.min(rows, Math.ceil((view.top + view.height) / rowH) + 1)
+  const from = firstRow * cols
+  const to = Math.min(n, lastRow * cols)
+
+  useEffect(() => {
+    if (to <= from) return
+    const t = setTimeout(() => {
+      for (let p = Math.floor(from / PAGE); p <= Math.floor((to - 1) / PAGE); p++) {
+        loadPage(list, p).then(() => setLoaded((x) => x + 1), setError)
+      }
+    }, 60)
+    return () => clearTimeout(t)
+  }, [list, from, to])
+
+  const jump = (i) => {
+    const idx = Math.min(Math.max(0, i), n - 1)
+    scroller.current.scrollTop = Math.floor(idx / cols) * rowH
+    list.cursor = idx
+  }
+  const open = (i, item) => {
+    list.cursor = i
+    navigate('/items/' + encodeURIComponent(item.uniqueName))
+  }
+
+  const cells = []
+  for (let i = from; i < to; i++) {
+    const r = Math.floor(i / cols)
+    const c = i % cols
+    const style = { transform: `translate(${c * (cell + GAP)}px, ${r * rowH}px)`, width: cell + 'px' }
+    cells.push(<Cell key={i} index={i} item={itemAt(list, i)} cell={cell} minConf={minConf} style={style} onOpen={open} />)
+  }
+
+  return (
+    <div class="lake">
+      <div class="toolbar">
+        <QueryBar value={draft} onInput={setDraft} onSubmit={() => go({ q: draft.trim() })} error={error?.field === 'query' ? error : null} />
+        <div class="controls">
+          <span class="count" data-testid="item-count">
+            {count == null ? '…' : `${count.toLocaleString('en')} items`}
+          </span>
+          <label>
+            sort
+            <select value={sortBy} onChange={(e) => go({ sort: e.currentTarget.value === 'date_modified' ? '' : e.currentTarget.value })}>
+              {SORTS.map((s) => <option value={s}>{s.replace('_', ' ')}</option>)}
+            </select>
+          </label>
+          <button class="ghost" title="sort order" onClick={() => go({ order: sortOrder === 'DESC' ? 'ASC' : '' })}>
+            {sortOrder === 'DESC' ? '↓ desc' : '↑ asc'}
+          </button>
+          <label title="thumbnail size">
+            size
+            <input type="range" min="96" max="400" step="4" value={cell}
+              onInput={(e) => { setCell(+e.currentTarget.value); sessionStorage.setItem('framelake.cell', e.currentTarget.value) }} />
+          </label>
+          <label title="hide machine boxes below this confidence">
+            conf ≥ {minConf.toFixed(2)}
+            <input type="range" min="0" max="1" step="0.05" value={minConf} onInput={(e) => setMinConf(+e.currentTarget.value)} />
+          </label>
+          <form class="goto" onSubmit={(e) => { e.preventDefault(); jump(+e.currentTarget.elements.n.value - 1) }}>
+            <input name="n" type="number" min="1" max={n || 1} placeholder="go to #" data-testid="goto-input" />
+          </form>
+        </div>
+      </div>
+      {error && error.field !== 'query' && <div class="error" role="alert">{error.message}</div>}
+      <div class="scroller" ref={scroller}>
+        <div class="spacer" style={{ height: rows * rowH + 'px' }}>{cells}</div>
+        {count === 0 && <div class="empty">No items match.</div>}
+      </div>
+    </div>
+  )
+}
+
+function Cell({ index, item, cell, minConf, style, onOpen }) {
+  if (!item) return <div class="cell loading" style={style}><div class="frame" style={{ width: cell, height: cell }} /></div>
+  const w = item.width || cell
+  const h = item.height || cell
+  const k = Math.min(cell / w, cell / h)
+  return (
+    <a class="cell" href={'/items/' + encodeURIComponent(item.uniqueName)} style={style}
+      data-testid="grid-item" data-unique-name={item.uniqueName} data-index={index}
+      onClick={(e) => { e.preventDefault(); onOpen(index, item) }}>
+      <div class="well" style={{ height: cell + 'px' }}>
+        <div class="frame" style={{ width: w * k + 'px', height: h * k + 'px' }}>
+          {item.thumbUrl
+            ? <img src={thumbFor(item.thumbUrl, cell)} alt="" loading="lazy" decoding="async" draggable={false} />
+            : <div class="nothumb">{item.type}</div>}
+          <Boxes boxes={item.boxes} width={item.width} height={item.height} minConfidence={minConf} />
+        </div>
+      </div>
+      <span class="cell-name" title={item.name}>{item.name}</span>
+    </a>
+  )
+}
