@@ -106,10 +106,10 @@ export function Grid({ search }) {
   return (
     <div class="lake">
       <div class="toolbar">
-        <QueryBar value={draft} onInput={setDraft} onSubmit={() => go({ q: draft.trim() })} error={error?.field === 'query' ? error : null} />
+        <QueryBar value={draft} submitted={q} onInput={setDraft} onSubmit={() => go({ q: draft.trim() })} error={error?.field === 'query' ? error : null} />
         <div class="controls">
           <span class="count" data-testid="item-count">
-            {count == null ? '…' : `${count.toLocaleString('en')} items`}
+            {count == null ? (error ? '' : '…') : `${count.toLocaleString('en')} ${count === 1 ? 'item' : 'items'}`}
           </span>
           <label>
             sort

@@ -1,7 +1,7 @@
 // The query bar: Enter runs the query (Shift+Enter breaks the line); a
 // parse error from the server ("query <line>:<column>: ...") is shown under
-// the text with a caret at its place.
-export function QueryBar({ value, onInput, onSubmit, error }) {
+// the text with a caret at its place in the query that was run.
+export function QueryBar({ value, submitted, onInput, onSubmit, error }) {
   return (
     <div class="query">
       <textarea
@@ -9,7 +9,7 @@ export function QueryBar({ value, onInput, onSubmit, error }) {
         class="query-input"
         rows={Math.min(6, value.split('\n').length)}
         spellcheck={false}
-        placeholder='Query the lake, e.g. label = "car" and width > 640   (press / to focus)'
+        placeholder='Query the lake, e.g. annotation.label = "car" and width > 640   (press / to focus)'
         value={value}
         onInput={(e) => onInput(e.currentTarget.value)}
         onKeyDown={(e) => {
@@ -19,7 +19,7 @@ export function QueryBar({ value, onInput, onSubmit, error }) {
           }
         }}
       />
-      {error && <QueryError error={error} text={value} />}
+      {error && <QueryError error={error} text={submitted} />}
     </div>
   )
 }

@@ -1,0 +1,212 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/jpeg"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/internal/testmedia"
+)
+
+// uiServer is a running framelake with an admin and a read key.
+type uiServer struct {
+	base, data  string
+	admin, read map[string]string
+}
+
+func startUIServer(t *testing.T) *uiServer {
+	t.Helper()
+	data := t.TempDir()
+	addr := freeAddr(t)
+	var log bytes.Buffer
+	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr)
+	srv.Stdout, srv.Stderr = &log, &log
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	s := &uiServer{base: "http://" + addr, data: data}
+	waitHealthy(t, s.base)
+	b, err := os.ReadFile(filepath.Join(data, "admin-key.json"))
+	if err != nil || json.Unmarshal(b, &s.admin) != nil {
+		t.Fatalf("admin key: %v", err)
+	}
+	out, err := run(t, "keys", "create", "--data", data, "--name", "viewer", "--role", "read", "--json")
+	if err != nil || json.Unmarshal([]byte(out), &s.read) != nil {
+		t.Fatalf("keys create: %v %s", err, out)
+	}
+	return s
+}
+
+// call sends a request with key k and decodes a JSON answer into out.
+func (s *uiServer) call(t *testing.T, k map[string]string, method, path, ctype string, body io.Reader, out any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, s.base+path, body)
+	req.Header.Set("key", k["key"])
+	req.Header.Set("secret", k["secret"])
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+}
+
+// uploadLabelled stores images through an annotation project (REST.md) with
+// human boxes; labels[i] are the boxes of image i. It returns uniqueNames.
+func (s *uiServer) uploadLabelled(t *testing.T, w, h int, labels []string) []string {
+	t.Helper()
+	var p struct{ ProjectID string }
+	s.call(t, s.admin, "POST", "/api/v1/projects", "application/json", strings.NewReader(
+		`{"projectName":"streets","contentType":2,"labels":[{"labelName":"car"},{"labelName":"person"}]}`), &p)
+	var up struct{ UploadID string }
+	s.call(t, s.admin, "POST", "/api/v1/projects/"+p.ProjectID+"/uploads", "application/json",
+		strings.NewReader(fmt.Sprintf(`{"collectionName":"batch","totalFileCount":%d}`, len(labels))), &up)
+	var names []string
+	for i, l := range labels {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		fw, _ := mw.CreateFormFile("files", fmt.Sprintf("street-%d.jpg", i))
+		fw.Write(testmedia.JPEG(w, h, i+1))
+		mw.WriteField("labels", l)
+		mw.Close()
+		var r struct{ UniqueName string }
+		s.call(t, s.admin, "POST", "/api/v1/uploads/"+up.UploadID+"/files", mw.FormDataContentType(), &body, &r)
+		names = append(names, r.UniqueName)
+	}
+	return names
+}
+
+// TestWebAppInBrowser signs in to the real binary's web app in Chromium and
+// checks the grid, the count, a placed query error and a box's position
+// against its annotation (web/ui/test/browser.mjs). It fails, never skips,
+// when Node, Chromium or playwright-core is missing: `make test` installs them.
+func TestWebAppInBrowser(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed; make test installs it (Debian nodejs)")
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		t.Fatal("/usr/bin/chromium is missing; make test installs it (Debian chromium)")
+	}
+	ui, _ := filepath.Abs("../../web/ui")
+	if _, err := os.Stat(filepath.Join(ui, "node_modules", "playwright-core")); err != nil {
+		t.Fatal("web/ui/node_modules/playwright-core is missing; run make ui-deps (npm ci in web/ui)")
+	}
+	s := startUIServer(t)
+	names := s.uploadLabelled(t, 640, 480, []string{
+		`[{"label":"car","x":100,"y":60,"width":200,"height":120}]`,
+		`[{"label":"person","x":400,"y":200,"width":80,"height":200}]`,
+		`[]`,
+	})
+	shots := os.Getenv("FRAMELAKE_UI_SHOTS")
+	if shots == "" {
+		shots = filepath.Join(os.TempDir(), "framelake-ui-shots-"+time.Now().UTC().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", shots)
+	expect, _ := json.Marshal(map[string]any{"count": 3, "uniqueName": names[0], "width": 640, "height": 480,
+		"box": map[string]any{"label": "car", "x": 100, "y": 60, "width": 200, "height": 120}})
+	cmd := exec.Command(node, "test/browser.mjs")
+	cmd.Dir = ui
+	cmd.Env = append(os.Environ(), "BASE="+s.base, "KEY="+s.read["key"], "SECRET="+s.read["secret"],
+		"EXPECT="+string(expect), "OUT="+shots)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("browser checks: %v", err)
+	}
+}
+
+// TestThumbnailsAndMe checks the routes the web app adds: /api/v1/me names
+// the key's role, lake items carry signed thumbnail URLs that answer a JPEG
+// fitting the size, cached on disk by content hash, with an ETag that a
+// revalidation matches; a video gets its first frame; a bad signature is a 401.
+func TestThumbnailsAndMe(t *testing.T) {
+	s := startUIServer(t)
+	var me map[string]string
+	s.call(t, s.read, "GET", "/api/v1/me", "", nil, &me)
+	if me["role"] != "read" || me["name"] != "viewer" || me["key"] != s.read["key"] {
+		t.Fatalf("me: %v", me)
+	}
+	s.uploadLabelled(t, 1920, 1080, []string{`[{"label":"car","x":10,"y":20,"width":30,"height":40}]`})
+	video := filepath.Join(t.TempDir(), "clip.mp4")
+	if err := testmedia.Video(video, 320, 240, 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("files", "clip.mp4")
+	b, _ := os.ReadFile(video)
+	fw.Write(b)
+	mw.Close()
+	s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, nil)
+
+	for _, c := range []struct {
+		itemType  string
+		w, h, fit int
+	}{{"image", 256, 144, 256}, {"video", 128, 96, 128}} {
+		var page struct {
+			Items []struct {
+				ThumbURL string `json:"thumbUrl"`
+				Boxes    []struct{ Label string }
+			}
+		}
+		s.call(t, s.read, "GET", fmt.Sprintf("/api/v1/lake/items?itemType=%s&thumbSize=%d", c.itemType, c.fit), "", nil, &page)
+		if len(page.Items) != 1 || !strings.Contains(page.Items[0].ThumbURL, fmt.Sprintf("/thumbs/%d/", c.fit)) {
+			t.Fatalf("%s items: %+v", c.itemType, page)
+		}
+		if c.itemType == "image" && (len(page.Items[0].Boxes) != 1 || page.Items[0].Boxes[0].Label != "car") {
+			t.Errorf("image item boxes: %+v", page.Items[0].Boxes)
+		}
+		u := page.Items[0].ThumbURL
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := jpeg.DecodeConfig(resp.Body)
+		resp.Body.Close()
+		etag := resp.Header.Get("ETag")
+		if err != nil || resp.StatusCode != 200 || img.Width != c.w || img.Height != c.h || etag == "" ||
+			!strings.Contains(resp.Header.Get("Cache-Control"), "max-age=31536000") {
+			t.Fatalf("%s thumbnail: %d %v %dx%d etag %q cache %q", c.itemType, resp.StatusCode, err, img.Width, img.Height,
+				etag, resp.Header.Get("Cache-Control"))
+		}
+		cached, _ := filepath.Glob(filepath.Join(s.data, "thumbs", fmt.Sprint(c.fit), "*", strings.Trim(strings.Split(etag, "-")[0], `"`)+".jpg"))
+		if len(cached) != 1 {
+			t.Errorf("%s thumbnail not cached under thumbs/%d by content hash (etag %s)", c.itemType, c.fit, etag)
+		}
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Header.Set("If-None-Match", etag)
+		if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 304 {
+			t.Errorf("%s revalidation: %v %v, want 304", c.itemType, resp.StatusCode, err)
+		}
+		bad := strings.Replace(u, "sig=", "sig=x", 1)
+		if resp, err := http.Get(bad); err != nil || resp.StatusCode != 401 {
+			t.Errorf("%s thumbnail with a bad signature: %v %v, want 401", c.itemType, resp.StatusCode, err)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+// Drives the web app in Debian's Chromium through playwright-core, against a
+// running framelake. The Go test TestWebAppInBrowser (cmd/framelake) starts
+// the server, fills the lake and runs this with:
+//   BASE      the server's URL
+//   KEY, SECRET  a read key
+//   EXPECT    JSON {count, uniqueName, box: {label, x, y, width, height}, width, height}
+//   OUT       folder for screenshots
+// It exits non-zero naming the first check that failed.
+import { chromium } from 'playwright-core'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const { BASE, KEY, SECRET, OUT } = process.env
+const want = JSON.parse(process.env.EXPECT)
+const profile = mkdtempSync(join(tmpdir(), 'framelake-chromium-'))
+const ctx = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1280, height: 800 },
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--no-first-run', '--disable-quic'],
+})
+const page = ctx.pages()[0] ?? (await ctx.newPage())
+const shot = (name) => page.screenshot({ path: join(OUT, name + '.png') })
+function check(ok, what) {
+  if (!ok) throw new Error('check failed: ' + what)
+}
+const byTest = (id) => page.getByTestId(id)
+
+try {
+  // A deep link opens sign-in first, and only sign-in.
+  await page.goto(`${BASE}/items/${encodeURIComponent(want.uniqueName)}`)
+  await byTest('signin-key').waitFor()
+  check((await byTest('grid-item').count()) === 0 && (await byTest('item-view').count()) === 0, 'nothing but sign-in without a key')
+  await byTest('signin-key').fill(KEY)
+  await byTest('signin-secret').fill('wrong-secret')
+  await byTest('signin-submit').click()
+  const bad = await byTest('signin-error').textContent()
+  check(/secret|key/i.test(bad), `sign-in error shows the server's message, got ${JSON.stringify(bad)}`)
+  await shot('1-signin-error')
+
+  // Signing in opens the deep link: the item view with its box where the annotation says.
+  await byTest('signin-secret').fill(SECRET)
+  await byTest('signin-submit').click()
+  await byTest('item-view').waitFor()
+  const img = byTest('item-image')
+  await img.evaluate((el) => el.decode())
+  const ib = await img.boundingBox()
+  const box = page.locator(`[data-testid=item-box][data-label="${want.box.label}"][data-source=human]`)
+  const bb = await box.boundingBox()
+  const k = ib.width / want.width
+  const exp = { x: ib.x + want.box.x * k, y: ib.y + want.box.y * k, w: want.box.width * k, h: want.box.height * k }
+  const off = Math.max(Math.abs(bb.x - exp.x), Math.abs(bb.y - exp.y), Math.abs(bb.width - exp.w), Math.abs(bb.height - exp.h))
+  check(off <= 1.5, `box at ${JSON.stringify(bb)}, annotation says ${JSON.stringify(exp)} (off by ${off.toFixed(2)} px)`)
+  check(Math.abs(ib.height / ib.width - want.height / want.width) < 0.01, 'image keeps its aspect ratio')
+  await shot('2-item-view')
+
+  // Esc returns to the grid: every item is counted and shown with its boxes.
+  await page.keyboard.press('Escape')
+  await byTest('grid-item').first().waitFor()
+  await page.waitForFunction((n) => document.querySelector('[data-testid=item-count]')?.textContent.includes(String(n)), want.count)
+  check((await byTest('grid-item').count()) === want.count, 'every item is in the grid')
+  check((await page.locator('[data-testid=grid-item] [data-testid=item-box]').count()) >= 1, 'boxes drawn on thumbnails')
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=grid-item] img')].every((i) => i.complete && i.naturalWidth > 0))
+  await shot('3-grid')
+
+  // A bad query shows the parser's error at its line:column under the text.
+  await byTest('query-input').fill('width > 10 and\n  annotation.label = ')
+  await byTest('query-input').press('Enter')
+  const err = await byTest('query-error').textContent()
+  check(/query 2:21: /.test(err), `query error placed at 2:21, got ${JSON.stringify(err)}`)
+  check(new URL(page.url()).searchParams.get('q') === 'width > 10 and\n  annotation.label =', 'the query is in the address')
+  await shot('4-query-error')
+
+  // A good query narrows the grid and its count.
+  await byTest('query-input').fill(`annotation.label = "${want.box.label}"`)
+  await byTest('query-input').press('Enter')
+  await page.waitForFunction(() => document.querySelector('[data-testid=item-count]')?.textContent.startsWith('1 item'))
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=grid-item]').length === 1)
+  check((await byTest('grid-item').getAttribute('data-unique-name')) === want.uniqueName, 'the query leaves the car')
+  await shot('5-query')
+  console.log('browser checks passed; screenshots in ' + OUT)
+} catch (e) {
+  await shot('failure').catch(() => {})
+  console.error(e.message)
+  process.exitCode = 1
+} finally {
+  await ctx.close()
+  rmSync(profile, { recursive: true, force: true })
+}
