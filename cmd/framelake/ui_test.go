@@ -120,6 +120,18 @@ func TestWebAppInBrowser(t *testing.T) {
 		`[{"label":"person","x":400,"y":200,"width":80,"height":200}]`,
 		`[]`,
 	})
+	// Enough plain files that the grid must virtualise and "go to" must page.
+	const fillers = 2000
+	for i := 0; i < fillers; i += 500 {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		for j := i; j < i+500; j++ {
+			fw, _ := mw.CreateFormFile("files", fmt.Sprintf("filler-%04d.jpg", j))
+			fw.Write(testmedia.JPEG(32, 24, j+10))
+		}
+		mw.Close()
+		s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, nil)
+	}
 	shots := os.Getenv("FRAMELAKE_UI_SHOTS")
 	if shots == "" {
 		shots = filepath.Join(os.TempDir(), "framelake-ui-shots-"+time.Now().UTC().Format("20060102-150405"))
@@ -128,7 +140,7 @@ func TestWebAppInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshots in %s", shots)
-	expect, _ := json.Marshal(map[string]any{"count": 3, "uniqueName": names[0], "width": 640, "height": 480,
+	expect, _ := json.Marshal(map[string]any{"count": 3 + fillers, "uniqueName": names[0], "width": 640, "height": 480,
 		"box": map[string]any{"label": "car", "x": 100, "y": 60, "width": 200, "height": 120}})
 	cmd := exec.Command(node, "test/browser.mjs")
 	cmd.Dir = ui
