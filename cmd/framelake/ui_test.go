@@ -164,6 +164,26 @@ func TestThumbnailsAndMe(t *testing.T) {
 	if me["role"] != "read" || me["name"] != "viewer" || me["key"] != s.read["key"] {
 		t.Fatalf("me: %v", me)
 	}
+	// The app signs in with key headers: a wrong secret is a 401 without a Basic
+	// challenge, which would make the browser open its own password dialog.
+	for _, c := range []struct {
+		key       string
+		challenge bool
+	}{{s.read["key"], false}, {"", true}} {
+		req, _ := http.NewRequest("GET", s.base+"/api/v1/me", nil)
+		if c.key != "" {
+			req.Header.Set("key", c.key)
+			req.Header.Set("secret", "wrong")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("WWW-Authenticate") != ""; resp.StatusCode != 401 || got != c.challenge {
+			t.Errorf("me with key %q: %d, challenge %v, want 401 and %v", c.key, resp.StatusCode, got, c.challenge)
+		}
+	}
 	s.uploadLabelled(t, 1920, 1080, []string{`[{"label":"car","x":10,"y":20,"width":30,"height":40}]`})
 	video := filepath.Join(t.TempDir(), "clip.mp4")
 	if err := testmedia.Video(video, 320, 240, 10, 1); err != nil {

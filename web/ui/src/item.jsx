@@ -3,6 +3,7 @@ import { api } from './api.js'
 import { Boxes } from './boxes.jsx'
 import { PAGE, currentList, gridPath, itemAt, loadCount, loadPage } from './lake.js'
 import { navigate } from './router.js'
+import { useZoom } from './zoom.js'
 
 // ItemView shows one file full size with its boxes, details, tags and media
 // link. Arrows step through the grid's listing it was opened from; Esc
@@ -10,6 +11,7 @@ import { navigate } from './router.js'
 export function ItemView({ name }) {
   const [item, setItem] = useState(null)
   const [error, setError] = useState(null)
+  const zoom = useZoom(name)
 
   useEffect(() => {
     setError(null)
@@ -47,7 +49,7 @@ export function ItemView({ name }) {
         {item.type === 'video' ? (
           <video src={item.url} controls preload="metadata" class="media" />
         ) : (
-          <div class="frame">
+          <div class="frame" ref={zoom.ref} style={zoom.style}>
             <img src={item.url} alt={item.name} class="media" data-testid="item-image" draggable={false} />
             <Boxes boxes={item.boxes.filter((b) => b.frame === 0)} width={item.width} height={item.height} />
           </div>
@@ -83,7 +85,7 @@ export function ItemView({ name }) {
             <pre class="metadata">{JSON.stringify(item.metadata, null, 2)}</pre>
           </>
         )}
-        <p class="muted keys">← → step · Esc back to the grid</p>
+        <p class="muted keys">← → step · Esc back to the grid · wheel or + − zoom, drag to pan, 0 resets{zoom.scale > 1 && ` · ${zoom.scale.toFixed(1)}×`}</p>
       </aside>
     </div>
   )

@@ -46,15 +46,26 @@ try {
   await byTest('item-view').waitFor()
   const img = byTest('item-image')
   await img.evaluate((el) => el.decode())
-  const ib = await img.boundingBox()
   const box = page.locator(`[data-testid=item-box][data-label="${want.box.label}"][data-source=human]`)
-  const bb = await box.boundingBox()
-  const k = ib.width / want.width
-  const exp = { x: ib.x + want.box.x * k, y: ib.y + want.box.y * k, w: want.box.width * k, h: want.box.height * k }
-  const off = Math.max(Math.abs(bb.x - exp.x), Math.abs(bb.y - exp.y), Math.abs(bb.width - exp.w), Math.abs(bb.height - exp.h))
-  check(off <= 1.5, `box at ${JSON.stringify(bb)}, annotation says ${JSON.stringify(exp)} (off by ${off.toFixed(2)} px)`)
-  check(Math.abs(ib.height / ib.width - want.height / want.width) < 0.01, 'image keeps its aspect ratio')
+  // The box sits where the annotation says on the image as shown, and stays there when zoomed.
+  const boxOnImage = async (when) => {
+    const ib = await img.boundingBox()
+    const bb = await box.boundingBox()
+    const k = ib.width / want.width
+    const exp = { x: ib.x + want.box.x * k, y: ib.y + want.box.y * k, w: want.box.width * k, h: want.box.height * k }
+    const off = Math.max(Math.abs(bb.x - exp.x), Math.abs(bb.y - exp.y), Math.abs(bb.width - exp.w), Math.abs(bb.height - exp.h))
+    check(off <= 1.5 * Math.max(1, k), `${when}: box at ${JSON.stringify(bb)}, annotation says ${JSON.stringify(exp)} (off by ${off.toFixed(2)} px)`)
+    check(Math.abs(ib.height / ib.width - want.height / want.width) < 0.01, `${when}: image keeps its aspect ratio`)
+    return ib
+  }
+  const before = await boxOnImage('item view')
   await shot('2-item-view')
+  await page.keyboard.press('+')
+  await page.keyboard.press('+')
+  await page.waitForFunction((w) => document.querySelector('[data-testid=item-image]').getBoundingClientRect().width > w * 1.5, before.width)
+  await boxOnImage('zoomed')
+  await shot('2b-item-zoomed')
+  await page.keyboard.press('0')
 
   // Esc returns to the grid: every item counted, only the rows in view in the DOM.
   await page.keyboard.press('Escape')
