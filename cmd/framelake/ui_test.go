@@ -132,6 +132,11 @@ func TestWebAppInBrowser(t *testing.T) {
 		mw.Close()
 		s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, nil)
 	}
+	// A job for the jobs page to watch: a dataset of the labelled images.
+	var ds map[string]any
+	s.call(t, s.admin, "POST", "/api/v1/client/create_dataset_from_datalake", "application/json", strings.NewReader(
+		`{"dataset_name":"streets","labels":["car","person"],"split_info":{"train":70,"test":20,"validation":10}}`), &ds)
+	t.Logf("dataset: %v", ds)
 	shots := os.Getenv("FRAMELAKE_UI_SHOTS")
 	if shots == "" {
 		shots = filepath.Join(os.TempDir(), "framelake-ui-shots-"+time.Now().UTC().Format("20060102-150405"))

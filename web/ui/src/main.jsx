@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, forgetCreds, savedCreds, saveCreds } from './api.js'
 import { Grid } from './grid.jsx'
 import { ItemView } from './item.jsx'
+import { Job, Jobs } from './jobs.jsx'
 import { navigate, route, useLocation } from './router.js'
 import './style.css'
 
@@ -25,18 +26,27 @@ function App() {
     <div class={'shell role-' + me.role}>
       <header class="top">
         <a class="brand" href="/" onClick={(e) => { e.preventDefault(); navigate('/') }}>framelake</a>
-        <nav><a href="/" class={r.page === 'grid' || r.page === 'item' ? 'on' : ''} onClick={(e) => { e.preventDefault(); navigate('/') }}>Lake</a></nav>
+        <nav>
+          <NavLink to="/" on={r.page === 'grid' || r.page === 'item'}>Lake</NavLink>
+          <NavLink to="/jobs" on={r.page === 'jobs' || r.page === 'job'}>Jobs</NavLink>
+        </nav>
         <span class="who" data-testid="who" data-role={me.role}>{me.name || me.key} <span class="role">{me.role}</span></span>
         <button class="ghost" onClick={() => { forgetCreds(); setMe(null) }}>Sign out</button>
       </header>
       <main>
         {r.page === 'grid' && <Grid search={loc.search} />}
         {r.page === 'item' && <ItemView name={r.id} />}
-        {(r.page === 'dataset' || r.page === 'job') && <Later what={r.page} id={r.id} />}
+        {r.page === 'jobs' && <Jobs me={me} search={loc.search} />}
+        {r.page === 'job' && <Job id={r.id} me={me} />}
+        {r.page === 'dataset' && <Later what={r.page} id={r.id} />}
         {r.page === 'missing' && <div class="error">No page at {loc.path}.</div>}
       </main>
     </div>
   )
+}
+
+function NavLink({ to, on, children }) {
+  return <a href={to} class={on ? 'on' : ''} onClick={(e) => { e.preventDefault(); navigate(to) }}>{children}</a>
 }
 
 // Later holds the place of pages still to come, so their links already open.

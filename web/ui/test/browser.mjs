@@ -118,6 +118,15 @@ try {
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=grid-item]').length === 1)
   check((await byTest('grid-item').getAttribute('data-unique-name')) === want.uniqueName, 'the query leaves the car')
   await shot('6-query')
+  // The jobs page shows the dataset job finish; a read key gets no cancel button.
+  await page.goto(`${BASE}/jobs`)
+  await page.locator('[data-testid=job-row][data-status=completed]').first().waitFor({ timeout: 30000 })
+  check((await byTest('job-cancel').count()) === 0, 'a read key sees no cancel button')
+  await shot('7-jobs')
+  const jobId = await byTest('job-row').first().getAttribute('data-job-id')
+  await page.locator(`[data-testid=job-row] a`).first().click()
+  await page.waitForURL((u) => u.pathname === '/jobs/' + jobId)
+  await page.locator(`[data-testid=job-row][data-job-id="${jobId}"][data-status=completed]`).waitFor()
   console.log('browser checks passed; screenshots in ' + OUT)
 } catch (e) {
   await shot('failure').catch(() => {})
