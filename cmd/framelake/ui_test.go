@@ -73,6 +73,21 @@ func (s *uiServer) call(t *testing.T, k map[string]string, method, path, ctype s
 	}
 }
 
+// upload stores the file at path in the lake as name.
+func (s *uiServer) upload(t *testing.T, name, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("files", name)
+	fw.Write(b)
+	mw.Close()
+	s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, nil)
+}
+
 // uploadLabelled stores images through an annotation project (REST.md) with
 // human boxes; labels[i] are the boxes of image i. It returns uniqueNames.
 func (s *uiServer) uploadLabelled(t *testing.T, w, h int, labels []string) []string {
@@ -132,6 +147,11 @@ func TestWebAppInBrowser(t *testing.T) {
 		mw.Close()
 		s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, nil)
 	}
+	video := filepath.Join(t.TempDir(), "clip.mp4")
+	if err := testmedia.Video(video, 320, 240, 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	s.upload(t, "clip.mp4", video)
 	// A job for the jobs page to watch: a dataset of the labelled images.
 	var ds map[string]any
 	s.call(t, s.admin, "POST", "/api/v1/client/create_dataset_from_datalake", "application/json", strings.NewReader(
@@ -194,13 +214,7 @@ func TestThumbnailsAndMe(t *testing.T) {
 	if err := testmedia.Video(video, 320, 240, 10, 1); err != nil {
 		t.Fatal(err)
 	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, _ := mw.CreateFormFile("files", "clip.mp4")
-	b, _ := os.ReadFile(video)
-	fw.Write(b)
-	mw.Close()
-	s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, nil)
+	s.upload(t, "clip.mp4", video)
 
 	for _, c := range []struct {
 		itemType  string

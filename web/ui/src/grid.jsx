@@ -1,10 +1,10 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
-import { qs } from './api.js'
 import { Boxes } from './boxes.jsx'
-import { PAGE, listFor, loadCount, loadPage, itemAt, thumbFor } from './lake.js'
+import { PAGE, gridPath, listFor, loadCount, loadPage, itemAt, thumbFor } from './lake.js'
 import { navigate } from './router.js'
 import { QueryBar } from './query.jsx'
 
+export const TYPES = ['image', 'video', 'other']
 export const SORTS = ['date_modified', 'date_created', 'name', 'size', 'video_index']
 const GAP = 6
 
@@ -16,7 +16,8 @@ export function Grid({ search }) {
   const q = params.get('q') ?? ''
   const sortBy = params.get('sort') || 'date_modified'
   const sortOrder = params.get('order') || 'DESC'
-  const list = listFor(q, sortBy, sortOrder)
+  const itemType = params.get('type') || 'image'
+  const list = listFor(q, sortBy, sortOrder, itemType)
   const [count, setCount] = useState(list.count)
   const [error, setError] = useState(null)
   const [draft, setDraft] = useState(q)
@@ -26,10 +27,7 @@ export function Grid({ search }) {
   const [view, setView] = useState({ top: 0, width: 0, height: 0 })
   const scroller = useRef()
 
-  const go = (over) => {
-    const s = qs({ q, sort: sortBy === 'date_modified' ? '' : sortBy, order: sortOrder === 'DESC' ? '' : sortOrder, ...over })
-    navigate(s ? '/?' + s : '/')
-  }
+  const go = (over) => navigate(gridPath({ q, itemType, sortBy, sortOrder, ...over }))
 
   useEffect(() => setDraft(q), [q])
   useEffect(() => {
@@ -112,12 +110,18 @@ export function Grid({ search }) {
             {count == null ? (error ? '' : '…') : `${count.toLocaleString('en')} ${count === 1 ? 'item' : 'items'}`}
           </span>
           <label>
+            type
+            <select value={itemType} data-testid="type-select" onChange={(e) => go({ itemType: e.currentTarget.value })}>
+              {TYPES.map((t) => <option value={t}>{t}s</option>)}
+            </select>
+          </label>
+          <label>
             sort
-            <select value={sortBy} onChange={(e) => go({ sort: e.currentTarget.value === 'date_modified' ? '' : e.currentTarget.value })}>
+            <select value={sortBy} onChange={(e) => go({ sortBy: e.currentTarget.value })}>
               {SORTS.map((s) => <option value={s}>{s.replace('_', ' ')}</option>)}
             </select>
           </label>
-          <button class="ghost" title="sort order" onClick={() => go({ order: sortOrder === 'DESC' ? 'ASC' : '' })}>
+          <button class="ghost" title="sort order" onClick={() => go({ sortOrder: sortOrder === 'DESC' ? 'ASC' : 'DESC' })}>
             {sortOrder === 'DESC' ? '↓ desc' : '↑ asc'}
           </button>
           <label title="thumbnail size">

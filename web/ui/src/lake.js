@@ -8,31 +8,32 @@ export const PAGE = 250
 
 let current = null
 
-export function listFor(q, sortBy, sortOrder) {
-  const key = JSON.stringify([q, sortBy, sortOrder])
+export function listFor(q, sortBy, sortOrder, itemType) {
+  const key = JSON.stringify([q, sortBy, sortOrder, itemType])
   if (!current || current.key !== key) {
-    current = { key, q, sortBy, sortOrder, count: null, pages: new Map(), pending: new Map(), cursor: -1, scrollTop: 0 }
+    current = { key, q, sortBy, sortOrder, itemType, count: null, pages: new Map(), pending: new Map(), cursor: -1, scrollTop: 0 }
   }
   return current
 }
 
 export const currentList = () => current
 
+// gridPath is the grid's address for a listing: defaults are left out.
 export function gridPath(list) {
   if (!list) return '/'
-  const s = qs({ q: list.q, sort: list.sortBy === 'date_modified' ? '' : list.sortBy, order: list.sortOrder === 'DESC' ? '' : list.sortOrder })
+  const s = qs({ q: list.q, type: list.itemType === 'image' ? '' : list.itemType, sort: list.sortBy === 'date_modified' ? '' : list.sortBy, order: list.sortOrder === 'DESC' ? '' : list.sortOrder })
   return '/' + (s ? '?' + s : '')
 }
 
 export function loadCount(list) {
   if (list.count != null) return Promise.resolve(list.count)
-  return fn('get_item_count_from_lake', { query: list.q }).then((r) => (list.count = r[0].count))
+  return fn('get_item_count_from_lake', { query: list.q, item_type: list.itemType }).then((r) => (list.count = r[0].count))
 }
 
 export function loadPage(list, index) {
   if (list.pages.has(index)) return Promise.resolve(list.pages.get(index))
   if (!list.pending.has(index)) {
-    const p = api('/lake/items?' + qs({ query: list.q, pageIndex: index, pageSize: PAGE, sortBy: list.sortBy, sortOrder: list.sortOrder }))
+    const p = api('/lake/items?' + qs({ query: list.q, itemType: list.itemType, pageIndex: index, pageSize: PAGE, sortBy: list.sortBy, sortOrder: list.sortOrder }))
       .then((r) => {
         list.pages.set(index, r.items)
         return r.items

@@ -68,7 +68,14 @@ try {
   await page.keyboard.press('0')
 
   // Esc returns to the grid: every item counted, only the rows in view in the DOM.
+  const allThumbs = () => page.waitForFunction(() => {
+    const imgs = [...document.querySelectorAll('[data-testid=grid-item] img')]
+    return imgs.length > 0 && imgs.every((i) => i.complete && i.naturalWidth > 0)
+  })
+  let t0 = Date.now()
   await page.keyboard.press('Escape')
+  await allThumbs()
+  const firstGrid = Date.now() - t0
   await byTest('grid-item').first().waitFor()
   const total = want.count.toLocaleString('en')
   await page.waitForFunction((n) => document.querySelector('[data-testid=item-count]')?.textContent === n + ' items', total)
@@ -82,9 +89,12 @@ try {
   page.on('request', (r) => r.url().includes('/api/v1/lake/items') && pages.push(new URL(r.url()).searchParams.get('pageIndex')))
   const n = want.count - 10
   await byTest('goto-input').fill(String(n))
+  t0 = Date.now()
   await byTest('goto-input').press('Enter')
   const target = page.locator(`[data-testid=grid-item][data-index="${n - 1}"]`)
   await target.waitFor()
+  await allThumbs()
+  const jumped = Date.now() - t0
   // The page holding N, and the next one only when the rows in view reach into it.
   const holding = Math.floor((n - 1) / 250)
   check(pages.includes(String(holding)) && pages.every((p) => +p === holding || +p === holding + 1) && pages.length <= 2,
@@ -118,6 +128,16 @@ try {
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=grid-item]').length === 1)
   check((await byTest('grid-item').getAttribute('data-unique-name')) === want.uniqueName, 'the query leaves the car')
   await shot('6-query')
+  // Videos are listed by type, with a poster frame for a thumbnail.
+  await byTest('query-input').fill('')
+  await byTest('query-input').press('Enter')
+  await byTest('type-select').selectOption('video')
+  await page.waitForFunction(() => document.querySelector('[data-testid=item-count]')?.textContent === '1 item')
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=grid-item]').length === 1)
+  await allThumbs()
+  check(new URL(page.url()).searchParams.get('type') === 'video', 'the type is in the address')
+  await shot('6b-videos')
+
   // The jobs page shows the dataset job finish; a read key gets no cancel button.
   await page.goto(`${BASE}/jobs`)
   await page.locator('[data-testid=job-row][data-status=completed]').first().waitFor({ timeout: 30000 })
@@ -127,6 +147,7 @@ try {
   await page.locator(`[data-testid=job-row] a`).first().click()
   await page.waitForURL((u) => u.pathname === '/jobs/' + jobId)
   await page.locator(`[data-testid=job-row][data-job-id="${jobId}"][data-status=completed]`).waitFor()
+  console.log(`figures (${want.count} files, cold thumbnails): grid with thumbnails ${firstGrid} ms after Esc; go to item ${n} ${jumped} ms`)
   console.log('browser checks passed; screenshots in ' + OUT)
 } catch (e) {
   await shot('failure').catch(() => {})
