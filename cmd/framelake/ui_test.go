@@ -165,7 +165,7 @@ func TestWebAppInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshots in %s", shots)
-	expect, _ := json.Marshal(map[string]any{"count": 3 + fillers, "uniqueName": names[0], "width": 640, "height": 480,
+	expect, _ := json.Marshal(map[string]any{"count": 3 + fillers, "uniqueName": names[0], "width": 640, "height": 480, "datasetId": ds["datasetId"],
 		"box": map[string]any{"label": "car", "x": 100, "y": 60, "width": 200, "height": 120}})
 	cmd := exec.Command(node, "test/browser.mjs")
 	cmd.Dir = ui

@@ -4,6 +4,7 @@ import { api, forgetCreds, savedCreds, saveCreds } from './api.js'
 import { Grid } from './grid.jsx'
 import { ItemView } from './item.jsx'
 import { Job, Jobs } from './jobs.jsx'
+import { Dataset, Datasets } from './datasets.jsx'
 import { navigate, route, useLocation } from './router.js'
 import './style.css'
 
@@ -28,6 +29,7 @@ function App() {
         <a class="brand" href="/" onClick={(e) => { e.preventDefault(); navigate('/') }}>framelake</a>
         <nav>
           <NavLink to="/" on={r.page === 'grid' || r.page === 'item'}>Lake</NavLink>
+          <NavLink to="/datasets" on={r.page === 'datasets' || r.page === 'dataset'}>Datasets</NavLink>
           <NavLink to="/jobs" on={r.page === 'jobs' || r.page === 'job'}>Jobs</NavLink>
         </nav>
         <span class="who" data-testid="who" data-role={me.role}>{me.name || me.key} <span class="role">{me.role}</span></span>
@@ -38,7 +40,8 @@ function App() {
         {r.page === 'item' && <ItemView name={r.id} />}
         {r.page === 'jobs' && <Jobs me={me} search={loc.search} />}
         {r.page === 'job' && <Job id={r.id} me={me} />}
-        {r.page === 'dataset' && <Later what={r.page} id={r.id} />}
+        {r.page === 'datasets' && <Datasets />}
+        {r.page === 'dataset' && <Dataset id={r.id} />}
         {r.page === 'missing' && <div class="error">No page at {loc.path}.</div>}
       </main>
     </div>
@@ -47,11 +50,6 @@ function App() {
 
 function NavLink({ to, on, children }) {
   return <a href={to} class={on ? 'on' : ''} onClick={(e) => { e.preventDefault(); navigate(to) }}>{children}</a>
-}
-
-// Later holds the place of pages still to come, so their links already open.
-function Later({ what, id }) {
-  return <div class="loading-page">The {what} page ({id}) is not built yet; its API serves it meanwhile.</div>
 }
 
 function SignIn({ onSignedIn }) {

@@ -24,6 +24,7 @@ export function route(path) {
   if ((m = path.match(/^\/datasets\/([^/]+)$/))) return { page: 'dataset', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/jobs\/([^/]+)$/))) return { page: 'job', id: decodeURIComponent(m[1]) }
   if (path === '/jobs') return { page: 'jobs' }
+  if (path === '/datasets') return { page: 'datasets' }
   if (path === '/') return { page: 'grid' }
   return { page: 'missing' }
 }

@@ -3,7 +3,7 @@
 // the server, fills the lake and runs this with:
 //   BASE      the server's URL
 //   KEY, SECRET  a read key
-//   EXPECT    JSON {count, uniqueName, box: {label, x, y, width, height}, width, height}
+//   EXPECT    JSON {count, uniqueName, box: {label, x, y, width, height}, width, height, datasetId}
 //   OUT       folder for screenshots
 // It exits non-zero naming the first check that failed.
 import { chromium } from 'playwright-core'
@@ -147,6 +147,12 @@ try {
   await page.locator(`[data-testid=job-row] a`).first().click()
   await page.waitForURL((u) => u.pathname === '/jobs/' + jobId)
   await page.locator(`[data-testid=job-row][data-job-id="${jobId}"][data-status=completed]`).waitFor()
+  // The dataset page shows the built version's statistics and downloads a format.
+  await page.goto(`${BASE}/datasets/${want.datasetId}`)
+  await page.locator('[data-testid=dataset-version][data-status=ready]').waitFor({ timeout: 30000 })
+  const [dl] = await Promise.all([page.waitForEvent('download'), byTest('dataset-download').first().click()])
+  check((await dl.suggestedFilename()).endsWith('.zip'), `dataset download named ${await dl.suggestedFilename()}`)
+  await shot('8-dataset')
   console.log(`figures (${want.count} files, cold thumbnails): grid with thumbnails ${firstGrid} ms after Esc; go to item ${n} ${jumped} ms`)
   console.log('browser checks passed; screenshots in ' + OUT)
 } catch (e) {
