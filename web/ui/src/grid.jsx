@@ -87,9 +87,43 @@ export function Grid({ search }) {
     const idx = Math.min(Math.max(0, i), n - 1)
     scroller.current.scrollTop = Math.floor(idx / cols) * rowH
     list.cursor = idx
+    setCursor(idx)
   }
+  // The cursor is the keyboard's place in the grid: arrows, Page Up/Down,
+  // Home and End move it (scrolling only as far as needed), Enter opens it.
+  const [cursor, setCursor] = useState(list.cursor)
+  const moveCursor = (to) => {
+    if (n === 0) return
+    const i = Math.min(Math.max(0, to), n - 1)
+    const el = scroller.current
+    const top = Math.floor(i / cols) * rowH
+    if (top < el.scrollTop) el.scrollTop = top
+    else if (top + rowH > el.scrollTop + el.clientHeight) el.scrollTop = top + rowH - el.clientHeight
+    list.cursor = i
+    setCursor(i)
+  }
+  const perPage = Math.max(1, Math.floor(view.height / rowH)) * cols
+  const onKey = (e) => {
+    const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: cols, ArrowUp: -cols, PageDown: perPage, PageUp: -perPage }[e.key]
+    if (step !== undefined) moveCursor(Math.max(0, cursor) + (cursor < 0 ? 0 : step))
+    else if (e.key === 'Home') moveCursor(0)
+    else if (e.key === 'End') moveCursor(n - 1)
+    else return
+    e.preventDefault()
+  }
+  useEffect(() => setCursor(list.cursor), [list])
+  // Back from the item view, whose arrows may have moved the cursor far.
+  useEffect(() => {
+    if (view.width > 0 && list.cursor >= 0) moveCursor(list.cursor)
+  }, [list, view.width > 0])
+  useEffect(() => {
+    const a = document.activeElement
+    if (cursor < 0 || (a && a !== document.body && !scroller.current.contains(a))) return // typing elsewhere
+    scroller.current.querySelector(`[data-index="${cursor}"]`)?.focus({ preventScroll: true })
+  }, [cursor, from, to, itemAt(list, cursor)])
   const open = (i, item) => {
     list.cursor = i
+    setCursor(i)
     navigate('/items/' + encodeURIComponent(item.uniqueName))
   }
 
@@ -139,7 +173,7 @@ export function Grid({ search }) {
         </div>
       </div>
       {error && error.field !== 'query' && <div class="error" role="alert">{error.message}</div>}
-      <div class="scroller" ref={scroller}>
+      <div class="scroller" ref={scroller} tabIndex={-1} onKeyDown={onKey}>
         <div class="spacer" style={{ height: rows * rowH + 'px' }}>{cells}</div>
         {count === 0 && <div class="empty">No items match.</div>}
       </div>

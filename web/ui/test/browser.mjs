@@ -113,6 +113,18 @@ try {
   await page.keyboard.press('Escape')
   await page.locator(`[data-testid=grid-item][data-index="${n}"]`).waitFor()
 
+  // The grid is driven by keys too: the cursor is on the item last viewed; arrows move it, Enter opens.
+  const focused = (i) => page.waitForFunction((i) => document.activeElement?.dataset.index === String(i), i)
+  await focused(n)
+  await page.keyboard.press('ArrowLeft')
+  await page.keyboard.press('ArrowLeft')
+  await focused(n - 2)
+  const picked = await page.evaluate(() => document.activeElement.dataset.uniqueName)
+  await page.keyboard.press('Enter')
+  await page.waitForURL((u) => u.pathname === '/items/' + encodeURIComponent(picked))
+  await page.keyboard.press('Escape')
+  await focused(n - 2)
+
   // A bad query shows the parser's error at its line:column under the text.
   await byTest('query-input').fill('width > 10 and\n  annotation.label = ')
   await byTest('query-input').press('Enter')
