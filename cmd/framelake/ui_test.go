@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"image/jpeg"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/internal/testmedia"
 )
 
@@ -88,6 +90,51 @@ func (s *uiServer) upload(t *testing.T, name, path string) {
 	s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, nil)
 }
 
+// fixedDetector is a model package that finds the same two boxes in any
+// image: a sure truck and a doubtful bike, in the 300 x 300 pixels it is sent.
+const fixedDetector = `
+def model_fn(model_dir):
+    return None
+
+def input_fn(body, content_type):
+    return body
+
+def predict_fn(data, model):
+    return {"boxes": [[30, 30, 150, 120], [200, 150, 280, 280]], "classes": [0, 1], "scores": [0.9, 0.3]}
+
+def output_fn(pred, accept):
+    import json
+    return json.dumps(pred)
+`
+
+// machineBoxes runs fixedDetector as an auto tagging model over the files
+// query selects, so they carry machine boxes beside their human ones.
+func (s *uiServer) machineBoxes(t *testing.T, query string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	for name, body := range map[string]string{"code/inference.py": fixedDetector, "code/requirements.txt": "",
+		"label_list.yaml": "- truck\n- bike\n", "model.pt": "weights"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := client.New(s.base, s.admin["key"], s.admin["secret"])
+	if _, err := admin.RegisterModel(ctx, dir, "fixed", "auto_tagging"); err != nil {
+		t.Fatal(err)
+	}
+	low := 0.1
+	run, err := admin.GenerateAutoTagsToLake(ctx, "image", client.AnalysisOptions{ModelName: "fixed",
+		ConfidenceThreshold: &low, Query: query})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := admin.WaitJob(ctx, run.JobID); err != nil || j.Status != "completed" {
+		t.Fatalf("auto tagging: %+v %v", j, err)
+	}
+}
+
 // uploadLabelled stores images through an annotation project (REST.md) with
 // human boxes; labels[i] are the boxes of image i. It returns uniqueNames.
 func (s *uiServer) uploadLabelled(t *testing.T, w, h int, labels []string) []string {
@@ -135,6 +182,7 @@ func TestWebAppInBrowser(t *testing.T) {
 		`[{"label":"person","x":400,"y":200,"width":80,"height":200}]`,
 		`[]`,
 	})
+	s.machineBoxes(t, `collection = "batch"`)
 	// Enough plain files that the grid must virtualise and "go to" must page.
 	const fillers = 2000
 	for i := 0; i < fillers; i += 500 {

@@ -165,7 +165,7 @@ export function Grid({ search }) {
           </label>
           <label title="hide machine boxes below this confidence">
             conf ≥ {minConf.toFixed(2)}
-            <input type="range" min="0" max="1" step="0.05" value={minConf} onInput={(e) => setMinConf(+e.currentTarget.value)} />
+            <input type="range" min="0" max="1" step="0.05" value={minConf} data-testid="confidence-slider" onInput={(e) => setMinConf(+e.currentTarget.value)} />
           </label>
           <form class="goto" onSubmit={(e) => { e.preventDefault(); jump(+e.currentTarget.elements.n.value - 1) }}>
             <input name="n" type="number" min="1" max={n || 1} placeholder="go to #" data-testid="goto-input" />

@@ -102,7 +102,18 @@ try {
   await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=grid-item] img')].every((i) => i.complete && i.naturalWidth > 0))
   // The oldest files, last in the default order, are the labelled ones.
   check((await page.locator('[data-testid=grid-item] [data-testid=item-box][data-source=human]').count()) >= 2, 'boxes drawn on thumbnails')
+  // Machine boxes look different from human ones, and the confidence slider hides the doubtful.
+  const machine = page.locator('[data-testid=grid-item] [data-testid=item-box][data-source=machine]')
+  const styleOf = (l) => l.first().evaluate((el) => { const s = getComputedStyle(el); return s.borderTopStyle + ' ' + s.borderTopColor })
+  const [human, mach] = [await styleOf(page.locator('[data-testid=grid-item] [data-testid=item-box][data-source=human]')), await styleOf(machine)]
+  check(human !== mach, `human (${human}) and machine (${mach}) boxes look different`)
+  const allMachine = await machine.count()
   await shot('4-goto')
+  await byTest('confidence-slider').fill('0.5')
+  const sure = await machine.count()
+  check(allMachine >= 6 && sure === allMachine / 2 && (await page.locator('[data-testid=item-box][data-label=bike]').count()) === 0,
+    `confidence 0.5 leaves ${sure} of ${allMachine} machine boxes`)
+  await byTest('confidence-slider').fill('0')
 
   // The item view steps with the arrows through the grid's order; Esc returns to the same place.
   const next = await page.locator(`[data-testid=grid-item][data-index="${n}"]`).getAttribute('data-unique-name')
