@@ -135,6 +135,30 @@ func (s *uiServer) machineBoxes(t *testing.T, query string) {
 	}
 }
 
+// embeddings registers an embedding model "lens" (never run: its vectors are
+// given) and stores vecs as its embeddings, for find similar.
+func (s *uiServer) embeddings(t *testing.T, vecs map[string][]float32) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "code"), 0o755)
+	os.WriteFile(filepath.Join(dir, "code", "requirements.txt"), nil, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "code", "inference.py"), []byte(fixedDetector), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	admin := client.New(s.base, s.admin["key"], s.admin["secret"])
+	if _, err := admin.RegisterModel(ctx, dir, "lens", "embedding"); err != nil {
+		t.Fatal(err)
+	}
+	var list []client.Embedding
+	for name, v := range vecs {
+		list = append(list, client.Embedding{UniqueName: name, Embeddings: v})
+	}
+	if _, err := admin.InsertImageEmbeddings(ctx, list, "lens", 3); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // uploadLabelled stores images through an annotation project (REST.md) with
 // human boxes; labels[i] are the boxes of image i. It returns uniqueNames.
 func (s *uiServer) uploadLabelled(t *testing.T, w, h int, labels []string) []string {
@@ -183,6 +207,7 @@ func TestWebAppInBrowser(t *testing.T) {
 		`[]`,
 	})
 	s.machineBoxes(t, `collection = "batch"`)
+	s.embeddings(t, map[string][]float32{names[0]: {1, 0, 0}, names[1]: {0.9, 0.3, 0}, names[2]: {0, 0, 1}})
 	// Enough plain files that the grid must virtualise and "go to" must page.
 	const fillers = 2000
 	for i := 0; i < fillers; i += 500 {
@@ -214,6 +239,7 @@ func TestWebAppInBrowser(t *testing.T) {
 	}
 	t.Logf("screenshots in %s", shots)
 	expect, _ := json.Marshal(map[string]any{"count": 3 + fillers, "uniqueName": names[0], "width": 640, "height": 480, "datasetId": ds["datasetId"],
+		"similar": names[1:3],
 		"box": map[string]any{"label": "car", "x": 100, "y": 60, "width": 200, "height": 120}})
 	cmd := exec.Command(node, "test/browser.mjs")
 	cmd.Dir = ui

@@ -17,7 +17,9 @@ export function Grid({ search }) {
   const sortBy = params.get('sort') || 'date_modified'
   const sortOrder = params.get('order') || 'DESC'
   const itemType = params.get('type') || 'image'
-  const list = listFor(q, sortBy, sortOrder, itemType)
+  const similar = params.get('similar') || ''
+  const model = params.get('model') || 'default'
+  const list = listFor({ q, sortBy, sortOrder, itemType, similar, model })
   const [count, setCount] = useState(list.count)
   const [error, setError] = useState(null)
   const [draft, setDraft] = useState(q)
@@ -27,7 +29,7 @@ export function Grid({ search }) {
   const [view, setView] = useState({ top: 0, width: 0, height: 0 })
   const scroller = useRef()
 
-  const go = (over) => navigate(gridPath({ q, itemType, sortBy, sortOrder, ...over }))
+  const go = (over) => navigate(gridPath({ q, itemType, sortBy, sortOrder, similar, model, ...over }))
 
   useEffect(() => setDraft(q), [q])
   useEffect(() => {
@@ -143,21 +145,31 @@ export function Grid({ search }) {
           <span class="count" data-testid="item-count">
             {count == null ? (error ? '' : '…') : `${count.toLocaleString('en')} ${count === 1 ? 'item' : 'items'}`}
           </span>
-          <label>
-            type
-            <select value={itemType} data-testid="type-select" onChange={(e) => go({ itemType: e.currentTarget.value })}>
-              {TYPES.map((t) => <option value={t}>{t}s</option>)}
-            </select>
-          </label>
-          <label>
-            sort
-            <select value={sortBy} onChange={(e) => go({ sortBy: e.currentTarget.value })}>
-              {SORTS.map((s) => <option value={s}>{s.replace('_', ' ')}</option>)}
-            </select>
-          </label>
-          <button class="ghost" title="sort order" onClick={() => go({ sortOrder: sortOrder === 'DESC' ? 'ASC' : 'DESC' })}>
-            {sortOrder === 'DESC' ? '↓ desc' : '↑ asc'}
-          </button>
+          {similar && (
+            <span class="similar-to" data-testid="similar-banner">
+              nearest to {similar} by {model}
+              <button class="ghost" onClick={() => go({ similar: '' })} title="back to the lake">✕</button>
+            </span>
+          )}
+          {!similar && (
+            <>
+              <label>
+                type
+                <select value={itemType} data-testid="type-select" onChange={(e) => go({ itemType: e.currentTarget.value })}>
+                  {TYPES.map((t) => <option value={t}>{t}s</option>)}
+                </select>
+              </label>
+              <label>
+                sort
+                <select value={sortBy} onChange={(e) => go({ sortBy: e.currentTarget.value })}>
+                  {SORTS.map((s) => <option value={s}>{s.replace('_', ' ')}</option>)}
+                </select>
+              </label>
+              <button class="ghost" title="sort order" onClick={() => go({ sortOrder: sortOrder === 'DESC' ? 'ASC' : 'DESC' })}>
+                {sortOrder === 'DESC' ? '↓ desc' : '↑ asc'}
+              </button>
+            </>
+          )}
           <label title="thumbnail size">
             size
             <input type="range" min="96" max="400" step="4" value={cell}
@@ -198,7 +210,10 @@ function Cell({ index, item, cell, minConf, style, onOpen }) {
           <Boxes boxes={item.boxes} width={item.width} height={item.height} minConfidence={minConf} />
         </div>
       </div>
-      <span class="cell-name" title={item.name}>{item.name}</span>
+      <span class="cell-name" title={item.name}>
+        {item.distance !== undefined && <span class="distance">{item.distance.toFixed(3)} </span>}
+        {item.name}
+      </span>
     </a>
   )
 }

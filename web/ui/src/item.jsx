@@ -65,6 +65,7 @@ export function ItemView({ name }) {
           <dt>created</dt><dd>{new Date(item.createdAt).toLocaleString()}</dd>
           <dt>media</dt><dd><a href={item.url} target="_blank" rel="noopener">signed link</a></dd>
         </dl>
+        {item.type === 'image' && <FindSimilar name={item.uniqueName} />}
         <h3>Tags</h3>
         <div class="tags">{item.tags?.length ? item.tags.map((t) => <span class="tag">{t}</span>) : <span class="muted">none</span>}</div>
         <h3>Annotations ({item.boxes.length})</h3>
@@ -87,6 +88,36 @@ export function ItemView({ name }) {
         )}
         <p class="muted keys">← → step · Esc back to the grid · wheel or + − zoom, drag to pan, 0 resets{zoom.scale > 1 && ` · ${zoom.scale.toFixed(1)}×`}</p>
       </aside>
+    </div>
+  )
+}
+
+// FindSimilar opens the grid of this file's nearest neighbours by the chosen
+// embedding model (the system default's vectors are named "default"), narrowed
+// by the grid's query.
+function FindSimilar({ name }) {
+  const [models, setModels] = useState(null)
+  const [model, setModel] = useState('default')
+  useEffect(() => {
+    api('/models').then((r) => {
+      const names = r.modelList.filter((m) => m.application === 'embedding').map((m) => (m.systemDefault ? 'default' : m.modelName))
+      setModels(names)
+      if (names.length) setModel(names.includes('default') ? 'default' : names[0])
+    }, () => setModels([]))
+  }, [])
+  const go = () => {
+    const list = currentList()
+    navigate(gridPath({ ...(list ?? {}), similar: name, model }))
+  }
+  return (
+    <div class="similar">
+      <button data-testid="similar-button" onClick={go} disabled={!models?.length}>Find similar</button>
+      {models?.length > 1 && (
+        <select value={model} onChange={(e) => setModel(e.currentTarget.value)} data-testid="similar-model">
+          {models.map((m) => <option value={m}>{m}</option>)}
+        </select>
+      )}
+      {models?.length === 0 && <span class="muted"> no embedding model</span>}
     </div>
   )
 }

@@ -3,7 +3,8 @@
 // the server, fills the lake and runs this with:
 //   BASE      the server's URL
 //   KEY, SECRET  a read key
-//   EXPECT    JSON {count, uniqueName, box: {label, x, y, width, height}, width, height, datasetId}
+//   EXPECT    JSON {count, uniqueName, box: {label, x, y, width, height}, width, height, datasetId,
+//             similar: the uniqueNames nearest to uniqueName, in order}
 //   OUT       folder for screenshots
 // It exits non-zero naming the first check that failed.
 import { chromium } from 'playwright-core'
@@ -151,9 +152,19 @@ try {
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=grid-item]').length === 1)
   check((await byTest('grid-item').getAttribute('data-unique-name')) === want.uniqueName, 'the query leaves the car')
   await shot('6-query')
+  // Find similar from an item: the grid of its neighbours (itself left out) by the embedding model, nearest first.
+  await page.goto(`${BASE}/items/${encodeURIComponent(want.uniqueName)}`)
+  await byTest('similar-button').click()
+  await page.waitForFunction((n) => document.querySelector('[data-testid=item-count]')?.textContent === `${n} items`, want.similar.length)
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=grid-item]').length === n, want.similar.length)
+  const order = await byTest('grid-item').evaluateAll((els) => els.map((e) => e.dataset.uniqueName))
+  check(JSON.stringify(order) === JSON.stringify(want.similar), `similar in order ${JSON.stringify(order)}, want ${JSON.stringify(want.similar)}`)
+  check(new URL(page.url()).searchParams.get('similar') === want.uniqueName, 'the similarity search is in the address')
+  await allThumbs()
+  await shot('6a-similar')
+
   // Videos are listed by type, with a poster frame for a thumbnail.
-  await byTest('query-input').fill('')
-  await byTest('query-input').press('Enter')
+  await page.goto(`${BASE}/`)
   await byTest('type-select').selectOption('video')
   await page.waitForFunction(() => document.querySelector('[data-testid=item-count]')?.textContent === '1 item')
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=grid-item]').length === 1)
