@@ -7,6 +7,7 @@ import { QueryBar } from './query.jsx'
 export const TYPES = ['image', 'video', 'other']
 export const SORTS = ['date_modified', 'date_created', 'name', 'size', 'video_index']
 const GAP = 6
+const MAX_SCROLL = 10_000_000
 
 // Grid is the lake as a virtualised grid: only the rows in view (and one
 // either side) are in the DOM, and only the pages holding them are fetched,
@@ -70,8 +71,15 @@ export function Grid({ search }) {
   const rowH = cell + GAP + 18
   const n = count ?? 0
   const rows = Math.ceil(n / cols)
-  const firstRow = Math.max(0, Math.floor(view.top / rowH) - 1)
-  const lastRow = Math.min(rows, Math.ceil((view.top + view.height) / rowH) + 1)
+  // Browsers cap an element's height (Chromium near 33.5M px, 160k rows of
+  // a million files), so past maxScroll the scrollbar maps onto the rows
+  // proportionally: vtop is the virtual scroll position in row pixels.
+  const total = rows * rowH
+  const maxScroll = +sessionStorage.getItem('framelake.maxScroll') || MAX_SCROLL
+  const scale = total > maxScroll ? (total - view.height) / (maxScroll - view.height) : 1
+  const vtop = view.top * scale
+  const firstRow = Math.max(0, Math.floor(vtop / rowH) - 1)
+  const lastRow = Math.min(rows, Math.ceil((vtop + view.height) / rowH) + 1)
   const from = firstRow * cols
   const to = Math.min(n, lastRow * cols)
 
@@ -87,7 +95,7 @@ export function Grid({ search }) {
 
   const jump = (i) => {
     const idx = Math.min(Math.max(0, i), n - 1)
-    scroller.current.scrollTop = Math.floor(idx / cols) * rowH
+    scroller.current.scrollTop = (Math.floor(idx / cols) * rowH) / scale
     list.cursor = idx
     setCursor(idx)
   }
@@ -99,8 +107,9 @@ export function Grid({ search }) {
     const i = Math.min(Math.max(0, to), n - 1)
     const el = scroller.current
     const top = Math.floor(i / cols) * rowH
-    if (top < el.scrollTop) el.scrollTop = top
-    else if (top + rowH > el.scrollTop + el.clientHeight) el.scrollTop = top + rowH - el.clientHeight
+    const at = el.scrollTop * scale
+    if (top < at) el.scrollTop = top / scale
+    else if (top + rowH > at + el.clientHeight) el.scrollTop = (top + rowH - el.clientHeight) / scale
     list.cursor = i
     setCursor(i)
   }
@@ -133,7 +142,7 @@ export function Grid({ search }) {
   for (let i = from; i < to; i++) {
     const r = Math.floor(i / cols)
     const c = i % cols
-    const style = { transform: `translate(${c * (cell + GAP)}px, ${r * rowH}px)`, width: cell + 'px' }
+    const style = { transform: `translate(${c * (cell + GAP)}px, ${r * rowH - vtop + view.top}px)`, width: cell + 'px' }
     cells.push(<Cell key={i} index={i} item={itemAt(list, i)} cell={cell} minConf={minConf} style={style} onOpen={open} />)
   }
 
@@ -186,7 +195,7 @@ export function Grid({ search }) {
       </div>
       {error && error.field !== 'query' && <div class="error" role="alert">{error.message}</div>}
       <div class="scroller" ref={scroller} tabIndex={-1} onKeyDown={onKey}>
-        <div class="spacer" style={{ height: rows * rowH + 'px' }}>{cells}</div>
+        <div class="spacer" style={{ height: Math.min(total, maxScroll) + 'px' }}>{cells}</div>
         {count === 0 && <div class="empty">No items match.</div>}
       </div>
     </div>
