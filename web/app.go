@@ -18,6 +18,7 @@ func (s *server) appRoutes(e *echo.Echo, api *echo.Group) {
 	e.GET(ThumbPath+":size/:name", s.thumbnail)
 	api.GET("/me", s.me)
 	api.GET("/lake/items", s.lakeItems)
+	api.GET("/lake/facets", s.lakeFacets)
 	api.GET("/lake/files/:uniqueName", s.lakeFile)
 	e.RouteNotFound("/*", s.app)
 }

@@ -253,7 +253,7 @@ func TestWebAppInBrowser(t *testing.T) {
 }
 
 // TestThumbnailsAndMe checks the routes the web app adds: /api/v1/me names
-// the key's role, lake items carry signed thumbnail URLs that answer a JPEG
+// the key's role, facets count by type and source, lake items carry signed thumbnail URLs that answer a JPEG
 // fitting the size, cached on disk by content hash, with an ETag that a
 // revalidation matches; a video gets its first frame; a bad signature is a 401.
 func TestThumbnailsAndMe(t *testing.T) {
@@ -289,6 +289,23 @@ func TestThumbnailsAndMe(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.upload(t, "clip.mp4", video)
+
+	var facets map[string][]struct {
+		Value  string
+		Count  int
+		Clause string
+	}
+	s.call(t, s.read, "GET", "/api/v1/lake/facets?query=width%20%3E%20100", "", nil, &facets)
+	got := map[string]int{}
+	for field, vs := range facets {
+		for _, v := range vs {
+			got[field+"="+v.Value] = v.Count
+		}
+	}
+	if want := map[string]int{"type=image": 1, "type=video": 1, "type=other": 0, "annotation.source=human": 1,
+		"annotation.source=machine": 0, "annotation.source=raw": 0}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("facets: %v, want %v", got, want)
+	}
 
 	for _, c := range []struct {
 		itemType  string

@@ -3,6 +3,7 @@ import { Boxes } from './boxes.jsx'
 import { PAGE, gridPath, listFor, loadCount, loadPage, itemAt, thumbFor } from './lake.js'
 import { navigate } from './router.js'
 import { QueryBar } from './query.jsx'
+import { Facets } from './facets.jsx'
 
 export const TYPES = ['image', 'video', 'other']
 export const SORTS = ['date_modified', 'date_created', 'name', 'size', 'video_index']
@@ -194,9 +195,12 @@ export function Grid({ search }) {
         </div>
       </div>
       {error && error.field !== 'query' && <div class="error" role="alert">{error.message}</div>}
-      <div class="scroller" ref={scroller} tabIndex={-1} onKeyDown={onKey}>
-        <div class="spacer" style={{ height: Math.min(total, maxScroll) + 'px' }}>{cells}</div>
-        {count === 0 && <div class="empty">No items match.</div>}
+      <div class="lake-body">
+        {!similar && <Facets q={q} itemType={itemType} go={go} />}
+        <div class="scroller" ref={scroller} tabIndex={-1} onKeyDown={onKey}>
+          <div class="spacer" style={{ height: Math.min(total, maxScroll) + 'px' }}>{cells}</div>
+          {count === 0 && <div class="empty">No items match.</div>}
+        </div>
       </div>
     </div>
   )

@@ -44,7 +44,7 @@ export function ItemView({ name }) {
   if (error) return <div class="error" role="alert">{error.message}</div>
   if (!item || item.uniqueName !== name) return <div class="loading-page">Loading…</div>
   return (
-    <div class="item" data-testid="item-view">
+    <div class="item" data-testid="item-view" data-unique-name={item.uniqueName}>
       <div class="stage">
         {item.type === 'video' ? (
           <video src={item.url} controls preload="metadata" class="media" />

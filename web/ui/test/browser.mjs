@@ -126,6 +126,7 @@ try {
   await byTest('item-view').waitFor()
   await page.keyboard.press('ArrowRight')
   await page.waitForURL((u) => u.pathname === '/items/' + encodeURIComponent(next))
+  await page.locator(`[data-testid=item-view][data-unique-name="${next}"]`).waitFor()
   await page.keyboard.press('Escape')
   await page.locator(`[data-testid=grid-item][data-index="${n}"]`).waitFor()
 
@@ -138,8 +139,22 @@ try {
   const picked = await page.evaluate(() => document.activeElement.dataset.uniqueName)
   await page.keyboard.press('Enter')
   await page.waitForURL((u) => u.pathname === '/items/' + encodeURIComponent(picked))
+  await page.locator(`[data-testid=item-view][data-unique-name="${picked}"]`).waitFor()
   await page.keyboard.press('Escape')
   await focused(n - 2)
+
+  // The sidebar counts by annotation source; a click writes the query and narrows the grid, a second undoes it.
+  const facet = (field, value) => page.locator(`[data-testid=facet-value][data-field="${field}"][data-value="${value}"]`)
+  await page.waitForFunction(() => document.querySelector('[data-testid=facet-value][data-value=raw]')?.textContent.includes('2,000'))
+  check(/^human\s*2$/.test(await facet('annotation.source', 'human').textContent()), 'two files have human boxes')
+  await facet('annotation.source', 'human').click()
+  await page.waitForFunction(() => document.querySelector('[data-testid=item-count]')?.textContent === '2 items')
+  check((await byTest('query-input').inputValue()) === 'annotation.source = human', 'the facet wrote the query')
+  await allThumbs()
+  await shot('4b-facet')
+  await facet('annotation.source', 'human').click()
+  await page.waitForFunction((n) => document.querySelector('[data-testid=item-count]')?.textContent === n + ' items', total)
+  check((await byTest('query-input').inputValue()) === '', 'a second click took the clause out')
 
   // A bad query shows the parser's error at its line:column under the text.
   await byTest('query-input').fill('width > 10 and\n  annotation.label = ')
