@@ -241,10 +241,20 @@ func TestWebAppInBrowser(t *testing.T) {
 	expect, _ := json.Marshal(map[string]any{"count": 3 + fillers, "uniqueName": names[0], "width": 640, "height": 480, "datasetId": ds["datasetId"],
 		"similar": names[1:3],
 		"box": map[string]any{"label": "car", "x": 100, "y": 60, "width": 200, "height": 120}})
+	created, err := run(t, "keys", "create", "--data", s.data, "--name", "curator", "--role", "write", "--json")
+	var write map[string]string
+	if err != nil || json.Unmarshal([]byte(created), &write) != nil {
+		t.Fatalf("keys create: %v %s", err, created)
+	}
+	fresh := filepath.Join(t.TempDir(), "fresh.jpg")
+	if err := os.WriteFile(fresh, testmedia.JPEG(320, 240, 4242), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(node, "test/browser.mjs")
 	cmd.Dir = ui
 	cmd.Env = append(os.Environ(), "BASE="+s.base, "KEY="+s.read["key"], "SECRET="+s.read["secret"],
-		"EXPECT="+string(expect), "OUT="+shots)
+		"EXPECT="+string(expect), "OUT="+shots, "WRITE_KEY="+write["key"], "WRITE_SECRET="+write["secret"],
+		"UPLOAD_JPEG="+fresh)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {

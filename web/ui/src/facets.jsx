@@ -6,13 +6,13 @@ const LABELS = { type: 'Type', 'annotation.source': 'Annotations' }
 // Facets is the filter sidebar: counts for the current query, and values
 // that write the query when clicked (again to remove), so the bar and the
 // sidebar never disagree.
-export function Facets({ q, itemType, go }) {
+export function Facets({ q, itemType, go, list }) {
   const [facets, setFacets] = useState(null)
   useEffect(() => {
     let stop = false
     api('/lake/facets?' + qs({ query: q, itemType })).then((f) => !stop && setFacets(f), () => !stop && setFacets(null))
     return () => (stop = true)
-  }, [q, itemType])
+  }, [q, itemType, list]) // a new list (after an upload) is counted anew
   return (
     <aside class="facets">
       {facets && Object.entries(LABELS).map(([field, title]) => (

@@ -1,9 +1,10 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { Boxes } from './boxes.jsx'
-import { PAGE, gridPath, listFor, loadCount, loadPage, itemAt, thumbFor } from './lake.js'
+import { PAGE, gridPath, invalidate, listFor, loadCount, loadPage, itemAt, thumbFor } from './lake.js'
 import { navigate } from './router.js'
 import { QueryBar } from './query.jsx'
 import { Facets } from './facets.jsx'
+import { Upload } from './upload.jsx'
 
 export const TYPES = ['image', 'video', 'other']
 export const SORTS = ['date_modified', 'date_created', 'name', 'size', 'video_index']
@@ -13,7 +14,7 @@ const MAX_SCROLL = 10_000_000
 // Grid is the lake as a virtualised grid: only the rows in view (and one
 // either side) are in the DOM, and only the pages holding them are fetched,
 // once scrolling settles.
-export function Grid({ search }) {
+export function Grid({ search, me }) {
   const params = new URLSearchParams(search)
   const q = params.get('q') ?? ''
   const sortBy = params.get('sort') || 'date_modified'
@@ -29,6 +30,7 @@ export function Grid({ search }) {
   const [minConf, setMinConf] = useState(0)
   const [, setLoaded] = useState(0)
   const [view, setView] = useState({ top: 0, width: 0, height: 0 })
+  const [uploading, setUploading] = useState(false)
   const scroller = useRef()
 
   const go = (over) => navigate(gridPath({ q, itemType, sortBy, sortOrder, similar, model, ...over }))
@@ -189,14 +191,18 @@ export function Grid({ search }) {
             conf ≥ {minConf.toFixed(2)}
             <input type="range" min="0" max="1" step="0.05" value={minConf} data-testid="confidence-slider" onInput={(e) => setMinConf(+e.currentTarget.value)} />
           </label>
+          {me.role !== 'read' && !uploading && (
+            <button class="ghost" data-testid="upload-button" onClick={() => setUploading(true)}>Upload</button>
+          )}
           <form class="goto" onSubmit={(e) => { e.preventDefault(); jump(+e.currentTarget.elements.n.value - 1) }}>
             <input name="n" type="number" min="1" max={n || 1} placeholder="go to #" data-testid="goto-input" />
           </form>
         </div>
       </div>
+      {uploading && <Upload onDone={invalidate} onClose={() => setUploading(false)} />}
       {error && error.field !== 'query' && <div class="error" role="alert">{error.message}</div>}
       <div class="lake-body">
-        {!similar && <Facets q={q} itemType={itemType} go={go} />}
+        {!similar && <Facets q={q} itemType={itemType} go={go} list={list} />}
         <div class="scroller" ref={scroller} tabIndex={-1} onKeyDown={onKey}>
           <div class="spacer" style={{ height: Math.min(total, maxScroll) + 'px' }}>{cells}</div>
           {count === 0 && <div class="empty">No items match.</div>}

@@ -20,6 +20,13 @@ export function listFor({ q = '', sortBy = 'date_modified', sortOrder = 'DESC', 
 
 export const currentList = () => current
 
+// invalidate drops the kept listing, after a change such as an upload, and
+// re-renders the page so that counts and pages are fetched anew.
+export function invalidate() {
+  current = null
+  dispatchEvent(new PopStateEvent('popstate'))
+}
+
 // gridPath is the grid's address for a listing: defaults are left out.
 export function gridPath(list) {
   if (!list) return '/'

@@ -36,7 +36,7 @@ function App() {
         <button class="ghost" onClick={() => { forgetCreds(); setMe(null) }}>Sign out</button>
       </header>
       <main>
-        {r.page === 'grid' && <Grid search={loc.search} />}
+        {r.page === 'grid' && <Grid search={loc.search} me={me} />}
         {r.page === 'item' && <ItemView name={r.id} />}
         {r.page === 'jobs' && <Jobs me={me} search={loc.search} />}
         {r.page === 'job' && <Job id={r.id} me={me} />}

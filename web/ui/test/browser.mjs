@@ -2,13 +2,14 @@
 // running framelake. The Go test TestWebAppInBrowser (cmd/framelake) starts
 // the server, fills the lake and runs this with:
 //   BASE      the server's URL
-//   KEY, SECRET  a read key
+//   KEY, SECRET  a read key; WRITE_KEY, WRITE_SECRET a write key
+//   UPLOAD_JPEG  an image file to upload
 //   EXPECT    JSON {count, uniqueName, box: {label, x, y, width, height}, width, height, datasetId,
 //             similar: the uniqueNames nearest to uniqueName, in order}
 //   OUT       folder for screenshots
 // It exits non-zero naming the first check that failed.
 import { chromium } from 'playwright-core'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -84,6 +85,7 @@ try {
   const total = want.count.toLocaleString('en')
   await page.waitForFunction((n) => document.querySelector('[data-testid=item-count]')?.textContent === n + ' items', total)
   check(await page.evaluate(() => document.querySelector('.spacer').offsetHeight === 20000), 'the grid scrolls proportionally past its cap')
+  check((await byTest('upload-button').count()) === 0, 'a read key sees no upload button')
   const inDom = await byTest('grid-item').count()
   check(inDom > 0 && inDom < 200, `the grid keeps only visible rows in the DOM, has ${inDom} of ${want.count}`)
   await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=grid-item] img')].every((i) => i.complete && i.naturalWidth > 0))
@@ -206,6 +208,27 @@ try {
   const [dl] = await Promise.all([page.waitForEvent('download'), byTest('dataset-download').first().click()])
   check((await dl.suggestedFilename()).endsWith('.zip'), `dataset download named ${await dl.suggestedFilename()}`)
   await shot('8-dataset')
+  // A write key uploads: progress per file, a refused file listed with its reason, the count updated.
+  await page.getByText('Sign out').click()
+  await byTest('signin-key').fill(process.env.WRITE_KEY)
+  await byTest('signin-secret').fill(process.env.WRITE_SECRET)
+  await byTest('signin-submit').click()
+  await page.goto(`${BASE}/`)
+  await page.waitForFunction((n) => document.querySelector('[data-testid=item-count]')?.textContent === n + ' items', total)
+  await byTest('upload-button').click()
+  await byTest('upload-collection').fill('dropped')
+  await byTest('upload-input').setInputFiles([
+    { name: 'fresh.jpg', mimeType: 'image/jpeg', buffer: readFileSync(process.env.UPLOAD_JPEG) },
+    { name: 'notes.jpg', mimeType: 'image/jpeg', buffer: Buffer.from('not an image at all') },
+  ])
+  await page.locator('[data-testid=upload-row][data-name="fresh.jpg"][data-state=stored]').waitFor()
+  const refused = page.locator('[data-testid=upload-row][data-name="notes.jpg"][data-state=rejected]')
+  await refused.waitFor()
+  check((await refused.textContent()).includes('notes.jpg'), `the refused file's reason is shown: ${await refused.textContent()}`)
+  const more = (want.count + 1).toLocaleString('en')
+  await page.waitForFunction((n) => document.querySelector('[data-testid=item-count]')?.textContent === n + ' items', more)
+  await page.waitForFunction(() => document.querySelector('[data-testid=facet-value][data-value=image]')?.textContent.includes('2,004'))
+  await shot('9-upload')
   console.log(`figures (${want.count} files, cold thumbnails): grid with thumbnails ${firstGrid} ms after Esc; go to item ${n} ${jumped} ms`)
   console.log('browser checks passed; screenshots in ' + OUT)
 } catch (e) {
