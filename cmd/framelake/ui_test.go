@@ -240,7 +240,7 @@ func TestWebAppInBrowser(t *testing.T) {
 	t.Logf("screenshots in %s", shots)
 	expect, _ := json.Marshal(map[string]any{"count": 3 + fillers, "uniqueName": names[0], "width": 640, "height": 480, "datasetId": ds["datasetId"],
 		"similar": names[1:3],
-		"box": map[string]any{"label": "car", "x": 100, "y": 60, "width": 200, "height": 120}})
+		"box":     map[string]any{"label": "car", "x": 100, "y": 60, "width": 200, "height": 120}})
 	created, err := run(t, "keys", "create", "--data", s.data, "--name", "curator", "--role", "write", "--json")
 	var write map[string]string
 	if err != nil || json.Unmarshal([]byte(created), &write) != nil {
@@ -273,26 +273,7 @@ func TestThumbnailsAndMe(t *testing.T) {
 	if me["role"] != "read" || me["name"] != "viewer" || me["key"] != s.read["key"] {
 		t.Fatalf("me: %v", me)
 	}
-	// The app signs in with key headers: a wrong secret is a 401 without a Basic
-	// challenge, which would make the browser open its own password dialog.
-	for _, c := range []struct {
-		key       string
-		challenge bool
-	}{{s.read["key"], false}, {"", true}} {
-		req, _ := http.NewRequest("GET", s.base+"/api/v1/me", nil)
-		if c.key != "" {
-			req.Header.Set("key", c.key)
-			req.Header.Set("secret", "wrong")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if got := resp.Header.Get("WWW-Authenticate") != ""; resp.StatusCode != 401 || got != c.challenge {
-			t.Errorf("me with key %q: %d, challenge %v, want 401 and %v", c.key, resp.StatusCode, got, c.challenge)
-		}
-	}
+	checkNoChallengeToKeys(t, s)
 	s.uploadLabelled(t, 1920, 1080, []string{`[{"label":"car","x":10,"y":20,"width":30,"height":40}]`})
 	video := filepath.Join(t.TempDir(), "clip.mp4")
 	if err := testmedia.Video(video, 320, 240, 10, 1); err != nil {
@@ -300,22 +281,7 @@ func TestThumbnailsAndMe(t *testing.T) {
 	}
 	s.upload(t, "clip.mp4", video)
 
-	var facets map[string][]struct {
-		Value  string
-		Count  int
-		Clause string
-	}
-	s.call(t, s.read, "GET", "/api/v1/lake/facets?query=width%20%3E%20100", "", nil, &facets)
-	got := map[string]int{}
-	for field, vs := range facets {
-		for _, v := range vs {
-			got[field+"="+v.Value] = v.Count
-		}
-	}
-	if want := map[string]int{"type=image": 1, "type=video": 1, "type=other": 0, "annotation.source=human": 1,
-		"annotation.source=machine": 0, "annotation.source=raw": 0}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("facets: %v, want %v", got, want)
-	}
+	checkFacets(t, s)
 
 	for _, c := range []struct {
 		itemType  string
@@ -360,5 +326,50 @@ func TestThumbnailsAndMe(t *testing.T) {
 		if resp, err := http.Get(bad); err != nil || resp.StatusCode != 401 {
 			t.Errorf("%s thumbnail with a bad signature: %v %v, want 401", c.itemType, resp.StatusCode, err)
 		}
+	}
+}
+
+// checkNoChallengeToKeys: the app signs in with key headers; a wrong secret is a 401 without a Basic
+// challenge, which would make the browser open its own password dialog.
+func checkNoChallengeToKeys(t *testing.T, s *uiServer) {
+	t.Helper()
+	for _, c := range []struct {
+		key       string
+		challenge bool
+	}{{s.read["key"], false}, {"", true}} {
+		req, _ := http.NewRequest("GET", s.base+"/api/v1/me", nil)
+		if c.key != "" {
+			req.Header.Set("key", c.key)
+			req.Header.Set("secret", "wrong")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("WWW-Authenticate") != ""; resp.StatusCode != 401 || got != c.challenge {
+			t.Errorf("me with key %q: %d, challenge %v, want 401 and %v", c.key, resp.StatusCode, got, c.challenge)
+		}
+	}
+}
+
+// checkFacets counts one image with a human box (over 100 px wide) and one video.
+func checkFacets(t *testing.T, s *uiServer) {
+	t.Helper()
+	var facets map[string][]struct {
+		Value  string
+		Count  int
+		Clause string
+	}
+	s.call(t, s.read, "GET", "/api/v1/lake/facets?query=width%20%3E%20100", "", nil, &facets)
+	got := map[string]int{}
+	for field, vs := range facets {
+		for _, v := range vs {
+			got[field+"="+v.Value] = v.Count
+		}
+	}
+	if want := map[string]int{"type=image": 1, "type=video": 1, "type=other": 0, "annotation.source=human": 1,
+		"annotation.source=machine": 0, "annotation.source=raw": 0}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("facets: %v, want %v", got, want)
 	}
 }
