@@ -18,6 +18,7 @@ export function layout(view, cell, n) {
   const maxScroll = +sessionStorage.getItem('framelake.maxScroll') || MAX_SCROLL
   const scale = total > maxScroll ? (total - view.height) / (maxScroll - view.height) : 1
   const vtop = view.top * scale
+  const left = Math.max(0, Math.floor((view.width - (cols * (cell + GAP) - GAP)) / 2))
   const firstRow = Math.max(0, Math.floor(vtop / rowH) - 1)
   const lastRow = Math.min(rows, Math.ceil((vtop + view.height) / rowH) + 1)
   return {
@@ -26,8 +27,9 @@ export function layout(view, cell, n) {
     from: firstRow * cols,
     to: Math.min(n, lastRow * cols),
     perPage: Math.max(1, Math.floor(view.height / rowH)) * cols,
-    // cellAt is where item i is drawn inside the scroller's content.
-    cellAt: (i) => [(i % cols) * (cell + GAP), Math.floor(i / cols) * rowH - vtop + view.top],
+    // cellAt is where item i is drawn inside the scroller's content, the
+    // columns centred in the width they leave.
+    cellAt: (i) => [left + (i % cols) * (cell + GAP), Math.floor(i / cols) * rowH - vtop + view.top],
   }
 }
 
@@ -37,8 +39,11 @@ export function useView(list, scroller) {
   const [view, setView] = useState({ top: 0, width: 0, height: 0 })
   useLayoutEffect(() => {
     const el = scroller.current
+    const cs = getComputedStyle(el)
+    const pad = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight)
     const update = () => {
-      setView({ top: el.scrollTop, width: el.clientWidth, height: el.clientHeight })
+      // width is what the cells may fill, inside the scroller's padding.
+      setView({ top: el.scrollTop, width: el.clientWidth - pad, height: el.clientHeight })
       list.scrollTop = el.scrollTop
     }
     el.scrollTop = list.scrollTop
