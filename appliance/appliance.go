@@ -196,7 +196,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Analysis: a.Analysis, Datasets: a.Datasets, Logger: a.log},
+		Analysis: a.Analysis, Datasets: a.Datasets, Logger: a.log, ThumbDir: filepath.Join(a.cfg.DataDir, "thumbs")},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 

@@ -22,7 +22,11 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		k, err := s.Keys.Verify(r.Context(), key, secret)
 		if err != nil {
-			c.Response().Header().Set("WWW-Authenticate", `Basic realm="framelake"`)
+			// No Basic challenge to a client that sent key headers (the web
+			// app): browsers would answer it with their own password dialog.
+			if r.Header.Get("key") == "" {
+				c.Response().Header().Set("WWW-Authenticate", `Basic realm="framelake"`)
+			}
 			return err
 		}
 		c.Set(keyCtx, k)

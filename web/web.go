@@ -29,6 +29,7 @@ type Deps struct {
 	Annotate *annotate.Service
 	Datasets *dataset.Service
 	Analysis *analysis.Service // nil: analysis routes answer 503
+	ThumbDir string            // thumbnail cache; "": thumbnails are made on every request
 	Logger   *slog.Logger
 }
 
@@ -79,6 +80,7 @@ func New(d Deps, opt Options) http.Handler {
 	s.vectorFunctions()
 	s.clientRoutes(api) // each client function checks its own role
 	s.analysisRoutes(api)
+	s.appRoutes(e, api) // the web app (ui.go), its thumbnails and what it asks the API
 	return e
 }
 

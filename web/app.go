@@ -1,0 +1,149 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake"
+)
+
+// appRoutes serves the web app and the routes it needs that the interface
+// lacks; they are ordinary API routes, documented for scripts too.
+func (s *server) appRoutes(e *echo.Echo, api *echo.Group) {
+	e.GET(ThumbPath+":size/:name", s.thumbnail)
+	api.GET("/me", s.me)
+	api.GET("/lake/items", s.lakeItems)
+	api.GET("/lake/facets", s.lakeFacets)
+	api.GET("/lake/files/:uniqueName", s.lakeFile)
+	e.RouteNotFound("/*", s.app)
+}
+
+// me tells a client which key it holds, so a page can hide what the key may not do.
+func (s *server) me(c *echo.Context) error {
+	k := caller(c)
+	return c.JSON(http.StatusOK, map[string]any{"key": k.Key, "name": k.Name, "role": k.Role})
+}
+
+// appBox is a box as the app draws it.
+type appBox struct {
+	Label      string      `json:"label"`
+	X          float64     `json:"x"`
+	Y          float64     `json:"y"`
+	W          float64     `json:"width"`
+	H          float64     `json:"height"`
+	Source     lake.Source `json:"source"`
+	Confidence *float64    `json:"confidence,omitempty"`
+	Frame      int         `json:"frame"`
+}
+
+// appItem is a file with what a grid cell or the item view shows.
+type appItem struct {
+	fileView
+	ThumbURL string          `json:"thumbUrl,omitempty"`
+	Boxes    []appBox        `json:"boxes"`
+	Tags     []string        `json:"tags,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+// lakeItems is one page of a lake listing (the selection, paging and sort of
+// get_item_list_from_datalake) with each file's thumbnail URL and its boxes of
+// frame 0, in one request instead of one get_file_details per cell.
+func (s *server) lakeItems(c *echo.Context) error {
+	q := c.Request().URL.Query()
+	sel := lake.Selection{Query: q.Get("query"), ItemType: q.Get("itemType"), CollectionID: q.Get("collectionId")}
+	if lake.IsCollectionType(sel.ItemType) {
+		return errs.Invalid("itemType", "itemType must be a file type (image, video, other), got %q", sel.ItemType)
+	}
+	index, err := queryNumber(q, "pageIndex")
+	if err != nil {
+		return err
+	}
+	size, err := queryNumber(q, "pageSize")
+	if err != nil {
+		return err
+	}
+	idx, n, err := pageParams(index, size)
+	if err != nil {
+		return err
+	}
+	thumb := 256
+	if v := q.Get("thumbSize"); v != "" {
+		if thumb, err = validThumbSize(v); err != nil {
+			return err
+		}
+	}
+	ctx := c.Request().Context()
+	files, err := s.Lake.ListFiles(ctx, sel, idx, n, lake.Sort{Field: q.Get("sortBy"), Order: q.Get("sortOrder")})
+	if err != nil {
+		return err
+	}
+	items, err := s.appItems(c, files, thumb, 0)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"items": items})
+}
+
+// lakeFile is one file with its thumbnail URL, tags, metadata and every box.
+func (s *server) lakeFile(c *echo.Context) error {
+	ctx := c.Request().Context()
+	f, err := s.Lake.File(ctx, c.Param("uniqueName"))
+	if err != nil {
+		return err
+	}
+	items, err := s.appItems(c, []lake.File{f}, 512, -1)
+	if err != nil {
+		return err
+	}
+	d, err := s.Lake.FileDetails(ctx, f.UniqueName, map[string]bool{"Tags": true})
+	if err != nil {
+		return err
+	}
+	it := items[0]
+	it.Tags, _ = d["Tags"].([]string)
+	it.Metadata = f.Metadata
+	return c.JSON(http.StatusOK, it)
+}
+
+// appItems views files with their boxes of frame (every frame when frame < 0).
+func (s *server) appItems(c *echo.Context, files []lake.File, thumb, frame int) ([]appItem, error) {
+	seqs := make([]int64, len(files))
+	for i, f := range files {
+		seqs[i] = f.Seq()
+	}
+	boxes, err := s.Lake.Boxes(c.Request().Context(), lake.BoxQuery{FileSeqs: seqs})
+	if err != nil {
+		return nil, err
+	}
+	bySeq := map[int64][]appBox{}
+	for _, b := range boxes {
+		if frame < 0 || b.Frame == frame {
+			bySeq[b.FileSeq] = append(bySeq[b.FileSeq], appBox{Label: b.Label, X: b.X, Y: b.Y, W: b.W, H: b.H,
+				Source: b.Source, Confidence: b.Confidence, Frame: b.Frame})
+		}
+	}
+	views := s.viewFiles(files)
+	out := make([]appItem, len(files))
+	for i, f := range files {
+		out[i] = appItem{fileView: views[i], ThumbURL: s.thumbURL(f, thumb), Boxes: nonNil(bySeq[f.Seq()])}
+	}
+	return out, nil
+}
+
+// queryNumber reads an optional numeric query parameter.
+func queryNumber(q url.Values, field string) (*float64, error) {
+	v := q.Get(field)
+	if v == "" {
+		return nil, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return nil, errs.Invalid(field, "%s must be a number, got %q", field, v)
+	}
+	return &f, nil
+}

@@ -1,0 +1,58 @@
+package web
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/internal/testmedia"
+	"github.com/framelake/framelake/lake"
+)
+
+// BenchmarkThumbnail measures the thumbnail figures for a 1080p
+// JPEG at 256 px: cold (libvips shrink-on-load and JPEG encode) and cached
+// (a read of the disk cache entry).
+func BenchmarkThumbnail(b *testing.B) {
+	dir := b.TempDir()
+	src := filepath.Join(dir, "frame.jpg")
+	if err := os.WriteFile(src, testmedia.JPEG(1920, 1080, 7), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.Run("cold-1080p-256", func(b *testing.B) {
+		start := cpuTime()
+		for b.Loop() {
+			if _, err := makeThumb(ctx, src, lake.Image, 256); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// CPU rather than wall time: the figure is server CPU, and wall time
+		// on a shared machine counts other processes' turns too.
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+	})
+	b.Run("cached-256", func(b *testing.B) {
+		s := &server{Deps: Deps{ThumbDir: filepath.Join(dir, "thumbs")}}
+		f := lake.File{Blob: "ab0123456789", Type: lake.Image}
+		jpeg, _ := makeThumb(ctx, src, lake.Image, 256)
+		path := filepath.Join(s.ThumbDir, "256", "ab", f.Blob+".jpg")
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, jpeg, 0o644)
+		start := cpuTime()
+		for b.Loop() {
+			if _, err := s.thumbBytes(ctx, f, 256); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+	})
+}
+
+// cpuTime is the process's user and system CPU time, libvips' threads included.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

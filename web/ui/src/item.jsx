@@ -1,0 +1,131 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api } from './api.js'
+import { Boxes } from './boxes.jsx'
+import { PAGE, currentList, gridPath, itemAt, loadCount, loadPage } from './lake.js'
+import { navigate } from './router.js'
+import { useZoom } from './zoom.js'
+
+// ItemView shows one file full size with its boxes, details, tags and media
+// link. Arrows step through the grid's listing it was opened from; Esc
+// returns to the grid.
+export function ItemView({ name }) {
+  const [item, setItem] = useState(null)
+  const [error, setError] = useState(null)
+  const zoom = useZoom(name)
+
+  useEffect(() => {
+    setError(null)
+    api('/lake/files/' + encodeURIComponent(name)).then(setItem, setError)
+  }, [name])
+
+  useEffect(() => {
+    const list = currentList()
+    const step = async (d) => {
+      if (!list || itemAt(list, list.cursor)?.uniqueName !== name) return
+      const i = list.cursor + d
+      const n = await loadCount(list)
+      if (i < 0 || i >= n) return
+      await loadPage(list, Math.floor(i / PAGE))
+      list.cursor = i
+      navigate('/items/' + encodeURIComponent(itemAt(list, i).uniqueName), { replace: true })
+    }
+    const key = (e) => {
+      if (/INPUT|TEXTAREA|SELECT/.test(document.activeElement?.tagName)) return
+      if (e.key === 'Escape') navigate(gridPath(list))
+      else if (e.key === 'ArrowRight') step(1)
+      else if (e.key === 'ArrowLeft') step(-1)
+      else return
+      e.preventDefault()
+    }
+    addEventListener('keydown', key)
+    return () => removeEventListener('keydown', key)
+  }, [name])
+
+  if (error) return <div class="error" role="alert">{error.message}</div>
+  if (!item || item.uniqueName !== name) return <div class="loading-page">Loading…</div>
+  return (
+    <div class="item" data-testid="item-view" data-unique-name={item.uniqueName}>
+      <div class="stage">
+        {item.type === 'video' ? (
+          <video src={item.url} controls preload="metadata" class="media" />
+        ) : (
+          <div class="frame" ref={zoom.ref} style={zoom.style}>
+            <img src={item.url} alt={item.name} class="media" data-testid="item-image" draggable={false} />
+            <Boxes boxes={item.boxes.filter((b) => b.frame === 0)} width={item.width} height={item.height} />
+          </div>
+        )}
+      </div>
+      <aside class="details">
+        <h2 title={item.name}>{item.name}</h2>
+        <dl>
+          <dt>unique name</dt><dd>{item.uniqueName}</dd>
+          <dt>type</dt><dd>{item.type}</dd>
+          {item.width > 0 && <><dt>size</dt><dd>{item.width} × {item.height}</dd></>}
+          <dt>file size</dt><dd>{formatBytes(item.fileSize)}</dd>
+          <dt>created</dt><dd>{new Date(item.createdAt).toLocaleString()}</dd>
+          <dt>media</dt><dd><a href={item.url} target="_blank" rel="noopener">signed link</a></dd>
+        </dl>
+        {item.type === 'image' && <FindSimilar name={item.uniqueName} />}
+        <h3>Tags</h3>
+        <div class="tags">{item.tags?.length ? item.tags.map((t) => <span class="tag">{t}</span>) : <span class="muted">none</span>}</div>
+        <h3>Annotations ({item.boxes.length})</h3>
+        <ul class="annotations">
+          {item.boxes.map((b) => (
+            <li class={b.source}>
+              <span class="swatch" /> {b.label}
+              <span class="muted">
+                {' '}{b.source}{b.confidence != null && ` ${b.confidence.toFixed(2)}`} · {Math.round(b.x)},{Math.round(b.y)} {Math.round(b.width)}×{Math.round(b.height)}
+                {item.type === 'video' && ` · frame ${b.frame}`}
+              </span>
+            </li>
+          ))}
+        </ul>
+        {item.metadata && Object.keys(item.metadata).length > 0 && (
+          <>
+            <h3>Metadata</h3>
+            <pre class="metadata">{JSON.stringify(item.metadata, null, 2)}</pre>
+          </>
+        )}
+        <p class="muted keys">← → step · Esc back to the grid · wheel or + − zoom, drag to pan, 0 resets{zoom.scale > 1 && ` · ${zoom.scale.toFixed(1)}×`}</p>
+      </aside>
+    </div>
+  )
+}
+
+// FindSimilar opens the grid of this file's nearest neighbours by the chosen
+// embedding model (the system default's vectors are named "default"), narrowed
+// by the grid's query.
+function FindSimilar({ name }) {
+  const [models, setModels] = useState(null)
+  const [model, setModel] = useState('default')
+  useEffect(() => {
+    api('/models').then((r) => {
+      const names = r.modelList.filter((m) => m.application === 'embedding').map((m) => (m.systemDefault ? 'default' : m.modelName))
+      setModels(names)
+      if (names.length) setModel(names.includes('default') ? 'default' : names[0])
+    }, () => setModels([]))
+  }, [])
+  const go = () => {
+    const list = currentList()
+    navigate(gridPath({ ...(list ?? {}), similar: name, model }))
+  }
+  return (
+    <div class="similar">
+      <button data-testid="similar-button" onClick={go} disabled={!models?.length}>Find similar</button>
+      {models?.length > 1 && (
+        <select value={model} onChange={(e) => setModel(e.currentTarget.value)} data-testid="similar-model">
+          {models.map((m) => <option value={m}>{m}</option>)}
+        </select>
+      )}
+      {models?.length === 0 && <span class="muted"> no embedding model</span>}
+    </div>
+  )
+}
+
+function formatBytes(n) {
+  if (n < 1024) return n + ' B'
+  const u = ['KiB', 'MiB', 'GiB', 'TiB']
+  let i = -1
+  do { n /= 1024; i++ } while (n >= 1024 && i < u.length - 1)
+  return n.toFixed(1) + ' ' + u[i]
+}

@@ -1,0 +1,30 @@
+import { useEffect, useState } from 'preact/hooks'
+
+// A tiny history router: pages are picked from location.pathname, and the
+// server answers every such path with index.html, so links can be bookmarked.
+export function navigate(to, { replace = false } = {}) {
+  if (to === location.pathname + location.search) return
+  history[replace ? 'replaceState' : 'pushState'](null, '', to)
+  dispatchEvent(new PopStateEvent('popstate'))
+}
+
+export function useLocation() {
+  const [loc, setLoc] = useState(() => ({ path: location.pathname, search: location.search }))
+  useEffect(() => {
+    const on = () => setLoc({ path: location.pathname, search: location.search })
+    addEventListener('popstate', on)
+    return () => removeEventListener('popstate', on)
+  }, [])
+  return loc
+}
+
+export function route(path) {
+  let m
+  if ((m = path.match(/^\/items\/(.+)$/))) return { page: 'item', id: decodeURIComponent(m[1]) }
+  if ((m = path.match(/^\/datasets\/([^/]+)$/))) return { page: 'dataset', id: decodeURIComponent(m[1]) }
+  if ((m = path.match(/^\/jobs\/([^/]+)$/))) return { page: 'job', id: decodeURIComponent(m[1]) }
+  if (path === '/jobs') return { page: 'jobs' }
+  if (path === '/datasets') return { page: 'datasets' }
+  if (path === '/') return { page: 'grid' }
+  return { page: 'missing' }
+}
