@@ -157,6 +157,11 @@ func hardlinkEntry(dest, link, target string) error {
 	if err != nil {
 		return err
 	}
+	// Through a link the source could be a file outside (a chain of links
+	// that each look inside is only found out by checkLinks at the end).
+	if err := noLinkParents(dest, name); err != nil {
+		return errs.Invalid("package", "hard link to %q goes through a link; link to the file itself", link)
+	}
 	src := filepath.Join(dest, filepath.FromSlash(name))
 	fi, err := os.Lstat(src)
 	if err != nil || !fi.Mode().IsRegular() {
