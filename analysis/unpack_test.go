@@ -54,7 +54,9 @@ func TestHostilePackagesLeaveNothing(t *testing.T) {
 	for i := range 60 {
 		many = append(many, entry{name: fmt.Sprintf("data/%d.txt", i)})
 	}
-	with := func(es ...entry) *bytes.Buffer { return archive(t, append(append([]entry{}, goodEmbedding...), es...)...) }
+	with := func(es ...entry) *bytes.Buffer {
+		return archive(t, append(append([]entry{}, goodEmbedding...), es...)...)
+	}
 	cases := []struct {
 		name string
 		pkg  *bytes.Buffer
