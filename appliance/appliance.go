@@ -53,6 +53,11 @@ type Config struct {
 	// MaxPixels is the largest image the lake takes, width times height,
 	// read from its header; default lake.DefaultMaxPixels (100 million).
 	MaxPixels int
+	// ProbeTimeout bounds one ffprobe run on an uploaded video (default
+	// 60s), so a file made to hang it is refused; FFprobe names the program
+	// (default "ffprobe" on PATH).
+	ProbeTimeout time.Duration
+	FFprobe      string
 
 	// What a client may hold of the server (web.ServerOptions): request
 	// headers must arrive within HeaderTimeout (default 10s), an idle
@@ -135,7 +140,8 @@ func (a *Appliance) open(ctx context.Context) error {
 		}
 	}
 	a.Lake, err = lake.Open(ctx, db, lake.Options{MediaDir: filepath.Join(a.cfg.DataDir, "media"), SigningKey: key,
-		BaseURL: a.cfg.BaseURL, URLTTL: a.cfg.URLTTL, MaxPixels: a.cfg.MaxPixels, Logger: a.log})
+		BaseURL: a.cfg.BaseURL, URLTTL: a.cfg.URLTTL, MaxPixels: a.cfg.MaxPixels, Logger: a.log,
+		ProbeTimeout: a.cfg.ProbeTimeout, FFprobe: a.cfg.FFprobe})
 	if err != nil {
 		return err
 	}
