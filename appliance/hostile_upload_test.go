@@ -20,7 +20,7 @@ import (
 
 // rawFilePart is a multipart body with one files part whose filename
 // parameter is written byte for byte, as a hostile client would (a name
-// starting with * is sent RFC 2231-encoded: filename*=UTF-8''...); fields
+// starting with * is sent RFC 2231-encoded: filename*=UTF-8”...); fields
 // come first.
 func rawFilePart(fields map[string]string, filename string, data []byte) (string, *bytes.Buffer) {
 	const boundary = "hostileboundary42"
