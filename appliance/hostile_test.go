@@ -46,6 +46,13 @@ func (e *env) creds(t *testing.T) creds {
 // body is checked for what must never reach a client (noLeak).
 func (e *env) hostile(t *testing.T, c cred, method, path, ctype string, body io.Reader) (int, []byte) {
 	t.Helper()
+	status, _, b := e.sendAs(t, c, method, path, ctype, body)
+	return status, b
+}
+
+// sendAs is hostile with the response headers.
+func (e *env) sendAs(t *testing.T, c cred, method, path, ctype string, body io.Reader) (int, http.Header, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, e.base+path, body)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +73,7 @@ func (e *env) hostile(t *testing.T, c cred, method, path, ctype string, body io.
 	if resp.StatusCode >= 400 {
 		e.noLeak(t, method+" "+path, b)
 	}
-	return resp.StatusCode, b
+	return resp.StatusCode, resp.Header, b
 }
 
 // noLeak fails when an error body names a server path, SQL or a stack trace.
