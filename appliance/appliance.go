@@ -7,10 +7,8 @@ package appliance
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -173,7 +171,7 @@ func (a *Appliance) open(ctx context.Context) error {
 
 // signingKey reads the data folder's URL-signing key, creating it once.
 func (a *Appliance) signingKey() ([]byte, error) {
-	path := filepath.Join(a.cfg.DataDir, "url-signing.key")
+	path := filepath.Join(a.cfg.DataDir, SigningKeyFile)
 	key, err := os.ReadFile(path)
 	if err == nil && len(key) >= 32 {
 		return key, nil
@@ -181,11 +179,7 @@ func (a *Appliance) signingKey() ([]byte, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	key = make([]byte, 32)
-	if _, err := io.ReadFull(rand.Reader, key); err != nil {
-		return nil, err
-	}
-	return key, WriteFileAtomic(path, key, 0o600)
+	return newSigningKey(path)
 }
 
 // Addr is the bound listen address ("" when not serving).
