@@ -133,6 +133,11 @@ func TestEveryRouteRefusesStrangers(t *testing.T) {
 			if got := send(k); got != 401 {
 				t.Errorf("%s with %s: %d, want 401", name, label, got)
 			}
+			if r.Method == "GET" { // HEAD mirrors every GET route
+				if got, _ := e.hostile(t, k, "HEAD", path, "", nil); got != 401 {
+					t.Errorf("HEAD %s with %s: %d, want 401", r.Path, label, got)
+				}
+			}
 		}
 		for role, k := range byRole {
 			got := send(k)
