@@ -48,7 +48,8 @@ test: deps check-go models test-check-go
 # runs each target for 8 s; `make fuzz` for FUZZTIME each (default 5m). New failing inputs land
 # in the package's testdata/fuzz/<target>, to be committed with the fix.
 FUZZTIME ?= 5m
-FUZZ_TARGETS := web:FuzzReadForm web:FuzzDecodeBoxes augment:FuzzParse lake:FuzzMediaTypeOfFile lake/query:FuzzParse
+FUZZ_TARGETS := web:FuzzReadForm web:FuzzDecodeBoxes augment:FuzzParse lake:FuzzMediaTypeOfFile lake/query:FuzzParse \
+	internal/vips:FuzzCheck
 fuzz: check-go
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz ./$${t%%:*} $${t#*:} for $(FUZZTIME)"; \
