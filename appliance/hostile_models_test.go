@@ -106,6 +106,7 @@ func TestHostilePackageOverHTTP(t *testing.T) {
 	e := start(t, appliance.Config{})
 	c := e.creds(t)
 	before := treeOf(t, filepath.Join(e.dir, "models"))
+	tmpBefore := treeOf(t, filepath.Join(e.dir, "media", "tmp"))
 	for _, bad := range []struct{ name, link string }{{"../../escape.txt", ""}, {"/etc/cron.d/x", ""}, {"k", "../../url-signing.key"}} {
 		var tgz bytes.Buffer
 		zw := gzip.NewWriter(&tgz)
@@ -128,6 +129,7 @@ func TestHostilePackageOverHTTP(t *testing.T) {
 		mw.WriteField("application", "embedding")
 		part, _ := mw.CreateFormFile("package", "evil.tar.gz")
 		part.Write(tgz.Bytes())
+		part.Write(bytes.Repeat([]byte{0}, 5<<20)) // past the form's memory: spooled to a temp file
 		mw.Close()
 		status, b := e.hostile(t, c.admin, "POST", "/api/v1/client/register_model", mw.FormDataContentType(), &body)
 		if status != 400 || !strings.Contains(string(b), "archive entry") {
@@ -136,6 +138,9 @@ func TestHostilePackageOverHTTP(t *testing.T) {
 	}
 	if after := treeOf(t, filepath.Join(e.dir, "models")); after != before {
 		t.Errorf("models folder changed:\n%s\nnow\n%s", before, after)
+	}
+	if after := treeOf(t, filepath.Join(e.dir, "media", "tmp")); after != tmpBefore {
+		t.Errorf("upload temp folder changed:\n%s\nnow\n%s", tmpBefore, after)
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(e.dir), "escape.txt")); err == nil {
 		t.Error("an entry escaped the data folder")
