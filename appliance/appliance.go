@@ -7,10 +7,8 @@ package appliance
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -53,6 +51,11 @@ type Config struct {
 	// MaxPixels is the largest image the lake takes, width times height,
 	// read from its header; default lake.DefaultMaxPixels (100 million).
 	MaxPixels int
+	// ProbeTimeout bounds one ffprobe run on an uploaded video (default
+	// 60s), so a file made to hang it is refused; FFprobe names the program
+	// (default "ffprobe" on PATH).
+	ProbeTimeout time.Duration
+	FFprobe      string
 
 	// What a client may hold of the server (web.ServerOptions): request
 	// headers must arrive within HeaderTimeout (default 10s), an idle
@@ -135,7 +138,8 @@ func (a *Appliance) open(ctx context.Context) error {
 		}
 	}
 	a.Lake, err = lake.Open(ctx, db, lake.Options{MediaDir: filepath.Join(a.cfg.DataDir, "media"), SigningKey: key,
-		BaseURL: a.cfg.BaseURL, URLTTL: a.cfg.URLTTL, MaxPixels: a.cfg.MaxPixels, Logger: a.log})
+		BaseURL: a.cfg.BaseURL, URLTTL: a.cfg.URLTTL, MaxPixels: a.cfg.MaxPixels, Logger: a.log,
+		ProbeTimeout: a.cfg.ProbeTimeout, FFprobe: a.cfg.FFprobe})
 	if err != nil {
 		return err
 	}
@@ -167,7 +171,7 @@ func (a *Appliance) open(ctx context.Context) error {
 
 // signingKey reads the data folder's URL-signing key, creating it once.
 func (a *Appliance) signingKey() ([]byte, error) {
-	path := filepath.Join(a.cfg.DataDir, "url-signing.key")
+	path := filepath.Join(a.cfg.DataDir, SigningKeyFile)
 	key, err := os.ReadFile(path)
 	if err == nil && len(key) >= 32 {
 		return key, nil
@@ -175,11 +179,7 @@ func (a *Appliance) signingKey() ([]byte, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	key = make([]byte, 32)
-	if _, err := io.ReadFull(rand.Reader, key); err != nil {
-		return nil, err
-	}
-	return key, WriteFileAtomic(path, key, 0o600)
+	return newSigningKey(path)
 }
 
 // Addr is the bound listen address ("" when not serving).

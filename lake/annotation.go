@@ -55,6 +55,13 @@ func CheckBox(field string, b Box, width, height int) error {
 		return errs.Invalid(field, "%s: width and height must be positive, got %gx%g", field, b.W, b.H)
 	case width > 0 && height > 0 && (b.X >= float64(width) || b.Y >= float64(height) || b.X+b.W <= 0 || b.Y+b.H <= 0):
 		return errs.Invalid(field, "%s: box at (%g,%g) size %gx%g is outside the %dx%d image", field, b.X, b.Y, b.W, b.H, width, height)
+	case width > 0 && height > 0 && (b.X < -float64(width) || b.Y < -float64(height) ||
+		b.X+b.W > 2*float64(width) || b.Y+b.H > 2*float64(height)):
+		// A box may overlap the edge; one reaching a whole image past it is
+		// garbage (a width of 1e300 on a 16-pixel image) that exports would
+		// carry as absurd normalized coordinates.
+		return errs.Invalid(field, "%s: box at (%g,%g) size %gx%g reaches more than the image's size past the edge of the %dx%d image",
+			field, b.X, b.Y, b.W, b.H, width, height)
 	case b.Confidence != nil && (*b.Confidence < 0 || *b.Confidence > 1):
 		return errs.Invalid(field, "%s: confidence must be in 0..1", field)
 	}

@@ -69,7 +69,9 @@ func (s *server) readForm(c *echo.Context, values, files map[string]bool) (*form
 	if err != nil {
 		return nil, errs.Invalid("", "multipart form: %v", err)
 	}
-	f := &form{values: map[string]string{}, temp: s.Lake.Store().CreateTemp}
+	// The store is looked up only when a part spills, so the parser runs
+	// (and is fuzzed) without one.
+	f := &form{values: map[string]string{}, temp: func(p string) (*os.File, error) { return s.Lake.Store().CreateTemp(p) }}
 	for {
 		p, err := mr.NextPart()
 		switch {

@@ -56,13 +56,14 @@ func validThumbSize(v string) (int, error) {
 // entry on a miss. Entries are named by content hash and size, so they never
 // go stale: the ETag is that name and the browser may keep them for a year.
 func (s *server) thumbnail(c *echo.Context) error {
-	size, err := validThumbSize(c.Param("size"))
-	if err != nil {
-		return err
-	}
+	// The signature first: a stranger learns nothing, not even which sizes exist.
 	name := c.Param("name")
 	q := c.Request().URL.Query()
 	if err := s.Lake.VerifyURL(name, q.Get("exp"), q.Get("sig")); err != nil {
+		return err
+	}
+	size, err := validThumbSize(c.Param("size"))
+	if err != nil {
 		return err
 	}
 	f, err := s.Lake.File(c.Request().Context(), name)

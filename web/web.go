@@ -48,6 +48,12 @@ type server struct {
 
 // New returns the HTTP handler of the appliance.
 func New(d Deps, opt Options) http.Handler {
+	e, _ := build(d, opt)
+	return e
+}
+
+// build makes the Echo server and keeps the server for Routes.
+func build(d Deps, opt Options) (*echo.Echo, *server) {
 	if opt.MaxJSONBytes <= 0 {
 		opt.MaxJSONBytes = 16 << 20
 	}
@@ -81,7 +87,7 @@ func New(d Deps, opt Options) http.Handler {
 	s.clientRoutes(api) // each client function checks its own role
 	s.analysisRoutes(api)
 	s.appRoutes(e, api) // the web app (ui.go), its thumbnails and what it asks the API
-	return e
+	return e, s
 }
 
 func (s *server) healthz(c *echo.Context) error {

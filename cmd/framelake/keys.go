@@ -16,7 +16,7 @@ import (
 
 func cmdKeys(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: framelake keys create|list|revoke [flags]")
+		return errors.New("usage: framelake keys create|list|revoke|rotate-signing [flags]")
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	data := fs.String("data", envOr("FRAMELAKE_DATA", "./framelake-data"), "data folder (env FRAMELAKE_DATA)")
@@ -46,8 +46,18 @@ func cmdKeys(ctx context.Context, args []string) error {
 			fmt.Println("revoked", fs.Arg(0))
 			return nil
 		})
+	case "rotate-signing":
+		if err := parse(fs, args[1:], 0); err != nil {
+			return err
+		}
+		if err := appliance.RotateSigningKey(*data); err != nil {
+			return err
+		}
+		fmt.Println("url-signing.key replaced: media links signed before no longer work.")
+		fmt.Println("A running server still signs and checks with the old key until it restarts.")
+		return nil
 	}
-	return fmt.Errorf("unknown keys command %q: use create, list or revoke", args[0])
+	return fmt.Errorf("unknown keys command %q: use create, list, revoke or rotate-signing", args[0])
 }
 
 func withKeys(ctx context.Context, data string, fn func(*auth.Keys) error) error {

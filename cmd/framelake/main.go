@@ -22,7 +22,7 @@ type command struct {
 var commands = map[string]command{
 	"serve":   {cmdServe, "serve the REST API on a data folder"},
 	"import":  {cmdImport, "import a folder of media into the lake"},
-	"keys":    {cmdKeys, "create, list and revoke API keys"},
+	"keys":    {cmdKeys, "create, list and revoke API keys; rotate the media-link signing key"},
 	"augment": {cmdAugment, "preview an augmentation configuration on an image"},
 	"model":   {cmdModel, "serve a registered model package over the SageMaker protocol, list models"},
 	"version": {cmdVersion, "print the version"},
