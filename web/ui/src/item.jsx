@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { api } from './api.js'
+import { api, fn } from './api.js'
 import { Boxes } from './boxes.jsx'
 import { PAGE, currentList, gridPath, itemAt, loadCount, loadPage } from './lake.js'
 import { navigate } from './router.js'
@@ -92,19 +92,28 @@ export function ItemView({ name }) {
   )
 }
 
-// FindSimilar opens the grid of this file's nearest neighbours by the chosen
-// embedding model (the system default's vectors are named "default"), narrowed
-// by the grid's query.
+// FindSimilar opens the grid of this file's nearest neighbours by an
+// embedding model that has a vector for it (the system default, named
+// "default", first), narrowed by the grid's query. Models without this file's
+// vector are not offered: their search could only fail.
 function FindSimilar({ name }) {
   const [models, setModels] = useState(null)
   const [model, setModel] = useState('default')
   useEffect(() => {
-    api('/models').then((r) => {
-      const names = r.modelList.filter((m) => m.application === 'embedding').map((m) => (m.systemDefault ? 'default' : m.modelName))
+    let live = true
+    api('/models').then(async (r) => {
+      const all = r.modelList.filter((m) => m.application === 'embedding')
+        .sort((a, b) => Number(b.systemDefault) - Number(a.systemDefault))
+        .map((m) => (m.systemDefault ? 'default' : m.modelName))
+      const has = await Promise.all(all.map((m) => fn('get_embedding_vector', { model_name: m, unique_names: [name] })
+        .then((v) => v.embeddings.length > 0, () => false)))
+      const names = all.filter((_, i) => has[i])
+      if (!live) return
       setModels(names)
-      if (names.length) setModel(names.includes('default') ? 'default' : names[0])
-    }, () => setModels([]))
-  }, [])
+      if (names.length) setModel(names[0])
+    }, () => live && setModels([]))
+    return () => { live = false }
+  }, [name])
   const go = () => {
     const list = currentList()
     navigate(gridPath({ ...(list ?? {}), similar: name, model }))
@@ -117,7 +126,7 @@ function FindSimilar({ name }) {
           {models.map((m) => <option value={m}>{m}</option>)}
         </select>
       )}
-      {models?.length === 0 && <span class="muted"> no embedding model</span>}
+      {models?.length === 0 && <span class="muted"> no embedding of this file</span>}
     </div>
   )
 }
