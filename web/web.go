@@ -72,6 +72,7 @@ func New(d Deps, opt Options) http.Handler {
 	api.GET("/openapi.yaml", s.openAPI)
 	rest := api.Group("", roleByMethod)
 	s.lakeRoutes(rest)
+	s.importRoutes(rest)
 	s.annotateRoutes(rest)
 	s.datasetRoutes(rest, api)
 	s.jobRoutes(rest)
