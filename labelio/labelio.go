@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Format names a labelled-data layout.
@@ -160,6 +161,10 @@ func (r *Report) Refused() int {
 func (r *Report) Fit(it Item, width, height int) []Box {
 	out := make([]Box, 0, len(it.Boxes))
 	for _, b := range it.Boxes {
+		if strings.TrimSpace(b.Label) == "" {
+			r.add(Malformed, it.Source, b.Line, "a box without a label")
+			continue
+		}
 		if b.Relative {
 			if width <= 0 || height <= 0 {
 				r.add(OutsideImage, it.Source, b.Line, "%s: the image's size is unknown, so relative coordinates cannot be placed", b.Label)

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/client"
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/labelio"
+	"github.com/framelake/framelake/lake"
+)
+
+// labelRead is what reading a folder's labels gave.
+type labelRead struct {
+	rep   *labelio.Report
+	items []labelio.Item
+}
+
+func readLabels(ctx context.Context, dir string, f labelio.Format) (*labelRead, error) {
+	r := &labelRead{}
+	rep, err := labelio.Read(ctx, dir, f, func(it labelio.Item) error {
+		r.items = append(r.items, it)
+		return nil
+	})
+	r.rep = rep
+	return r, err
+}
+
+// labelSummary is what the labels of an import gave: the boxes now on the
+// files, the files whose boxes changed (none on a re-run), the files per
+// split, and every problem counted by kind (the first of each listed).
+type labelSummary struct {
+	Operation      string               `json:"operation"`
+	Categories     []string             `json:"categories"`
+	Boxes          int                  `json:"boxes"`
+	FilesChanged   int                  `json:"filesChanged"`
+	FilesUnchanged int                  `json:"filesUnchanged"`
+	Splits         map[string]int       `json:"splits"`
+	Counts         map[labelio.Kind]int `json:"counts"`
+	Refused        int                  `json:"refused"`
+	Problems       []labelio.Problem    `json:"problems"`
+	Notes          []string             `json:"notes,omitempty"`
+}
+
+func (l *labelSummary) refused() int {
+	if l == nil {
+		return 0
+	}
+	return l.Refused
+}
+
+func (l *labelSummary) print() {
+	if l == nil {
+		return
+	}
+	fmt.Printf("labels: %d boxes on %d files changed, %d unchanged, as human boxes of %s; %d categories\n",
+		l.Boxes, l.FilesChanged, l.FilesUnchanged, l.Operation, len(l.Categories))
+	for _, s := range slices.Sorted(maps.Keys(l.Splits)) {
+		fmt.Printf("  split %q: %d files\n", s, l.Splits[s])
+	}
+	for _, k := range slices.Sorted(maps.Keys(l.Counts)) {
+		verdict := ""
+		if k.Refused() {
+			verdict = " (refused)"
+		}
+		fmt.Printf("  %s: %d%s\n", k, l.Counts[k], verdict)
+	}
+	for _, p := range l.Problems {
+		fmt.Printf("  %s\n", p)
+	}
+	for _, n := range l.Notes {
+		fmt.Printf("  note: %s\n", n)
+	}
+}
+
+// fileRef is a file the lake stored or already had.
+type fileRef struct {
+	name, uniqueName string
+	width, height    int
+}
+
+type addOutcome struct {
+	stored, skipped []fileRef
+	rejected        []lake.Rejection
+}
+
+// sink is where an import writes: the data folder or a server.
+type sink struct {
+	add      func(ctx context.Context, meta, collMeta json.RawMessage, paths []string) (addOutcome, error)
+	setBoxes func(ctx context.Context, operation string, files []lake.FileBoxes) (lake.SetBoxesResult, error)
+	close    func()
+}
+
+func openSink(ctx context.Context, f importFlags) (*sink, error) {
+	if f.data != "" {
+		a, err := appliance.Open(ctx, appliance.Config{DataDir: f.data, JobWorkers: -1, MaxPixels: f.maxPixels})
+		if err != nil {
+			return nil, err
+		}
+		return &sink{add: lakeAdd(a.Lake, f.coll), setBoxes: a.Lake.SetHumanBoxes, close: func() { a.Close() }}, nil
+	}
+	c := client.New(f.url, f.key, f.secret)
+	return &sink{add: httpAdd(c, f.coll), setBoxes: httpSetBoxes(c), close: func() {}}, nil
+}
+
+func lakeAdd(l *lake.Lake, coll string) func(context.Context, json.RawMessage, json.RawMessage, []string) (addOutcome, error) {
+	return func(ctx context.Context, meta, collMeta json.RawMessage, paths []string) (addOutcome, error) {
+		ups := make([]lake.Upload, len(paths))
+		for i, p := range paths {
+			ups[i] = lake.Upload{Name: filepath.Base(p), Open: func() (io.ReadCloser, error) { return os.Open(p) }}
+		}
+		opt := lake.AddOptions{Collection: coll, Metadata: meta, SkipExisting: true}
+		if collMeta != nil {
+			opt.InTx = func(ctx context.Context, tx *sql.Tx, _ []lake.File) error {
+				return lake.PatchCollectionMetadataTx(ctx, tx, coll, collMeta)
+			}
+		}
+		res, err := l.Add(ctx, opt, ups)
+		refs := func(fs []lake.File) []fileRef {
+			out := make([]fileRef, len(fs))
+			for i, f := range fs {
+				out[i] = fileRef{f.Name, f.UniqueName, f.Width, f.Height}
+			}
+			return out
+		}
+		return addOutcome{refs(res.Stored), refs(res.Skipped), res.Rejected}, err
+	}
+}
+
+func httpAdd(c *client.Client, coll string) func(context.Context, json.RawMessage, json.RawMessage, []string) (addOutcome, error) {
+	return func(ctx context.Context, meta, collMeta json.RawMessage, paths []string) (addOutcome, error) {
+		files := make([]client.UploadFile, len(paths))
+		for i, p := range paths {
+			files[i] = client.FileFromPath(p)
+		}
+		opt := client.UploadOptions{Collection: coll, Metadata: meta, CollectionMetadata: collMeta, SkipExisting: true}
+		res, err := c.UploadFiles(ctx, opt, files...)
+		if err != nil {
+			return addOutcome{}, err
+		}
+		refs := func(fs []client.StoredFile) []fileRef {
+			out := make([]fileRef, len(fs))
+			for i, f := range fs {
+				out[i] = fileRef{f.Name, f.UniqueName, f.Width, f.Height}
+			}
+			return out
+		}
+		rej := make([]lake.Rejection, len(res.Rejected))
+		for i, r := range res.Rejected {
+			rej[i] = lake.Rejection{Name: r.Name, Code: errs.Code(r.Code), Reason: r.Reason}
+		}
+		return addOutcome{refs(res.Stored), refs(res.Skipped), rej}, nil
+	}
+}
+
+func httpSetBoxes(c *client.Client) func(context.Context, string, []lake.FileBoxes) (lake.SetBoxesResult, error) {
+	return func(ctx context.Context, op string, files []lake.FileBoxes) (lake.SetBoxesResult, error) {
+		out := make([]client.FileBoxes, len(files))
+		for i, f := range files {
+			out[i] = client.FileBoxes{UniqueName: f.UniqueName, Annotations: make([]client.Box, len(f.Boxes))}
+			for j, b := range f.Boxes {
+				out[i].Annotations[j] = client.Box{Label: b.Label, X: b.X, Y: b.Y, Width: b.W, Height: b.H, Attributes: b.Attributes}
+			}
+		}
+		res, err := c.SetLakeAnnotations(ctx, op, out)
+		return lake.SetBoxesResult{Changed: res.Changed, Unchanged: res.Unchanged}, err
+	}
+}
+
+// importLabelled imports the images the labels name, each batch's files
+// then their boxes, as human boxes of operation import:<collection>: a
+// re-run skips the files already there and sets only boxes that differ,
+// so it finishes what a refusal or a kill left undone.
+func importLabelled(ctx context.Context, dir string, f importFlags, read *labelRead, asJSON bool) error {
+	byPath := map[string]labelio.Item{}
+	for _, it := range read.items {
+		if prev, ok := byPath[it.Media]; ok { // named twice (two COCO files): both sets of boxes
+			it.Boxes = append(prev.Boxes, it.Boxes...)
+		}
+		byPath[it.Media] = it
+	}
+	ignored, err := unnamedMedia(dir, byPath, read.rep.Format)
+	if err != nil {
+		return err
+	}
+	metas, err := splitMetadata(f.meta, byPath)
+	if err != nil {
+		return err
+	}
+	collMeta, _ := json.Marshal(map[string]any{"import": map[string]any{"format": read.rep.Format,
+		"categories": read.rep.Categories}})
+	s, err := openSink(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	ls := &labelSummary{Operation: lake.ImportOperationPrefix + f.coll, Categories: read.rep.Categories, Splits: map[string]int{}}
+	var mu sync.Mutex
+	store := func(ctx context.Context, paths []string) (int, int, []lake.Rejection, error) {
+		o, err := s.add(ctx, metas[byPath[paths[0]].Split], collMeta, paths)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		mu.Lock()
+		files := fitBoxes(read.rep, o, paths, byPath, ls)
+		mu.Unlock()
+		res, err := s.setBoxes(ctx, ls.Operation, files)
+		mu.Lock()
+		ls.FilesChanged += res.Changed
+		ls.FilesUnchanged += res.Unchanged
+		mu.Unlock()
+		return len(o.stored), len(o.skipped), o.rejected, err
+	}
+	batches := labelBatches(byPath, f.batch)
+	sum, err := runImport(ctx, batches, f.parallel, store, newProgress(len(byPath)))
+	if err != nil {
+		return err
+	}
+	rep := read.rep
+	sum.Format, sum.FormatWhy, sum.Ignored, sum.Labels = rep.Format, rep.Why, ignored, ls
+	ls.Counts, ls.Refused, ls.Problems, ls.Notes = rep.Counts, rep.Refused(), rep.Problems, rep.Notes
+	return report(sum, asJSON)
+}
+
+// fitBoxes places the boxes of a batch's files in their images, as the
+// lake measured them, and counts them with the files' splits.
+func fitBoxes(rep *labelio.Report, o addOutcome, paths []string, byPath map[string]labelio.Item, ls *labelSummary) []lake.FileBoxes {
+	byName := make(map[string]labelio.Item, len(paths))
+	for _, p := range paths {
+		byName[filepath.Base(p)] = byPath[p]
+	}
+	var out []lake.FileBoxes
+	for _, ref := range append(o.stored, o.skipped...) {
+		it, ok := byName[ref.name]
+		if !ok {
+			continue
+		}
+		ls.Splits[it.Split]++
+		fb := lake.FileBoxes{UniqueName: ref.uniqueName, Boxes: []lake.Box{}}
+		for _, b := range rep.Fit(it, ref.width, ref.height) {
+			lb := lake.Box{Label: b.Label, X: b.X, Y: b.Y, W: b.W, H: b.H}
+			if len(b.Attributes) > 0 {
+				lb.Attributes, _ = json.Marshal(b.Attributes)
+			}
+			fb.Boxes = append(fb.Boxes, lb)
+		}
+		ls.Boxes += len(fb.Boxes)
+		out = append(out, fb)
+	}
+	return out
+}
+
+// labelBatches cuts the files into batches of at most size, each of one
+// split (its files share the split's metadata) and without two files of
+// one name (the lake's answer names files by name).
+func labelBatches(byPath map[string]labelio.Item, size int) [][]string {
+	paths := slices.Collect(maps.Keys(byPath))
+	sort.Slice(paths, func(i, j int) bool {
+		a, b := byPath[paths[i]], byPath[paths[j]]
+		if a.Split != b.Split {
+			return a.Split < b.Split
+		}
+		return paths[i] < paths[j]
+	})
+	var out [][]string
+	var cur []string
+	names := map[string]bool{}
+	for _, p := range paths {
+		if len(cur) > 0 && (len(cur) == size || names[filepath.Base(p)] || byPath[cur[0]].Split != byPath[p].Split) {
+			out = append(out, cur)
+			cur, names = nil, map[string]bool{}
+		}
+		cur = append(cur, p)
+		names[filepath.Base(p)] = true
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// splitMetadata is the metadata of each split's files: --metadata with
+// "split" set, so a user can rebuild the split (metadata.split = "train").
+func splitMetadata(meta string, byPath map[string]labelio.Item) (map[string]json.RawMessage, error) {
+	base := map[string]any{}
+	if meta != "" {
+		if err := json.Unmarshal([]byte(meta), &base); err != nil || base == nil {
+			return nil, fmt.Errorf("--metadata must be a JSON object: %v", err)
+		}
+	}
+	out := map[string]json.RawMessage{}
+	for _, it := range byPath {
+		if _, done := out[it.Split]; done {
+			continue
+		}
+		m := maps.Clone(base)
+		if it.Split != "" {
+			m["split"] = it.Split
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		out[it.Split] = b
+	}
+	return out, nil
+}
+
+// unnamedMedia counts, by extension, the images and videos under dir that
+// no label names (outside the format's image folders): left out.
+func unnamedMedia(dir string, named map[string]labelio.Item, f labelio.Format) ([]ignoredFiles, error) {
+	paths, err := walkMedia(dir)
+	if err != nil {
+		return nil, err
+	}
+	byExt := map[string]int{}
+	for _, p := range paths {
+		if _, ok := named[p]; ok {
+			continue
+		}
+		if t, err := lake.MediaTypeOfFile(p); err != nil {
+			return nil, err
+		} else if t == lake.Image || t == lake.Video {
+			byExt[filepath.Ext(p)]++
+		}
+	}
+	out := []ignoredFiles{}
+	for _, ext := range slices.Sorted(maps.Keys(byExt)) {
+		out = append(out, ignoredFiles{Ext: ext, Count: byExt[ext],
+			Reason: fmt.Sprintf("media outside the folders of the images the %s labels name", f)})
+	}
+	return out, nil
+}
