@@ -181,13 +181,13 @@ func (r *Report) Fit(it Item, width, height int) []Box {
 		x0, y0 := math.Max(b.X, 0), math.Max(b.Y, 0)
 		x1, y1 := math.Min(b.X+b.W, float64(width)), math.Min(b.Y+b.H, float64(height))
 		if x1 <= x0 || y1 <= y0 {
-			r.add(OutsideImage, it.Source, b.Line, "%s box at (%g,%g) size %gx%g is outside the %dx%d image",
+			r.add(OutsideImage, it.Source, b.Line, "%s box at (%.6g,%.6g) size %.6gx%.6g is outside the %dx%d image",
 				b.Label, b.X, b.Y, b.W, b.H, width, height)
 			continue
 		}
 		// Half a pixel past the edge is rounding, not a box crossing it.
 		if b.X < -0.5 || b.Y < -0.5 || b.X+b.W > float64(width)+0.5 || b.Y+b.H > float64(height)+0.5 {
-			r.add(Clipped, it.Source, b.Line, "%s box at (%g,%g) size %gx%g crosses the edge of the %dx%d image; clipped",
+			r.add(Clipped, it.Source, b.Line, "%s box at (%.6g,%.6g) size %.6gx%.6g crosses the edge of the %dx%d image; clipped",
 				b.Label, b.X, b.Y, b.W, b.H, width, height)
 		}
 		b.X, b.Y, b.W, b.H = x0, y0, x1-x0, y1-y0

@@ -75,8 +75,12 @@ func (l *labelSummary) print() {
 		}
 		fmt.Printf("  %s: %d%s\n", k, l.Counts[k], verdict)
 	}
+	shown := map[labelio.Kind]int{}
 	for _, p := range l.Problems {
-		fmt.Printf("  %s\n", p)
+		// Refused ones all (up to labelio.MaxListed a kind); of the rest a few: --json lists more.
+		if shown[p.Kind]++; p.Kind.Refused() || shown[p.Kind] <= 3 {
+			fmt.Printf("  %s\n", p)
+		}
 	}
 	for _, n := range l.Notes {
 		fmt.Printf("  note: %s\n", n)
@@ -188,6 +192,9 @@ func importLabelled(ctx context.Context, dir string, f importFlags, read *labelR
 			it.Boxes = append(prev.Boxes, it.Boxes...)
 		}
 		byPath[it.Media] = it
+	}
+	if len(byPath) == 0 {
+		return fmt.Errorf("no images with %s labels under %s (%s)", read.rep.Format, dir, read.rep.Why)
 	}
 	ignored, err := unnamedMedia(dir, byPath, read.rep.Format)
 	if err != nil {
