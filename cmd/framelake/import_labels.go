@@ -196,7 +196,7 @@ func importLabelled(ctx context.Context, dir string, f importFlags, read *labelR
 	if len(byPath) == 0 {
 		return fmt.Errorf("no images with %s labels under %s (%s)", read.rep.Format, dir, read.rep.Why)
 	}
-	ignored, err := unnamedMedia(dir, byPath, read.rep.Format)
+	ignored, err := unnamedMedia(dir, byPath, read.rep)
 	if err != nil {
 		return err
 	}
@@ -323,12 +323,18 @@ func splitMetadata(meta string, byPath map[string]labelio.Item) (map[string]json
 	return out, nil
 }
 
-// unnamedMedia counts, by extension, the images and videos under dir that
-// no label names (outside the format's image folders): left out.
-func unnamedMedia(dir string, named map[string]labelio.Item, f labelio.Format) ([]ignoredFiles, error) {
+// unnamedMedia adds to named, as images without labels, the images and
+// videos no label names in the folders of those it does (an extensionless
+// JPEG in JPEGImages), and counts by extension the others, outside the
+// format's image folders: left out.
+func unnamedMedia(dir string, named map[string]labelio.Item, rep *labelio.Report) ([]ignoredFiles, error) {
 	paths, err := walkMedia(dir)
 	if err != nil {
 		return nil, err
+	}
+	dirs := map[string]bool{}
+	for p := range named {
+		dirs[filepath.Dir(p)] = true
 	}
 	byExt := map[string]int{}
 	for _, p := range paths {
@@ -337,14 +343,22 @@ func unnamedMedia(dir string, named map[string]labelio.Item, f labelio.Format) (
 		}
 		if t, err := lake.MediaTypeOfFile(p); err != nil {
 			return nil, err
-		} else if t == lake.Image || t == lake.Video {
-			byExt[filepath.Ext(p)]++
+		} else if t != lake.Image && t != lake.Video {
+			continue
 		}
+		if dirs[filepath.Dir(p)] {
+			rel, _ := filepath.Rel(dir, p)
+			rep.Add(labelio.Problem{Kind: labelio.ImageWithoutLabels, File: filepath.ToSlash(rel),
+				Message: "no labels name this file; imported without boxes"})
+			named[p] = labelio.Item{Media: p}
+			continue
+		}
+		byExt[filepath.Ext(p)]++
 	}
 	out := []ignoredFiles{}
 	for _, ext := range slices.Sorted(maps.Keys(byExt)) {
 		out = append(out, ignoredFiles{Ext: ext, Count: byExt[ext],
-			Reason: fmt.Sprintf("media outside the folders of the images the %s labels name", f)})
+			Reason: fmt.Sprintf("media outside the folders of the images the %s labels name", rep.Format)})
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/framelake/framelake/client"
+	"github.com/framelake/framelake/internal/testmedia"
 )
 
 // Real inputs: Debian's labelme-examples (a Pascal VOC tree from
@@ -251,5 +252,44 @@ func TestImportLabelmeCOCOAndVOC(t *testing.T) {
 	}
 	if n := len(vb["2011_000006.jpg"]["person"]) + len(vb["2011_000025.jpg"]["bus"]); n != 6 {
 		t.Errorf("voc 2011_000006 persons + 2011_000025 buses = %d, want 4 + 2", n)
+	}
+}
+
+// TestImportCVATAndLabelStudio imports the hand-checked CVAT 1.1 and Label
+// Studio fixtures (labelio/testdata) with real images beside them: the
+// shapes the formats really write become boxes, the zero-size box and the
+// image that is not there are refused (non-zero exit), the split comes
+// from CVAT's subset.
+func TestImportCVATAndLabelStudio(t *testing.T) {
+	data := t.TempDir()
+	for _, tc := range []struct {
+		fixture, format string
+		images          []string
+		boxes           int
+		counts          map[string]int
+	}{
+		{"cvat", "cvat", []string{"images/street-1.jpg", "images/street-2.jpg"}, 3,
+			map[string]int{"polygon_reduced": 1, "ignored": 1, "zero_size": 1, "label_without_image": 1, "clipped": 1}},
+		{"labelstudio", "labelstudio", []string{"street-1.jpg", "photos/street-2.jpg"}, 2,
+			map[string]int{"ignored": 1, "zero_size": 1, "label_without_image": 1, "clipped": 1}},
+	} {
+		dir := t.TempDir()
+		src := filepath.Join("..", "..", "labelio", "testdata", tc.fixture)
+		ents, _ := os.ReadDir(src)
+		for _, e := range ents {
+			b, _ := os.ReadFile(filepath.Join(src, e.Name()))
+			os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+		}
+		for i, img := range tc.images {
+			os.MkdirAll(filepath.Dir(filepath.Join(dir, img)), 0o755)
+			os.WriteFile(filepath.Join(dir, img), testmedia.JPEG(64, 48, i+1), 0o644)
+		}
+		sum := importLabelled(t, true, dir, "--data", data, "--collection", tc.fixture)
+		if sum.Format != tc.format || sum.Stored != 2 || sum.Labels.Boxes != tc.boxes || !equalCounts(sum.Labels.Counts, tc.counts) {
+			t.Errorf("%s: %+v", tc.fixture, sum)
+		}
+		if tc.format == "cvat" && (sum.Labels.Splits["train"] != 1 || sum.Labels.Splits["val"] != 1) {
+			t.Errorf("cvat splits %v", sum.Labels.Splits)
+		}
 	}
 }
