@@ -203,6 +203,16 @@ func TestImportYOLOOverHTTP(t *testing.T) {
 	if len(boxes["giraffe.jpg"]) != 0 || splits["dog.jpg"] != "train" || splits["giraffe.jpg"] != "train" || splits["horses.jpg"] != "val" {
 		t.Errorf("giraffe boxes %v, splits %v", boxes["giraffe.jpg"], splits)
 	}
+	ctx := context.Background()
+	cols, _ := c.GetItemListFromDatalake(ctx, client.ItemQuery{ItemType: "image_collection"})
+	val, err := c.GetItemListFromCollection(ctx, cols[0].ID, client.ItemQuery{Query: `metadata.split = "val"`})
+	if err != nil || len(val) != 1 || val[0].Name != "horses.jpg" {
+		t.Errorf("metadata.split = val: %+v %v", val, err)
+	}
+	d, err := c.GetCollectionDetails(ctx, cols[0].ID, map[string]bool{"import": true})
+	if imp, _ := d["import"].(map[string]any); err != nil || imp["format"] != "yolo" || len(imp["categories"].([]any)) != 80 {
+		t.Errorf("collection metadata import: %v %v", d, err)
+	}
 	again := importLabelled(t, true, args...)
 	if again.Skipped != 3 || again.Labels.FilesChanged != 0 || again.Labels.FilesUnchanged != 3 {
 		t.Errorf("re-run %+v: want everything there and unchanged", again)
