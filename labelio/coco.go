@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 )
 
@@ -37,18 +39,23 @@ type cocoCategory struct {
 	Name string `json:"name"`
 }
 
-// cocoBox is an annotation waiting for its category's name.
-type cocoBox struct {
-	Box
-	cat int64
-	id  int64
-}
-
-// cocoDoc is what one COCO file holds, images in file order.
+// cocoDoc is what one COCO file holds, images and annotations in file
+// order. The annotations' boxes sit in one slice with their image,
+// category and annotation ids beside it: a million of them cost 100 MB
+// that way, where a slice per image wasted as much again on growth.
 type cocoDoc struct {
 	images []cocoImage
-	boxes  map[int64][]cocoBox
+	boxes  []cocoBox
+	owner  []int64 // image_id of boxes[i]
+	cat    []int64 // category_id of boxes[i]
+	id     []int64 // id of boxes[i]
 	cats   map[int64]string
+}
+
+// cocoBox is a box waiting for its category's name: smaller than a Box.
+type cocoBox struct {
+	x, y, w, h float64
+	attrs      map[string]any
 }
 
 func (rd *reader) coco() error {
@@ -106,7 +113,7 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 		return nil, err
 	}
 	defer f.Close()
-	doc := &cocoDoc{boxes: map[int64][]cocoBox{}, cats: map[int64]string{}}
+	doc := &cocoDoc{cats: map[int64]string{}}
 	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, fmt.Errorf("not a JSON object")
@@ -153,7 +160,7 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 		rd.rep.add(Malformed, rel, 0, "annotation at byte %d: %v", dec.InputOffset(), err)
 		return nil
 	}
-	b := cocoBox{cat: a.CategoryID, id: a.ID, Box: Box{Attributes: a.Attributes}}
+	b := Box{Attributes: a.Attributes}
 	if a.IsCrowd != 0 {
 		b.Attributes = withAttr(b.Attributes, "iscrowd", a.IsCrowd)
 	}
@@ -175,7 +182,8 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 		rd.rep.add(ZeroSize, rel, 0, "annotation %d: box of size %gx%g", a.ID, b.W, b.H)
 		return nil
 	}
-	doc.boxes[a.ImageID] = append(doc.boxes[a.ImageID], b)
+	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, b.Attributes})
+	doc.owner, doc.cat, doc.id = append(doc.owner, a.ImageID), append(doc.cat, a.CategoryID), append(doc.id, a.ID)
 	return nil
 }
 
@@ -204,20 +212,10 @@ func withAttr(m map[string]any, k string, v any) map[string]any {
 // emitCOCO sends each image of a COCO file with its named boxes.
 func (rd *reader) emitCOCO(rel string, doc *cocoDoc) error {
 	split := splitOf(rel, true)
-	known := map[int64]bool{}
+	byImage := rd.groupCOCO(rel, doc)
 	base := pathDir(rel)
-	for _, im := range doc.images {
-		known[im.ID] = true
-		var boxes []Box
-		for _, b := range doc.boxes[im.ID] {
-			name, ok := doc.cats[b.cat]
-			if !ok {
-				rd.rep.add(UnknownCategory, rel, 0, "annotation %d: category_id %d is not among the categories", b.id, b.cat)
-				continue
-			}
-			b.Label = name
-			boxes = append(boxes, b.Box)
-		}
+	for i, im := range doc.images {
+		boxes := byImage[i]
 		media := rd.tree.find(im.FileName, joinRel(base, im.FileName), im.FileName, joinRel(base, "images", im.FileName),
 			joinRel("images", im.FileName), joinRel(base, "..", "images", im.FileName), joinRel("images", split, im.FileName))
 		if media == "" {
@@ -230,17 +228,52 @@ func (rd *reader) emitCOCO(rel string, doc *cocoDoc) error {
 			return err
 		}
 	}
-	var missing []int64
-	for id := range doc.boxes {
-		if !known[id] {
-			missing = append(missing, id)
+	return nil
+}
+
+// groupCOCO names the boxes of a COCO file and groups them by image (in
+// the images' order), as windows of one new slice; the boxes whose
+// category or image is unknown are refused.
+func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
+	index := make(map[int64]int, len(doc.images))
+	for i, im := range doc.images {
+		index[im.ID] = i
+	}
+	counts := make([]int, len(doc.images)+1)
+	orphans := map[int64]int{}
+	for k := range doc.boxes {
+		i, ok := index[doc.owner[k]]
+		name := doc.cats[doc.cat[k]]
+		switch {
+		case !ok:
+			orphans[doc.owner[k]]++
+		case name == "":
+			rd.rep.add(UnknownCategory, rel, 0, "annotation %d: category_id %d is not among the categories (or has no name)", doc.id[k], doc.cat[k])
+		default:
+			counts[i+1]++
 		}
 	}
-	sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
-	for _, id := range missing {
-		rd.rep.add(LabelWithoutImage, rel, 0, "image_id %d of %d annotations is not among the images", id, len(doc.boxes[id]))
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1]
 	}
-	return nil
+	all := make([]Box, counts[len(counts)-1])
+	next := slices.Clone(counts[:len(counts)-1])
+	for k, b := range doc.boxes {
+		if i, ok := index[doc.owner[k]]; ok && doc.cats[doc.cat[k]] != "" {
+			all[next[i]] = Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: b.attrs}
+			next[i]++
+		}
+	}
+	out := make([][]Box, len(doc.images))
+	for i := range out {
+		out[i] = all[counts[i]:counts[i+1]:counts[i+1]]
+	}
+	ids := slices.Sorted(maps.Keys(orphans))
+	for _, id := range ids {
+		rd.rep.add(LabelWithoutImage, rel, 0, "image_id %d of %d annotations is not among the images", id, orphans[id])
+	}
+	doc.boxes, doc.owner, doc.cat, doc.id = nil, nil, nil, nil
+	return out
 }
 
 // eachElement calls fn for each element of the JSON array dec is at.
