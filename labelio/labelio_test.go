@@ -253,3 +253,34 @@ func TestRawWhenNothingRecognised(t *testing.T) {
 		t.Errorf("format %s (%s), items %v", rep.Format, rep.Why, items)
 	}
 }
+
+// TestCOCOFixture: category ids with gaps (1, 3, 90) kept in id order; a
+// polygon without bbox read as its box; iscrowd kept; an RLE mask beside a
+// bbox; an unknown category, a zero-size box, a record that does not
+// parse, an annotation of no listed image and an image not on disk refused.
+func TestCOCOFixture(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"annotations/instances_val2017.json": "@testdata/coco/instances_val2017.json",
+		"val2017/000000397133.jpg":           "@" + darknetData + "/person.jpg",
+		"val2017/000000037777.jpg":           "@" + darknetData + "/person.jpg",
+	})
+	items, rep := read(t, dir, labelio.Auto)
+	if rep.Format != labelio.COCO || !reflect.DeepEqual(rep.Categories, []string{"person", "car", "toothbrush"}) {
+		t.Fatalf("format %s, categories %v", rep.Format, rep.Categories)
+	}
+	it := items["val2017/000000397133.jpg"]
+	if it.Split != "val" || len(items) != 2 {
+		t.Fatalf("items %+v", items)
+	}
+	b := rep.Fit(it, 64, 48)
+	if len(b) != 3 || b[0].Label != "person" || b[1].Label != "car" || b[1].Attributes["iscrowd"] != 1 ||
+		b[1].W != 14 || b[2].Label != "toothbrush" || !near(px{b[2].X, b[2].Y, b[2].W, b[2].H}, px{10, 10, 10, 15}) {
+		t.Errorf("boxes %+v", b)
+	}
+	want := map[labelio.Kind]int{labelio.PolygonReduced: 2, labelio.UnknownCategory: 1, labelio.ZeroSize: 1,
+		labelio.Malformed: 1, labelio.LabelWithoutImage: 2, labelio.Clipped: 1}
+	if !reflect.DeepEqual(rep.Counts, want) {
+		t.Errorf("counts %v, want %v", rep.Counts, want)
+	}
+}
