@@ -86,7 +86,7 @@ func (rd *reader) coco() error {
 func (rd *reader) cocoFiles() []string {
 	var out []string
 	for _, j := range rd.tree.withExt(".json") {
-		if h := bytes.TrimSpace(rd.tree.head(j, 8192)); bytes.HasPrefix(h, []byte("{")) && bytes.Contains(h, []byte(`"images"`)) {
+		if isCOCOHead(bytes.TrimSpace(rd.tree.head(j, 8192))) {
 			out = append(out, j)
 		}
 	}

@@ -158,9 +158,9 @@ func detect(t *tree) (Format, string, error) {
 	for _, j := range t.withExt(".json") {
 		h := bytes.TrimSpace(t.head(j, 8192))
 		switch {
-		case bytes.HasPrefix(h, []byte("{")) && bytes.Contains(h, []byte(`"images"`)):
+		case isCOCOHead(h):
 			return COCO, fmt.Sprintf("%s is a COCO JSON (an object with images)", j), nil
-		case bytes.HasPrefix(h, []byte("[")) && bytes.Contains(h, []byte(`"data"`)):
+		case bytes.HasPrefix(h, []byte("[")) && (bytes.Contains(h, []byte(`"data"`)) || bytes.Contains(h, []byte(`"result"`))):
 			return LabelStudio, fmt.Sprintf("%s is a Label Studio JSON export (a list of tasks with data)", j), nil
 		}
 	}
@@ -178,4 +178,19 @@ func detect(t *tree) (Format, string, error) {
 		}
 	}
 	return Raw, "no labels recognised (no COCO or Label Studio JSON, VOC or CVAT XML, YOLO names or labels folder): media only", nil
+}
+
+// isCOCOHead tells a COCO JSON by its first bytes: an object whose keys
+// include images, annotations or categories (tools write them in any order,
+// after info and licenses).
+func isCOCOHead(h []byte) bool {
+	if !bytes.HasPrefix(h, []byte("{")) {
+		return false
+	}
+	for _, k := range []string{`"images"`, `"annotations"`, `"categories"`} {
+		if bytes.Contains(h, []byte(k)) {
+			return true
+		}
+	}
+	return false
 }
