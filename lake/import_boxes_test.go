@@ -3,7 +3,9 @@ package lake_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake"
@@ -55,5 +57,45 @@ func TestSetHumanBoxes(t *testing.T) {
 	}
 	if got, _ := l.Boxes(ctx, lake.BoxQuery{FileSeqs: []int64{f.Seq()}}); len(got) != 1 {
 		t.Errorf("after refusals %d boxes, want the 1 set before", len(got))
+	}
+}
+
+// BenchmarkSetHumanBoxes sets 10 boxes on each of 1,000 files, 64 files a
+// call as import does, and reports files/s.
+func BenchmarkSetHumanBoxes(b *testing.B) {
+	ctx := context.Background()
+	l, _ := openLake(b)
+	var names []string
+	for i := 0; i < 1000; i += 100 {
+		var ups []lake.Upload
+		for j := i; j < i+100; j++ {
+			ups = append(ups, mem(fmt.Sprintf("f%04d.jpg", j), jpegBytes(b, 64, 48, uint8(j))))
+		}
+		res, err := l.Add(ctx, lake.AddOptions{Collection: "c"}, ups)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range append(res.Stored, res.Skipped...) {
+			names = append(names, f.UniqueName)
+		}
+	}
+	round := 0
+	for b.Loop() {
+		round++
+		start := time.Now()
+		for i := 0; i < len(names); i += 64 {
+			var files []lake.FileBoxes
+			for _, n := range names[i:min(i+64, len(names))] {
+				fb := lake.FileBoxes{UniqueName: n}
+				for j := range 10 {
+					fb.Boxes = append(fb.Boxes, lake.Box{Label: "car", X: float64(j + round%2), Y: 1, W: 10, H: 10})
+				}
+				files = append(files, fb)
+			}
+			if _, err := l.SetHumanBoxes(ctx, "import:c", files); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(names))/time.Since(start).Seconds(), "files/s")
 	}
 }
