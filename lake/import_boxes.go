@@ -37,30 +37,37 @@ type SetBoxesResult struct {
 // file fails the whole call and changes nothing.
 func (l *Lake) SetHumanBoxes(ctx context.Context, operation string, files []FileBoxes) (SetBoxesResult, error) {
 	var res SetBoxesResult
+	err := l.db.Tx(ctx, func(tx *sql.Tx) (err error) {
+		res, err = SetHumanBoxesTx(ctx, tx, operation, files)
+		return err
+	})
+	return res, err
+}
+
+// SetHumanBoxesTx is SetHumanBoxes in tx, for an import that writes its
+// files' boxes in the transaction that stores the files.
+func SetHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files []FileBoxes) (SetBoxesResult, error) {
+	var res SetBoxesResult
 	if !strings.HasPrefix(operation, ImportOperationPrefix) || len(operation) == len(ImportOperationPrefix) {
 		return res, errs.Invalid("operation", "operation must be %q followed by a name, got %q", ImportOperationPrefix, operation)
 	}
-	err := l.db.Tx(ctx, func(tx *sql.Tx) error {
-		res = SetBoxesResult{}
-		st, err := prepareBoxStatements(ctx, tx)
+	st, err := prepareBoxStatements(ctx, tx)
+	if err != nil {
+		return res, err
+	}
+	defer st.close()
+	for i, fb := range files {
+		changed, err := st.set(ctx, operation, i, fb)
 		if err != nil {
-			return err
+			return res, err
 		}
-		defer st.close()
-		for i, fb := range files {
-			changed, err := st.set(ctx, operation, i, fb)
-			if err != nil {
-				return err
-			}
-			if changed {
-				res.Changed++
-			} else {
-				res.Unchanged++
-			}
+		if changed {
+			res.Changed++
+		} else {
+			res.Unchanged++
 		}
-		return nil
-	})
-	return res, err
+	}
+	return res, nil
 }
 
 // boxStatements are SetHumanBoxes' statements, prepared once a call: a

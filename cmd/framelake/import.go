@@ -127,7 +127,7 @@ func importRaw(ctx context.Context, dir string, f importFlags, why string, asJSO
 	}
 	defer s.close()
 	store := func(ctx context.Context, paths []string) (int, int, []lake.Rejection, error) {
-		o, err := s.add(ctx, json.RawMessage(f.meta), nil, paths)
+		o, err := s.add(ctx, json.RawMessage(f.meta), nil, paths, nil)
 		return len(o.stored), len(o.skipped), o.rejected, err
 	}
 	sum, err := runImport(ctx, chunks(paths, f.batch), f.parallel, store, newProgress(len(paths)))

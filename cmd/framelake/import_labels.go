@@ -96,53 +96,105 @@ type fileRef struct {
 type addOutcome struct {
 	stored, skipped []fileRef
 	rejected        []lake.Rejection
+	boxes           lake.SetBoxesResult // files whose boxes changed, or were already these
 }
 
-// sink is where an import writes: the data folder or a server.
+// boxesFunc gives the boxes of the file named name once the lake has
+// measured it; nil for an import without labels.
+type boxesFunc func(name string, width, height int) []lake.Box
+
+// sink is where an import writes: the data folder or a server. add stores
+// a batch of files and, with boxes, their boxes as human boxes of
+// operation.
 type sink struct {
-	add      func(ctx context.Context, meta, collMeta json.RawMessage, paths []string) (addOutcome, error)
-	setBoxes func(ctx context.Context, operation string, files []lake.FileBoxes) (lake.SetBoxesResult, error)
-	close    func()
+	add   func(ctx context.Context, meta, collMeta json.RawMessage, paths []string, boxes boxesFunc) (addOutcome, error)
+	close func()
 }
 
 func openSink(ctx context.Context, f importFlags) (*sink, error) {
+	op := lake.ImportOperationPrefix + f.coll
 	if f.data != "" {
 		a, err := appliance.Open(ctx, appliance.Config{DataDir: f.data, JobWorkers: -1, MaxPixels: f.maxPixels})
 		if err != nil {
 			return nil, err
 		}
-		return &sink{add: lakeAdd(a.Lake, f.coll), setBoxes: a.Lake.SetHumanBoxes, close: func() { a.Close() }}, nil
+		return &sink{add: lakeAdd(a.Lake, f.coll, op), close: func() { a.Close() }}, nil
 	}
 	c := client.New(f.url, f.key, f.secret)
-	return &sink{add: httpAdd(c, f.coll), setBoxes: httpSetBoxes(c), close: func() {}}, nil
+	return &sink{add: httpAdd(c, f.coll, op), close: func() {}}, nil
 }
 
-func lakeAdd(l *lake.Lake, coll string) func(context.Context, json.RawMessage, json.RawMessage, []string) (addOutcome, error) {
-	return func(ctx context.Context, meta, collMeta json.RawMessage, paths []string) (addOutcome, error) {
+// lakeAdd writes the boxes of the files it stores in the transaction that
+// stores them, so a kill never leaves a labelled file without its boxes;
+// files already there get theirs in a transaction after.
+func lakeAdd(l *lake.Lake, coll, op string) func(context.Context, json.RawMessage, json.RawMessage, []string, boxesFunc) (addOutcome, error) {
+	return func(ctx context.Context, meta, collMeta json.RawMessage, paths []string, boxes boxesFunc) (addOutcome, error) {
 		ups := make([]lake.Upload, len(paths))
 		for i, p := range paths {
 			ups[i] = lake.Upload{Name: filepath.Base(p), Open: func() (io.ReadCloser, error) { return os.Open(p) }}
 		}
+		fitted := map[string][]lake.Box{}
+		var inTx lake.SetBoxesResult
 		opt := lake.AddOptions{Collection: coll, Metadata: meta, SkipExisting: true}
-		if collMeta != nil {
-			opt.InTx = func(ctx context.Context, tx *sql.Tx, _ []lake.File) error {
-				return lake.PatchCollectionMetadataTx(ctx, tx, coll, collMeta)
+		if boxes != nil {
+			// Check sees each new file once, measured: its boxes are placed there, not in the transaction.
+			var mu sync.Mutex
+			opt.Check = func(i int, f lake.File) error {
+				b := boxes(ups[i].Name, f.Width, f.Height)
+				mu.Lock()
+				fitted[ups[i].Name] = b
+				mu.Unlock()
+				return nil
 			}
+		}
+		opt.InTx = func(ctx context.Context, tx *sql.Tx, stored []lake.File) (err error) {
+			if collMeta != nil {
+				if err := lake.PatchCollectionMetadataTx(ctx, tx, coll, collMeta); err != nil {
+					return err
+				}
+			}
+			if boxes == nil {
+				return nil
+			}
+			files := make([]lake.FileBoxes, len(stored))
+			for i, f := range stored {
+				files[i] = lake.FileBoxes{UniqueName: f.UniqueName, Boxes: fitted[f.Name]}
+			}
+			inTx, err = lake.SetHumanBoxesTx(ctx, tx, op, files)
+			return err
 		}
 		res, err := l.Add(ctx, opt, ups)
-		refs := func(fs []lake.File) []fileRef {
-			out := make([]fileRef, len(fs))
-			for i, f := range fs {
-				out[i] = fileRef{f.Name, f.UniqueName, f.Width, f.Height}
-			}
-			return out
+		out := addOutcome{stored: lakeRefs(res.Stored), skipped: lakeRefs(res.Skipped), rejected: res.Rejected, boxes: inTx}
+		if err != nil || boxes == nil || len(res.Skipped) == 0 {
+			return out, err
 		}
-		return addOutcome{refs(res.Stored), refs(res.Skipped), res.Rejected}, err
+		after, err := l.SetHumanBoxes(ctx, op, fileBoxes(out.skipped, boxes))
+		out.boxes.Changed += after.Changed
+		out.boxes.Unchanged += after.Unchanged
+		return out, err
 	}
 }
 
-func httpAdd(c *client.Client, coll string) func(context.Context, json.RawMessage, json.RawMessage, []string) (addOutcome, error) {
-	return func(ctx context.Context, meta, collMeta json.RawMessage, paths []string) (addOutcome, error) {
+func lakeRefs(fs []lake.File) []fileRef {
+	out := make([]fileRef, len(fs))
+	for i, f := range fs {
+		out[i] = fileRef{f.Name, f.UniqueName, f.Width, f.Height}
+	}
+	return out
+}
+
+// fileBoxes asks boxes for the boxes of each file.
+func fileBoxes(refs []fileRef, boxes boxesFunc) []lake.FileBoxes {
+	out := make([]lake.FileBoxes, len(refs))
+	for i, r := range refs {
+		out[i] = lake.FileBoxes{UniqueName: r.uniqueName, Boxes: boxes(r.name, r.width, r.height)}
+	}
+	return out
+}
+
+// httpAdd uploads a batch, then sets the boxes of its files, new or not.
+func httpAdd(c *client.Client, coll, op string) func(context.Context, json.RawMessage, json.RawMessage, []string, boxesFunc) (addOutcome, error) {
+	return func(ctx context.Context, meta, collMeta json.RawMessage, paths []string, boxes boxesFunc) (addOutcome, error) {
 		files := make([]client.UploadFile, len(paths))
 		for i, p := range paths {
 			files[i] = client.FileFromPath(p)
@@ -152,33 +204,33 @@ func httpAdd(c *client.Client, coll string) func(context.Context, json.RawMessag
 		if err != nil {
 			return addOutcome{}, err
 		}
-		refs := func(fs []client.StoredFile) []fileRef {
-			out := make([]fileRef, len(fs))
-			for i, f := range fs {
-				out[i] = fileRef{f.Name, f.UniqueName, f.Width, f.Height}
-			}
-			return out
-		}
-		rej := make([]lake.Rejection, len(res.Rejected))
+		out := addOutcome{stored: httpRefs(res.Stored), skipped: httpRefs(res.Skipped), rejected: make([]lake.Rejection, len(res.Rejected))}
 		for i, r := range res.Rejected {
-			rej[i] = lake.Rejection{Name: r.Name, Code: errs.Code(r.Code), Reason: r.Reason}
+			out.rejected[i] = lake.Rejection{Name: r.Name, Code: errs.Code(r.Code), Reason: r.Reason}
 		}
-		return addOutcome{refs(res.Stored), refs(res.Skipped), rej}, nil
+		if boxes == nil {
+			return out, nil
+		}
+		fbs := fileBoxes(append(out.stored, out.skipped...), boxes)
+		send := make([]client.FileBoxes, len(fbs))
+		for i, f := range fbs {
+			send[i] = client.FileBoxes{UniqueName: f.UniqueName, Annotations: make([]client.Box, len(f.Boxes))}
+			for j, b := range f.Boxes {
+				send[i].Annotations[j] = client.Box{Label: b.Label, X: b.X, Y: b.Y, Width: b.W, Height: b.H, Attributes: b.Attributes}
+			}
+		}
+		set, err := c.SetLakeAnnotations(ctx, op, send)
+		out.boxes = lake.SetBoxesResult{Changed: set.Changed, Unchanged: set.Unchanged}
+		return out, err
 	}
 }
 
-func httpSetBoxes(c *client.Client) func(context.Context, string, []lake.FileBoxes) (lake.SetBoxesResult, error) {
-	return func(ctx context.Context, op string, files []lake.FileBoxes) (lake.SetBoxesResult, error) {
-		out := make([]client.FileBoxes, len(files))
-		for i, f := range files {
-			out[i] = client.FileBoxes{UniqueName: f.UniqueName, Annotations: make([]client.Box, len(f.Boxes))}
-			for j, b := range f.Boxes {
-				out[i].Annotations[j] = client.Box{Label: b.Label, X: b.X, Y: b.Y, Width: b.W, Height: b.H, Attributes: b.Attributes}
-			}
-		}
-		res, err := c.SetLakeAnnotations(ctx, op, out)
-		return lake.SetBoxesResult{Changed: res.Changed, Unchanged: res.Unchanged}, err
+func httpRefs(fs []client.StoredFile) []fileRef {
+	out := make([]fileRef, len(fs))
+	for i, f := range fs {
+		out[i] = fileRef{f.Name, f.UniqueName, f.Width, f.Height}
 	}
+	return out
 }
 
 // importLabelled imports the images the labels name, each batch's files
@@ -214,17 +266,10 @@ func importLabelled(ctx context.Context, dir string, f importFlags, read *labelR
 	ls := &labelSummary{Operation: lake.ImportOperationPrefix + f.coll, Categories: read.rep.Categories, Splits: map[string]int{}}
 	var mu sync.Mutex
 	store := func(ctx context.Context, paths []string) (int, int, []lake.Rejection, error) {
-		o, err := s.add(ctx, metas[byPath[paths[0]].Split], collMeta, paths)
-		if err != nil {
-			return 0, 0, nil, err
-		}
+		o, err := s.add(ctx, metas[byPath[paths[0]].Split], collMeta, paths, fitter(read.rep, paths, byPath, ls, &mu))
 		mu.Lock()
-		files := fitBoxes(read.rep, o, paths, byPath, ls)
-		mu.Unlock()
-		res, err := s.setBoxes(ctx, ls.Operation, files)
-		mu.Lock()
-		ls.FilesChanged += res.Changed
-		ls.FilesUnchanged += res.Unchanged
+		ls.FilesChanged += o.boxes.Changed
+		ls.FilesUnchanged += o.boxes.Unchanged
 		mu.Unlock()
 		return len(o.stored), len(o.skipped), o.rejected, err
 	}
@@ -239,32 +284,29 @@ func importLabelled(ctx context.Context, dir string, f importFlags, read *labelR
 	return report(sum, asJSON)
 }
 
-// fitBoxes places the boxes of a batch's files in their images, as the
+// fitter places the boxes of a batch's files in their images, as the
 // lake measured them, and counts them with the files' splits.
-func fitBoxes(rep *labelio.Report, o addOutcome, paths []string, byPath map[string]labelio.Item, ls *labelSummary) []lake.FileBoxes {
+func fitter(rep *labelio.Report, paths []string, byPath map[string]labelio.Item, ls *labelSummary, mu *sync.Mutex) boxesFunc {
 	byName := make(map[string]labelio.Item, len(paths))
 	for _, p := range paths {
 		byName[filepath.Base(p)] = byPath[p]
 	}
-	var out []lake.FileBoxes
-	for _, ref := range append(o.stored, o.skipped...) {
-		it, ok := byName[ref.name]
-		if !ok {
-			continue
-		}
+	return func(name string, width, height int) []lake.Box {
+		mu.Lock()
+		defer mu.Unlock()
+		it := byName[name]
 		ls.Splits[it.Split]++
-		fb := lake.FileBoxes{UniqueName: ref.uniqueName, Boxes: []lake.Box{}}
-		for _, b := range rep.Fit(it, ref.width, ref.height) {
+		out := []lake.Box{}
+		for _, b := range rep.Fit(it, width, height) {
 			lb := lake.Box{Label: b.Label, X: b.X, Y: b.Y, W: b.W, H: b.H}
 			if len(b.Attributes) > 0 {
 				lb.Attributes, _ = json.Marshal(b.Attributes)
 			}
-			fb.Boxes = append(fb.Boxes, lb)
+			out = append(out, lb)
 		}
-		ls.Boxes += len(fb.Boxes)
-		out = append(out, fb)
+		ls.Boxes += len(out)
+		return out
 	}
-	return out
 }
 
 // labelBatches cuts the files into batches of at most size, each of one

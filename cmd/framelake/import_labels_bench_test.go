@@ -44,7 +44,7 @@ func benchMedia(b *testing.B, dir, sub string) {
 
 // benchBox is box j of image i: inside a 640x480 image, varied.
 func benchBox(i, j int) (x, y, w, h float64) {
-	return float64((i*7+j*53)%560), float64((i*11+j*37)%400), float64(20 + (i+j)%60), float64(30 + (i*j)%50)
+	return float64((i*7 + j*53) % 560), float64((i*11 + j*37) % 400), float64(20 + (i+j)%60), float64(30 + (i*j)%50)
 }
 
 func writeCOCOBench(b *testing.B, dir string) {
