@@ -3,7 +3,9 @@ package labelio
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -59,44 +61,60 @@ func (rd *reader) cvat() error {
 }
 
 func (rd *reader) cvatFile(rel string) error {
-	f, err := os.Open(rd.tree.abs(rel))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	dec := xml.NewDecoder(f)
 	seen := map[string]bool{}
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			break
-		}
-		se, ok := t.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		line, _ := dec.InputPos()
+	err := rd.eachStart(rel, func(dec *xml.Decoder, se xml.StartElement, line int) error {
 		switch se.Name.Local {
 		case "label":
 			var l struct {
 				Name string `xml:"name"`
 			}
-			if err := dec.DecodeElement(&l, &se); err == nil && l.Name != "" && !seen[l.Name] {
+			if err := dec.DecodeElement(&l, &se); err != nil {
+				return err
+			}
+			if l.Name != "" && !seen[l.Name] {
 				seen[l.Name] = true
 				rd.rep.Categories = append(rd.rep.Categories, l.Name)
 			}
 		case "image":
 			var im cvatImage
 			if err := dec.DecodeElement(&im, &se); err != nil {
-				rd.rep.add(Malformed, rel, line, "image element: %v", err)
-				return nil
+				return err
 			}
-			if err := rd.cvatImage(rel, line, im); err != nil {
+			return rd.cvatImage(rel, line, im)
+		}
+		return nil
+	})
+	var syn *xml.SyntaxError
+	if errors.As(err, &syn) {
+		rd.rep.add(Malformed, rel, syn.Line, "%s; the rest of the file is not read", syn.Msg)
+		return nil
+	}
+	return err
+}
+
+// eachStart calls fn with each start element of the XML file rel and the
+// line it is on, until the end, fn's error or a syntax error.
+func (rd *reader) eachStart(rel string, fn func(dec *xml.Decoder, se xml.StartElement, line int) error) error {
+	f, err := os.Open(rd.tree.abs(rel))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dec := xml.NewDecoder(f)
+	for {
+		t, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if se, ok := t.(xml.StartElement); ok {
+			line, _ := dec.InputPos()
+			if err := fn(dec, se, line); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
 }
 
 func (rd *reader) cvatImage(rel string, line int, im cvatImage) error {

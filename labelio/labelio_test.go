@@ -284,3 +284,23 @@ func TestCOCOFixture(t *testing.T) {
 		t.Errorf("counts %v, want %v", rep.Counts, want)
 	}
 }
+
+// TestBrokenVOCFile: an XML cut short is refused as malformed with its
+// line, and its image is imported without boxes, not dropped.
+func TestBrokenVOCFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"JPEGImages/a.jpg":  "@" + darknetData + "/dog.jpg",
+		"JPEGImages/b.jpg":  "@" + darknetData + "/dog.jpg",
+		"Annotations/a.xml": "<annotation>\n<filename>a.jpg</filename>\n<object><name>dog</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>9</xmax><ymax>9</ymax></bndbox></object>\n</annotation>\n",
+		"Annotations/b.xml": "<annotation>\n<filename>b.jpg</filename>\n<object><name>dog</name>\n",
+	})
+	items, rep := read(t, dir, labelio.Auto)
+	want := map[labelio.Kind]int{labelio.Malformed: 1, labelio.ImageWithoutLabels: 1}
+	if len(items) != 2 || len(items["JPEGImages/a.jpg"].Boxes) != 1 || !reflect.DeepEqual(rep.Counts, want) {
+		t.Fatalf("items %v, counts %v", items, rep.Counts)
+	}
+	if p := rep.Problems[0]; p.File != "Annotations/b.xml" || !strings.Contains(p.Message, "line 4") {
+		t.Errorf("problem %+v", p)
+	}
+}

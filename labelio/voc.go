@@ -107,56 +107,37 @@ func (rd *reader) vocSplits() map[string]string {
 
 // vocFile reads one annotation document, the image's name in Media.
 func (rd *reader) vocFile(rel string) (Item, error) {
-	f, err := os.Open(rd.tree.abs(rel))
-	if err != nil {
-		return Item{}, err
-	}
-	defer f.Close()
 	it := Item{Source: rel}
 	var head vocHead
-	dec := xml.NewDecoder(f)
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			break
-		}
-		se, ok := t.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		line, _ := dec.InputPos()
+	err := rd.eachStart(rel, func(dec *xml.Decoder, se xml.StartElement, line int) error {
 		switch se.Name.Local {
-		case "filename", "path":
-			var s string
-			if err := dec.DecodeElement(&s, &se); err != nil {
-				return it, err
-			}
-			if se.Name.Local == "filename" {
-				head.Filename = strings.TrimSpace(s)
-			} else {
-				head.Path = strings.TrimSpace(s)
-			}
+		case "filename":
+			return dec.DecodeElement(&head.Filename, &se)
+		case "path":
+			return dec.DecodeElement(&head.Path, &se)
 		case "size":
-			if err := dec.DecodeElement(&head.Size, &se); err != nil {
-				return it, err
-			}
+			return dec.DecodeElement(&head.Size, &se)
 		case "object":
 			var o vocObject
 			if err := dec.DecodeElement(&o, &se); err != nil {
-				return it, err
+				return err
 			}
 			if b, ok := rd.vocBox(rel, line, o); ok {
 				it.Boxes = append(it.Boxes, b)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return it, err
 	}
-	it.Media = head.Filename
+	it.Media = strings.TrimSpace(head.Filename)
+	if it.Media == "" {
+		it.Media = path.Base(strings.ReplaceAll(strings.TrimSpace(head.Path), `\`, "/"))
+	}
 	w, _ := strconv.ParseFloat(strings.TrimSpace(head.Size.Width), 64)
 	h, _ := strconv.ParseFloat(strings.TrimSpace(head.Size.Height), 64)
 	it.Width, it.Height = int(w), int(h)
-	if it.Media == "" {
-		it.Media = path.Base(strings.ReplaceAll(head.Path, `\`, "/"))
-	}
 	return it, nil
 }
 
