@@ -72,7 +72,7 @@ func cmdImport(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pixels := maxPixelsFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: framelake import DIR [--format auto|yolo|coco|voc|cvat|labelstudio|raw] [--collection NAME] (--data DIR | --url URL) [flags]")
+		fmt.Fprintln(fs.Output(), "usage: framelake import DIR|ARCHIVE.zip [--format auto|yolo|coco|voc|cvat|labelstudio|raw] [--collection NAME] (--data DIR | --url URL) [flags]")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args, 1); err != nil {
@@ -95,7 +95,15 @@ func cmdImport(ctx context.Context, args []string) error {
 	dir := fs.Arg(0)
 	if f.coll == "" {
 		abs, _ := filepath.Abs(dir)
-		f.coll = filepath.Base(abs)
+		f.coll = strings.TrimSuffix(filepath.Base(abs), ".zip")
+	}
+	if strings.EqualFold(filepath.Ext(dir), ".zip") {
+		tmp, err := unpackZip(dir)
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
 	}
 	why := "given with --format"
 	if lf != labelio.Raw {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -403,4 +404,57 @@ func unnamedMedia(dir string, named map[string]labelio.Item, rep *labelio.Report
 			Reason: fmt.Sprintf("media outside the folders of the images the %s labels name", rep.Format)})
 	}
 	return out, nil
+}
+
+// unpackZip extracts an archive (an export from another tool, or
+// framelake's own) into a new temp folder, refusing entries that would land
+// outside it, and returns the folder.
+func unpackZip(path string) (string, error) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", path, err)
+	}
+	defer zr.Close()
+	tmp, err := os.MkdirTemp("", "framelake-import-")
+	if err != nil {
+		return "", err
+	}
+	for _, e := range zr.File {
+		if err := unpackEntry(tmp, e); err != nil {
+			os.RemoveAll(tmp)
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return tmp, nil
+}
+
+func unpackEntry(dir string, e *zip.File) error {
+	name := filepath.FromSlash(e.Name)
+	if !filepath.IsLocal(name) {
+		return fmt.Errorf("entry %q would land outside the folder", e.Name)
+	}
+	p := filepath.Join(dir, name)
+	if e.FileInfo().IsDir() {
+		return os.MkdirAll(p, 0o755)
+	}
+	if !e.Mode().IsRegular() {
+		return nil // links and devices: an archive of data has none
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	r, err := e.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Close()
+		return fmt.Errorf("entry %q: %w", e.Name, err)
+	}
+	return w.Close()
 }

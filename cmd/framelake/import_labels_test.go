@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/framelake/framelake/client"
+	"github.com/framelake/framelake/dataset/export"
 	"github.com/framelake/framelake/internal/testmedia"
 )
 
@@ -301,5 +303,45 @@ func TestImportCVATAndLabelStudio(t *testing.T) {
 		if tc.format == "cvat" && (sum.Labels.Splits["train"] != 1 || sum.Labels.Splits["val"] != 1) {
 			t.Errorf("cvat splits %v", sum.Labels.Splits)
 		}
+	}
+}
+
+// TestImportExportArchive imports a zip as framelake's own COCO export
+// writes it (train/, valid/, test/ each with annotations.json beside the
+// images): every split comes back, with its boxes.
+func TestImportExportArchive(t *testing.T) {
+	frames := []export.Frame{
+		{UniqueName: "a-1", Split: "train", Width: 64, Height: 48, Boxes: []export.Box{{Label: "car", X: 4, Y: 8, W: 40, H: 30}}},
+		{UniqueName: "b-2", Split: "validation", Width: 32, Height: 32, Boxes: []export.Box{
+			{Label: "person", ClassID: 1, X: 10, Y: 11, W: 6, H: 12}, {Label: "car", X: 0, Y: 0, W: 5, H: 5}}},
+		{UniqueName: "c-3", Split: "test", Width: 48, Height: 32},
+	}
+	for i := range frames {
+		b := testmedia.JPEG(frames[i].Width, frames[i].Height, i+1)
+		frames[i].Ext = "jpg"
+		frames[i].Open = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	zipPath := filepath.Join(t.TempDir(), "street.zip")
+	out, err := os.Create(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	next := func() (export.Frame, error) {
+		if i == len(frames) {
+			return export.Frame{}, io.EOF
+		}
+		i++
+		return frames[i-1], nil
+	}
+	ds := export.Dataset{Name: "street", Version: "1.0", Labels: []string{"car", "person"}}
+	if err := export.Write(context.Background(), out, export.COCO, ds, next, true); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	sum := importLabelled(t, false, zipPath, "--data", t.TempDir())
+	if sum.Format != "coco" || sum.Stored != 3 || sum.Labels.Boxes != 3 || sum.Labels.Operation != "import:street" ||
+		sum.Labels.Splits["train"] != 1 || sum.Labels.Splits["val"] != 1 || sum.Labels.Splits["test"] != 1 {
+		t.Errorf("summary %+v", sum)
 	}
 }
