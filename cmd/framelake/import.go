@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -20,22 +19,25 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/framelake/framelake/appliance"
-	"github.com/framelake/framelake/client"
-	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 )
 
 // importSummary is what an import did, printed as text or --json. Files
 // counts the images and videos sent; Ignored, the other files left out.
+// Format says which labels were read (raw: none) and why; Labels, what
+// they gave.
 type importSummary struct {
-	Files    int              `json:"files"`
-	Stored   int              `json:"stored"`
-	Skipped  int              `json:"skipped"`
-	Rejected []lake.Rejection `json:"rejected"`
-	Ignored  []ignoredFiles   `json:"ignored"`
-	Seconds  float64          `json:"seconds"`
-	PerSec   float64          `json:"filesPerSecond"`
+	Format    labelio.Format   `json:"format"`
+	FormatWhy string           `json:"formatWhy"`
+	Files     int              `json:"files"`
+	Stored    int              `json:"stored"`
+	Skipped   int              `json:"skipped"`
+	Rejected  []lake.Rejection `json:"rejected"`
+	Ignored   []ignoredFiles   `json:"ignored"`
+	Labels    *labelSummary    `json:"labels,omitempty"`
+	Seconds   float64          `json:"seconds"`
+	PerSec    float64          `json:"filesPerSecond"`
 }
 
 // ignoredFiles counts the files of one extension import left out, and why.
@@ -48,40 +50,77 @@ type ignoredFiles struct {
 // batchFunc stores one batch of paths and reports what happened to them.
 type batchFunc func(ctx context.Context, paths []string) (stored, skipped int, rejected []lake.Rejection, err error)
 
+// importFlags are the flags of import that say where files go.
+type importFlags struct {
+	coll, data, url, key, secret, meta string
+	batch, parallel                    int
+	maxPixels                          int
+}
+
 func cmdImport(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	coll := fs.String("collection", "", "collection to import into (default: the folder's name)")
-	data := fs.String("data", envOr("FRAMELAKE_DATA", ""), "data folder to import into directly (env FRAMELAKE_DATA)")
-	url := fs.String("url", envOr("FRAMELAKE_URL", ""), "server to import into over HTTP (env FRAMELAKE_URL)")
-	key := fs.String("key", os.Getenv("FRAMELAKE_KEY"), "API key for --url (env FRAMELAKE_KEY)")
-	secret := fs.String("secret", os.Getenv("FRAMELAKE_SECRET"), "API secret for --url (env FRAMELAKE_SECRET)")
-	meta := fs.String("metadata", "", "JSON object stored on every imported file")
-	batch := fs.Int("batch", 64, "files per batch")
-	parallel := fs.Int("parallel", 4, "batches in flight at once")
+	var f importFlags
+	fs.StringVar(&f.coll, "collection", "", "collection to import into (default: the folder's name)")
+	fs.StringVar(&f.data, "data", envOr("FRAMELAKE_DATA", ""), "data folder to import into directly (env FRAMELAKE_DATA)")
+	fs.StringVar(&f.url, "url", envOr("FRAMELAKE_URL", ""), "server to import into over HTTP (env FRAMELAKE_URL)")
+	fs.StringVar(&f.key, "key", os.Getenv("FRAMELAKE_KEY"), "API key for --url (env FRAMELAKE_KEY)")
+	fs.StringVar(&f.secret, "secret", os.Getenv("FRAMELAKE_SECRET"), "API secret for --url (env FRAMELAKE_SECRET)")
+	fs.StringVar(&f.meta, "metadata", "", "JSON object stored on every imported file")
+	format := fs.String("format", "auto", "labels to read with the media: auto, yolo, coco, voc, cvat, labelstudio or raw (media only)")
+	fs.IntVar(&f.batch, "batch", 64, "files per batch")
+	fs.IntVar(&f.parallel, "parallel", 4, "batches in flight at once")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pixels := maxPixelsFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: framelake import DIR [--collection NAME] (--data DIR | --url URL) [flags]")
+		fmt.Fprintln(fs.Output(), "usage: framelake import DIR|ARCHIVE.zip [--format auto|yolo|coco|voc|cvat|labelstudio|raw] [--collection NAME] (--data DIR | --url URL) [flags]")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args, 1); err != nil {
 		return err
 	}
-	if (*data == "") == (*url == "") {
+	if (f.data == "") == (f.url == "") {
 		return errors.New("give exactly one of --data DIR (write the data folder directly) or --url URL (send to a server)")
 	}
-	if *batch < 1 || *parallel < 1 {
+	if f.batch < 1 || f.parallel < 1 {
 		return errors.New("--batch and --parallel must be at least 1")
 	}
-	maxPixels, err := parsePixels(*pixels)
+	var err error
+	if f.maxPixels, err = parsePixels(*pixels); err != nil {
+		return err
+	}
+	lf, err := labelio.ParseFormat(*format)
 	if err != nil {
 		return err
 	}
 	dir := fs.Arg(0)
-	if *coll == "" {
+	if f.coll == "" {
 		abs, _ := filepath.Abs(dir)
-		*coll = filepath.Base(abs)
+		f.coll = strings.TrimSuffix(filepath.Base(abs), ".zip")
 	}
+	if strings.EqualFold(filepath.Ext(dir), ".zip") {
+		tmp, err := unpackZip(dir)
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	why := "given with --format"
+	if lf != labelio.Raw {
+		read, err := readLabels(ctx, dir, lf)
+		if err != nil {
+			return err
+		}
+		if read.rep.Format != labelio.Raw {
+			return importLabelled(ctx, dir, f, read, *asJSON)
+		}
+		why = read.rep.Why
+	}
+	return importRaw(ctx, dir, f, why, *asJSON)
+}
+
+// importRaw imports the media under dir without labels.
+func importRaw(ctx context.Context, dir string, f importFlags, why string, asJSON bool) error {
 	paths, err := walkMedia(dir)
 	if err != nil {
 		return err
@@ -90,24 +129,30 @@ func cmdImport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := lake.AddOptions{Collection: *coll, Metadata: json.RawMessage(*meta), SkipExisting: true}
-	var store batchFunc
-	if *data != "" {
-		a, err := appliance.Open(ctx, appliance.Config{DataDir: *data, JobWorkers: -1, MaxPixels: maxPixels})
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		store = lakeBatches(a.Lake, opt)
-	} else {
-		store = httpBatches(client.New(*url, *key, *secret), opt)
-	}
-	sum, err := runImport(ctx, paths, *batch, *parallel, store, newProgress(len(paths)))
+	s, err := openSink(ctx, f)
 	if err != nil {
 		return err
 	}
-	sum.Ignored = ignored
-	return report(sum, *asJSON)
+	defer s.close()
+	store := func(ctx context.Context, paths []string) (int, int, []lake.Rejection, error) {
+		o, err := s.add(ctx, json.RawMessage(f.meta), nil, paths, nil)
+		return len(o.stored), len(o.skipped), o.rejected, err
+	}
+	sum, err := runImport(ctx, chunks(paths, f.batch), f.parallel, store, newProgress(len(paths)))
+	if err != nil {
+		return err
+	}
+	sum.Format, sum.FormatWhy, sum.Ignored = labelio.Raw, why, ignored
+	return report(sum, asJSON)
+}
+
+// chunks cuts paths into batches of size.
+func chunks(paths []string, size int) [][]string {
+	var out [][]string
+	for i := 0; i < len(paths); i += size {
+		out = append(out, paths[i:min(i+size, len(paths))])
+	}
+	return out
 }
 
 // maxPixelsFlag is the --max-pixels flag of serve and import --data.
@@ -179,47 +224,21 @@ func mediaOnly(paths []string) (media []string, ignored []ignoredFiles, err erro
 	return append(images, videos...), ignored, nil
 }
 
-func lakeBatches(l *lake.Lake, opt lake.AddOptions) batchFunc {
-	return func(ctx context.Context, paths []string) (int, int, []lake.Rejection, error) {
-		ups := make([]lake.Upload, len(paths))
-		for i, p := range paths {
-			ups[i] = lake.Upload{Name: filepath.Base(p), Open: func() (io.ReadCloser, error) { return os.Open(p) }}
-		}
-		res, err := l.Add(ctx, opt, ups)
-		return len(res.Stored), len(res.Skipped), res.Rejected, err
-	}
-}
-
-func httpBatches(c *client.Client, opt lake.AddOptions) batchFunc {
-	copt := client.UploadOptions{Collection: opt.Collection, Metadata: opt.Metadata, SkipExisting: true}
-	return func(ctx context.Context, paths []string) (int, int, []lake.Rejection, error) {
-		files := make([]client.UploadFile, len(paths))
-		for i, p := range paths {
-			files[i] = client.FileFromPath(p)
-		}
-		res, err := c.UploadFiles(ctx, copt, files...)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		rej := make([]lake.Rejection, len(res.Rejected))
-		for i, r := range res.Rejected {
-			rej[i] = lake.Rejection{Name: r.Name, Code: errs.Code(r.Code), Reason: r.Reason}
-		}
-		return len(res.Stored), len(res.Skipped), rej, nil
-	}
-}
-
 // runImport feeds batches to store with parallel batches in flight.
-func runImport(ctx context.Context, paths []string, size, parallel int, store batchFunc, prog *progress) (importSummary, error) {
+func runImport(ctx context.Context, batches [][]string, parallel int, store batchFunc, prog *progress) (importSummary, error) {
 	start := time.Now()
-	sum := importSummary{Files: len(paths), Rejected: []lake.Rejection{}, Ignored: []ignoredFiles{}}
+	n := 0
+	for _, b := range batches {
+		n += len(b)
+	}
+	sum := importSummary{Files: n, Rejected: []lake.Rejection{}, Ignored: []ignoredFiles{}}
 	var mu sync.Mutex
 	var firstErr error
-	batches := make(chan []string)
+	queue := make(chan []string)
 	var wg sync.WaitGroup
 	for range parallel {
 		wg.Go(func() {
-			for b := range batches {
+			for b := range queue {
 				stored, skipped, rej, err := store(ctx, b)
 				mu.Lock()
 				if err != nil && firstErr == nil {
@@ -233,16 +252,16 @@ func runImport(ctx context.Context, paths []string, size, parallel int, store ba
 			}
 		})
 	}
-	for i := 0; i < len(paths); i += size {
+	for _, b := range batches {
 		mu.Lock()
 		failed := firstErr != nil
 		mu.Unlock()
 		if failed || ctx.Err() != nil {
 			break
 		}
-		batches <- paths[i:min(i+size, len(paths))]
+		queue <- b
 	}
-	close(batches)
+	close(queue)
 	wg.Wait()
 	prog.finish()
 	sum.Seconds = time.Since(start).Seconds()
@@ -257,10 +276,13 @@ func runImport(ctx context.Context, paths []string, size, parallel int, store ba
 
 func report(sum importSummary, asJSON bool) error {
 	if asJSON {
-		if err := json.NewEncoder(os.Stdout).Encode(sum); err != nil {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(sum); err != nil {
 			return err
 		}
 	} else {
+		fmt.Printf("format %s: %s\n", sum.Format, sum.FormatWhy)
 		fmt.Printf("imported %d files in %.1fs (%.0f files/s): %d stored, %d already there, %d rejected\n",
 			sum.Files, sum.Seconds, sum.PerSec, sum.Stored, sum.Skipped, len(sum.Rejected))
 		for _, r := range sum.Rejected {
@@ -269,9 +291,16 @@ func report(sum importSummary, asJSON bool) error {
 		for _, g := range sum.Ignored {
 			fmt.Printf("  ignored %d %s file(s): %s\n", g.Count, cmp.Or(g.Ext, "extensionless"), g.Reason)
 		}
+		sum.Labels.print()
 	}
-	if len(sum.Rejected) > 0 {
+	refused := sum.Labels.refused()
+	switch {
+	case len(sum.Rejected) > 0 && refused > 0:
+		return fmt.Errorf("%d file(s) rejected, %d label(s) refused", len(sum.Rejected), refused)
+	case len(sum.Rejected) > 0:
 		return fmt.Errorf("%d file(s) rejected", len(sum.Rejected))
+	case refused > 0:
+		return fmt.Errorf("%d label(s) refused", refused)
 	}
 	return nil
 }

@@ -57,8 +57,8 @@ func collectionTypes(t *testing.T, data string) map[string]string {
 	return out
 }
 
-// TestImportMixedFolder: a Pascal VOC tree (images and their XML) and a
-// folder with a video and images import their media only, into a
+// TestImportMixedFolder: a Pascal VOC tree (images and their XML) with
+// --format raw and a folder with a video and images import their media only, into a
 // collection typed by the majority of them; the other files are counted by
 // extension in the summary, which does not fail the import.
 func TestImportMixedFolder(t *testing.T) {
@@ -78,7 +78,7 @@ func TestImportMixedFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sum := importJSON(t, voc, "--data", data, "--collection", "voc")
+	sum := importJSON(t, voc, "--data", data, "--collection", "voc", "--format", "raw")
 	wantIgnored := []struct {
 		Ext    string
 		Count  int

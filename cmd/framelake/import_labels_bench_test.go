@@ -1,0 +1,144 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/internal/testmedia"
+)
+
+// The labelled-import benchmarks: 10,000 generated 640x480 JPEGs with 10
+// boxes each (100,000 boxes), as COCO and as YOLO, imported with the real
+// binary into a new data folder; they report images/s and the importer's
+// peak RSS. The JPEGs are BenchmarkImport10k's, hard-linked.
+
+const (
+	benchImages   = 10000
+	boxesPerImage = 10
+)
+
+// benchMedia makes (once) the 10,000 JPEGs and links them into dir/sub.
+func benchMedia(b *testing.B, dir, sub string) {
+	media := benchDir(b, "jpeg-640x480-10k")
+	if entries, _ := os.ReadDir(media); len(entries) != benchImages {
+		os.RemoveAll(media)
+		if err := testmedia.WriteJPEGs(media, benchImages, 640, 480); err != nil {
+			b.Fatal(err)
+		}
+	}
+	os.MkdirAll(filepath.Join(dir, sub), 0o755)
+	for i := range benchImages {
+		name := fmt.Sprintf("img-%05d.jpg", i)
+		if err := os.Link(filepath.Join(media, name), filepath.Join(dir, sub, name)); err != nil && !os.IsExist(err) {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchBox is box j of image i: inside a 640x480 image, varied.
+func benchBox(i, j int) (x, y, w, h float64) {
+	return float64((i*7 + j*53) % 560), float64((i*11 + j*37) % 400), float64(20 + (i+j)%60), float64(30 + (i*j)%50)
+}
+
+func writeCOCOBench(b *testing.B, dir string) {
+	benchMedia(b, dir, "images")
+	f, err := os.Create(filepath.Join(dir, "annotations", "instances_train.json"))
+	if os.IsNotExist(err) {
+		os.MkdirAll(filepath.Join(dir, "annotations"), 0o755)
+		f, err = os.Create(filepath.Join(dir, "annotations", "instances_train.json"))
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(`{"info": {"description": "bench"}, "images": [`)
+	for i := range benchImages {
+		if i > 0 {
+			w.WriteString(",")
+		}
+		fmt.Fprintf(w, `{"id": %d, "file_name": "img-%05d.jpg", "width": 640, "height": 480}`, i+1, i)
+	}
+	w.WriteString(`], "annotations": [`)
+	for i := range benchImages {
+		for j := range boxesPerImage {
+			if i+j > 0 {
+				w.WriteString(",")
+			}
+			x, y, bw, bh := benchBox(i, j)
+			// Category ids 1, 3, 5, ...: gaps, as COCO's own have.
+			fmt.Fprintf(w, `{"id": %d, "image_id": %d, "category_id": %d, "bbox": [%g, %g, %g, %g], "area": %g, "iscrowd": 0, "segmentation": []}`,
+				i*boxesPerImage+j+1, i+1, 1+2*(j%8), x, y, bw, bh, bw*bh)
+		}
+	}
+	w.WriteString(`], "categories": [`)
+	for c := range 8 {
+		if c > 0 {
+			w.WriteString(",")
+		}
+		fmt.Fprintf(w, `{"id": %d, "name": "class-%d", "supercategory": "thing"}`, 1+2*c, c)
+	}
+	w.WriteString("]}\n")
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+}
+
+func writeYOLOBench(b *testing.B, dir string) {
+	benchMedia(b, dir, "images/train")
+	os.MkdirAll(filepath.Join(dir, "labels", "train"), 0o755)
+	os.WriteFile(filepath.Join(dir, "data.yaml"), []byte("train: images/train\nnames: [c0, c1, c2, c3, c4, c5, c6, c7]\n"), 0o644)
+	for i := range benchImages {
+		var s []byte
+		for j := range boxesPerImage {
+			x, y, w, h := benchBox(i, j)
+			s = fmt.Appendf(s, "%d %.6f %.6f %.6f %.6f\n", j%8, (x+w/2)/640, (y+h/2)/480, w/640, h/480)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "labels", "train", fmt.Sprintf("img-%05d.txt", i)), s, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchLabelled(b *testing.B, name string, write func(*testing.B, string)) {
+	dir := benchDir(b, name)
+	if _, err := os.Stat(filepath.Join(dir, ".done")); err != nil {
+		os.RemoveAll(dir)
+		write(b, dir)
+		os.WriteFile(filepath.Join(dir, ".done"), nil, 0o644)
+	}
+	for b.Loop() {
+		data := b.TempDir()
+		cmd := exec.Command(bin, "import", dir, "--data", data, "--collection", "bench", "--json")
+		start := time.Now()
+		out, err := cmd.Output()
+		secs := time.Since(start).Seconds()
+		if err != nil {
+			b.Fatalf("import: %v %s", err, out)
+		}
+		var sum struct {
+			Stored int
+			Labels struct{ Boxes int }
+		}
+		if json.Unmarshal(out, &sum); sum.Stored != benchImages || sum.Labels.Boxes != benchImages*boxesPerImage {
+			b.Fatalf("stored %d of %d, %d boxes: %.500s", sum.Stored, benchImages, sum.Labels.Boxes, out)
+		}
+		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+		b.ReportMetric(benchImages/secs, "images/s")
+		b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
+	}
+}
+
+// BenchmarkImportCOCO10k: one COCO JSON (annotations/instances_train.json)
+// naming images/ with category ids 1, 3, ..., 15.
+func BenchmarkImportCOCO10k(b *testing.B) { benchLabelled(b, "coco-640x480-10k", writeCOCOBench) }
+
+// BenchmarkImportYOLO10k: Ultralytics layout, data.yaml and labels/train.
+func BenchmarkImportYOLO10k(b *testing.B) { benchLabelled(b, "yolo-640x480-10k", writeYOLOBench) }

@@ -1,0 +1,314 @@
+package labelio
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"sort"
+)
+
+// COCO detection JSON: {"images": [...], "annotations": [...],
+// "categories": [...]} in any key order, read token by token: each image,
+// annotation and category is decoded alone and the document is never held
+// whole. Category ids may have gaps (COCO's own run 1..90 with 80 used);
+// the categories are kept in id order.
+
+type cocoImage struct {
+	ID       int64  `json:"id"`
+	FileName string `json:"file_name"`
+	Width    int    `json:"width"`
+	Height   int    `json:"height"`
+}
+
+type cocoAnnotation struct {
+	ID           int64           `json:"id"`
+	ImageID      int64           `json:"image_id"`
+	CategoryID   int64           `json:"category_id"`
+	BBox         []float64       `json:"bbox"`
+	Segmentation json.RawMessage `json:"segmentation"`
+	IsCrowd      int             `json:"iscrowd"`
+	Attributes   map[string]any  `json:"attributes"` // CVAT's COCO export writes them
+}
+
+type cocoCategory struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// cocoDoc is what one COCO file holds, images and annotations in file
+// order. The annotations' boxes sit in one slice with their image,
+// category and annotation ids beside it: a million of them cost 100 MB
+// that way, where a slice per image wasted as much again on growth.
+type cocoDoc struct {
+	images []cocoImage
+	boxes  []cocoBox
+	owner  []int64 // image_id of boxes[i]
+	cat    []int64 // category_id of boxes[i]
+	id     []int64 // id of boxes[i]
+	cats   map[int64]string
+}
+
+// cocoBox is a box waiting for its category's name: smaller than a Box.
+type cocoBox struct {
+	x, y, w, h float64
+	attrs      map[string]any
+}
+
+func (rd *reader) coco() error {
+	files := rd.cocoFiles()
+	if len(files) == 0 {
+		return fmt.Errorf("no COCO JSON (an object with images and annotations) under %s", rd.tree.root)
+	}
+	names := map[string]bool{}
+	for _, jf := range files {
+		doc, err := rd.readCOCO(jf)
+		if err != nil {
+			rd.rep.add(Malformed, jf, 0, "%v", err)
+			continue
+		}
+		for _, c := range sortedCats(doc.cats) {
+			if !names[c] {
+				names[c] = true
+				rd.rep.Categories = append(rd.rep.Categories, c)
+			}
+		}
+		if err := rd.emitCOCO(jf, doc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (rd *reader) cocoFiles() []string {
+	var out []string
+	for _, j := range rd.tree.withExt(".json") {
+		if isCOCOHead(bytes.TrimSpace(rd.tree.head(j, 8192))) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// sortedCats lists category names by id.
+func sortedCats(cats map[int64]string) []string {
+	ids := make([]int64, 0, len(cats))
+	for id := range cats {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = cats[id]
+	}
+	return out
+}
+
+func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
+	f, err := os.Open(rd.tree.abs(rel))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	doc := &cocoDoc{cats: map[int64]string{}}
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch t {
+		case "images":
+			err = eachElement(dec, func() error {
+				var im cocoImage
+				err := dec.Decode(&im)
+				doc.images = append(doc.images, im)
+				return err
+			})
+		case "annotations":
+			err = eachElement(dec, func() error { return rd.cocoAnnotation(rel, dec, doc) })
+		case "categories":
+			err = eachElement(dec, func() error {
+				var c cocoCategory
+				err := dec.Decode(&c)
+				doc.cats[c.ID] = c.Name
+				return err
+			})
+		default:
+			err = skipValue(dec)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%v (at byte %d)", err, dec.InputOffset())
+		}
+	}
+	return doc, nil
+}
+
+func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) error {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	var a cocoAnnotation
+	if err := json.Unmarshal(raw, &a); err != nil {
+		rd.rep.add(Malformed, rel, 0, "annotation at byte %d: %v", dec.InputOffset(), err)
+		return nil
+	}
+	b := Box{Attributes: a.Attributes}
+	if a.IsCrowd != 0 {
+		b.Attributes = withAttr(b.Attributes, "iscrowd", a.IsCrowd)
+	}
+	poly := polygonPoints(a.Segmentation)
+	switch {
+	case len(a.BBox) == 4:
+		b.X, b.Y, b.W, b.H = a.BBox[0], a.BBox[1], a.BBox[2], a.BBox[3]
+		if len(poly) > 0 {
+			rd.rep.add(PolygonReduced, rel, 0, "annotation %d: bbox kept, its segmentation polygon not imported", a.ID)
+		}
+	case len(poly) >= 6:
+		b.X, b.Y, b.W, b.H = pointsBox(poly)
+		rd.rep.add(PolygonReduced, rel, 0, "annotation %d: no bbox; the box is its segmentation polygon's", a.ID)
+	default:
+		rd.rep.add(Malformed, rel, 0, "annotation %d: bbox %v is not [x, y, width, height] and it has no polygon", a.ID, a.BBox)
+		return nil
+	}
+	if b.W <= 0 || b.H <= 0 {
+		rd.rep.add(ZeroSize, rel, 0, "annotation %d: box of size %gx%g", a.ID, b.W, b.H)
+		return nil
+	}
+	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, b.Attributes})
+	doc.owner, doc.cat, doc.id = append(doc.owner, a.ImageID), append(doc.cat, a.CategoryID), append(doc.id, a.ID)
+	return nil
+}
+
+// polygonPoints flattens COCO polygon segmentation ([[x y x y ...], ...])
+// into one list; RLE masks (an object) give none.
+func polygonPoints(raw json.RawMessage) []float64 {
+	var polys [][]float64
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &polys) != nil {
+		return nil
+	}
+	var out []float64
+	for _, p := range polys {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func withAttr(m map[string]any, k string, v any) map[string]any {
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[k] = v
+	return m
+}
+
+// emitCOCO sends each image of a COCO file with its named boxes.
+func (rd *reader) emitCOCO(rel string, doc *cocoDoc) error {
+	split := splitOf(rel, true)
+	byImage := rd.groupCOCO(rel, doc)
+	base := pathDir(rel)
+	for i, im := range doc.images {
+		boxes := byImage[i]
+		media := rd.tree.find(im.FileName, joinRel(base, im.FileName), im.FileName, joinRel(base, "images", im.FileName),
+			joinRel("images", im.FileName), joinRel(base, "..", "images", im.FileName), joinRel("images", split, im.FileName))
+		if media == "" {
+			rd.rep.add(LabelWithoutImage, rel, 0, "image %d %q: no such image under the folder (%d boxes not imported)",
+				im.ID, im.FileName, len(boxes))
+			continue
+		}
+		it := Item{Media: media, Split: split, Source: rel, Width: im.Width, Height: im.Height, Boxes: boxes}
+		if err := rd.send(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupCOCO names the boxes of a COCO file and groups them by image (in
+// the images' order), as windows of one new slice; the boxes whose
+// category or image is unknown are refused.
+func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
+	index := make(map[int64]int, len(doc.images))
+	for i, im := range doc.images {
+		index[im.ID] = i
+	}
+	counts := make([]int, len(doc.images)+1)
+	orphans := map[int64]int{}
+	for k := range doc.boxes {
+		i, ok := index[doc.owner[k]]
+		name := doc.cats[doc.cat[k]]
+		switch {
+		case !ok:
+			orphans[doc.owner[k]]++
+		case name == "":
+			rd.rep.add(UnknownCategory, rel, 0, "annotation %d: category_id %d is not among the categories (or has no name)", doc.id[k], doc.cat[k])
+		default:
+			counts[i+1]++
+		}
+	}
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1]
+	}
+	all := make([]Box, counts[len(counts)-1])
+	next := slices.Clone(counts[:len(counts)-1])
+	for k, b := range doc.boxes {
+		if i, ok := index[doc.owner[k]]; ok && doc.cats[doc.cat[k]] != "" {
+			all[next[i]] = Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: b.attrs}
+			next[i]++
+		}
+	}
+	out := make([][]Box, len(doc.images))
+	for i := range out {
+		out[i] = all[counts[i]:counts[i+1]:counts[i+1]]
+	}
+	ids := slices.Sorted(maps.Keys(orphans))
+	for _, id := range ids {
+		rd.rep.add(LabelWithoutImage, rel, 0, "image_id %d of %d annotations is not among the images", id, orphans[id])
+	}
+	doc.boxes, doc.owner, doc.cat, doc.id = nil, nil, nil, nil
+	return out
+}
+
+// eachElement calls fn for each element of the JSON array dec is at.
+func eachElement(dec *json.Decoder, fn func() error) error {
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		if err == nil {
+			err = fmt.Errorf("want an array, got %v", t)
+		}
+		return err
+	}
+	for dec.More() {
+		if err := fn(); err != nil {
+			return err
+		}
+	}
+	_, err := dec.Token()
+	return err
+}
+
+// skipValue reads past one JSON value without keeping it.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}

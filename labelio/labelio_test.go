@@ -1,0 +1,306 @@
+package labelio_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/framelake/framelake/labelio"
+)
+
+// Real inputs: Debian's labelme-examples (labelme's labelme2voc.py and
+// labelme2coco.py output) and darknet's sample images and coco.names.
+const (
+	labelmeVOC  = "/usr/share/doc/labelme-examples/examples/bbox_detection/data_dataset_voc"
+	labelmeCOCO = "/usr/share/doc/labelme-examples/examples/instance_segmentation/data_dataset_coco"
+	darknetData = "/usr/share/darknet/data"
+)
+
+// read reads dir and returns the items by media path relative to dir.
+func read(t *testing.T, dir string, f labelio.Format) (map[string]labelio.Item, *labelio.Report) {
+	t.Helper()
+	items := map[string]labelio.Item{}
+	rep, err := labelio.Read(context.Background(), dir, f, func(it labelio.Item) error {
+		rel, _ := filepath.Rel(dir, it.Media)
+		items[filepath.ToSlash(rel)] = it
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("read %s: %v", dir, err)
+	}
+	return items, rep
+}
+
+type px struct{ x, y, w, h float64 }
+
+// boxesOf fits an item's boxes to a width x height image.
+func boxesOf(rep *labelio.Report, it labelio.Item, w, h int) map[string][]px {
+	out := map[string][]px{}
+	for _, b := range rep.Fit(it, w, h) {
+		out[b.Label] = append(out[b.Label], px{b.X, b.Y, b.W, b.H})
+	}
+	return out
+}
+
+func near(a, b px) bool {
+	return math.Abs(a.x-b.x) < 0.01 && math.Abs(a.y-b.y) < 0.01 && math.Abs(a.w-b.w) < 0.01 && math.Abs(a.h-b.h) < 0.01
+}
+
+func TestLabelmeVOC(t *testing.T) {
+	items, rep := read(t, labelmeVOC, labelio.Auto)
+	if rep.Format != labelio.VOC || !strings.Contains(rep.Why, "Annotations/") {
+		t.Fatalf("format %s (%s), want voc", rep.Format, rep.Why)
+	}
+	if len(items) != 3 {
+		t.Fatalf("%d items, want the 3 of JPEGImages (not AnnotationsVisualization): %v", len(items), items)
+	}
+	it := items["JPEGImages/2011_000003.jpg"]
+	if it.Width != 500 || it.Height != 338 || it.Source != "Annotations/2011_000003.xml" {
+		t.Errorf("item %+v", it)
+	}
+	// <xmin>191.0</xmin> <xmax>313.0</xmax> are 1-based pixel indices: x 190, width 123.
+	got := boxesOf(rep, it, 500, 338)["person"]
+	want := []px{{190, 106.369, 123, 223}, {364, 82, 136, 251}}
+	if len(got) != 2 || !near(got[0], want[0]) || !near(got[1], want[1]) {
+		t.Errorf("2011_000003 persons %v, want %v", got, want)
+	}
+	n := 0
+	for _, it := range items {
+		n += len(it.Boxes)
+	}
+	if n != 9 || rep.Refused() != 0 {
+		t.Errorf("%d boxes, %d refused (%v), want 9 and 0", n, rep.Refused(), rep.Problems)
+	}
+	if !reflect.DeepEqual(rep.Categories, []string{"person", "bus", "car"}) &&
+		len(rep.Categories) != 3 {
+		t.Errorf("categories %v", rep.Categories)
+	}
+}
+
+func TestLabelmeCOCO(t *testing.T) {
+	items, rep := read(t, labelmeCOCO, labelio.Auto)
+	if rep.Format != labelio.COCO || !strings.Contains(rep.Why, "annotations.json") {
+		t.Fatalf("format %s (%s), want coco", rep.Format, rep.Why)
+	}
+	if len(rep.Categories) != 21 || rep.Categories[0] != "_background_" || rep.Categories[15] != "person" {
+		t.Errorf("categories %v: want labelme's 21 in id order", rep.Categories)
+	}
+	if len(items) != 3 {
+		t.Fatalf("%d items, want 3 (Visualization/ is not named by the JSON)", len(items))
+	}
+	it := items["JPEGImages/2011_000003.jpg"]
+	got := boxesOf(rep, it, it.Width, it.Height)
+	if p := got["person"]; len(p) != 2 || !near(p[0], px{191, 107, 123, 221}) || !near(got["bottle"][0], px{369, 159, 19, 54}) {
+		t.Errorf("2011_000003 boxes %v", got)
+	}
+	// Every annotation has a bbox and a polygon: the bbox is kept, and that is said.
+	if rep.Counts[labelio.PolygonReduced] != 12 || rep.Refused() != 0 {
+		t.Errorf("counts %v, want 12 polygon_reduced and nothing refused", rep.Counts)
+	}
+}
+
+// writeFiles writes name → content under dir; content "" copies nothing but
+// makes an empty file, and a content starting with "@" copies that file.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		b := []byte(body)
+		if src, ok := strings.CutPrefix(body, "@"); ok {
+			var err error
+			if b, err = os.ReadFile(src); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// darknetTree is an Ultralytics-layout YOLO tree of darknet's sample
+// images and class names with hand-written labels and the odd cases.
+func darknetTree(t *testing.T) string {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"obj.names":                "@" + darknetData + "/coco.names",
+		"images/train/dog.jpg":     "@" + darknetData + "/dog.jpg",
+		"images/val/horses.jpg":    "@" + darknetData + "/horses.jpg",
+		"images/train/giraffe.jpg": "@" + darknetData + "/giraffe.jpg",
+		"labels/train/dog.txt": "16 0.291667 0.659722 0.25 0.541667\n" + // dog
+			"1 0.436198 0.496528 0.614583 0.564236\n" + // bicycle
+			"7 0.95 0.2 0.2 0.15\n" + // truck past the right edge
+			"0 0.1 0.1 0.2 0.1 0.2 0.3 0.1 0.3\n" + // a segment
+			"16 0.5 0.5 0.1\n" + // malformed
+			"99 0.5 0.5 0.1 0.1\n" + // no class 99
+			"2 0.5 0.5 0 0.1\n", // zero width
+		"labels/val/horses.txt":  "17 0.5 0.5 0.4 0.6\n",
+		"labels/train/ghost.txt": "0 0.5 0.5 0.1 0.1\n", // no image
+	})
+	return dir
+}
+
+func TestDarknetYOLO(t *testing.T) {
+	dir := darknetTree(t)
+	items, rep := read(t, dir, labelio.Auto)
+	if rep.Format != labelio.YOLO || len(rep.Categories) != 80 {
+		t.Fatalf("format %s (%s), %d categories", rep.Format, rep.Why, len(rep.Categories))
+	}
+	dog := items["images/train/dog.jpg"]
+	if dog.Split != "train" || items["images/val/horses.jpg"].Split != "val" {
+		t.Errorf("splits %q %q", dog.Split, items["images/val/horses.jpg"].Split)
+	}
+	got := boxesOf(rep, dog, 768, 576)
+	want := map[string]px{"dog": {128, 224, 192, 312}, "truck": {652.8, 72, 115.2, 86.4}, "person": {76.8, 57.6, 76.8, 115.2}}
+	for label, w := range want {
+		if len(got[label]) != 1 || !near(got[label][0], w) {
+			t.Errorf("%s: %v, want %v", label, got[label], w)
+		}
+	}
+	if len(got["bicycle"]) != 1 {
+		t.Errorf("bicycle: %v", got["bicycle"])
+	}
+	if g, ok := items["images/train/giraffe.jpg"]; !ok || len(g.Boxes) != 0 {
+		t.Errorf("giraffe (no label file) should be an item without boxes: %+v %v", g, ok)
+	}
+	wantCounts := map[labelio.Kind]int{labelio.Malformed: 1, labelio.UnknownCategory: 1, labelio.ZeroSize: 1,
+		labelio.SegmentReduced: 1, labelio.LabelWithoutImage: 1, labelio.ImageWithoutLabels: 1, labelio.Clipped: 1}
+	if !reflect.DeepEqual(rep.Counts, wantCounts) {
+		t.Errorf("counts %v, want %v", rep.Counts, wantCounts)
+	}
+	lines := map[labelio.Kind]string{}
+	for _, p := range rep.Problems {
+		lines[p.Kind] = p.File + ":" + strconv.Itoa(p.Line)
+	}
+	if lines[labelio.Malformed] != "labels/train/dog.txt:5" || lines[labelio.UnknownCategory] != "labels/train/dog.txt:6" ||
+		lines[labelio.Clipped] != "labels/train/dog.txt:3" || lines[labelio.LabelWithoutImage] != "labels/train/ghost.txt:0" {
+		t.Errorf("problem places %v", lines)
+	}
+}
+
+// fixtureTree copies a testdata fixture and writes the images it names.
+func fixtureTree(t *testing.T, fixture string, images ...string) string {
+	dir := t.TempDir()
+	files := map[string]string{}
+	ents, _ := os.ReadDir(filepath.Join("testdata", fixture))
+	for _, e := range ents {
+		files[e.Name()] = "@" + filepath.Join("testdata", fixture, e.Name())
+	}
+	for _, img := range images {
+		files[img] = "@" + darknetData + "/person.jpg" // any image: readers do not decode
+	}
+	writeFiles(t, dir, files)
+	return dir
+}
+
+func TestCVATFixture(t *testing.T) {
+	dir := fixtureTree(t, "cvat", "images/street-1.jpg", "images/street-2.jpg")
+	items, rep := read(t, dir, labelio.Auto)
+	if rep.Format != labelio.CVAT || !reflect.DeepEqual(rep.Categories, []string{"car", "person", "day"}) {
+		t.Fatalf("format %s, categories %v", rep.Format, rep.Categories)
+	}
+	s1, s2 := items["images/street-1.jpg"], items["images/street-2.jpg"]
+	if s1.Split != "train" || s2.Split != "val" || len(items) != 2 {
+		t.Fatalf("items %v", items)
+	}
+	b := rep.Fit(s1, 64, 48)
+	if len(b) != 2 || b[0].Label != "car" || !near(px{b[0].X, b[0].Y, b[0].W, b[0].H}, px{4, 6, 26.5, 20}) ||
+		!reflect.DeepEqual(b[0].Attributes, map[string]any{"occluded": true, "color": "blue"}) ||
+		b[1].Label != "person" || !near(px{b[1].X, b[1].Y, b[1].W, b[1].H}, px{40, 8, 12, 22}) {
+		t.Errorf("street-1 boxes %+v", b)
+	}
+	b = rep.Fit(s2, 64, 48)
+	if len(b) != 1 || !near(px{b[0].X, b[0].Y, b[0].W, b[0].H}, px{50, 40, 14, 8}) || b[0].Attributes["rotation"] != 15.0 {
+		t.Errorf("street-2 boxes %+v: want the one past the edge clipped", b)
+	}
+	want := map[labelio.Kind]int{labelio.PolygonReduced: 1, labelio.Ignored: 1, labelio.ZeroSize: 1,
+		labelio.LabelWithoutImage: 1, labelio.Clipped: 1}
+	if !reflect.DeepEqual(rep.Counts, want) {
+		t.Errorf("counts %v, want %v", rep.Counts, want)
+	}
+}
+
+func TestLabelStudioFixture(t *testing.T) {
+	dir := fixtureTree(t, "labelstudio", "street-1.jpg", "photos/street-2.jpg")
+	items, rep := read(t, dir, labelio.Auto)
+	if rep.Format != labelio.LabelStudio || !reflect.DeepEqual(rep.Categories, []string{"car", "person"}) {
+		t.Fatalf("format %s, categories %v", rep.Format, rep.Categories)
+	}
+	if len(items) != 2 || len(items["photos/street-2.jpg"].Boxes) != 0 {
+		t.Fatalf("items %+v", items)
+	}
+	got := boxesOf(rep, items["street-1.jpg"], 64, 48)
+	if len(got["car"]) != 1 || !near(got["car"][0], px{4, 6, 32, 12}) || !near(got["person"][0], px{48, 24, 16, 12}) {
+		t.Errorf("street-1 boxes %v", got)
+	}
+	want := map[labelio.Kind]int{labelio.Ignored: 1, labelio.ZeroSize: 1, labelio.LabelWithoutImage: 1, labelio.Clipped: 1}
+	if !reflect.DeepEqual(rep.Counts, want) {
+		t.Errorf("counts %v, want %v", rep.Counts, want)
+	}
+}
+
+func TestRawWhenNothingRecognised(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"a.jpg": "@" + darknetData + "/dog.jpg", "notes.txt": "hello"})
+	items, rep := read(t, dir, labelio.Auto)
+	if rep.Format != labelio.Raw || len(items) != 1 || rep.Refused() != 0 {
+		t.Errorf("format %s (%s), items %v", rep.Format, rep.Why, items)
+	}
+}
+
+// TestCOCOFixture: category ids with gaps (1, 3, 90) kept in id order; a
+// polygon without bbox read as its box; iscrowd kept; an RLE mask beside a
+// bbox; an unknown category, a zero-size box, a record that does not
+// parse, an annotation of no listed image and an image not on disk refused.
+func TestCOCOFixture(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"annotations/instances_val2017.json": "@testdata/coco/instances_val2017.json",
+		"val2017/000000397133.jpg":           "@" + darknetData + "/person.jpg",
+		"val2017/000000037777.jpg":           "@" + darknetData + "/person.jpg",
+	})
+	items, rep := read(t, dir, labelio.Auto)
+	if rep.Format != labelio.COCO || !reflect.DeepEqual(rep.Categories, []string{"person", "car", "toothbrush"}) {
+		t.Fatalf("format %s, categories %v", rep.Format, rep.Categories)
+	}
+	it := items["val2017/000000397133.jpg"]
+	if it.Split != "val" || len(items) != 2 {
+		t.Fatalf("items %+v", items)
+	}
+	b := rep.Fit(it, 64, 48)
+	if len(b) != 3 || b[0].Label != "person" || b[1].Label != "car" || b[1].Attributes["iscrowd"] != 1 ||
+		b[1].W != 14 || b[2].Label != "toothbrush" || !near(px{b[2].X, b[2].Y, b[2].W, b[2].H}, px{10, 10, 10, 15}) {
+		t.Errorf("boxes %+v", b)
+	}
+	want := map[labelio.Kind]int{labelio.PolygonReduced: 2, labelio.UnknownCategory: 1, labelio.ZeroSize: 1,
+		labelio.Malformed: 1, labelio.LabelWithoutImage: 2, labelio.Clipped: 1}
+	if !reflect.DeepEqual(rep.Counts, want) {
+		t.Errorf("counts %v, want %v", rep.Counts, want)
+	}
+}
+
+// TestBrokenVOCFile: an XML cut short is refused as malformed with its
+// line, and its image is imported without boxes, not dropped.
+func TestBrokenVOCFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"JPEGImages/a.jpg":  "@" + darknetData + "/dog.jpg",
+		"JPEGImages/b.jpg":  "@" + darknetData + "/dog.jpg",
+		"Annotations/a.xml": "<annotation>\n<filename>a.jpg</filename>\n<object><name>dog</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>9</xmax><ymax>9</ymax></bndbox></object>\n</annotation>\n",
+		"Annotations/b.xml": "<annotation>\n<filename>b.jpg</filename>\n<object><name>dog</name>\n",
+	})
+	items, rep := read(t, dir, labelio.Auto)
+	want := map[labelio.Kind]int{labelio.Malformed: 1, labelio.ImageWithoutLabels: 1}
+	if len(items) != 2 || len(items["JPEGImages/a.jpg"].Boxes) != 1 || !reflect.DeepEqual(rep.Counts, want) {
+		t.Fatalf("items %v, counts %v", items, rep.Counts)
+	}
+	if p := rep.Problems[0]; p.File != "Annotations/b.xml" || !strings.Contains(p.Message, "line 4") {
+		t.Errorf("problem %+v", p)
+	}
+}

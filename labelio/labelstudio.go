@@ -1,0 +1,171 @@
+package labelio
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Label Studio's JSON export: a list of tasks, each with data (the image's
+// URL: /data/upload/<project>/<8 hex>-<name> for uploads,
+// /data/local-files/?d=<path> for local storage, or any URL) and
+// annotations whose results of type rectanglelabels give x, y, width and
+// height in percent of the image. The first annotation not cancelled is
+// read; predictions are not (they are a model's, not a human's). The
+// images are found in the folder by base name, with or without the
+// upload's prefix.
+
+type lsTask struct {
+	ID          int64          `json:"id"`
+	Data        map[string]any `json:"data"`
+	FileUpload  string         `json:"file_upload"`
+	Annotations []struct {
+		ID           int64      `json:"id"`
+		WasCancelled bool       `json:"was_cancelled"`
+		Result       []lsResult `json:"result"`
+	} `json:"annotations"`
+}
+
+type lsResult struct {
+	Type           string `json:"type"`
+	OriginalWidth  int    `json:"original_width"`
+	OriginalHeight int    `json:"original_height"`
+	Value          struct {
+		X, Y, Width, Height, Rotation float64
+		RectangleLabels               []string `json:"rectanglelabels"`
+		Labels                        []string `json:"labels"`
+	} `json:"value"`
+}
+
+// uploadPrefix is the random prefix Label Studio puts on uploaded names.
+var uploadPrefix = regexp.MustCompile(`^[0-9a-f]{8}-`)
+
+func (rd *reader) labelStudio() error {
+	labels := map[string]bool{}
+	for _, j := range rd.tree.withExt(".json") {
+		if h := bytes.TrimSpace(rd.tree.head(j, 8192)); !bytes.HasPrefix(h, []byte("[")) {
+			continue
+		}
+		if err := rd.labelStudioFile(j, labels); err != nil {
+			return err
+		}
+	}
+	rd.rep.Categories = sortedKeys(labels)
+	return nil
+}
+
+func (rd *reader) labelStudioFile(rel string, labels map[string]bool) error {
+	f, err := os.Open(rd.tree.abs(rel))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
+	return eachElement(dec, func() error {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		var t lsTask
+		if err := json.Unmarshal(raw, &t); err != nil {
+			rd.rep.add(Malformed, rel, 0, "task at byte %d: %v", dec.InputOffset(), err)
+			return nil
+		}
+		return rd.labelStudioTask(rel, t, labels)
+	})
+}
+
+func (rd *reader) labelStudioTask(rel string, t lsTask, labels map[string]bool) error {
+	ref := lsImageRef(t)
+	it := Item{Source: rel}
+	for _, a := range t.Annotations {
+		if a.WasCancelled {
+			continue
+		}
+		for _, r := range a.Result {
+			if b, ok := rd.lsBox(rel, t.ID, r); ok {
+				labels[b.Label] = true
+				it.Boxes = append(it.Boxes, b)
+				it.Width, it.Height = r.OriginalWidth, r.OriginalHeight
+			}
+		}
+		break
+	}
+	name := path.Base(ref)
+	media := rd.tree.find(name, name, uploadPrefix.ReplaceAllString(name, ""))
+	if media == "" {
+		media = rd.tree.find(uploadPrefix.ReplaceAllString(name, ""))
+	}
+	if media == "" {
+		rd.rep.add(LabelWithoutImage, rel, 0, "task %d: image %q not found in the folder (%d boxes not imported)",
+			t.ID, ref, len(it.Boxes))
+		return nil
+	}
+	it.Media = media
+	return rd.send(it)
+}
+
+// lsImageRef is the image a task names: data.image, else its only string.
+func lsImageRef(t lsTask) string {
+	ref, _ := t.Data["image"].(string)
+	if ref == "" {
+		keys := make([]string, 0, len(t.Data))
+		for k := range t.Data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if s, ok := t.Data[k].(string); ok {
+				ref = s
+				break
+			}
+		}
+	}
+	if u, err := url.Parse(ref); err == nil {
+		if d := u.Query().Get("d"); d != "" {
+			return d // local storage: /data/local-files/?d=dir/x.jpg
+		}
+		if u.Path != "" {
+			ref = u.Path
+		}
+	}
+	if ref == "" {
+		ref = t.FileUpload
+	}
+	return ref
+}
+
+func (rd *reader) lsBox(rel string, task int64, r lsResult) (Box, bool) {
+	names := r.Value.RectangleLabels
+	if r.Type == "labels" && len(r.Value.Labels) > 0 && r.Value.Width > 0 {
+		names = r.Value.Labels
+	}
+	if r.Type != "rectanglelabels" && (r.Type != "labels" || len(names) == 0) {
+		rd.rep.add(Ignored, rel, 0, "task %d: a %s result is no rectangle; not imported", task, r.Type)
+		return Box{}, false
+	}
+	if len(names) == 0 {
+		rd.rep.add(Malformed, rel, 0, "task %d: a rectangle without a label", task)
+		return Box{}, false
+	}
+	v := r.Value
+	b := Box{Label: names[0], X: v.X / 100, Y: v.Y / 100, W: v.Width / 100, H: v.Height / 100, Relative: true}
+	if b.W <= 0 || b.H <= 0 {
+		rd.rep.add(ZeroSize, rel, 0, "task %d: %s rectangle of %g%% x %g%%", task, b.Label, v.Width, v.Height)
+		return Box{}, false
+	}
+	if v.Rotation != 0 {
+		b.Attributes = withAttr(b.Attributes, "rotation", v.Rotation)
+	}
+	if len(names) > 1 {
+		b.Attributes = withAttr(b.Attributes, "labels", strings.Join(names, ","))
+	}
+	return b, true
+}

@@ -1,0 +1,179 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/id"
+)
+
+// ImportOperationPrefix starts the operation id of boxes brought in from
+// labelled data made elsewhere ("import:<collection>"), so they can never
+// overwrite what an annotation project (prj_...) or a model run drew.
+const ImportOperationPrefix = "import:"
+
+// FileBoxes are the boxes an import gives one file.
+type FileBoxes struct {
+	UniqueName string `json:"uniqueName"`
+	Boxes      []Box  `json:"annotations"`
+}
+
+// SetBoxesResult counts the files whose boxes changed and those that
+// already had exactly these boxes.
+type SetBoxesResult struct {
+	Changed   int `json:"changed"`
+	Unchanged int `json:"unchanged"`
+}
+
+// SetHumanBoxes makes boxes the human boxes operation gives each file, in
+// one transaction. A file that already has exactly these boxes (same order,
+// labels, coordinates and attributes) is left untouched, updated time
+// included, so re-running an import changes nothing. Any bad box or unknown
+// file fails the whole call and changes nothing.
+func (l *Lake) SetHumanBoxes(ctx context.Context, operation string, files []FileBoxes) (SetBoxesResult, error) {
+	var res SetBoxesResult
+	err := l.db.Tx(ctx, func(tx *sql.Tx) (err error) {
+		res, err = SetHumanBoxesTx(ctx, tx, operation, files)
+		return err
+	})
+	return res, err
+}
+
+// SetHumanBoxesTx is SetHumanBoxes in tx, for an import that writes its
+// files' boxes in the transaction that stores the files.
+func SetHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files []FileBoxes) (SetBoxesResult, error) {
+	var res SetBoxesResult
+	if !strings.HasPrefix(operation, ImportOperationPrefix) || len(operation) == len(ImportOperationPrefix) {
+		return res, errs.Invalid("operation", "operation must be %q followed by a name, got %q", ImportOperationPrefix, operation)
+	}
+	st, err := prepareBoxStatements(ctx, tx)
+	if err != nil {
+		return res, err
+	}
+	defer st.close()
+	for i, fb := range files {
+		changed, err := st.set(ctx, operation, i, fb)
+		if err != nil {
+			return res, err
+		}
+		if changed {
+			res.Changed++
+		} else {
+			res.Unchanged++
+		}
+	}
+	return res, nil
+}
+
+// boxStatements are SetHumanBoxes' statements, prepared once a call: a
+// prepare per file cost more than the file's inserts.
+type boxStatements struct {
+	file, keys, del, ins, touch *sql.Stmt
+}
+
+func prepareBoxStatements(ctx context.Context, tx *sql.Tx) (*boxStatements, error) {
+	st := &boxStatements{}
+	for _, p := range []struct {
+		s **sql.Stmt
+		q string
+	}{
+		{&st.file, `SELECT seq, width, height, frame_count FROM file WHERE unique_name = ?`},
+		{&st.keys, `SELECT frame, label, x, y, w, h, attributes FROM annotation
+			WHERE file_seq = ? AND source = 'human' AND operation = ? ORDER BY seq`},
+		{&st.del, `DELETE FROM annotation WHERE file_seq = ? AND source = 'human' AND operation = ?`},
+		{&st.ins, `INSERT INTO annotation (id, file_seq, frame, label, x, y, w, h, source, operation, attributes,
+			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?)`},
+		{&st.touch, `UPDATE file SET updated_at = ? WHERE seq = ?`},
+	} {
+		var err error
+		if *p.s, err = tx.PrepareContext(ctx, p.q); err != nil {
+			st.close()
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func (st *boxStatements) close() {
+	for _, s := range []*sql.Stmt{st.file, st.keys, st.del, st.ins, st.touch} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// set makes fb's boxes the file's human boxes of operation unless they
+// already are, and reports whether anything changed.
+func (st *boxStatements) set(ctx context.Context, operation string, i int, fb FileBoxes) (bool, error) {
+	var seq int64
+	var width, height, frames sql.NullInt64
+	err := st.file.QueryRowContext(ctx, fb.UniqueName).Scan(&seq, &width, &height, &frames)
+	if err == sql.ErrNoRows {
+		return false, errs.NotFoundf("file %q not found", fb.UniqueName)
+	} else if err != nil {
+		return false, err
+	}
+	want := make([]boxRow, len(fb.Boxes))
+	for j := range fb.Boxes {
+		b := &fb.Boxes[j]
+		field := func() string { return fmt.Sprintf("files[%d].annotations[%d]", i, j) } // built only for an error
+		if CheckBox("", *b, int(width.Int64), int(height.Int64)) != nil {
+			return false, CheckBox(field(), *b, int(width.Int64), int(height.Int64))
+		}
+		if b.Frame < 0 || b.Frame >= max(int(frames.Int64), 1) {
+			return false, errs.Invalid(field(), "%s: frame %d is not a frame of the file", field(), b.Frame)
+		}
+		attrs, err := normalizeObject("attributes", b.Attributes)
+		if err != nil {
+			return false, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
+		}
+		want[j] = boxRow{b.Frame, b.Label, b.X, b.Y, b.W, b.H, attrs}
+	}
+	have, err := st.boxKeys(ctx, seq, operation)
+	if err != nil || slices.Equal(have, want) {
+		return false, err
+	}
+	if _, err := st.del.ExecContext(ctx, seq, operation); err != nil {
+		return false, err
+	}
+	now := millis(time.Now())
+	for _, b := range want {
+		if _, err := st.ins.ExecContext(ctx, id.New("ann"), seq, b.frame, b.label, b.x, b.y, b.w, b.h, operation,
+			b.attrs, now, now); err != nil {
+			return false, fmt.Errorf("set boxes: %w", err)
+		}
+	}
+	_, err = st.touch.ExecContext(ctx, now, seq)
+	return true, err
+}
+
+// boxKeys lists the human boxes operation gave a file, in insertion order.
+func (st *boxStatements) boxKeys(ctx context.Context, seq int64, operation string) ([]boxRow, error) {
+	rows, err := st.keys.QueryContext(ctx, seq, operation)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []boxRow{}
+	for rows.Next() {
+		var b boxRow
+		if err := rows.Scan(&b.frame, &b.label, &b.x, &b.y, &b.w, &b.h, &b.attrs); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// boxRow is a box as the annotation table holds it, comparable with ==.
+type boxRow struct {
+	frame      int
+	label      string
+	x, y, w, h float64
+	attrs      string
+}

@@ -1,0 +1,82 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake"
+)
+
+// importRoutes set and read the boxes of lake files outside annotation
+// projects: what `framelake import --url` brings in from YOLO, COCO, VOC,
+// CVAT or Label Studio data.
+func (s *server) importRoutes(g *echo.Group) {
+	g.PUT("/lake/annotations", s.setLakeAnnotations)
+	g.GET("/lake/files/:uniqueName/annotations", s.fileAnnotations)
+}
+
+// importBox is a box as requests send it: the shape of Upload Files with
+// Labelling, plus the frame of a video.
+type importBox struct {
+	Frame      int             `json:"frame"`
+	Label      string          `json:"label"`
+	X          float64         `json:"x"`
+	Y          float64         `json:"y"`
+	Width      float64         `json:"width"`
+	Height     float64         `json:"height"`
+	Attributes json.RawMessage `json:"attributes"`
+}
+
+// setLakeAnnotations makes each listed file's human boxes from operation
+// (import:<name>) exactly the boxes given, in one transaction.
+func (s *server) setLakeAnnotations(c *echo.Context) error {
+	var req struct {
+		Operation string `json:"operation"`
+		Files     []struct {
+			UniqueName  string      `json:"uniqueName"`
+			Annotations []importBox `json:"annotations"`
+		} `json:"files"`
+	}
+	if err := s.bindJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Files == nil {
+		return errs.Invalid("files", "files is required: a list of {uniqueName, annotations}")
+	}
+	files := make([]lake.FileBoxes, len(req.Files))
+	for i, f := range req.Files {
+		files[i] = lake.FileBoxes{UniqueName: f.UniqueName, Boxes: make([]lake.Box, len(f.Annotations))}
+		for j, b := range f.Annotations {
+			files[i].Boxes[j] = lake.Box{Frame: b.Frame, Label: b.Label, X: b.X, Y: b.Y, W: b.Width, H: b.Height,
+				Attributes: b.Attributes}
+		}
+	}
+	res, err := s.Lake.SetHumanBoxes(c.Request().Context(), req.Operation, files)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, res)
+}
+
+// fileAnnotations lists a file's boxes, human and machine, with their
+// source and operation; operation= (repeatable) narrows them.
+func (s *server) fileAnnotations(c *echo.Context) error {
+	ctx := c.Request().Context()
+	f, err := s.Lake.File(ctx, c.Param("uniqueName"))
+	if err != nil {
+		return err
+	}
+	q := lake.BoxQuery{FileSeqs: []int64{f.Seq()}}
+	if ops := multi(c.Request().URL.Query()["operation"]); len(ops) > 0 {
+		q.Operations = ops
+	}
+	boxes, err := s.Lake.Boxes(ctx, q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"uniqueName": f.UniqueName, "width": f.Width, "height": f.Height,
+		"annotations": nonNil(boxes)})
+}
