@@ -30,6 +30,8 @@ var routeAccess = map[string]string{
 	"PATCH /api/v1/lake/files/:uniqueName/metadata":         "write",
 	"PATCH /api/v1/lake/collections/:collectionId/metadata": "write",
 	"DELETE /api/v1/lake/files/:uniqueName":                 "write",
+	"PUT /api/v1/lake/annotations":                          "write",
+	"GET /api/v1/lake/files/:uniqueName/annotations":        "read",
 	"DELETE /api/v1/lake/collections/:collectionId":         "write",
 
 	"GET /api/v1/projects":                                           "read",
