@@ -52,6 +52,7 @@ type MediaReport struct {
 	Named    int         // rows naming a blob
 	Missing  []NamedBlob // rows whose blob is absent, or not of the size the row records
 	Orphans  []string    // blobs no row names and no upload in progress is placing ("hash.ext")
+	Leftover []string    // blobs no row names that a dead process's journal lists: the next start sweeps them
 	InFlight int         // blobs no row names yet that a live upload is placing
 	Journals []string    // placing journals a dead process left (the next start sweeps them)
 	Strays   []string    // files in the store that are not blobs, relative to the store
@@ -90,7 +91,7 @@ func CheckMedia(ctx context.Context, db *sqlitedb.DB, mediaDir string, namers ..
 	if len(suspects) == 0 && len(orphans) == 0 {
 		return r, nil
 	}
-	live, dead, err := readJournals(filepath.Join(mediaDir, "tmp", placingName))
+	live, deadKeys, dead, err := readJournals(filepath.Join(mediaDir, "tmp", placingName))
 	if err != nil {
 		return r, err
 	}
@@ -109,7 +110,10 @@ func CheckMedia(ctx context.Context, db *sqlitedb.DB, mediaDir string, namers ..
 		case again[k]:
 		case live[k]:
 			r.InFlight++
-		case exists(blobPath(mediaDir, k)):
+		case !exists(blobPath(mediaDir, k)):
+		case deadKeys[k]:
+			r.Leftover = append(r.Leftover, k)
+		default:
 			r.Orphans = append(r.Orphans, k)
 		}
 	}
@@ -177,41 +181,43 @@ func scanBlobs(root string) (map[string]int64, []string, error) {
 }
 
 // readJournals reads the placing journals: the blobs of those a live
-// process holds locked, and the names of those no process holds.
-func readJournals(dir string) (live map[string]bool, dead []string, err error) {
-	live = map[string]bool{}
+// process holds locked, and the blobs and names of those no process holds.
+func readJournals(dir string) (live, deadKeys map[string]bool, dead []string, err error) {
+	live, deadKeys = map[string]bool{}, map[string]bool{}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return live, nil, nil
+		return live, deadKeys, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("check media: %w", err)
+		return nil, nil, nil, fmt.Errorf("check media: %w", err)
 	}
 	for _, e := range ents {
 		f, err := os.Open(filepath.Join(dir, e.Name()))
 		if err != nil {
 			continue // its upload finished meanwhile
 		}
-		held := errors.Is(unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB), unix.EWOULDBLOCK)
-		if held {
-			keys, _ := (&journal{f}).keys()
-			for _, k := range keys {
-				live[k.hash+"."+k.ext] = true
-			}
+		into := deadKeys
+		if errors.Is(unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB), unix.EWOULDBLOCK) {
+			into = live
 		} else {
 			dead = append(dead, e.Name())
 		}
+		keys, _ := (&journal{f}).keys()
+		for _, k := range keys {
+			into[k.hash+"."+k.ext] = true
+		}
 		f.Close()
 	}
-	return live, dead, nil
+	return live, deadKeys, dead, nil
 }
 
-// RepairMedia removes the orphan blobs and dead journals r lists. The
+// RepairMedia removes the orphan and leftover blobs and the dead journals
+// r lists. The
 // caller must hold the data folder alone (no server, no import): an upload
 // of bytes already stored names their blob without a journal.
 func RepairMedia(mediaDir string, r MediaReport) (removed int, err error) {
 	store := &DiskStore{root: mediaDir}
-	for _, k := range r.Orphans {
+	for _, k := range append(r.Orphans, r.Leftover...) {
 		hash, ext, _ := strings.Cut(k, ".")
 		if err := store.Remove(hash, ext); err != nil {
 			return removed, err

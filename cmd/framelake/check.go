@@ -175,14 +175,14 @@ func mediaFindings(r *checkReport, mr lake.MediaReport, media string, repair boo
 			len(mr.Strays), mr.Strays[0]))
 	}
 	if len(mr.Journals) > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d placing journals of an interrupted upload; the next start or --repair sweeps them",
-			len(mr.Journals)))
+		r.Notes = append(r.Notes, fmt.Sprintf("%d placing journals of interrupted uploads list %d blobs no row names; "+
+			"the next server or import that writes, or --repair, removes them", len(mr.Journals), len(mr.Leftover)))
 	}
 	if !repair || len(mr.Orphans)+len(mr.Journals) == 0 {
 		return nil
 	}
 	n, err := lake.RepairMedia(media, mr)
-	for i := first; i < first+n; i++ {
+	for i := first; i < first+min(n, len(mr.Orphans)); i++ {
 		r.Problems[i].Repaired = true
 	}
 	r.Repaired += n
