@@ -29,8 +29,9 @@ import (
 // backupSummary is what backup and restore print.
 type backupSummary struct {
 	Out     string  `json:"out"`
-	Blobs   int     `json:"blobs"`
-	Linked  int     `json:"linked"` // files hard-linked; the rest were copied
+	Blobs   int     `json:"blobs,omitempty"` // backup: the blobs the database copy names
+	Files   int     `json:"files,omitempty"` // restore: every file of the backup
+	Linked  int     `json:"linked"`          // files hard-linked; the rest were copied
 	Copied  int     `json:"copied"`
 	Bytes   int64   `json:"bytes"` // of the blobs
 	Seconds float64 `json:"seconds"`
@@ -60,8 +61,12 @@ func printBackup(s backupSummary, asJSON bool, verb string) error {
 	if asJSON {
 		return json.NewEncoder(os.Stdout).Encode(s)
 	}
-	fmt.Printf("%s %d blobs (%d MiB) to %s in %.1fs: %d files hard-linked, %d copied\n",
-		verb, s.Blobs, s.Bytes>>20, s.Out, s.Seconds, s.Linked, s.Copied)
+	what := fmt.Sprintf("%d blobs (%d MiB)", s.Blobs, s.Bytes>>20)
+	if s.Files > 0 {
+		what = fmt.Sprintf("%d files", s.Files)
+	}
+	fmt.Printf("%s %s to %s in %.1fs: %d files hard-linked, %d copied\n",
+		verb, what, s.Out, s.Seconds, s.Linked, s.Copied)
 	return nil
 }
 
@@ -289,7 +294,7 @@ func cmdRestore(ctx context.Context, args []string) error {
 	if err := finishFolder(*data, part, filepath.Join(*data, "framelake.db")); err != nil {
 		return err
 	}
-	s.Blobs = s.Linked + s.Copied
+	s.Files = s.Linked + s.Copied + 1 // and the database
 	s.Seconds = time.Since(start).Seconds()
 	return printBackup(s, *asJSON, "restored")
 }
