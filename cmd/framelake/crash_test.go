@@ -381,3 +381,85 @@ func collectionID(t *testing.T, data string) string {
 	}
 	return id
 }
+
+// TestKillEmbeddingInsert kills the server during concurrent embedding
+// batches (each with a session, so a job records it): every batch answered
+// 2xx is there with its job, and no batch is there in part.
+func TestKillEmbeddingInsert(t *testing.T) {
+	data := t.TempDir()
+	s := startServer(t, data)
+	key, secret := writeKey(t, data)
+	ctx := context.Background()
+	const workers, per = 4, 8
+	var ups []client.UploadFile
+	for i := range workers * per {
+		ups = append(ups, bytesFile(fmt.Sprintf("e%d.jpg", i), testmedia.JPEG(32, 24, 5000+i)))
+	}
+	res, err := client.New(s.base, key, secret).UploadFiles(ctx, client.UploadOptions{Collection: "emb"}, ups...)
+	if err != nil || len(res.Stored) != len(ups) {
+		t.Fatalf("upload: %+v %v", res, err)
+	}
+	names := func(w int) []string {
+		var out []string
+		for _, f := range res.Stored[w*per : (w+1)*per] {
+			out = append(out, f.UniqueName)
+		}
+		return out
+	}
+	last := make([]int, workers)
+	var jobs []string
+	var mu sync.Mutex
+	var k tally
+	for range killPoints() {
+		c := client.New(s.base, key, secret)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for v := last[w] + 1; ; v++ {
+					var list []client.Embedding
+					for i, n := range names(w) {
+						list = append(list, client.Embedding{UniqueName: n, Embeddings: []float32{float32(v), float32(i + 1), 1, 1}})
+					}
+					out, err := c.InsertImageEmbeddingsBatch(ctx, list, "crash-emb", 4, fmt.Sprintf("s%d-%d", w, v))
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					last[w], jobs = v, append(jobs, out.JobID)
+					mu.Unlock()
+				}
+			})
+		}
+		killAt(s, 100*time.Millisecond, 1000*time.Millisecond)
+		wg.Wait()
+		k.tried++
+		s = startServer(t, data)
+		c = client.New(s.base, key, secret)
+		for w := range workers {
+			got, missing, err := c.GetEmbeddingVector(ctx, names(w), "crash-emb")
+			if err != nil || len(missing) > 0 && last[w] > 0 {
+				t.Fatalf("vectors of worker %d: %v missing %v", w, err, missing)
+			}
+			for i, e := range got {
+				v := int(e.Embeddings[0])
+				if v != int(got[0].Embeddings[0]) || v != last[w] && v != last[w]+1 || int(e.Embeddings[1]) != i+1 {
+					t.Fatalf("worker %d file %d: vector %v, last batch answered %d: a batch in part", w, i, e.Embeddings, last[w])
+				}
+			}
+			if len(got) > 0 {
+				last[w] = int(got[0].Embeddings[0])
+			}
+		}
+		for _, id := range jobs {
+			if j, err := c.Job(ctx, id); err != nil || j.Status != "completed" {
+				t.Fatalf("job %s of an answered batch: %+v %v", id, j, err)
+			}
+		}
+		s.stop(t)
+		mustCheck(t, data)
+		s = startServer(t, data)
+		k.survived++
+	}
+	t.Logf("batches answered per worker: %v", last)
+	k.report(t, "embedding insert")
+}
