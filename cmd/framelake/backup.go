@@ -76,6 +76,9 @@ func backup(ctx context.Context, data, out string) (backupSummary, error) {
 	if _, err := os.Stat(dbPath); err != nil {
 		return s, fmt.Errorf("%s is not a framelake data folder: %w", data, err)
 	}
+	if inside(out, data) {
+		return s, fmt.Errorf("--out %s is inside the data folder: give a folder outside it", out)
+	}
 	if err := emptyFolder(out); err != nil {
 		return s, err
 	}
@@ -227,6 +230,14 @@ func copyTree(from, to string, s *backupSummary, skip func(rel string) bool) err
 	})
 }
 
+// inside reports whether path is dir or under it.
+func inside(path, dir string) bool {
+	p, err1 := filepath.Abs(path)
+	d, err2 := filepath.Abs(dir)
+	rel, err3 := filepath.Rel(d, p)
+	return errors.Join(err1, err2, err3) == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
 // emptyFolder makes dir, or checks that it is an empty folder.
 func emptyFolder(dir string) error {
 	ents, err := os.ReadDir(dir)
@@ -275,6 +286,9 @@ func cmdRestore(ctx context.Context, args []string) error {
 	src := filepath.Join(*from, "framelake.db")
 	if _, err := os.Stat(src); err != nil {
 		return fmt.Errorf("%s is not a finished framelake backup: %w", *from, err)
+	}
+	if inside(*data, *from) {
+		return fmt.Errorf("--data %s is inside the backup: give a folder outside it", *data)
 	}
 	if err := emptyFolder(*data); err != nil {
 		return err

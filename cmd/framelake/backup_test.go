@@ -56,6 +56,12 @@ func TestBackupDuringUploadStorm(t *testing.T) {
 	if out, err := run(t, "restore", "--from", dest, "--data", data); err == nil || !strings.Contains(out, "not empty") {
 		t.Fatalf("restore over a folder in use: %v %s", err, out)
 	}
+	if out, err := run(t, "backup", "--data", data, "--out", filepath.Join(data, "bk")); err == nil {
+		t.Fatalf("backup into its own data folder: %s", out)
+	}
+	if out, err := run(t, "restore", "--from", dest, "--data", filepath.Join(dest, "r")); err == nil {
+		t.Fatalf("restore into its own backup: %s", out)
+	}
 	if out, err := run(t, "restore", "--from", dest, "--data", restored); err != nil {
 		t.Fatalf("restore: %v %s", err, out)
 	}
