@@ -105,6 +105,13 @@ func checkData(ctx context.Context, data string, repair bool) (*checkReport, err
 	if err := checkSQLite(ctx, db, r); err != nil {
 		return nil, err
 	}
+	if missing, err := missingTables(ctx, db, "file", "dataset_version", "version_item", "job"); err != nil {
+		return nil, err
+	} else if missing != "" {
+		r.Notes = append(r.Notes, "the database has no table "+missing+" yet: its first start was interrupted, "+
+			"and the next start sets it up")
+		return r, nil
+	}
 	media := filepath.Join(data, "media")
 	mr, err := lake.CheckMedia(ctx, db, media, dataset.VersionBlobs)
 	if err != nil {
@@ -127,6 +134,18 @@ func checkData(ctx context.Context, data string, repair bool) (*checkReport, err
 		return r, nil // running jobs belong to the live server
 	}
 	return r, checkJobs(ctx, db, r, repair)
+}
+
+// missingTables names the first of tables the database lacks, or "".
+func missingTables(ctx context.Context, db *sqlitedb.DB, tables ...string) (string, error) {
+	for _, t := range tables {
+		var n int
+		err := db.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, t).Scan(&n)
+		if err != nil || n == 0 {
+			return t, err
+		}
+	}
+	return "", nil
 }
 
 func checkSQLite(ctx context.Context, db *sqlitedb.DB, r *checkReport) error {

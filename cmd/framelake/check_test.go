@@ -99,3 +99,18 @@ func equalCounts(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestCheckBeforeFirstStartEnded: a kill during a folder's first start
+// leaves a database without tables; check says so instead of failing.
+func TestCheckBeforeFirstStartEnded(t *testing.T) {
+	data := t.TempDir()
+	db, err := sqlitedb.Open(context.Background(), filepath.Join(data, "framelake.db"), sqlitedb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out, err := run(t, "check", "--data", data)
+	if err != nil || !strings.Contains(out, "first start was interrupted") {
+		t.Fatalf("check of a folder whose first start was killed: %v\n%s", err, out)
+	}
+}
