@@ -320,7 +320,7 @@ func TestKillDatasetBuild(t *testing.T) {
 	key, secret := writeKey(t, data)
 	ctx := context.Background()
 	var ups []client.UploadFile
-	const frames = 24
+	const frames = 48
 	for i := range frames {
 		ups = append(ups, bytesFile(fmt.Sprintf("d%d.jpg", i), testmedia.JPEG(640, 480, 9000+i)))
 	}
@@ -333,6 +333,7 @@ func TestKillDatasetBuild(t *testing.T) {
 	const flipAndBlur = `{"IMAGE_LEVEL": [{"id": "FLIP_IMAGE", "properties": [{"id": "FLIP_HORIZONTAL", "values": [true]}]},
 		{"id": "IMAGE_BLUR", "properties": [{"id": "BLUR", "values": [1, 3]}]}]}`
 	var k tally
+	resumed := 0
 	for point := range killPoints() {
 		c := client.New(s.base, key, secret)
 		b, err := c.CreateDatasetFromCollection(ctx, fmt.Sprintf("crash-%d", point), coll, client.DatasetSpec{
@@ -340,7 +341,7 @@ func TestKillDatasetBuild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		killAt(s, 10*time.Millisecond, 800*time.Millisecond)
+		killAt(s, 5*time.Millisecond, 500*time.Millisecond)
 		k.tried++
 		s = startServer(t, data)
 		c = client.New(s.base, key, secret)
@@ -355,6 +356,9 @@ func TestKillDatasetBuild(t *testing.T) {
 		if err != nil || j.Status != "completed" {
 			t.Fatalf("build after the kill: %+v %v", j, err)
 		}
+		if j.Attempts > 1 {
+			resumed++ // the kill interrupted it running
+		}
 		v, err := c.DatasetVersion(ctx, b.VersionID)
 		if err != nil || v.Status != "ready" || v.StatsSummary.TotalFrames < frames {
 			t.Fatalf("version after the kill: %+v %v", v, err)
@@ -364,6 +368,7 @@ func TestKillDatasetBuild(t *testing.T) {
 		s = startServer(t, data)
 		k.survived++
 	}
+	t.Logf("%d of %d builds were killed running and resumed", resumed, k.tried)
 	k.report(t, "dataset build with augmentations")
 }
 
