@@ -87,6 +87,7 @@ type Appliance struct {
 	log      *slog.Logger
 
 	jobsStarted bool
+	lock        *DataLock
 }
 
 // Open opens (or creates) the data folder, migrates it, starts the job
@@ -102,6 +103,10 @@ func Open(ctx context.Context, cfg Config) (*Appliance, error) {
 		return nil, fmt.Errorf("data folder: %w", err)
 	}
 	a := &Appliance{cfg: cfg, log: cfg.Logger}
+	var err error
+	if a.lock, err = lockShared(cfg.DataDir); err != nil {
+		return nil, err
+	}
 	if err := a.open(ctx); err != nil {
 		a.Close()
 		return nil, err
@@ -244,5 +249,6 @@ func (a *Appliance) Close() error {
 	if a.db != nil {
 		errList = append(errList, a.db.Close())
 	}
+	a.lock.Release()
 	return errors.Join(errList...)
 }

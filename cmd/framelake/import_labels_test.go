@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -179,7 +180,7 @@ func TestImportYOLOOverHTTP(t *testing.T) {
 	wantCounts := map[string]int{"malformed": 1, "label_without_image": 1, "image_without_labels": 1,
 		"segment_reduced": 1, "clipped": 1}
 	if sum.Format != "yolo" || !strings.Contains(sum.FormatWhy, "data.yaml") || sum.Stored != 3 || l.Boxes != 4 ||
-		l.FilesChanged != 2 || l.Refused != 2 || len(l.Categories) != 80 || !equalCounts(l.Counts, wantCounts) {
+		l.FilesChanged != 2 || l.Refused != 2 || len(l.Categories) != 80 || !maps.Equal(l.Counts, wantCounts) {
 		t.Fatalf("summary %+v", sum)
 	}
 	places := map[string]string{}
@@ -219,18 +220,6 @@ func TestImportYOLOOverHTTP(t *testing.T) {
 	if again.Skipped != 3 || again.Labels.FilesChanged != 0 || again.Labels.FilesUnchanged != 3 {
 		t.Errorf("re-run %+v: want everything there and unchanged", again)
 	}
-}
-
-func equalCounts(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestImportLabelmeCOCOAndVOC imports the COCO JSON and the VOC tree
@@ -297,7 +286,7 @@ func TestImportCVATAndLabelStudio(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, img), testmedia.JPEG(64, 48, i+1), 0o644)
 		}
 		sum := importLabelled(t, true, dir, "--data", data, "--collection", tc.fixture)
-		if sum.Format != tc.format || sum.Stored != 2 || sum.Labels.Boxes != tc.boxes || !equalCounts(sum.Labels.Counts, tc.counts) {
+		if sum.Format != tc.format || sum.Stored != 2 || sum.Labels.Boxes != tc.boxes || !maps.Equal(sum.Labels.Counts, tc.counts) {
 			t.Errorf("%s: %+v", tc.fixture, sum)
 		}
 		if tc.format == "cvat" && (sum.Labels.Splits["train"] != 1 || sum.Labels.Splits["val"] != 1) {

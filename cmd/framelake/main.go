@@ -26,6 +26,9 @@ var commands = map[string]command{
 	"augment": {cmdAugment, "preview an augmentation configuration on an image"},
 	"model":   {cmdModel, "serve a registered model package over the SageMaker protocol, list models"},
 	"version": {cmdVersion, "print the version"},
+	"check":   {cmdCheck, "check a data folder's integrity; --repair fixes what is safe"},
+	"backup":  {cmdBackup, "copy a data folder consistently, also while a server runs; restore brings it back"},
+	"restore": {cmdRestore, "restore a backup into a new data folder"},
 
 	"delete":   {cmdDelete, "delete a file, collection, dataset, version or project on a server"},
 	"projects": {cmdProjects, "list the annotation projects of a server"},

@@ -1,0 +1,242 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/framelake/framelake/internal/sqlitedb"
+)
+
+// NamedBlob is a row that names a blob of the media store, for the
+// integrity check (framelake check).
+type NamedBlob struct {
+	Hash, Ext string
+	Owner     string // the row, as a person reads it: "file fil_..."
+	Size      int64  // the size the row records; -1 when it records none
+}
+
+func (n NamedBlob) key() string { return n.Hash + "." + n.Ext }
+
+// BlobNamer lists, in tx, the blobs one package's rows name.
+type BlobNamer func(ctx context.Context, tx *sql.Tx, add func(NamedBlob)) error
+
+// FileBlobs is the lake's BlobNamer: every file row names its blob.
+func FileBlobs(ctx context.Context, tx *sql.Tx, add func(NamedBlob)) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, blob, ext, size FROM file`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		n := NamedBlob{}
+		if err := rows.Scan(&id, &n.Hash, &n.Ext, &n.Size); err != nil {
+			return err
+		}
+		n.Owner = "file " + id
+		add(n)
+	}
+	return rows.Err()
+}
+
+// MediaReport is what CheckMedia found.
+type MediaReport struct {
+	Blobs    int         // blobs on disk
+	Named    int         // rows naming a blob
+	Missing  []NamedBlob // rows whose blob is absent, or not of the size the row records
+	Orphans  []string    // blobs no row names and no upload in progress is placing ("hash.ext")
+	Leftover []string    // blobs no row names that a dead process's journal lists: the next start sweeps them
+	InFlight int         // blobs no row names yet that a live upload is placing
+	Journals []string    // placing journals a dead process left (the next start sweeps them)
+	Strays   []string    // files in the store that are not blobs, relative to the store
+}
+
+// CheckMedia compares the blobs on disk under mediaDir with the blobs the
+// rows name. It only reads, and a server may write meanwhile: a blob placed
+// but not yet committed is in a placing journal its upload holds locked,
+// and each suspect is looked at again after the journals were read, so
+// neither an upload nor a delete in flight reads as a problem.
+func CheckMedia(ctx context.Context, db *sqlitedb.DB, mediaDir string, namers ...BlobNamer) (MediaReport, error) {
+	var r MediaReport
+	onDisk, strays, err := scanBlobs(mediaDir)
+	if err != nil {
+		return r, err
+	}
+	r.Blobs, r.Strays = len(onDisk), strays
+	named := map[string]bool{}
+	var suspects []NamedBlob
+	err = readNamed(ctx, db, namers, func(n NamedBlob) {
+		named[n.key()] = true
+		r.Named++
+		if size, ok := onDisk[n.key()]; !ok || n.Size >= 0 && size != n.Size {
+			suspects = append(suspects, n)
+		}
+	})
+	if err != nil {
+		return r, err
+	}
+	var orphans []string
+	for k := range onDisk {
+		if !named[k] {
+			orphans = append(orphans, k)
+		}
+	}
+	if len(suspects) == 0 && len(orphans) == 0 {
+		return r, nil
+	}
+	live, deadKeys, dead, err := readJournals(filepath.Join(mediaDir, "tmp", placingName))
+	if err != nil {
+		return r, err
+	}
+	r.Journals = dead
+	// A second look, after the journals: rows committed or deleted since.
+	again := map[string]bool{}
+	owners := map[string]bool{}
+	if err := readNamed(ctx, db, namers, func(n NamedBlob) {
+		again[n.key()] = true
+		owners[n.Owner+" "+n.key()] = true
+	}); err != nil {
+		return r, err
+	}
+	for _, k := range orphans {
+		switch {
+		case again[k]:
+		case live[k]:
+			r.InFlight++
+		case !exists(blobPath(mediaDir, k)):
+		case deadKeys[k]:
+			r.Leftover = append(r.Leftover, k)
+		default:
+			r.Orphans = append(r.Orphans, k)
+		}
+	}
+	for _, n := range suspects {
+		st, err := os.Stat(blobPath(mediaDir, n.key()))
+		if owners[n.Owner+" "+n.key()] && (err != nil || n.Size >= 0 && st.Size() != n.Size) {
+			r.Missing = append(r.Missing, n)
+		}
+	}
+	return r, nil
+}
+
+// readNamed runs every namer in one read transaction, so they see one state.
+func readNamed(ctx context.Context, db *sqlitedb.DB, namers []BlobNamer, add func(NamedBlob)) error {
+	tx, err := db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("check media: %w", err)
+	}
+	defer tx.Rollback()
+	for _, n := range append([]BlobNamer{FileBlobs}, namers...) {
+		if err := n(ctx, tx, add); err != nil {
+			return fmt.Errorf("check media: %w", err)
+		}
+	}
+	return nil
+}
+
+// scanBlobs lists the blobs under root (ab/cd/<sha256>.<ext>) with their
+// sizes, and the files there that are not blobs. The temp folder is skipped.
+func scanBlobs(root string) (map[string]int64, []string, error) {
+	blobs := map[string]int64{}
+	var strays []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && p == root {
+				return filepath.SkipAll
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if rel == "tmp" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		parts := strings.Split(rel, string(filepath.Separator))
+		hash, ext, _ := strings.Cut(d.Name(), ".")
+		if len(parts) != 3 || len(hash) != 64 || ext == "" || parts[0] != hash[:2] || parts[1] != hash[2:4] ||
+			!d.Type().IsRegular() {
+			strays = append(strays, rel)
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // removed meanwhile
+		}
+		blobs[d.Name()] = info.Size()
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("check media: %w", err)
+	}
+	return blobs, strays, nil
+}
+
+// readJournals reads the placing journals: the blobs of those a live
+// process holds locked, and the blobs and names of those no process holds.
+func readJournals(dir string) (live, deadKeys map[string]bool, dead []string, err error) {
+	live, deadKeys = map[string]bool{}, map[string]bool{}
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return live, deadKeys, nil, nil
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("check media: %w", err)
+	}
+	for _, e := range ents {
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue // its upload finished meanwhile
+		}
+		into := deadKeys
+		if errors.Is(unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB), unix.EWOULDBLOCK) {
+			into = live
+		} else {
+			dead = append(dead, e.Name())
+		}
+		keys, _ := (&journal{f}).keys()
+		for _, k := range keys {
+			into[k.hash+"."+k.ext] = true
+		}
+		f.Close()
+	}
+	return live, deadKeys, dead, nil
+}
+
+// RepairMedia removes the orphan and leftover blobs and the dead journals
+// r lists. The
+// caller must hold the data folder alone (no server, no import): an upload
+// of bytes already stored names their blob without a journal.
+func RepairMedia(mediaDir string, r MediaReport) (removed int, err error) {
+	store := &DiskStore{root: mediaDir}
+	for _, k := range append(r.Orphans, r.Leftover...) {
+		hash, ext, _ := strings.Cut(k, ".")
+		if err := store.Remove(hash, ext); err != nil {
+			return removed, err
+		}
+		removed++
+	}
+	for _, j := range r.Journals {
+		if err := os.Remove(filepath.Join(mediaDir, "tmp", placingName, j)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return removed, err
+		}
+	}
+	return removed, nil
+}
+
+func blobPath(root, key string) string {
+	return filepath.Join(root, key[0:2], key[2:4], key)
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
