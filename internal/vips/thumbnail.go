@@ -5,22 +5,10 @@ package vips
 #include <stdlib.h>
 #include <vips/vips.h>
 
-// fl_thumbnail_jpeg resizes buf to exactly w x h (aspect ratio not kept: a
-// model's input size is fixed and boxes map back per axis), with shrink-on-
-// load for JPEG, the first page of multi-page files, alpha flattened onto
-// white and 8-bit sRGB out, and encodes it as JPEG. srcw and srch get the
-// stored (unrotated) size of the source.
-static int fl_thumbnail_jpeg(const void *buf, size_t len, int w, int h, int q,
-		void **out, size_t *outlen, int *srcw, int *srch) {
-	VipsImage *src = vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
-	if (!src) return -1;
-	*srcw = src->Xsize;
-	*srch = vips_image_get_page_height(src);
-	g_object_unref(src);
-	VipsImage *t, *u;
-	if (vips_thumbnail_buffer((void *)buf, len, &t, w, "height", h, "size", VIPS_SIZE_FORCE,
-			"no_rotate", TRUE, NULL))
-		return -1;
+// fl_save_srgb_jpeg flattens alpha onto white, converts to 8-bit sRGB and
+// encodes as JPEG at quality q. It takes t and unrefs it.
+static int fl_save_srgb_jpeg(VipsImage *t, int q, void **out, size_t *outlen) {
+	VipsImage *u;
 	if (vips_image_hasalpha(t)) {
 		VipsArrayDouble *white = vips_array_double_newv(1, 255.0);
 		int rc = vips_flatten(t, &u, "background", white, NULL);
@@ -40,6 +28,36 @@ static int fl_thumbnail_jpeg(const void *buf, size_t len, int w, int h, int q,
 	int rc = vips_jpegsave_buffer(t, out, outlen, "strip", TRUE, "Q", q, NULL);
 	g_object_unref(t);
 	return rc;
+}
+
+// fl_thumbnail_jpeg resizes buf to exactly w x h (aspect ratio not kept: a
+// model's input size is fixed and boxes map back per axis), with shrink-on-
+// load for JPEG, the first page of multi-page files, alpha flattened onto
+// white and 8-bit sRGB out, and encodes it as JPEG. srcw and srch get the
+// stored (unrotated) size of the source.
+static int fl_thumbnail_jpeg(const void *buf, size_t len, int w, int h, int q,
+		void **out, size_t *outlen, int *srcw, int *srch) {
+	VipsImage *src = vips_image_new_from_buffer(buf, len, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+	if (!src) return -1;
+	*srcw = src->Xsize;
+	*srch = vips_image_get_page_height(src);
+	g_object_unref(src);
+	VipsImage *t;
+	if (vips_thumbnail_buffer((void *)buf, len, &t, w, "height", h, "size", VIPS_SIZE_FORCE,
+			"no_rotate", TRUE, NULL))
+		return -1;
+	return fl_save_srgb_jpeg(t, q, out, outlen);
+}
+
+// fl_fit_jpeg shrinks the image file at path to fit in a size x size square,
+// keeping its aspect ratio and never enlarging (shrink-on-load for JPEG),
+// without EXIF rotation so that boxes in stored pixels stay aligned; alpha is
+// flattened onto white and the result is 8-bit sRGB JPEG at quality q.
+static int fl_fit_jpeg(const char *path, int size, int q, void **out, size_t *outlen) {
+	VipsImage *t;
+	if (vips_thumbnail(path, &t, size, "size", VIPS_SIZE_DOWN, "no_rotate", TRUE, NULL))
+		return -1;
+	return fl_save_srgb_jpeg(t, q, out, outlen);
 }
 */
 import "C"
@@ -71,4 +89,25 @@ func ThumbnailJPEG(buf []byte, w, h, q int) (out []byte, srcW, srcH int, err err
 	}
 	defer C.g_free(C.gpointer(p))
 	return C.GoBytes(p, C.int(n)), int(sw), int(sh), nil
+}
+
+// FitJPEG reads the image file at path and returns it as a JPEG no larger
+// than size x size, aspect ratio kept, for display thumbnails. Reading from
+// the file lets libvips shrink on load without the whole file in memory.
+func FitJPEG(path string, size, q int) ([]byte, error) {
+	if err := startup(); err != nil {
+		return nil, err
+	}
+	if size < 1 {
+		return nil, fmt.Errorf("vips: thumbnail size %d", size)
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var p unsafe.Pointer
+	var n C.size_t
+	if C.fl_fit_jpeg(cpath, C.int(size), C.int(q), &p, &n) != 0 {
+		return nil, fmt.Errorf("%w: %s", ErrDecode, firstLine(lastError()))
+	}
+	defer C.g_free(C.gpointer(p))
+	return C.GoBytes(p, C.int(n)), nil
 }
