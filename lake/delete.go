@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/sqlitedb"
 )
 
 // Deleting is safe (DESIGN.md "Semantics decided here"):
@@ -110,7 +111,7 @@ func (l *Lake) DeleteCollection(ctx context.Context, id string, withFiles bool) 
 			return err
 		}
 		if withFiles {
-			seqs, err := int64s(ctx, tx, `SELECT file_seq FROM collection_file WHERE collection_seq = ?`, seq)
+			seqs, err := sqlitedb.Int64s(ctx, tx, `SELECT file_seq FROM collection_file WHERE collection_seq = ?`, seq)
 			if err != nil {
 				return err
 			}
@@ -230,24 +231,6 @@ func DeleteEmptyCollectionsTx(ctx context.Context, tx *sql.Tx, names []string) (
 	}
 	n, err := res.RowsAffected()
 	return int(n), err
-}
-
-// int64s runs a query of one integer column.
-func int64s(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 // CountOperationBoxesTx counts the boxes of one source that an operation (a

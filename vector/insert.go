@@ -11,6 +11,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/internal/sqlitedb"
 )
 
 // CheckBatch enforces insert_image_embeddings_batch's limit (below 100
@@ -198,7 +199,7 @@ func writeVectors(ctx context.Context, tx *sql.Tx, m *model, seqs []int64, recs 
 	// missing rowid costs nearly as much as one of an existing one. vec0 turns
 	// "rowid IN (...)" into a full scan, so the join (CROSS fixes the order)
 	// probes it by rowid instead.
-	existing, err := int64s(ctx, tx, `SELECT v.rowid FROM json_each(?) AS j CROSS JOIN `+m.table+
+	existing, err := sqlitedb.Int64s(ctx, tx, `SELECT v.rowid FROM json_each(?) AS j CROSS JOIN `+m.table+
 		` AS v ON v.rowid = j.value`, jsonInts(seqs))
 	if err != nil {
 		return err

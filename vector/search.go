@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/sqlitedb"
 )
 
 // Get returns the vectors of model for names, in the order asked (each name
@@ -180,7 +181,7 @@ func (s *Store) allowed(ctx context.Context, f *Filter) ([]int64, error) {
 		return f.Seqs, nil
 	}
 	query, args := filterSQL(f)
-	return int64s(ctx, s.db.R, query, args...)
+	return sqlitedb.Int64s(ctx, s.db.R, query, args...)
 }
 
 func (f *Filter) active() bool { return f != nil && (f.Where != "" || f.Seqs != nil) }

@@ -249,7 +249,7 @@ func (s *Store) repairTrigger(ctx context.Context, m *model) error {
 		if _, err := tx.ExecContext(ctx, triggerSQL(m)); err != nil {
 			return err
 		}
-		orphans, err := int64s(ctx, tx, `SELECT v.rowid FROM `+m.table+` AS v
+		orphans, err := sqlitedb.Int64s(ctx, tx, `SELECT v.rowid FROM `+m.table+` AS v
 			WHERE NOT EXISTS (SELECT 1 FROM file AS f WHERE f.seq = v.rowid)`)
 		if err != nil {
 			return err
@@ -342,21 +342,4 @@ func checkModel(name string, dim int) error {
 		return errs.Invalid("vector_dimension", "vector_dimension must be 1..%d, got %d", MaxDim, dim)
 	}
 	return nil
-}
-
-func int64s(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }

@@ -2,6 +2,8 @@ package vector
 
 import (
 	"context"
+
+	"github.com/framelake/framelake/internal/sqlitedb"
 )
 
 // changes is what happened to a model after some change-log position.
@@ -74,7 +76,7 @@ func (s *Store) readChanges(ctx context.Context, m *model, seen int64) (*changes
 	if ch.newest == seen || ch.pruned > seen {
 		return ch, nil
 	}
-	touched, err := int64s(ctx, tx, `SELECT DISTINCT file_seq FROM embedding_change WHERE seq > ? AND model_seq = ?`,
+	touched, err := sqlitedb.Int64s(ctx, tx, `SELECT DISTINCT file_seq FROM embedding_change WHERE seq > ? AND model_seq = ?`,
 		seen, m.seq)
 	if err != nil || len(touched) == 0 {
 		return ch, err
