@@ -325,6 +325,11 @@ func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int,
 		if err != nil {
 			return err
 		}
+		release, err := l.db.Turn(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
 		rows, err := l.db.R.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
@@ -356,6 +361,11 @@ func (l *Lake) Count(ctx context.Context, sel Selection) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	release, err := l.db.Turn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	var n int
 	err = l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM `+c.source()+` WHERE `+c.fullWhere(), c.allArgs()...).Scan(&n)
 	return n, err

@@ -179,3 +179,38 @@ func TestPointLookupsDoNotQueueBehindReaders(t *testing.T) {
 		t.Fatal("the point pool wrote")
 	}
 }
+
+// Turn hands out as many turns as R has connections; the next waits (here
+// until its context ends) and gets one as soon as a turn is given back.
+func TestTurnsMatchReaders(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"), Options{Readers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	first, err := db.Turn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Turn(ctx); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := db.Turn(short); err != context.DeadlineExceeded {
+		t.Fatalf("a third turn of two: %v, want the context's deadline", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		release, err := db.Turn(ctx)
+		if err == nil {
+			release()
+		}
+		got <- err
+	}()
+	first()
+	if err := <-got; err != nil {
+		t.Fatalf("a turn after one came back: %v", err)
+	}
+}
