@@ -133,8 +133,8 @@ func makeThumb(ctx context.Context, path string, t lake.FileType, size int) ([]b
 	switch t {
 	case lake.Image:
 		b, err := vips.FitJPEG(path, size, 80)
-		if err != nil {
-			return nil, errs.New(errs.UnsupportedMedia, "", "no thumbnail: %v", err)
+		if err != nil { // libvips names the file: kept as the cause, not in the answer
+			return nil, errs.Wrap(errs.UnsupportedMedia, err, "no thumbnail: the image does not decode")
 		}
 		return b, nil
 	case lake.Video:
@@ -144,8 +144,9 @@ func makeThumb(ctx context.Context, path string, t lake.FileType, size int) ([]b
 			"-f", "image2pipe", "-c:v", "mjpeg", "-q:v", "4", "pipe:1")
 		cmd.Stdout, cmd.Stderr = &out, &stderr
 		if err := cmd.Run(); err != nil || out.Len() == 0 {
-			return nil, errs.New(errs.UnsupportedMedia, "", "no poster frame: ffmpeg: %v %s", err,
-				strings.TrimSpace(stderr.String()))
+			// ffmpeg names the file: kept as the cause, not in the answer.
+			return nil, errs.Wrap(errs.UnsupportedMedia, fmt.Errorf("ffmpeg: %v %s", err, strings.TrimSpace(stderr.String())),
+				"no poster frame: the video does not decode")
 		}
 		return out.Bytes(), nil
 	}
