@@ -144,7 +144,7 @@ func (a *Appliance) open(ctx context.Context) error {
 	}
 	a.Lake, err = lake.Open(ctx, db, lake.Options{MediaDir: filepath.Join(a.cfg.DataDir, "media"), SigningKey: key,
 		BaseURL: a.cfg.BaseURL, URLTTL: a.cfg.URLTTL, MaxPixels: a.cfg.MaxPixels, Logger: a.log,
-		ProbeTimeout: a.cfg.ProbeTimeout, FFprobe: a.cfg.FFprobe})
+		ProbeTimeout: a.cfg.ProbeTimeout, FFprobe: a.cfg.FFprobe, ThumbDir: filepath.Join(a.cfg.DataDir, "thumbs")})
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Analysis: a.Analysis, Datasets: a.Datasets, Logger: a.log, ThumbDir: filepath.Join(a.cfg.DataDir, "thumbs")},
+		Analysis: a.Analysis, Datasets: a.Datasets, Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 

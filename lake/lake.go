@@ -124,7 +124,9 @@ type Options struct {
 	// wins when they are rare, or when a typo matches nothing) takes over;
 	// default 30ms.
 	PageBudget time.Duration
-	Logger     *slog.Logger
+	// ThumbDir caches display thumbnails; "": made on every request.
+	ThumbDir string
+	Logger   *slog.Logger
 }
 
 // Lake is the media lake. It is safe for concurrent use.
@@ -139,6 +141,10 @@ type Lake struct {
 	// fileByName is File's statement, prepared once: parsing its column
 	// list cost a quarter of a details call.
 	fileByName *sql.Stmt
+
+	// thumbSlots bounds thumbnails made at once: a grid asks for hundreds,
+	// and each decode holds memory and a core.
+	thumbSlots chan struct{}
 
 	deleteHooks []DeleteHook
 	blobUsers   []BlobUser
@@ -177,7 +183,8 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Lake{db: db, store: store, opt: opt, log: opt.Logger, now: time.Now}
+	l := &Lake{db: db, store: store, opt: opt, log: opt.Logger, now: time.Now,
+		thumbSlots: make(chan struct{}, max(1, runtime.NumCPU()))}
 	if l.fileByName, err = db.Point.PrepareContext(ctx, `SELECT `+fileColumns+` FROM file f WHERE f.unique_name = ?`); err != nil {
 		return nil, fmt.Errorf("lake: prepare: %w", err)
 	}

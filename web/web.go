@@ -29,7 +29,6 @@ type Deps struct {
 	Annotate *annotate.Service
 	Datasets *dataset.Service
 	Analysis *analysis.Service // nil: analysis routes answer 503
-	ThumbDir string            // thumbnail cache; "": thumbnails are made on every request
 	Logger   *slog.Logger
 }
 

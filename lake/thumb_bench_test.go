@@ -1,4 +1,4 @@
-package web
+package lake
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/internal/testmedia"
-	"github.com/framelake/framelake/lake"
 )
 
 // BenchmarkThumbnail measures the thumbnail figures for a 1080p
@@ -25,7 +24,7 @@ func BenchmarkThumbnail(b *testing.B) {
 	b.Run("cold-1080p-256", func(b *testing.B) {
 		start := cpuTime()
 		for b.Loop() {
-			if _, err := makeThumb(ctx, src, lake.Image, 256); err != nil {
+			if _, err := makeThumb(ctx, src, Image, 256); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -34,15 +33,15 @@ func BenchmarkThumbnail(b *testing.B) {
 		b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
 	})
 	b.Run("cached-256", func(b *testing.B) {
-		s := &server{Deps: Deps{ThumbDir: filepath.Join(dir, "thumbs")}}
-		f := lake.File{Blob: "ab0123456789", Type: lake.Image}
-		jpeg, _ := makeThumb(ctx, src, lake.Image, 256)
-		path := filepath.Join(s.ThumbDir, "256", "ab", f.Blob+".jpg")
+		l := &Lake{opt: Options{ThumbDir: filepath.Join(dir, "thumbs")}, thumbSlots: make(chan struct{}, 1)}
+		f := File{Blob: "ab0123456789", Type: Image}
+		jpeg, _ := makeThumb(ctx, src, Image, 256)
+		path := filepath.Join(l.opt.ThumbDir, "256", "ab", f.Blob+".jpg")
 		os.MkdirAll(filepath.Dir(path), 0o755)
 		os.WriteFile(path, jpeg, 0o644)
 		start := cpuTime()
 		for b.Loop() {
-			if _, err := s.thumbBytes(ctx, f, 256); err != nil {
+			if _, err := l.Thumbnail(ctx, f, 256); err != nil {
 				b.Fatal(err)
 			}
 		}
