@@ -194,7 +194,7 @@ func (a *analyzer) produce(ctx context.Context, units chan<- unit) error {
 		case !isMedia(f):
 			return send(ctx, units, unit{file: f, end: true, ignore: true})
 		case f.Type == lake.Image:
-			jpeg, w, h, err := a.s.imageInput(f, a.inW, a.inH)
+			jpeg, w, h, err := a.s.imageInput(ctx, f, a.inW, a.inH)
 			if err != nil {
 				return send(ctx, units, unit{file: f, end: true, skip: err})
 			}

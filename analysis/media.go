@@ -18,9 +18,15 @@ import (
 const jpegQuality = 90
 
 // imageInput reads a lake image and resizes it to w x h as JPEG, returning
-// the source size too.
-func (s *Service) imageInput(f lake.File, w, h int) ([]byte, int, int, error) {
-	b, err := os.ReadFile(s.lake.Store().Path(f.Blob, f.Ext))
+// the source size too. Bucket media is read from the lake's stage cache, so
+// the next run over the same files need not fetch them again.
+func (s *Service) imageInput(ctx context.Context, f lake.File, w, h int) ([]byte, int, int, error) {
+	path, release, err := s.lake.Store().Local(ctx, f.Blob, f.Ext)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	b, err := os.ReadFile(path)
+	release()
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -43,10 +49,15 @@ func (s *Service) videoFrames(ctx context.Context, f lake.File, w, h, step int, 
 	if s.opt.FFmpeg == "" {
 		return errors.New("ffmpeg is not installed; videos cannot be analysed (apt-get install ffmpeg)")
 	}
+	path, release, err := s.lake.Store().Local(ctx, f.Blob, f.Ext)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	filter := fmt.Sprintf(`select=not(mod(n\,%d)),scale=%d:%d`, step, w, h)
-	cmd := exec.CommandContext(ctx, s.opt.FFmpeg, "-nostdin", "-v", "error", "-i", s.lake.Store().Path(f.Blob, f.Ext),
+	cmd := exec.CommandContext(ctx, s.opt.FFmpeg, "-nostdin", "-v", "error", "-i", path,
 		"-an", "-sn", "-dn", "-vf", filter, "-fps_mode", "passthrough", "-f", "image2pipe", "-c:v", "mjpeg",
 		"-q:v", "3", "pipe:1")
 	var stderr bytes.Buffer

@@ -47,7 +47,14 @@ type Config struct {
 	// jobs run. `framelake serve` finds it along a search path (README,
 	// "Configuration"); a program embedding framelake names it here.
 	ModelsDir string
-	URLTTL    time.Duration // lifetime of signed media URLs; default 24h
+	// Media is where media lives: "" for what the data folder's database
+	// records (DATA/media for a new lake), or an S3-compatible bucket,
+	// s3://bucket/prefix?endpoint=...&region=..., with credentials in the
+	// AWS environment variables (lake.Options.Media). MediaRedirect makes
+	// bucket media links redirect to presigned object URLs.
+	Media         string
+	MediaRedirect bool
+	URLTTL        time.Duration // lifetime of signed media URLs; default 24h
 	// MaxPixels is the largest image the lake takes, width times height,
 	// read from its header; default lake.DefaultMaxPixels (100 million).
 	MaxPixels int
@@ -144,7 +151,8 @@ func (a *Appliance) open(ctx context.Context) error {
 	}
 	a.Lake, err = lake.Open(ctx, db, lake.Options{MediaDir: filepath.Join(a.cfg.DataDir, "media"), SigningKey: key,
 		BaseURL: a.cfg.BaseURL, URLTTL: a.cfg.URLTTL, MaxPixels: a.cfg.MaxPixels, Logger: a.log,
-		ProbeTimeout: a.cfg.ProbeTimeout, FFprobe: a.cfg.FFprobe, ThumbDir: filepath.Join(a.cfg.DataDir, "thumbs")})
+		ProbeTimeout: a.cfg.ProbeTimeout, FFprobe: a.cfg.FFprobe, ThumbDir: filepath.Join(a.cfg.DataDir, "thumbs"),
+		Media: a.cfg.Media, MediaRedirect: a.cfg.MediaRedirect})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"runtime"
 	"runtime/debug"
@@ -337,7 +336,7 @@ func (s *Service) boxes(ctx context.Context, b *buildState, chunk []planned) (ma
 // bytes to temp files of the media store.
 func (s *Service) augmentFrame(ctx context.Context, b *buildState, p planned, boxes []Box) ([]itemRow, []newBlob, error) {
 	f := p.f
-	img, err := os.ReadFile(s.lake.Store().Path(f.Blob, f.Ext))
+	img, err := s.lake.Store().ReadAll(ctx, f.Blob, f.Ext)
 	if err != nil {
 		return nil, nil, fmt.Errorf("augment %s: %w", f.UniqueName, err)
 	}

@@ -110,7 +110,7 @@ func (d *Download) frames(ctx context.Context) func() (export.Frame, error) {
 		f := page[0]
 		page = page[1:]
 		sent++
-		return s.exportFrame(f, classes), nil
+		return s.exportFrame(ctx, f, classes), nil
 	}
 }
 
@@ -134,7 +134,7 @@ func (s *Service) itemPage(ctx context.Context, versionSeq int64, build, after, 
 }
 
 // exportFrame turns a frame into what the export writers take.
-func (s *Service) exportFrame(f Frame, classes map[string]int) export.Frame {
+func (s *Service) exportFrame(ctx context.Context, f Frame, classes map[string]int) export.Frame {
 	boxes := make([]export.Box, len(f.Boxes))
 	for i, b := range f.Boxes {
 		boxes[i] = export.Box{Label: b.Label, ClassID: classes[b.Label], X: b.X, Y: b.Y, W: b.W, H: b.H}
@@ -142,19 +142,19 @@ func (s *Service) exportFrame(f Frame, classes map[string]int) export.Frame {
 	store, blob, ext := s.lake.Store(), f.blob, f.Ext
 	return export.Frame{UniqueName: f.UniqueName, Name: f.Name, Ext: f.Ext, Split: f.Split, Augmented: f.Augmented,
 		DerivedFrom: f.DerivedFrom, DerivedFromExt: f.sourceExt, Width: f.Width, Height: f.Height, Boxes: boxes, Params: f.Params,
-		Open: func() (io.ReadCloser, error) { return store.Open(blob, ext) }}
+		Open: func() (io.ReadCloser, error) { return store.Open(ctx, blob, ext) }}
 }
 
 // ExportFrames converts a page's frames to what the export writers take, for
 // callers that show boxes with export.YOLOBoxes, RCNNBoxes or TFBoxes.
-func (s *Service) ExportFrames(p Page) []export.Frame {
+func (s *Service) ExportFrames(ctx context.Context, p Page) []export.Frame {
 	classes := map[string]int{}
 	for i, l := range p.Version.Labels {
 		classes[l] = i
 	}
 	out := make([]export.Frame, len(p.Frames))
 	for i, f := range p.Frames {
-		out[i] = s.exportFrame(f, classes)
+		out[i] = s.exportFrame(ctx, f, classes)
 	}
 	return out
 }

@@ -127,7 +127,7 @@ func (l *Lake) removeUnusedLocked(ctx context.Context, k blobKey) (bool, error) 
 	if named {
 		return false, nil
 	}
-	return true, l.store.Remove(k.hash, k.ext)
+	return true, l.store.Remove(ctx, k.hash, k.ext)
 }
 
 // journal is a placing journal: a temp file listing the blobs one Add

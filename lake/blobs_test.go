@@ -108,7 +108,7 @@ func TestAddFailedTxLeavesNoBlob(t *testing.T) {
 		t.Fatalf("add after the failed one: %+v %v", res, err)
 	}
 	for _, f := range res.Stored {
-		rc, err := l.OpenMedia(f)
+		rc, err := l.OpenMedia(ctx, f)
 		if err != nil {
 			t.Fatalf("%s: %v", f.Name, err)
 		}

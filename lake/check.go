@@ -48,7 +48,8 @@ func FileBlobs(ctx context.Context, tx *sql.Tx, add func(NamedBlob)) error {
 
 // MediaReport is what CheckMedia found.
 type MediaReport struct {
-	Blobs    int         // blobs on disk
+	Location string      // where the media lives: "" for the local folder, else its bucket URL
+	Blobs    int         // blobs on disk or in the bucket
 	Named    int         // rows naming a blob
 	Missing  []NamedBlob // rows whose blob is absent, or not of the size the row records
 	Orphans  []string    // blobs no row names and no upload in progress is placing ("hash.ext")
@@ -65,7 +66,12 @@ type MediaReport struct {
 // neither an upload nor a delete in flight reads as a problem.
 func CheckMedia(ctx context.Context, db *sqlitedb.DB, mediaDir string, namers ...BlobNamer) (MediaReport, error) {
 	var r MediaReport
-	onDisk, strays, err := scanBlobs(mediaDir)
+	v, err := openView(ctx, db, mediaDir)
+	if err != nil {
+		return r, err
+	}
+	r.Location = v.URL()
+	onDisk, strays, err := v.scan(ctx)
 	if err != nil {
 		return r, err
 	}
@@ -110,7 +116,7 @@ func CheckMedia(ctx context.Context, db *sqlitedb.DB, mediaDir string, namers ..
 		case again[k]:
 		case live[k]:
 			r.InFlight++
-		case !exists(blobPath(mediaDir, k)):
+		case !v.exists(ctx, k):
 		case deadKeys[k]:
 			r.Leftover = append(r.Leftover, k)
 		default:
@@ -118,8 +124,8 @@ func CheckMedia(ctx context.Context, db *sqlitedb.DB, mediaDir string, namers ..
 		}
 	}
 	for _, n := range suspects {
-		st, err := os.Stat(blobPath(mediaDir, n.key()))
-		if owners[n.Owner+" "+n.key()] && (err != nil || n.Size >= 0 && st.Size() != n.Size) {
+		size, ok := v.size(ctx, n.key())
+		if owners[n.Owner+" "+n.key()] && (!ok || n.Size >= 0 && size != n.Size) {
 			r.Missing = append(r.Missing, n)
 		}
 	}
@@ -215,11 +221,16 @@ func readJournals(dir string) (live, deadKeys map[string]bool, dead []string, er
 // r lists. The
 // caller must hold the data folder alone (no server, no import): an upload
 // of bytes already stored names their blob without a journal.
-func RepairMedia(mediaDir string, r MediaReport) (removed int, err error) {
+func RepairMedia(ctx context.Context, mediaDir string, r MediaReport) (removed int, err error) {
 	store := &DiskStore{root: mediaDir}
+	if r.Location != "" {
+		if store.bucket, err = OpenBucket(ctx, r.Location); err != nil {
+			return 0, err
+		}
+	}
 	for _, k := range append(r.Orphans, r.Leftover...) {
 		hash, ext, _ := strings.Cut(k, ".")
-		if err := store.Remove(hash, ext); err != nil {
+		if err := store.Remove(ctx, hash, ext); err != nil {
 			return removed, err
 		}
 		removed++
@@ -232,11 +243,53 @@ func RepairMedia(mediaDir string, r MediaReport) (removed int, err error) {
 	return removed, nil
 }
 
-func blobPath(root, key string) string {
-	return filepath.Join(root, key[0:2], key[2:4], key)
+// openView opens the media store the database records for reading only:
+// nothing in the local folder is cleared or swept.
+func openView(ctx context.Context, db *sqlitedb.DB, mediaDir string) (*DiskStore, error) {
+	url, err := MediaLocation(ctx, db.R)
+	if err != nil {
+		return nil, err
+	}
+	v := &DiskStore{root: mediaDir}
+	if url != "" {
+		v.bucket, err = OpenBucket(ctx, url)
+	}
+	return v, err
 }
 
-func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
+// scan lists the store's blobs with their sizes, and what else it holds.
+func (s *DiskStore) scan(ctx context.Context) (map[string]int64, []string, error) {
+	if s.bucket == nil {
+		return scanBlobs(s.root)
+	}
+	blobs := map[string]int64{}
+	var strays []string
+	err := s.bucket.list(ctx, func(name string, size int64, blob bool) {
+		if blob {
+			blobs[name] = size
+		} else {
+			strays = append(strays, name)
+		}
+	})
+	return blobs, strays, err
+}
+
+// size returns the size of the blob named "hash.ext", ok false when absent
+// or unreadable.
+func (s *DiskStore) size(ctx context.Context, key string) (int64, bool) {
+	hash, ext, _ := strings.Cut(key, ".")
+	if s.bucket != nil {
+		n, ok, err := s.bucket.stat(ctx, hash, ext)
+		return n, ok && err == nil
+	}
+	st, err := os.Lstat(s.Path(hash, ext))
+	if err != nil {
+		return 0, false
+	}
+	return st.Size(), true
+}
+
+func (s *DiskStore) exists(ctx context.Context, key string) bool {
+	_, ok := s.size(ctx, key)
+	return ok
 }

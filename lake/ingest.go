@@ -155,7 +155,7 @@ func (l *Lake) placeAndCommit(ctx context.Context, files []staged, commit func()
 		settled := l.releaseBlobs(context.WithoutCancel(ctx), keys, created, !committed)
 		j.done(settled)
 	}()
-	if created, j, err = l.place(files); err != nil {
+	if created, j, err = l.place(ctx, files); err != nil {
 		return err
 	}
 	err = commit()
@@ -188,12 +188,24 @@ func (l *Lake) StoreBlobs(ctx context.Context, blobs []Placed, commit func() err
 
 // place makes the temp files and a journal of the blobs not yet in the store
 // durable, renames the files into the store and makes the renames durable.
-// It returns the blobs it created, also after a failure part-way.
-func (l *Lake) place(files []staged) (map[blobKey]bool, *journal, error) {
+// It returns the blobs it created, also after a failure part-way. With a
+// bucket, every blob counts as created (a lookup per blob would cost what
+// the upload of a small one does) and they are uploaded in parallel; only
+// the journal needs the sync, and a blob that was there already is safe
+// from the removal after a failure, as a row names it.
+func (l *Lake) place(ctx context.Context, files []staged) (map[blobKey]bool, *journal, error) {
 	created := map[blobKey]bool{}
 	var news []blobKey
 	for _, s := range files {
-		if k := s.key(); !created[k] && !l.store.has(k) {
+		k := s.key()
+		if created[k] {
+			continue
+		}
+		has := false
+		if l.store.bucket == nil {
+			has, _ = l.store.has(ctx, k)
+		}
+		if !has {
 			created[k] = true
 			news = append(news, k)
 		}
@@ -206,18 +218,48 @@ func (l *Lake) place(files []staged) (map[blobKey]bool, *journal, error) {
 	if err == nil {
 		err = l.store.Sync()
 	}
+	if err != nil {
+		for _, s := range files {
+			s.pend.Discard()
+		}
+		return created, j, err
+	}
+	if l.store.bucket != nil {
+		return created, j, l.upload(ctx, files)
+	}
 	for _, s := range files {
 		if err != nil {
 			s.pend.Discard()
 			continue
 		}
-		err = s.pend.Commit(s.p.Ext)
+		err = s.pend.Commit(ctx, s.p.Ext)
 		s.pend.Data = nil
 	}
 	if err == nil {
 		err = l.store.Sync()
 	}
 	return created, j, err
+}
+
+// upload puts files in the bucket on the lake's workers; the first error
+// is returned once all have finished.
+func (l *Lake) upload(ctx context.Context, files []staged) error {
+	fails := make([]error, len(files))
+	l.parallel(len(files), func(i int) {
+		defer func() {
+			if p := recover(); p != nil {
+				fails[i] = fmt.Errorf("media store: upload panic: %v", p)
+			}
+		}()
+		s := files[i]
+		if fails[i] = ctx.Err(); fails[i] != nil {
+			s.pend.Discard()
+			return
+		}
+		fails[i] = s.pend.Commit(ctx, s.p.Ext)
+		s.pend.Data = nil
+	})
+	return errors.Join(fails...)
 }
 
 type stageResult struct {

@@ -23,7 +23,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"os"
 	"os/exec"
 	"runtime"
 	"time"
@@ -126,7 +125,18 @@ type Options struct {
 	PageBudget time.Duration
 	// ThumbDir caches display thumbnails; "": made on every request.
 	ThumbDir string
-	Logger   *slog.Logger
+	// Media is where media lives: "" for what the database records (the
+	// local folder MediaDir for a new lake), or an s3:// URL
+	// (CanonicalMediaURL), recorded when the lake has no file yet; MediaDir
+	// then holds only temp files and staged copies.
+	Media string
+	// MediaRedirect makes media links of a bucket lake redirect to a
+	// presigned object URL instead of the server sending the bytes.
+	MediaRedirect bool
+	// StageBytes bounds the local copies of bucket media kept for libvips,
+	// ffmpeg and model runs; default DefaultStageBytes.
+	StageBytes int64
+	Logger     *slog.Logger
 }
 
 // Lake is the media lake. It is safe for concurrent use.
@@ -179,7 +189,11 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	if err := vips.Start(); err != nil {
 		return nil, err
 	}
-	store, err := OpenDiskStore(opt.MediaDir)
+	media, err := resolveMedia(ctx, db, opt.Media)
+	if err != nil {
+		return nil, err
+	}
+	store, err := openStore(ctx, opt.MediaDir, media, opt.StageBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -204,8 +218,19 @@ func (l *Lake) Store() *DiskStore { return l.store }
 // DB is the database the lake lives in, for packages that join on its tables.
 func (l *Lake) DB() *sqlitedb.DB { return l.db }
 
-// Open returns the bytes of a stored file.
-func (l *Lake) OpenMedia(f File) (*os.File, error) { return l.store.Open(f.Blob, f.Ext) }
+// OpenMedia returns the bytes of a stored file.
+func (l *Lake) OpenMedia(ctx context.Context, f File) (io.ReadSeekCloser, error) {
+	return l.store.Open(ctx, f.Blob, f.Ext)
+}
+
+// MediaRedirect returns the presigned bucket URL a media link of f
+// redirects to, or "" when the server sends the bytes itself.
+func (l *Lake) MediaRedirect(ctx context.Context, f File) (string, error) {
+	if !l.opt.MediaRedirect {
+		return "", nil
+	}
+	return l.store.Presign(ctx, f.Blob, f.Ext, f.Name, min(l.opt.URLTTL, 7*24*time.Hour))
+}
 
 func millis(t time.Time) int64      { return t.UnixMilli() }
 func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

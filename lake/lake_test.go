@@ -155,7 +155,7 @@ func TestAddStoresDedupesAndSkips(t *testing.T) {
 	if err := l.Delete(ctx, f.UniqueName); err != nil {
 		t.Fatal(err)
 	}
-	if rc, err := l.OpenMedia(res.Stored[0]); err != nil {
+	if rc, err := l.OpenMedia(ctx, res.Stored[0]); err != nil {
 		t.Fatal(err)
 	} else {
 		rc.Close()

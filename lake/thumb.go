@@ -32,7 +32,12 @@ func (l *Lake) Thumbnail(ctx context.Context, f File, size int) ([]byte, error) 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	b, err := makeThumb(ctx, l.store.Path(f.Blob, f.Ext), f.Type, size)
+	src, release, err := l.store.Local(ctx, f.Blob, f.Ext)
+	if err != nil {
+		return nil, err
+	}
+	b, err := makeThumb(ctx, src, f.Type, size)
+	release()
 	if err != nil || path == "" {
 		return b, err
 	}

@@ -201,7 +201,7 @@ func (s *server) downloadDatasetPage(c *echo.Context) error {
 	}
 	out := framePage{PageIndex: idx, PageSize: size, TotalFrames: p.TotalFrames, Labels: p.Version.Labels,
 		Frames: make([]frameView, len(p.Frames))}
-	for i, ef := range s.Datasets.ExportFrames(p) {
+	for i, ef := range s.Datasets.ExportFrames(c.Request().Context(), p) {
 		f := p.Frames[i]
 		out.Frames[i] = frameView{UniqueName: f.UniqueName, URL: f.URL, Split: f.Split, Augmented: f.Augmented,
 			DerivedFrom: f.DerivedFrom, Width: f.Width, Height: f.Height, Annotations: conv(ef), Params: f.Params}
@@ -396,7 +396,7 @@ func (s *server) blobMedia(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.Lake.Store().Open(hash, ext)
+	f, err := s.Lake.Store().Open(c.Request().Context(), hash, ext)
 	if err != nil {
 		return err
 	}

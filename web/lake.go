@@ -188,7 +188,14 @@ func (s *server) media(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rc, err := s.Lake.OpenMedia(f)
+	ctx := c.Request().Context()
+	if to, err := s.Lake.MediaRedirect(ctx, f); err != nil {
+		return err
+	} else if to != "" {
+		c.Response().Header().Set("Cache-Control", "no-store")
+		return c.Redirect(http.StatusFound, to)
+	}
+	rc, err := s.Lake.OpenMedia(ctx, f)
 	if err != nil {
 		return err
 	}

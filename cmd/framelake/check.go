@@ -117,7 +117,7 @@ func checkData(ctx context.Context, data string, repair bool) (*checkReport, err
 	if err != nil {
 		return nil, err
 	}
-	if err := mediaFindings(r, mr, media, repair); err != nil {
+	if err := mediaFindings(ctx, r, mr, media, repair); err != nil {
 		return nil, err
 	}
 	vp, stale, err := dataset.CheckVersions(ctx, db.R)
@@ -180,7 +180,7 @@ func checkSQLite(ctx context.Context, db *sqlitedb.DB, r *checkReport) error {
 	return rows.Err()
 }
 
-func mediaFindings(r *checkReport, mr lake.MediaReport, media string, repair bool) error {
+func mediaFindings(ctx context.Context, r *checkReport, mr lake.MediaReport, media string, repair bool) error {
 	r.Files, r.Blobs, r.InFlight = mr.Named, mr.Blobs, mr.InFlight
 	for _, n := range mr.Missing {
 		r.add("missing_blob", n.Owner, "its bytes %s.%s are missing or not whole; restore them from a backup", n.Hash, n.Ext)
@@ -200,7 +200,7 @@ func mediaFindings(r *checkReport, mr lake.MediaReport, media string, repair boo
 	if !repair || len(mr.Orphans)+len(mr.Journals) == 0 {
 		return nil
 	}
-	n, err := lake.RepairMedia(media, mr)
+	n, err := lake.RepairMedia(ctx, media, mr)
 	for i := first; i < first+min(n, len(mr.Orphans)); i++ {
 		r.Problems[i].Repaired = true
 	}

@@ -27,6 +27,11 @@ func cmdServe(ctx context.Context, args []string) error {
 	models := fs.String("models", "", "folder of the system default models that make models builds (env "+
 		"FRAMELAKE_MODELS_DIR; default: the first that holds them of DATA/models, REPO/build/models for REPO/bin/framelake, "+
 		"models beside the binary)")
+	media := fs.String("media", os.Getenv("FRAMELAKE_MEDIA"), "where media lives: local (DATA/media) or "+
+		"s3://bucket/prefix?endpoint=URL&region=R, credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY "+
+		"(env FRAMELAKE_MEDIA; default: what the lake records, local for a new one)")
+	redirect := fs.Bool("media-redirect", os.Getenv("FRAMELAKE_MEDIA_REDIRECT") == "1",
+		"bucket media links redirect to presigned object URLs (env FRAMELAKE_MEDIA_REDIRECT=1)")
 	pixels := maxPixelsFlag(fs)
 	headerTimeout := fs.String("header-timeout", envOr("FRAMELAKE_HEADER_TIMEOUT", "10s"), "longest time to send a request's headers")
 	idleTimeout := fs.String("idle-timeout", envOr("FRAMELAKE_IDLE_TIMEOUT", "60s"), "close keep-alive connections idle this long")
@@ -55,7 +60,7 @@ func cmdServe(ctx context.Context, args []string) error {
 			"searched", strings.Join(searched, ", "))
 	}
 	cfg := appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
-		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels}
+		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels, Media: *media, MediaRedirect: *redirect}
 	if err := serverLimits(&cfg, *headerTimeout, *idleTimeout, *bodyRate, *maxConns); err != nil {
 		return err
 	}

@@ -1,0 +1,214 @@
+package lake
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/framelake/framelake/errs"
+)
+
+// Bucket keeps placed blobs in an S3-compatible bucket, under
+// prefix/ab/cd/<sha256>.<ext> like the local folder. Credentials come from
+// the usual AWS environment variables (AWS_ACCESS_KEY_ID, ...) or the shared
+// credentials file, never from the URL, so the URL the lake records holds
+// no secret.
+type Bucket struct {
+	url    string // canonical media URL, as the lake records it
+	name   string
+	prefix string // "" or ending in "/"
+	c      *minio.Client
+}
+
+// CanonicalMediaURL checks a media location and returns it in the form the
+// lake records: "" for the local folder (also for "local"), else
+// s3://bucket[/prefix][?endpoint=...&region=...] with the query sorted.
+func CanonicalMediaURL(raw string) (string, error) {
+	if raw == "" || raw == "local" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "s3" || u.Host == "" {
+		return "", errs.Invalid("media", "media location %q is not local nor s3://bucket/prefix?endpoint=...&region=...", raw)
+	}
+	if u.User != nil {
+		return "", errs.Invalid("media", "media location must not hold credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	}
+	q := u.Query()
+	for k := range q {
+		if k != "endpoint" && k != "region" {
+			return "", errs.Invalid("media", "media location: unknown parameter %q (endpoint and region are known)", k)
+		}
+	}
+	prefix := strings.Trim(u.Path, "/")
+	out := "s3://" + u.Host
+	if prefix != "" {
+		out += "/" + prefix
+	}
+	if len(q) > 0 {
+		out += "?" + q.Encode()
+	}
+	return out, nil
+}
+
+// OpenBucket connects to the bucket a canonical s3:// media URL names and
+// checks that it exists.
+func OpenBucket(ctx context.Context, raw string) (*Bucket, error) {
+	canon, err := CanonicalMediaURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	u, _ := url.Parse(canon)
+	q := u.Query()
+	endpoint, secure := q.Get("endpoint"), true
+	switch {
+	case endpoint == "":
+		endpoint = "s3.amazonaws.com"
+	case strings.HasPrefix(endpoint, "http://"):
+		endpoint, secure = strings.TrimPrefix(endpoint, "http://"), false
+	default:
+		endpoint = strings.TrimPrefix(endpoint, "https://")
+	}
+	c, err := minio.New(strings.TrimRight(endpoint, "/"), &minio.Options{Secure: secure, Region: q.Get("region"),
+		Creds:        credentials.NewChainCredentials([]credentials.Provider{&credentials.EnvAWS{}, &credentials.FileAWSCredentials{}}),
+		BucketLookup: minio.BucketLookupPath})
+	if err != nil {
+		return nil, fmt.Errorf("media bucket %s: %w", canon, err)
+	}
+	b := &Bucket{url: canon, name: u.Host, prefix: strings.TrimPrefix(u.Path, "/"), c: c}
+	if b.prefix != "" {
+		b.prefix += "/"
+	}
+	ok, err := c.BucketExists(ctx, b.name)
+	if err != nil {
+		return nil, fmt.Errorf("media bucket %s: %w", canon, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("media bucket %s: bucket %q does not exist", canon, b.name)
+	}
+	return b, nil
+}
+
+// URL is the bucket's canonical media URL.
+func (b *Bucket) URL() string { return b.url }
+
+func (b *Bucket) key(hash, ext string) string {
+	return b.prefix + hash[0:2] + "/" + hash[2:4] + "/" + hash + "." + ext
+}
+
+// put stores the file at path as the blob; the object exists whole or not at all.
+func (b *Bucket) put(ctx context.Context, hash, ext, path string) error {
+	_, err := b.c.FPutObject(ctx, b.name, b.key(hash, ext), path, minio.PutObjectOptions{
+		ContentType: "application/octet-stream", DisableMultipart: true})
+	if err != nil {
+		return fmt.Errorf("media bucket: put %s.%s: %w", hash, ext, err)
+	}
+	return nil
+}
+
+// putReader stores size bytes from r as the blob.
+func (b *Bucket) putReader(ctx context.Context, hash, ext string, r io.Reader, size int64) error {
+	_, err := b.c.PutObject(ctx, b.name, b.key(hash, ext), r, size, minio.PutObjectOptions{
+		ContentType: "application/octet-stream"})
+	if err != nil {
+		return fmt.Errorf("media bucket: put %s.%s: %w", hash, ext, err)
+	}
+	return nil
+}
+
+// open returns a reader of the blob that seeks with ranged requests.
+func (b *Bucket) open(ctx context.Context, hash, ext string) (io.ReadSeekCloser, error) {
+	o, err := b.c.GetObject(ctx, b.name, b.key(hash, ext), minio.GetObjectOptions{})
+	if err == nil {
+		_, err = o.Stat()
+	}
+	if err != nil {
+		if o != nil {
+			o.Close()
+		}
+		if notFound(err) {
+			return nil, errs.NotFoundf("media %s.%s not in store", hash, ext)
+		}
+		return nil, fmt.Errorf("media bucket: get %s.%s: %w", hash, ext, err)
+	}
+	return o, nil
+}
+
+// stat returns the blob's size, or ok false when it is absent.
+func (b *Bucket) stat(ctx context.Context, hash, ext string) (size int64, ok bool, err error) {
+	info, err := b.c.StatObject(ctx, b.name, b.key(hash, ext), minio.StatObjectOptions{})
+	if notFound(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("media bucket: stat %s.%s: %w", hash, ext, err)
+	}
+	return info.Size, true, nil
+}
+
+func (b *Bucket) remove(ctx context.Context, hash, ext string) error {
+	err := b.c.RemoveObject(ctx, b.name, b.key(hash, ext), minio.RemoveObjectOptions{})
+	if err != nil && !notFound(err) {
+		return fmt.Errorf("media bucket: remove %s.%s: %w", hash, ext, err)
+	}
+	return nil
+}
+
+// list calls fn for every object under the prefix: blobs by "hash.ext",
+// anything else with blob false and its key relative to the prefix.
+func (b *Bucket) list(ctx context.Context, fn func(name string, size int64, blob bool)) error {
+	for o := range b.c.ListObjects(ctx, b.name, minio.ListObjectsOptions{Prefix: b.prefix, Recursive: true}) {
+		if o.Err != nil {
+			return fmt.Errorf("media bucket: list: %w", o.Err)
+		}
+		rel := strings.TrimPrefix(o.Key, b.prefix)
+		name, ok := objectBlobName(rel)
+		if ok {
+			fn(name, o.Size, true)
+		} else {
+			fn(rel, o.Size, false)
+		}
+	}
+	return nil
+}
+
+// objectBlobName reads "ab/cd/<sha256>.<ext>" as "<sha256>.<ext>".
+func objectBlobName(rel string) (string, bool) {
+	parts := strings.Split(rel, "/")
+	if len(parts) != 3 {
+		return "", false
+	}
+	hash, ext, ok := strings.Cut(parts[2], ".")
+	if !ok || len(hash) != 64 || ext == "" || strings.Contains(ext, ".") ||
+		parts[0] != hash[0:2] || parts[1] != hash[2:4] {
+		return "", false
+	}
+	return parts[2], true
+}
+
+// presign returns a URL that reads the blob without credentials until ttl passes.
+func (b *Bucket) presign(ctx context.Context, hash, ext, name string, ttl time.Duration) (string, error) {
+	q := url.Values{}
+	if name != "" {
+		q.Set("response-content-disposition", "inline; filename*=UTF-8''"+url.PathEscape(name))
+	}
+	u, err := b.c.PresignedGetObject(ctx, b.name, b.key(hash, ext), ttl, q)
+	if err != nil {
+		return "", fmt.Errorf("media bucket: presign: %w", err)
+	}
+	return u.String(), nil
+}
+
+func notFound(err error) bool {
+	if err == nil {
+		return false
+	}
+	code := minio.ToErrorResponse(err).Code
+	return code == "NoSuchKey" || code == "NotFound"
+}
