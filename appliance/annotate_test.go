@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"mime/multipart"
 	"net/http"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/internal/testmedia"
+	"github.com/framelake/framelake/lake"
 )
 
 func jpegFrame(seed int) client.UploadFile {
@@ -50,21 +50,14 @@ func (e *env) rows(t *testing.T, table string) int {
 	return n
 }
 
-// blobs counts the media files in the store.
+// blobs counts the media files in the store, on disk or in its bucket.
 func (e *env) blobs(t *testing.T) int {
 	t.Helper()
-	root := filepath.Dir(filepath.Dir(filepath.Dir(e.a.Lake.Store().Path("0000", "jpg"))))
-	n := 0
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && d.Name() == "tmp" {
-			return filepath.SkipDir
-		}
-		if err == nil && !d.IsDir() {
-			n++
-		}
-		return nil
-	})
-	return n
+	r, err := lake.CheckMedia(context.Background(), e.a.Lake.DB(), filepath.Join(e.dir, "media"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Blobs
 }
 
 func TestAnnotateProjectOverHTTP(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	_ "image/jpeg"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -123,8 +125,10 @@ func errorsAs(err error, target **client.Error) bool {
 	return ok
 }
 
-func TestUploadAndMedia(t *testing.T) {
-	e := start(t, appliance.Config{})
+func TestUploadAndMedia(t *testing.T) { onBothMedia(t, testUploadAndMedia) }
+
+func testUploadAndMedia(t *testing.T, cfg appliance.Config) {
+	e := start(t, cfg)
 	ctx := context.Background()
 	img := testmedia.JPEG(64, 48, 7)
 	res, err := e.write.UploadFiles(ctx, client.UploadOptions{Collection: "street", Metadata: json.RawMessage(`{"cam": 2}`)},
@@ -156,6 +160,15 @@ func TestUploadAndMedia(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 206 || !bytes.Equal(part, img[10:20]) {
 		t.Errorf("range: %d %q", resp.StatusCode, part)
+	}
+	resp, err = http.Get(strings.Replace(f.URL, "/media/", "/thumbs/128/", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, _, err := image.Decode(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || err != nil || th.Bounds().Dx() != 64 {
+		t.Errorf("thumbnail: %d %v", resp.StatusCode, err)
 	}
 	req, _ = http.NewRequest("GET", f.URL, nil)
 	req.Header.Set("If-None-Match", etag)

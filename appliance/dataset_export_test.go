@@ -19,8 +19,10 @@ import (
 	"github.com/framelake/framelake/client"
 )
 
-func TestDatasetDownloadArchive(t *testing.T) {
-	e := start(t, appliance.Config{})
+func TestDatasetDownloadArchive(t *testing.T) { onBothMedia(t, testDatasetDownloadArchive) }
+
+func testDatasetDownloadArchive(t *testing.T, cfg appliance.Config) {
+	e := start(t, cfg)
 	fx := datasetFixture(t, e)
 	ctx := context.Background()
 	b := e.built(t)(e.write.CreateDatasetFromCollection(ctx, "Street Cars", fx.colls["cars"], client.DatasetSpec{
@@ -41,7 +43,10 @@ func TestDatasetDownloadArchive(t *testing.T) {
 	}
 	// Media as stored: a real frame's bytes are the upload's.
 	orig, _ := e.a.Lake.File(ctx, fx.names["cars"][0])
-	want, _ := os.ReadFile(e.a.Lake.Store().Path(orig.Blob, orig.Ext))
+	want, err := e.a.Lake.Store().ReadAll(ctx, orig.Blob, orig.Ext)
+	if err != nil {
+		t.Fatal(err)
+	}
 	found := false
 	filepath.WalkDir(got, func(p string, d os.DirEntry, err error) error {
 		if err == nil && strings.HasPrefix(d.Name(), fx.names["cars"][0]+".") {

@@ -432,8 +432,10 @@ func TestDatasetSplitsStableAcrossVersions(t *testing.T) {
 	}
 }
 
-func TestDatasetAugmentation(t *testing.T) {
-	e := start(t, appliance.Config{})
+func TestDatasetAugmentation(t *testing.T) { onBothMedia(t, testDatasetAugmentation) }
+
+func testDatasetAugmentation(t *testing.T, cfg appliance.Config) {
+	e := start(t, cfg)
 	fx := datasetFixture(t, e)
 	ctx := context.Background()
 	b := e.built(t)(e.write.CreateDatasetFromCollection(ctx, "flipped", fx.colls["cars"], client.DatasetSpec{

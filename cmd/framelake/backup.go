@@ -35,6 +35,9 @@ type backupSummary struct {
 	Copied  int     `json:"copied"`
 	Bytes   int64   `json:"bytes"` // of the blobs
 	Seconds float64 `json:"seconds"`
+	// Media is the bucket the lake's media lives in, which a backup leaves
+	// to the bucket's own versioning or replication; "" for the local folder.
+	Media string `json:"media,omitempty"`
 }
 
 func cmdBackup(ctx context.Context, args []string) error {
@@ -67,6 +70,9 @@ func printBackup(s backupSummary, asJSON bool, verb string) error {
 	}
 	fmt.Printf("%s %s to %s in %.1fs: %d files hard-linked, %d copied\n",
 		verb, what, s.Out, s.Seconds, s.Linked, s.Copied)
+	if s.Media != "" {
+		fmt.Printf("the media is in %s and was not copied: the backup's database names it\n", s.Media)
+	}
 	return nil
 }
 
@@ -127,6 +133,9 @@ func backupBlobs(ctx context.Context, dbCopy, data, out string, s *backupSummary
 		return err
 	}
 	defer tx.Rollback()
+	if s.Media, err = lake.MediaLocation(ctx, db.R); err != nil || s.Media != "" {
+		return err
+	}
 	seen := map[string]bool{}
 	var keys []string
 	add := func(n lake.NamedBlob) {

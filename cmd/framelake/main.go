@@ -29,6 +29,7 @@ var commands = map[string]command{
 	"check":   {cmdCheck, "check a data folder's integrity; --repair fixes what is safe"},
 	"backup":  {cmdBackup, "copy a data folder consistently, also while a server runs; restore brings it back"},
 	"restore": {cmdRestore, "restore a backup into a new data folder"},
+	"media":   {cmdMedia, "media migrate --to URL: move the media to a bucket or back, verified, resumable"},
 
 	"delete":   {cmdDelete, "delete a file, collection, dataset, version or project on a server"},
 	"projects": {cmdProjects, "list the annotation projects of a server"},
