@@ -21,10 +21,11 @@ import (
 
 // MigrateReport says what MigrateMedia did.
 type MigrateReport struct {
-	From, To string // media locations; "" is the local folder
-	Blobs    int    // blobs the rows name
-	Resumed  int    // verified by an earlier, interrupted run
-	Copied   int    // copied and verified by this run
+	From    string `json:"from"` // media locations; "" is the local folder
+	To      string `json:"to"`
+	Blobs   int    `json:"blobs"`   // blobs the rows name
+	Resumed int    `json:"resumed"` // verified by an earlier, interrupted run
+	Copied  int    `json:"copied"`  // copied and verified by this run
 }
 
 // MigrateMedia copies every blob the rows name (the lake's files and what

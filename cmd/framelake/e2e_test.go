@@ -18,6 +18,7 @@ import (
 
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/internal/testmedia"
+	"github.com/framelake/framelake/internal/tests3"
 )
 
 // bin is the framelake binary built once for these tests.
@@ -34,6 +35,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	tests3.StopShared()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -55,6 +55,7 @@ type importFlags struct {
 	coll, data, url, key, secret, meta string
 	batch, parallel                    int
 	maxPixels                          int
+	media                              string
 }
 
 func cmdImport(ctx context.Context, args []string) error {
@@ -66,6 +67,8 @@ func cmdImport(ctx context.Context, args []string) error {
 	fs.StringVar(&f.key, "key", os.Getenv("FRAMELAKE_KEY"), "API key for --url (env FRAMELAKE_KEY)")
 	fs.StringVar(&f.secret, "secret", os.Getenv("FRAMELAKE_SECRET"), "API secret for --url (env FRAMELAKE_SECRET)")
 	fs.StringVar(&f.meta, "metadata", "", "JSON object stored on every imported file")
+	fs.StringVar(&f.media, "media", os.Getenv("FRAMELAKE_MEDIA"), "with --data: where media lives, as serve --media "+
+		"(env FRAMELAKE_MEDIA; default: what the lake records)")
 	format := fs.String("format", "auto", "labels to read with the media: auto, yolo, coco, voc, cvat, labelstudio or raw (media only)")
 	fs.IntVar(&f.batch, "batch", 64, "files per batch")
 	fs.IntVar(&f.parallel, "parallel", 4, "batches in flight at once")

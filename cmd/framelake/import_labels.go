@@ -115,7 +115,7 @@ type sink struct {
 func openSink(ctx context.Context, f importFlags) (*sink, error) {
 	op := lake.ImportOperationPrefix + f.coll
 	if f.data != "" {
-		a, err := appliance.Open(ctx, appliance.Config{DataDir: f.data, JobWorkers: -1, MaxPixels: f.maxPixels})
+		a, err := appliance.Open(ctx, appliance.Config{DataDir: f.data, JobWorkers: -1, MaxPixels: f.maxPixels, Media: f.media})
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +26,7 @@ func cmdMedia(ctx context.Context, args []string) error {
 	to := fs.String("to", "", "new media location: local, or s3://bucket/prefix?endpoint=URL&region=R "+
 		"(credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)")
 	workers := fs.Int("workers", 8, "blobs copied at once")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	if err := parse(fs, args[1:], 0); err != nil {
 		return err
 	}
@@ -55,6 +57,9 @@ func cmdMedia(ctx context.Context, args []string) error {
 	r, err := lake.MigrateMedia(ctx, db, filepath.Join(*data, "media"), *to, *workers, dataset.VersionBlobs)
 	if err != nil {
 		return fmt.Errorf("media migrate: %w (run it again to resume; the lake still uses %s)", err, where(r.From))
+	}
+	if *asJSON {
+		return json.NewEncoder(os.Stdout).Encode(r)
 	}
 	fmt.Printf("media migrated from %s to %s: %d blobs, %d copied and verified now, %d by an earlier run, in %.1fs\n"+
 		"the old location was left as it was; remove it once you no longer need it\n",
