@@ -115,6 +115,9 @@ func (s *Service) runnerFor(m Model, platform string) (Runner, error) {
 		if endpoint == "" {
 			return nil, errs.Invalid("inference_platform", "model %s has no endpoint for inference_platform aws", m.Name)
 		}
+		if eps := splitEndpoints(endpoint); len(eps) > 1 {
+			return newEndpointPool(m.Name, eps, s.opt.CallTimeout+10*time.Second, s.log), nil
+		}
 		return newRemote(m.Name, endpoint, s.opt.CallTimeout+10*time.Second), nil
 	}
 	return s.pool.runner(m)
@@ -444,6 +447,9 @@ func (a *analyzer) finish(ctx context.Context) error {
 	}
 	if len(skips) > 0 {
 		res["skippedFiles"] = skips
+	}
+	if p, ok := a.runner.(*endpointPool); ok {
+		res["endpoints"] = p.Calls() // which endpoint ran how many calls
 	}
 	if a.run.Application == AutoAnnotation {
 		res["unsupported"] = unsupported

@@ -457,13 +457,15 @@ func (s *Service) UpdateModel(ctx context.Context, name string, u ModelUpdate) (
 	return s.Model(ctx, name)
 }
 
+// checkEndpoint checks an endpoint field: "", one URL, or several separated
+// by commas (a pool, see endpointPool).
 func checkEndpoint(field, e string) error {
-	if e == "" {
-		return nil
-	}
-	u, err := url.Parse(e)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errs.Invalid(field, "endpoint %q must be an http or https URL such as http://gpu-host:8080", e)
+	for _, one := range splitEndpoints(e) {
+		u, err := url.Parse(one)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errs.Invalid(field, "endpoint %q must be an http or https URL such as http://gpu-host:8080, "+
+				"or several separated by commas", one)
+		}
 	}
 	return nil
 }
