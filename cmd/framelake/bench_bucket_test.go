@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -12,17 +14,25 @@ import (
 	"github.com/framelake/framelake/internal/testmedia"
 )
 
-// BenchmarkImportBucket10k imports the 10,000 generated 640x480 JPEGs of
-// BenchmarkImport10k into a new data folder whose media is a bucket of a
+// BenchmarkImportBucket imports 4,000 generated JPEGs of about 163 KB
+// (1400x1050, distinct bytes: 256 images, each with a comment segment
+// numbering its copy) into a new data folder whose media is a bucket of a
 // SeaweedFS on loopback, and reports files/s and the importer's peak RSS
 // (the server's memory is SeaweedFS's, not framelake's).
-func BenchmarkImportBucket10k(b *testing.B) {
-	const n = 10000
-	media := benchDir(b, "jpeg-640x480-10k")
+func BenchmarkImportBucket(b *testing.B) {
+	const n = 4000
+	media := benchDir(b, "jpeg-163k-4k")
 	if entries, _ := os.ReadDir(media); len(entries) != n {
 		os.RemoveAll(media)
-		if err := testmedia.WriteJPEGs(media, n, 640, 480); err != nil {
+		if err := writeNumberedJPEGs(media, n, 1400, 1050); err != nil {
 			b.Fatal(err)
+		}
+	}
+	var bytes int64
+	entries, _ := os.ReadDir(media)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil {
+			bytes += info.Size()
 		}
 	}
 	srv := tests3.Shared(b)
@@ -44,5 +54,26 @@ func BenchmarkImportBucket10k(b *testing.B) {
 		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
 		b.ReportMetric(n/secs, "files/s")
 		b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
+		b.ReportMetric(float64(bytes)/n/1000, "avg-KB")
 	}
+}
+
+// writeNumberedJPEGs writes n JPEGs made from 256 images of w x h, copy i
+// carrying i in a comment segment so every file is a distinct blob.
+func writeNumberedJPEGs(dir string, n, w, h int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	base := make([][]byte, 256)
+	for i := range base {
+		base[i] = testmedia.JPEG(w, h, i)
+	}
+	for i := range n {
+		img := append([]byte{0xFF, 0xD8, 0xFF, 0xFE, 0, 6, byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)},
+			base[i%len(base)][2:]...)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("img-%05d.jpg", i)), img, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
