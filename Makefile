@@ -75,7 +75,7 @@ deps:
 # The S3-compatible server the bucket-media tests start on loopback (internal/tests3): SeaweedFS's
 # weed, built from its Go module into WEED once. Its go.mod has a replace directive, which `go install
 # MOD@VERSION` refuses, so the module is downloaded (to the module cache, through the machine's module
-# proxy settings) and built there as the main module. About 8 minutes of CPU on the first build.
+# proxy settings) and built there as the main module: 16 CPU-minutes the first time, then kept.
 WEED_VERSION := v0.0.0-20261109003541-7506e5f91cd6
 WEED         := build/weed/$(WEED_VERSION)/weed
 weed: check-go
