@@ -36,6 +36,12 @@ func FuzzRead(f *testing.F) {
 	for i, l := range fuzzLayouts {
 		f.Add(uint8(i), []byte(l.seed))
 	}
+	// Numbers Go parses that are no coordinates.
+	f.Add(uint8(0), []byte("0 NaN 0.5 0.2 0.2\n1 0.5 Inf 0.2 0.2\n0 0.5 0.5 -Inf 0.2\n"))
+	f.Add(uint8(2), []byte(`<annotation><filename>a.jpg</filename><object><name>car</name><bndbox><xmin>NaN</xmin>`+
+		`<ymin>2</ymin><xmax>30</xmax><ymax>Inf</ymax></bndbox></object></annotation>`))
+	f.Add(uint8(3), []byte(`<annotations><image id="0" name="images/a.jpg" width="100" height="80">`+
+		`<box label="car" xtl="NaN" ytl="2" xbr="30" ybr="40"/><polygon label="car" points="NaN,2;30,Inf;30,40"/></image></annotations>`))
 	for i, seed := range []string{"coco/instances_val2017.json", "cvat/annotations.xml", "labelstudio/export.json"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", seed)); err == nil && len(b) < 64<<10 {
 			f.Add(uint8(i+1+i/2), b) // coco 1, cvat 3, labelstudio 4
