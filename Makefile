@@ -49,7 +49,7 @@ test: deps check-go models test-check-go ui-deps
 # in the package's testdata/fuzz/<target>, to be committed with the fix.
 FUZZTIME ?= 5m
 FUZZ_TARGETS := web:FuzzReadForm web:FuzzDecodeBoxes augment:FuzzParse lake:FuzzMediaTypeOfFile lake/query:FuzzParse \
-	internal/vips:FuzzCheck
+	internal/vips:FuzzCheck labelio:FuzzRead
 fuzz: check-go
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz ./$${t%%:*} $${t#*:} for $(FUZZTIME)"; \

@@ -21,6 +21,7 @@ var routeAccess = map[string]string{
 
 	"GET /api/v1/openapi.yaml": "read",
 	"GET /api/v1/me":           "read",
+	"GET /api/v1/runtime":      "read",
 
 	"GET /api/v1/lake/items":             "read",
 	"GET /api/v1/lake/facets":            "read",

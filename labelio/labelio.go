@@ -165,6 +165,12 @@ func (r *Report) Fit(it Item, width, height int) []Box {
 			r.add(Malformed, it.Source, b.Line, "a box without a label")
 			continue
 		}
+		if v := b.X + b.Y + b.W + b.H; math.IsNaN(v) || math.IsInf(v, 0) {
+			// NaN and Inf parse as numbers, and NaN slips past every comparison below.
+			r.add(Malformed, it.Source, b.Line, "%s box at (%.6g,%.6g) size %.6gx%.6g has a coordinate that is no finite number",
+				b.Label, b.X, b.Y, b.W, b.H)
+			continue
+		}
 		if b.Relative {
 			if width <= 0 || height <= 0 {
 				r.add(OutsideImage, it.Source, b.Line, "%s: the image's size is unknown, so relative coordinates cannot be placed", b.Label)

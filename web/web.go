@@ -83,6 +83,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	s.datasetRoutes(rest, api)
 	s.jobRoutes(rest)
 	s.deleteRoutes(rest)
+	s.runtimeRoutes(rest)
 	s.vectorFunctions()
 	s.clientRoutes(api) // each client function checks its own role
 	s.analysisRoutes(api)

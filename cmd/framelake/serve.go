@@ -32,6 +32,8 @@ func cmdServe(ctx context.Context, args []string) error {
 	idleTimeout := fs.String("idle-timeout", envOr("FRAMELAKE_IDLE_TIMEOUT", "60s"), "close keep-alive connections idle this long")
 	bodyRate := fs.String("body-min-rate", envOr("FRAMELAKE_BODY_MIN_RATE", "64KiB/30s"), "cut request bodies slower than this")
 	maxConns := fs.String("max-conns", envOr("FRAMELAKE_MAX_CONNS", "1024"), "most connections served at once")
+	probeTimeout := fs.String("probe-timeout", envOr("FRAMELAKE_PROBE_TIMEOUT", "60s"),
+		"longest ffprobe run on an uploaded video; a video that takes longer is refused as unreadable")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -58,6 +60,9 @@ func cmdServe(ctx context.Context, args []string) error {
 		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels}
 	if err := serverLimits(&cfg, *headerTimeout, *idleTimeout, *bodyRate, *maxConns); err != nil {
 		return err
+	}
+	if cfg.ProbeTimeout, err = time.ParseDuration(*probeTimeout); err != nil || cfg.ProbeTimeout <= 0 {
+		return fmt.Errorf("--probe-timeout: bad duration %q: use e.g. 60s", *probeTimeout)
 	}
 	a, err := appliance.Open(ctx, cfg)
 	if err != nil {
