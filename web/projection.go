@@ -85,7 +85,7 @@ func (s *server) projection(c *echo.Context) error {
 	for i, p := range pts {
 		page.Seq[i], page.UniqueName[i], page.X[i], page.Y[i] = p.Seq, p.UniqueName, round(p.X), round(p.Y)
 	}
-	out := map[string]any{"projection": st, "points": page}
+	out := map[string]any{"projection": st}
 	if by := q.Get("colorBy"); by != "" {
 		cats, err := s.categories(c, by, &page)
 		if err != nil {
@@ -93,6 +93,7 @@ func (s *server) projection(c *echo.Context) error {
 		}
 		out["colorBy"], out["categories"] = by, cats
 	}
+	out["points"] = page
 	if len(pts) == limit {
 		out["next"] = pts[len(pts)-1].Seq
 	}
