@@ -74,6 +74,8 @@ func (s *Store) RefreshProjection(ctx context.Context, modelName string, refit b
 	if err != nil {
 		return Projection{}, err
 	}
+	s.projMu.Lock()
+	defer s.projMu.Unlock()
 	st, newest, err := s.projectionState(ctx, m)
 	if err != nil || s.jobs == nil {
 		return st, err

@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"time"
+
+	"github.com/framelake/framelake/internal/job"
 )
 
 // clustered makes n vectors of dim around c random centres; cluster i%c.
@@ -165,5 +168,45 @@ func TestProjectionIsDeterministicAndDropsDeletedFiles(t *testing.T) {
 	}
 	if st, _ := stores[0].RefreshProjection(ctx, "m", false); st.PointCount != 299 || st.Status != ProjectionCurrent {
 		t.Fatalf("after deleting a file: %+v, want 299 points, current", st)
+	}
+}
+
+func TestProjectionRunsAsAJobWhenBehind(t *testing.T) {
+	ctx := context.Background()
+	s, db := newStore(t, Options{})
+	if err := db.Migrate(ctx, "job", job.Migrations()); err != nil {
+		t.Fatal(err)
+	}
+	q := job.New(db, job.Options{PollInterval: 20 * time.Millisecond})
+	s.HandleProjections(q)
+	names := addFiles(t, db, 50)
+	if _, err := s.InsertMany(ctx, "m", 16, records(names, randVecs(rand.New(rand.NewPCG(9, 9)), 50, 16))); err != nil {
+		t.Fatal(err)
+	}
+	// Two requests before any worker runs ask for one job.
+	a, err := s.RefreshProjection(ctx, "m", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.RefreshProjection(ctx, "m", false)
+	if a.Status != ProjectionComputing || a.JobID == "" || b.JobID != a.JobID {
+		t.Fatalf("a stale map: %+v then %+v; want one computing job", a, b)
+	}
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer q.Stop(ctx)
+	deadline := time.Now().Add(time.Minute)
+	for st := a; st.Status != ProjectionCurrent; st, _ = s.RefreshProjection(ctx, "m", false) {
+		if time.Now().After(deadline) || st.Status == ProjectionFailed {
+			t.Fatalf("the projection job did not finish: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if j, err := q.Get(ctx, a.JobID); err != nil || j.Status != job.Completed || j.Type != ProjectionJob {
+		t.Fatalf("job: %+v %v", j, err)
+	}
+	if pts := pointsByName(t, s, "m"); len(pts) != 50 {
+		t.Fatalf("%d points after the job, want 50", len(pts))
 	}
 }

@@ -107,6 +107,9 @@ type Store struct {
 	loads  sync.WaitGroup
 	closed chan struct{}
 	jobs   *job.Queue // runs projection jobs; nil until HandleProjections
+	// projMu makes RefreshProjection's look-then-enqueue one step, so two
+	// requests for a stale map start one job.
+	projMu sync.Mutex
 }
 
 // SessionJob is the job type InsertSession records a batch under.

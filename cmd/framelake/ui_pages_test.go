@@ -88,6 +88,8 @@ func TestWebAppPages(t *testing.T) {
 		t.Fatalf("embedding run: %+v %v", j, err)
 	}
 
+	checkProjectionRoute(t, s, names)
+
 	video := filepath.Join(t.TempDir(), "grey.mp4")
 	greyVideo(t, video, 20)
 	s.upload(t, "grey.mp4", video)
@@ -118,6 +120,63 @@ func TestWebAppPages(t *testing.T) {
 	}
 }
 
+// projectionPage is GET /api/v1/models/{name}/projection's answer.
+type projectionPage struct {
+	Projection struct {
+		Status, JobID           string
+		VectorCount, PointCount int
+	}
+	Points struct {
+		Seq        []int64
+		UniqueName []string
+		X, Y       []float64
+		Category   []int
+	}
+	Categories []string
+	Next       *int64
+}
+
+// checkProjectionRoute reads the default model's map as a script would: the
+// first call starts the projection job; once current, two pages of 4 and 2
+// points, each coloured by the label of its boxes.
+func checkProjectionRoute(t *testing.T, s *uiServer, names []string) {
+	t.Helper()
+	var p projectionPage
+	deadline := time.Now().Add(2 * time.Minute)
+	for p.Projection.Status != "current" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the map is not current after 2 minutes: %+v", p.Projection)
+		}
+		s.call(t, s.read, "GET", "/api/v1/models/default/projection?limit=4&colorBy=label", "", nil, &p)
+		if p.Projection.Status == "failed" || (p.Projection.Status != "current" && p.Projection.JobID == "") {
+			t.Fatalf("projection: %+v", p.Projection)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(p.Points.Seq) != 4 || p.Next == nil || p.Projection.PointCount != len(names) {
+		t.Fatalf("first page: %+v", p)
+	}
+	var rest projectionPage
+	s.call(t, s.read, "GET", fmt.Sprintf("/api/v1/models/default/projection?limit=4&colorBy=label&after=%d", *p.Next), "", nil, &rest)
+	if len(rest.Points.Seq) != 2 || rest.Next != nil {
+		t.Fatalf("second page: %+v", rest)
+	}
+	label := map[string]string{}
+	for _, page := range []projectionPage{p, rest} {
+		for i, name := range page.Points.UniqueName {
+			label[name] = page.Categories[page.Points.Category[i]]
+			if x, y := page.Points.X[i], page.Points.Y[i]; x < -1 || x > 1 || y < -1 || y > 1 {
+				t.Errorf("%s at (%g, %g), outside [-1, 1]²", name, x, y)
+			}
+		}
+	}
+	for i, name := range names {
+		if want := map[bool]string{true: "car", false: "person"}[i < 3]; label[name] != want {
+			t.Errorf("%s coloured %q, want %q", name, label[name], want)
+		}
+	}
+}
+
 // BenchmarkMapDraw100k measures the embedding map in headless Chromium at
 // 100,000 points: a generated lake of 100,000 images with 512-d vectors of
 // model "clip" in 50 clusters, its projection fitted first; then the time
@@ -130,7 +189,7 @@ func BenchmarkMapDraw100k(b *testing.B) {
 	const n, dim = 100_000, 512
 	node, ui := needBrowser(b)
 	dir := filepath.Join(b.TempDir(), "lake")
-	if err := benchlake.Ensure(ctx, dir, benchlake.Spec{Files: n, Boxes: n, Labels: 10}); err != nil {
+	if err := benchlake.Ensure(ctx, dir, benchlake.Spec{Files: n, Boxes: n, Labels: 10, Collections: 10}); err != nil {
 		b.Fatal(err)
 	}
 	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: -1})
