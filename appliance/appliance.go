@@ -155,6 +155,7 @@ func (a *Appliance) open(ctx context.Context) error {
 	}
 	a.Lake.OnDelete(deleteEmbeddings(a.Vectors))
 	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
+	a.Vectors.HandleProjections(a.Jobs)
 	a.Analysis, err = analysis.New(ctx, analysis.Deps{Lake: a.Lake, Vectors: a.Vectors, Jobs: a.Jobs},
 		analysis.Options{DataDir: a.cfg.DataDir, Logger: a.log})
 	if err != nil {

@@ -58,12 +58,15 @@ var routeAccess = map[string]string{
 	"GET /api/v1/jobs/:id":         "read",
 	"POST /api/v1/jobs/:id/cancel": "write",
 
-	"GET /api/v1/models":          "read",
-	"GET /api/v1/models/:name":    "read",
-	"PATCH /api/v1/models/:name":  "admin",
-	"DELETE /api/v1/models/:name": "admin",
-	"GET /api/v1/runs":            "read",
-	"GET /api/v1/runs/:id":        "read",
+	"GET /api/v1/models":                   "read",
+	"GET /api/v1/models/:name":             "read",
+	"PATCH /api/v1/models/:name":           "admin",
+	"DELETE /api/v1/models/:name":          "admin",
+	"GET /api/v1/runs":                     "read",
+	"GET /api/v1/embedding-models":         "read",
+	"GET /api/v1/models/:name/projection":  "read",
+	"POST /api/v1/models/:name/projection": "write",
+	"GET /api/v1/runs/:id":                 "read",
 
 	"POST /api/v1/client/register_model": "admin",
 

@@ -87,6 +87,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	s.vectorFunctions()
 	s.clientRoutes(api) // each client function checks its own role
 	s.analysisRoutes(api)
+	s.projectionRoutes(api)
 	s.appRoutes(e, api) // the web app (ui.go), its thumbnails and what it asks the API
 	return e, s
 }

@@ -16,6 +16,7 @@ function paramsOf(search) {
   return {
     q: p.get('q') ?? '', sortBy: p.get('sort') || 'date_modified', sortOrder: p.get('order') || 'DESC',
     itemType: p.get('type') || 'image', similar: p.get('similar') || '', model: p.get('model') || 'default',
+    picked: p.get('picked') || '',
   }
 }
 
@@ -86,7 +87,7 @@ export function Grid({ search, me }) {
       {uploading && <Upload onDone={invalidate} onClose={() => setUploading(false)} />}
       {error && error.field !== 'query' && <div class="error" role="alert">{error.message}</div>}
       <div class="lake-body">
-        {!P.similar && <Facets q={P.q} itemType={P.itemType} go={go} list={list} />}
+        {!P.similar && !P.picked && <Facets q={P.q} itemType={P.itemType} go={go} list={list} />}
         <div class="scroller" ref={scroller} tabIndex={-1} onKeyDown={nav.onKey}>
           <div class="spacer" style={{ height: L.height + 'px' }}>{cells}</div>
           {count === 0 && <div class="empty">No items match.</div>}
@@ -99,7 +100,15 @@ export function Grid({ search, me }) {
 // Controls are the grid's settings: the similarity banner or type and sort,
 // the thumbnail size and the machine boxes' confidence floor.
 function Controls({ P, go, cell, setCell, minConf, setMinConf }) {
-  const { similar, model, itemType, sortBy, sortOrder } = P
+  const { similar, model, itemType, sortBy, sortOrder, picked } = P
+  if (picked) {
+    return (
+      <span class="similar-to" data-testid="picked-banner">
+        picked on the map
+        <button class="ghost" onClick={() => go({ picked: '' })} title="back to the lake">✕</button>
+      </span>
+    )
+  }
   return (
     <>
       {similar && (

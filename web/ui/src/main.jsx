@@ -6,6 +6,8 @@ import { ItemView } from './item.jsx'
 import { Job, Jobs } from './jobs.jsx'
 import { Dataset, Datasets } from './datasets.jsx'
 import { navigate, route, useLocation } from './router.js'
+import { MapPage } from './lazy.jsx'
+import { Models } from './models.jsx'
 import './style.css'
 
 // App: nothing but sign-in until a key is verified (GET /api/v1/me); then
@@ -30,6 +32,8 @@ function App() {
         <nav>
           <NavLink to="/" on={r.page === 'grid' || r.page === 'item'}>Lake</NavLink>
           <NavLink to="/datasets" on={r.page === 'datasets' || r.page === 'dataset'}>Datasets</NavLink>
+          <NavLink to="/map" on={r.page === 'map'}>Map</NavLink>
+          <NavLink to="/models" on={r.page === 'models'}>Models</NavLink>
           <NavLink to="/jobs" on={r.page === 'jobs' || r.page === 'job'}>Jobs</NavLink>
         </nav>
         <span class="who" data-testid="who" data-role={me.role}>{me.name || me.key} <span class="role">{me.role}</span></span>
@@ -42,6 +46,8 @@ function App() {
         {r.page === 'job' && <Job id={r.id} me={me} />}
         {r.page === 'datasets' && <Datasets />}
         {r.page === 'dataset' && <Dataset id={r.id} />}
+        {r.page === 'map' && <MapPage search={loc.search} me={me} />}
+        {r.page === 'models' && <Models search={loc.search} />}
         {r.page === 'missing' && <div class="error">No page at {loc.path}.</div>}
       </main>
     </div>

@@ -25,6 +25,8 @@ export function route(path) {
   if ((m = path.match(/^\/jobs\/([^/]+)$/))) return { page: 'job', id: decodeURIComponent(m[1]) }
   if (path === '/jobs') return { page: 'jobs' }
   if (path === '/datasets') return { page: 'datasets' }
+  if (path === '/map') return { page: 'map' }
+  if (path === '/models') return { page: 'models' }
   if (path === '/') return { page: 'grid' }
   return { page: 'missing' }
 }
