@@ -1,0 +1,267 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake/query"
+)
+
+// ValueCount is one value of a set (a box label, a tag, a collection) with
+// the number of selected files that have it.
+type ValueCount struct {
+	Value string `json:"value"`
+	Count int    `json:"count"`
+}
+
+// setFacet says how to count the files of a set by value: rows of the set
+// (aliased s) keyed by file_seq, and the value's SQL.
+type setFacet struct {
+	from, value string
+}
+
+// SetFacets are the sets SetCounts counts, by their query field name.
+var SetFacets = map[string]setFacet{
+	"annotation.label": {from: "annotation s", value: "s.label"},
+	"Tags":             {from: "file_tag s", value: "s.name"},
+	"collection":       {from: "collection_file s", value: "s.collection_seq"},
+}
+
+// MaxFacetValues caps the values SetCounts returns.
+const MaxFacetValues = 200
+
+// SetCounts returns the values of set (a key of SetFacets) most common among
+// the files sel selects, most files first, at most limit of them, and whether
+// more values have files. Every (file, value) pair is counted once, from the
+// set's index on (value, file_seq) when the selection is every file, or
+// through each selected file's rows of the set otherwise.
+func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit int) ([]ValueCount, bool, error) {
+	f, ok := SetFacets[set]
+	if !ok {
+		return nil, false, errs.Invalid("field", "no counts by %q; fields: annotation.label, Tags, collection", set)
+	}
+	if limit <= 0 || limit > MaxFacetValues {
+		return nil, false, errs.Invalid("limit", "limit must be in 1..%d, got %d", MaxFacetValues, limit)
+	}
+	c, all, err := l.fileSelection(ctx, sel)
+	if err != nil {
+		return nil, false, err
+	}
+	pairs := `SELECT DISTINCT ` + f.value + ` AS v, s.file_seq FROM ` + f.from
+	args := []any{}
+	if !all {
+		pairs = `SELECT DISTINCT s.file_seq, ` + f.value + ` AS v FROM file f JOIN ` + f.from +
+			` ON s.file_seq = f.seq WHERE ` + c.where
+		args = c.args
+	}
+	q := `SELECT v, count(*) AS n FROM (` + pairs + `) GROUP BY v ORDER BY n DESC, v LIMIT ` + fmt.Sprint(limit+1)
+	if set == "collection" {
+		q = `SELECT c.name, t.n FROM (` + q + `) t JOIN collection c ON c.seq = t.v ORDER BY t.n DESC, c.name`
+	}
+	release, err := l.db.Turn(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
+	rows, err := l.db.R.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	var out []ValueCount
+	for rows.Next() {
+		var v ValueCount
+		if err := rows.Scan(&v.Value, &v.Count); err != nil {
+			return nil, false, err
+		}
+		out = append(out, v)
+	}
+	if len(out) > limit {
+		return out[:limit], true, rows.Err()
+	}
+	return out, false, rows.Err()
+}
+
+// fileSelection compiles a selection of files and reports whether it is
+// every file of the lake (no query, no collection, no filter, and no file of
+// another type), which lets a count read a set's own index without visiting
+// each file.
+func (l *Lake) fileSelection(ctx context.Context, sel Selection) (compiled, bool, error) {
+	c, err := l.compile(ctx, sel, query.Count)
+	if err != nil {
+		return c, false, err
+	}
+	if c.target != query.Files {
+		return c, false, errs.Invalid("itemType", "itemType %s selects collections; counts are of files", sel.ItemType)
+	}
+	if !c.bare || sel.CollectionID != "" {
+		return c, false, nil
+	}
+	var others bool
+	err = l.db.R.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM file WHERE type < ?1)
+		OR EXISTS (SELECT 1 FROM file WHERE type > ?1)`, c.args[0]).Scan(&others)
+	return c, !others, err
+}
+
+// Bin is one bar of a histogram: the values in [From, To) (the last bin
+// holds To too) and how many there are.
+type Bin struct {
+	From  float64 `json:"from"`
+	To    float64 `json:"to"`
+	Count int     `json:"count"`
+}
+
+// Histogram is the distribution of a numeric field over a selection.
+type Histogram struct {
+	Field string  `json:"field"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	Total int     `json:"total"` // values counted: files, or boxes for annotation.confidence
+	Bins  []Bin   `json:"bins"`
+}
+
+// histField is a numeric field as histograms read it: a column of file f, or
+// of the selected files' boxes (a).
+type histField struct {
+	col     string
+	boxes   bool
+	integer bool // bins on whole numbers
+}
+
+// HistogramFields are the fields Histogram takes, by their query names.
+var HistogramFields = map[string]histField{
+	"width":                 {col: "f.width", integer: true},
+	"height":                {col: "f.height", integer: true},
+	"fileSize":              {col: "f.size", integer: true},
+	"createdAt":             {col: "f.created_at", integer: true},
+	"annotation.confidence": {col: "a.confidence", boxes: true},
+}
+
+// MaxBins caps a histogram's bins.
+const MaxBins = 100
+
+// Histogram counts the values of field (a key of HistogramFields) among the
+// files sel selects in at most bins equal bins between their least and
+// greatest value; createdAt is in unix milliseconds.
+func (l *Lake) Histogram(ctx context.Context, sel Selection, field string, bins int) (Histogram, error) {
+	h := Histogram{Field: field, Bins: []Bin{}}
+	hf, ok := HistogramFields[field]
+	if !ok {
+		return h, errs.Invalid("field", "no histogram of %q; fields: width, height, fileSize, createdAt, annotation.confidence", field)
+	}
+	if bins < 1 || bins > MaxBins {
+		return h, errs.Invalid("bins", "bins must be in 1..%d, got %d", MaxBins, bins)
+	}
+	c, all, err := l.fileSelection(ctx, sel)
+	if err != nil {
+		return h, err
+	}
+	from, where, args := "file f", c.where+" AND "+hf.col+" IS NOT NULL", c.args
+	if hf.boxes {
+		from = "file f JOIN annotation a ON a.file_seq = f.seq"
+		if all {
+			from, where, args = "annotation a", hf.col+" IS NOT NULL", nil
+		}
+	}
+	release, err := l.db.Turn(ctx)
+	if err != nil {
+		return h, err
+	}
+	defer release()
+	var lo, hi sql.NullFloat64
+	err = l.db.R.QueryRowContext(ctx, `SELECT min(`+hf.col+`), max(`+hf.col+`), count(*) FROM `+from+` WHERE `+where,
+		args...).Scan(&lo, &hi, &h.Total)
+	if err != nil || !lo.Valid {
+		return h, err
+	}
+	h.Min, h.Max = lo.Float64, hi.Float64
+	step := (h.Max - h.Min) / float64(bins)
+	if hf.integer {
+		step = math.Max(1, math.Ceil(step))
+	}
+	if step == 0 {
+		h.Bins = []Bin{{From: h.Min, To: h.Max, Count: h.Total}}
+		return h, nil
+	}
+	n := int(math.Ceil((h.Max - h.Min) / step))
+	if hf.integer && float64(n)*step+h.Min <= h.Max {
+		n++ // integer bins are [from, to): the greatest value needs a bin of its own edge
+	}
+	n = max(1, min(n, bins))
+	h.Bins = make([]Bin, n)
+	for i := range h.Bins {
+		h.Bins[i] = Bin{From: h.Min + float64(i)*step, To: h.Min + float64(i+1)*step}
+	}
+	h.Bins[n-1].To = math.Max(h.Bins[n-1].To, h.Max)
+	q := `SELECT min(CAST((` + hf.col + ` - ?) / ? AS INTEGER), ?) AS b, count(*) FROM ` + from + ` WHERE ` + where +
+		` GROUP BY b`
+	rows, err := l.db.R.QueryContext(ctx, q, append([]any{h.Min, step, n - 1}, args...)...)
+	if err != nil {
+		return h, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b, k int
+		if err := rows.Scan(&b, &k); err != nil {
+			return h, err
+		}
+		h.Bins[max(0, min(b, n-1))].Count += k
+	}
+	return h, rows.Err()
+}
+
+// Vocabularies are the lists Complete draws from.
+var Vocabularies = []string{"annotation.label", "Tags", "collection", "metadata", "metadata.<key>"}
+
+// Complete returns up to limit distinct values of a vocabulary that start
+// with prefix (case-sensitive, in code point order): box labels, tag names,
+// collection names, metadata keys ("metadata"), or the text values of one
+// metadata key ("metadata.<key>"). Each value is one index seek, so a lake of
+// millions of boxes with few labels answers in microseconds.
+func (l *Lake) Complete(ctx context.Context, vocab, prefix string, limit int) ([]string, error) {
+	if limit <= 0 || limit > MaxFacetValues {
+		return nil, errs.Invalid("limit", "limit must be in 1..%d, got %d", MaxFacetValues, limit)
+	}
+	table, col, where, args := "", "", "1", []any{}
+	switch {
+	case vocab == "annotation.label":
+		table, col = "annotation", "label"
+	case vocab == "Tags":
+		table, col = "file_tag", "name"
+	case vocab == "collection":
+		table, col = "collection", "name"
+	case vocab == "metadata":
+		table, col = "file_meta", "key"
+	case strings.HasPrefix(vocab, "metadata.") && len(vocab) > len("metadata."):
+		table, col, where = "file_meta", "value", "key = ? AND typeof(value) = 'text'"
+		args = append(args, strings.TrimPrefix(vocab, "metadata."))
+	default:
+		return nil, errs.Invalid("field", "no completion for %q; fields: %s", vocab, strings.Join(Vocabularies, ", "))
+	}
+	// A loose index scan: each step seeks the next value past the last one.
+	seek := `SELECT min(` + col + `) FROM ` + table + ` WHERE ` + where + ` AND ` + col
+	q := `WITH RECURSIVE v(x) AS (
+		SELECT (` + seek + ` >= ?) UNION ALL
+		SELECT (` + seek + ` > v.x) FROM v WHERE v.x IS NOT NULL AND substr(v.x, 1, length(?)) = ?
+		LIMIT ` + fmt.Sprint(limit+1) + `)
+		SELECT x FROM v WHERE x IS NOT NULL AND substr(x, 1, length(?)) = ? LIMIT ` + fmt.Sprint(limit)
+	all := append(append(append(append([]any{}, args...), prefix), args...), prefix, prefix, prefix, prefix)
+	rows, err := l.db.R.QueryContext(ctx, q, all...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

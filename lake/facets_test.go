@@ -1,0 +1,152 @@
+package lake_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+
+	"github.com/framelake/framelake/internal/testmedia"
+	"github.com/framelake/framelake/lake"
+)
+
+// curatedLake holds 12 images of widths 16..27: every third has two dog
+// boxes (human), every fourth a cat box (machine, confidence 0.25..), the
+// first six are in collection "a", the rest in "b".
+func curatedLake(t *testing.T) (*lake.Lake, []lake.File) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	var stored []lake.File
+	for _, coll := range []string{"a", "b"} {
+		var ups []lake.Upload
+		for i := range 6 {
+			n := len(stored) + i
+			ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", n), testmedia.JPEG(16+n, 16, n)))
+		}
+		res, err := l.Add(ctx, lake.AddOptions{Collection: coll}, ups)
+		if err != nil || len(res.Stored) != 6 {
+			t.Fatal(err, res.Rejected)
+		}
+		stored = append(stored, res.Stored...)
+	}
+	err := l.DB().Tx(ctx, func(tx *sql.Tx) error {
+		for i, f := range stored {
+			if i%3 == 0 {
+				b := lake.Box{Label: "dog", X: 1, Y: 1, W: 2, H: 2}
+				if err := lake.ReplaceBoxes(ctx, tx, f.Seq(), lake.Human, "p", 0, []lake.Box{b, b}); err != nil {
+					return err
+				}
+			}
+			if i%4 == 0 {
+				c := 0.25 + float64(i)/20
+				if err := lake.ReplaceBoxes(ctx, tx, f.Seq(), lake.Machine, "run", 0,
+					[]lake.Box{{Label: "cat", X: 1, Y: 1, W: 2, H: 2, Confidence: &c}}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, stored
+}
+
+func TestSetCountsFollowTheQuery(t *testing.T) {
+	ctx := context.Background()
+	l, _ := curatedLake(t)
+	cases := []struct {
+		set, query string
+		limit      int
+		want       string
+		more       bool
+	}{
+		{"annotation.label", "", 10, "[{dog 4} {cat 3}]", false}, // two dog boxes on a file count once
+		{"annotation.label", "", 1, "[{dog 4}]", true},
+		{"annotation.label", "collection = a", 10, "[{cat 2} {dog 2}]", false},
+		{"annotation.label", "width >= 100", 10, "[]", false},
+		{"collection", "", 10, "[{a 6} {b 6}]", false},
+		{"collection", "annotation.label = dog", 10, "[{a 2} {b 2}]", false},
+	}
+	for _, c := range cases {
+		got, more, err := l.SetCounts(ctx, lake.Selection{Query: c.query}, c.set, c.limit)
+		if err != nil || fmt.Sprint(got) != c.want && !(len(got) == 0 && c.want == "[]") || more != c.more {
+			t.Errorf("%s for %q limit %d: %v more=%v %v, want %s more=%v", c.set, c.query, c.limit, got, more, err, c.want, c.more)
+		}
+	}
+	if _, _, err := l.SetCounts(ctx, lake.Selection{Query: "width >"}, "annotation.label", 5); err == nil {
+		t.Error("a bad query counted")
+	}
+	if _, _, err := l.SetCounts(ctx, lake.Selection{}, "name", 5); err == nil {
+		t.Error("counts by name, which is not a set")
+	}
+}
+
+func TestTagAndCollectSelection(t *testing.T) {
+	ctx := context.Background()
+	l, stored := curatedLake(t)
+	q := fmt.Sprintf("uniqueName IN (%s, %s, %s)", stored[0].UniqueName, stored[1].UniqueName, stored[2].UniqueName)
+	n, err := l.TagSelection(ctx, lake.Selection{Query: q}, []string{"keep", "check"}, nil)
+	if err != nil || n != 3 {
+		t.Fatalf("tagged %d files, %v", n, err)
+	}
+	got, _, err := l.SetCounts(ctx, lake.Selection{}, "Tags", 10)
+	if fmt.Sprint(got) != "[{check 3} {keep 3}]" || err != nil {
+		t.Errorf("tags after tagging: %v %v", got, err)
+	}
+	if n, err = l.TagSelection(ctx, lake.Selection{Query: "annotation.label = dog"}, nil, []string{"check"}); err != nil || n != 4 {
+		t.Errorf("untagged %d files, %v", n, err)
+	}
+	if c, err := l.Count(ctx, lake.Selection{Query: "Tags = check"}); err != nil || c != 2 { // files 1 and 2 keep it
+		t.Errorf("%d files still tagged check, %v", c, err)
+	}
+	coll, added, err := l.CollectSelection(ctx, lake.Selection{Query: "annotation.label = cat"}, "cats")
+	if err != nil || added != 3 || coll.Type != lake.ImageCollection {
+		t.Fatalf("collected %d into %+v, %v", added, coll, err)
+	}
+	if _, added, err = l.CollectSelection(ctx, lake.Selection{Query: "annotation.label IN (cat, dog)"}, "cats"); added != 3 || err != nil {
+		t.Errorf("second collect added %d, %v; want the 3 dog-only files", added, err)
+	}
+	if c, err := l.Count(ctx, lake.Selection{Query: "collection = cats"}); err != nil || c != 6 {
+		t.Errorf("collection cats has %d files, %v", c, err)
+	}
+	if _, err := l.TagSelection(ctx, lake.Selection{}, []string{" "}, nil); err == nil {
+		t.Error("an empty tag name was stored")
+	}
+}
+
+func TestHistogramAndComplete(t *testing.T) {
+	ctx := context.Background()
+	l, _ := curatedLake(t)
+	h, err := l.Histogram(ctx, lake.Selection{}, "width", 4)
+	if err != nil || h.Min != 16 || h.Max != 27 || h.Total != 12 || len(h.Bins) != 4 {
+		t.Fatalf("width histogram %+v, %v", h, err)
+	}
+	sum := 0
+	for _, b := range h.Bins {
+		sum += b.Count
+	}
+	if sum != 12 || h.Bins[0].Count != 3 || h.Bins[0].From != 16 || h.Bins[0].To != 19 {
+		t.Errorf("width bins %+v", h.Bins)
+	}
+	h, err = l.Histogram(ctx, lake.Selection{Query: "collection = a"}, "annotation.confidence", 5)
+	if err != nil || h.Total != 2 || h.Min != 0.25 || h.Max != 0.45 {
+		t.Errorf("confidence histogram %+v, %v", h, err)
+	}
+	for vocab, want := range map[string]string{"annotation.label": "[cat dog]", "collection": "[a b]", "Tags": "[]"} {
+		got, err := l.Complete(ctx, vocab, "", 10)
+		if err != nil || fmt.Sprint(got) != want {
+			t.Errorf("complete %s: %v %v, want %s", vocab, got, err, want)
+		}
+	}
+	if got, err := l.Complete(ctx, "annotation.label", "d", 10); err != nil || fmt.Sprint(got) != "[dog]" {
+		t.Errorf("complete labels from d: %v %v", got, err)
+	}
+	if got, err := l.Complete(ctx, "annotation.label", "cat", 1); err != nil || fmt.Sprint(got) != "[cat]" {
+		t.Errorf("complete labels from cat: %v %v", got, err)
+	}
+	if _, err := l.Complete(ctx, "width", "", 10); err == nil {
+		t.Error("completed a numeric field")
+	}
+}
