@@ -1,0 +1,75 @@
+package main_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake"
+)
+
+// BenchmarkFacets1M times what the web app's sidebar and query bar ask of
+// the lake (label, tag and collection counts, histograms, completion lists)
+// on the 1,000,000-file, 3,000,000-box lake of BenchmarkLakeQueries1M, in
+// process, each the median of 7 runs after a warm-up.
+// FRAMELAKE_BENCH_FILES builds and uses a smaller lake of that many files
+// (three boxes each) instead, in its own folder.
+func BenchmarkFacets1M(b *testing.B) {
+	spec := benchlake.Spec{Files: 1_000_000, Boxes: 3_000_000, Labels: 50, Collections: 10_000}
+	dir := benchDir(b, "lake-1m")
+	if n, _ := strconv.Atoi(os.Getenv("FRAMELAKE_BENCH_FILES")); n > 0 {
+		spec = benchlake.Spec{Files: n, Boxes: 3 * n, Labels: 50, Collections: n / 100}
+		dir = benchDir(b, "lake-"+strconv.Itoa(n))
+	}
+	ctx := context.Background()
+	if err := benchlake.Ensure(ctx, dir, spec); err != nil {
+		b.Fatal(err)
+	}
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	l := a.Lake
+	// A tagged tenth of the lake, so tag counts have rows to count.
+	if _, err := l.TagSelection(ctx, lake.Selection{Query: "createdAt < 2025-03-15"}, []string{"early"}, nil); err != nil {
+		b.Fatal(err)
+	}
+	sets := func(set, q string) func() error {
+		return func() error { _, _, err := l.SetCounts(ctx, lake.Selection{Query: q}, set, 20); return err }
+	}
+	hist := func(field, q string) func() error {
+		return func() error { _, err := l.Histogram(ctx, lake.Selection{Query: q}, field, 24); return err }
+	}
+	complete := func(vocab, prefix string) func() error {
+		return func() error { _, err := l.Complete(ctx, vocab, prefix, 12); return err }
+	}
+	cases := []struct {
+		name string
+		fn   func() error
+	}{
+		{"labels", sets("annotation.label", "")},
+		{"labels-of-dog", sets("annotation.label", "annotation.label = dog")},
+		{"labels-of-a-collection", sets("annotation.label", "collection = collection-00042")},
+		{"labels-of-2026", sets("annotation.label", `createdAt >= "2026-01-01"`)},
+		{"tags", sets("Tags", "")},
+		{"collections", sets("collection", "")},
+		{"collections-of-dog", sets("collection", "annotation.label = dog")},
+		{"hist-width", hist("width", "")},
+		{"hist-fileSize", hist("fileSize", "")},
+		{"hist-createdAt", hist("createdAt", "")},
+		{"hist-confidence", hist("annotation.confidence", "")},
+		{"hist-fileSize-of-dog", hist("fileSize", "annotation.label = dog")},
+		{"complete-labels", complete("annotation.label", "label1")},
+		{"complete-collections", complete("collection", "collection-0004")},
+	}
+	for b.Loop() {
+		for _, c := range cases {
+			d := median(b, 7, c.fn)
+			b.ReportMetric(ms(d), c.name+"-ms")
+		}
+	}
+}
