@@ -5,15 +5,18 @@ import { BOX_FIELDS, contextAt, quote } from './qtext.js'
 // useCompletion drives the query bar's completion: what the word at the
 // cursor may become (a field name, or a value of the field before it, from
 // GET /api/v1/lake/complete), shown in a list that the keyboard walks:
-// ↑ ↓ move, Tab or Enter accept, Esc closes, Ctrl+Space opens.
+// ↑ ↓ move, Tab or Enter accept, Esc closes, Ctrl+Space opens (typing opens
+// it once a word has begun).
 export function useCompletion(input, value, setValue) {
   const [list, setList] = useState(null) // {ctx, items, at}
   const asked = useRef(0)
 
-  const ask = (text, cursor) => {
+  // Typing asks once a word has begun (so Enter after `label = ` still runs
+  // the query); Ctrl+Space asks at once.
+  const ask = (text, cursor, now = false) => {
     const ctx = contextAt(text, cursor)
     const n = ++asked.current
-    if (!ctx) return setList(null)
+    if (!ctx || (!now && ctx.prefix === '')) return setList(null)
     const show = (items) => n === asked.current && setList(items.length ? { ctx, items, at: 0 } : null)
     const starts = (v) => v.toLowerCase().startsWith(ctx.prefix.toLowerCase()) && v !== ctx.prefix
     if (ctx.kind === 'field' && ctx.inBox) return show(BOX_FIELDS.filter(starts).map((v) => ({ v, text: v + ' ' })))
@@ -45,7 +48,7 @@ export function useCompletion(input, value, setValue) {
   const onKey = (e) => {
     if (e.key === ' ' && e.ctrlKey) {
       e.preventDefault()
-      ask(value, e.currentTarget.selectionStart)
+      ask(value, e.currentTarget.selectionStart, true)
       return true
     }
     if (!list) return false
