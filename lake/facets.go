@@ -19,15 +19,16 @@ type ValueCount struct {
 }
 
 // setFacet says how to count the files of a set by value: rows of the set
-// (aliased s) keyed by file_seq, and the value's SQL.
+// (aliased s) keyed by file_seq, the value's SQL, and the table of whole-lake
+// counts (value v, files n) that triggers keep (migration 003), if any.
 type setFacet struct {
-	from, value string
+	from, value, summary string
 }
 
 // SetFacets are the sets SetCounts counts, by their query field name.
 var SetFacets = map[string]setFacet{
-	"annotation.label": {from: "annotation s", value: "s.label"},
-	"Tags":             {from: "file_tag s", value: "s.name"},
+	"annotation.label": {from: "annotation s", value: "s.label", summary: "SELECT label AS v, files AS n FROM label_files"},
+	"Tags":             {from: "file_tag s", value: "s.name", summary: "SELECT name AS v, files AS n FROM tag_files"},
 	"collection":       {from: "collection_file s", value: "s.collection_seq"},
 }
 
@@ -36,9 +37,10 @@ const MaxFacetValues = 200
 
 // SetCounts returns the values of set (a key of SetFacets) most common among
 // the files sel selects, most files first, at most limit of them, and whether
-// more values have files. Every (file, value) pair is counted once, from the
-// set's index on (value, file_seq) when the selection is every file, or
-// through each selected file's rows of the set otherwise.
+// more values have files. Every (file, value) pair is counted once: for a
+// selection of every file from the counts triggers keep (labels, tags) or
+// the set's index on (value, file_seq), otherwise through each selected
+// file's rows of the set.
 func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit int) ([]ValueCount, bool, error) {
 	f, ok := SetFacets[set]
 	if !ok {
@@ -59,6 +61,9 @@ func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit i
 		args = c.args
 	}
 	q := `SELECT v, count(*) AS n FROM (` + pairs + `) GROUP BY v ORDER BY n DESC, v LIMIT ` + fmt.Sprint(limit+1)
+	if all && f.summary != "" {
+		q = f.summary + ` ORDER BY n DESC, v LIMIT ` + fmt.Sprint(limit+1)
+	}
 	if set == "collection" {
 		q = `SELECT c.name, t.n FROM (` + q + `) t JOIN collection c ON c.seq = t.v ORDER BY t.n DESC, c.name`
 	}

@@ -150,3 +150,52 @@ func TestHistogramAndComplete(t *testing.T) {
 		t.Error("completed a numeric field")
 	}
 }
+
+// TestWholeLakeCountsFollowEdits checks the label and tag counts that
+// triggers keep (used for a selection of every file) against counting the
+// boxes and tags themselves, after boxes are replaced, tags added and
+// removed, and a file deleted.
+func TestWholeLakeCountsFollowEdits(t *testing.T) {
+	ctx := context.Background()
+	l, stored := curatedLake(t)
+	same := func(when string) {
+		t.Helper()
+		for _, set := range []string{"annotation.label", "Tags"} {
+			kept, _, err1 := l.SetCounts(ctx, lake.Selection{}, set, 50)
+			counted, _, err2 := l.SetCounts(ctx, lake.Selection{Query: "fileSize >= 0"}, set, 50)
+			if err1 != nil || err2 != nil || fmt.Sprint(kept) != fmt.Sprint(counted) {
+				t.Errorf("%s: %s kept %v %v, counted %v %v", when, set, kept, err1, counted, err2)
+			}
+		}
+	}
+	same("built")
+	if _, err := l.TagSelection(ctx, lake.Selection{Query: "annotation.label = dog"}, []string{"dog", "seen"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := l.DB().Tx(ctx, func(tx *sql.Tx) error {
+		c := 0.9
+		// a model tag beside the user's on file 0, and file 3's dogs become a cat and a dog
+		if err := lake.AddFileTags(ctx, tx, stored[0].Seq(), []lake.Tag{{Name: "dog", Operation: "run", Confidence: &c}}); err != nil {
+			return err
+		}
+		return lake.ReplaceBoxes(ctx, tx, stored[3].Seq(), lake.Human, "p", 0,
+			[]lake.Box{{Label: "cat", X: 1, Y: 1, W: 2, H: 2}, {Label: "dog", X: 1, Y: 1, W: 2, H: 2}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("tagged and boxes replaced")
+	if got, _, _ := l.SetCounts(ctx, lake.Selection{}, "annotation.label", 5); fmt.Sprint(got) != "[{cat 4} {dog 4}]" {
+		t.Errorf("labels after replacing file 3's boxes: %v", got)
+	}
+	if _, err := l.TagSelection(ctx, lake.Selection{Query: "uniqueName = " + stored[0].UniqueName}, nil, []string{"seen"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.DeleteFile(ctx, stored[6].UniqueName); err != nil {
+		t.Fatal(err)
+	}
+	same("untagged and a file deleted")
+	if got, _, _ := l.SetCounts(ctx, lake.Selection{}, "Tags", 5); fmt.Sprint(got) != "[{dog 3} {seen 2}]" {
+		t.Errorf("tags after untagging and deleting: %v", got)
+	}
+}
