@@ -35,60 +35,97 @@ var SetFacets = map[string]setFacet{
 // MaxFacetValues caps the values SetCounts returns.
 const MaxFacetValues = 200
 
+// SetCount is the answer of SetCounts.
+type SetCount struct {
+	Values []ValueCount `json:"values"`
+	More   bool         `json:"more"` // values past the limit have files
+	// Estimated: counting every selected file ran past the lake's
+	// FacetBudget, so the counts are those of the newest FacetSample
+	// selected files scaled to all of them.
+	Estimated bool `json:"estimated"`
+	Sampled   int  `json:"sampled,omitempty"` // files counted when Estimated
+}
+
 // SetCounts returns the values of set (a key of SetFacets) most common among
-// the files sel selects, most files first, at most limit of them, and whether
-// more values have files. Every (file, value) pair is counted once: for a
-// selection of every file from the counts triggers keep (labels, tags) or
-// the set's index on (value, file_seq), otherwise through each selected
-// file's rows of the set.
-func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit int) ([]ValueCount, bool, error) {
+// the files sel selects, most files first, at most limit of them. Every
+// (file, value) pair is counted once: for a selection of every file from the
+// counts triggers keep (labels, tags) or the set's index on (value,
+// file_seq), otherwise through each selected file's rows of the set; when
+// that runs past FacetBudget (a query selecting most of a large lake), from a
+// sample of the selected files.
+func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit int) (SetCount, error) {
 	f, ok := SetFacets[set]
 	if !ok {
-		return nil, false, errs.Invalid("field", "no counts by %q; fields: annotation.label, Tags, collection", set)
+		return SetCount{}, errs.Invalid("field", "no counts by %q; fields: annotation.label, Tags, collection", set)
 	}
 	if limit <= 0 || limit > MaxFacetValues {
-		return nil, false, errs.Invalid("limit", "limit must be in 1..%d, got %d", MaxFacetValues, limit)
+		return SetCount{}, errs.Invalid("limit", "limit must be in 1..%d, got %d", MaxFacetValues, limit)
 	}
 	c, all, err := l.fileSelection(ctx, sel)
 	if err != nil {
-		return nil, false, err
+		return SetCount{}, err
 	}
-	pairs := `SELECT DISTINCT ` + f.value + ` AS v, s.file_seq FROM ` + f.from
-	args := []any{}
-	if !all {
-		pairs = `SELECT DISTINCT s.file_seq, ` + f.value + ` AS v FROM file f JOIN ` + f.from +
-			` ON s.file_seq = f.seq WHERE ` + c.where
-		args = c.args
+	if all {
+		q := `SELECT v, count(*) AS n FROM (SELECT DISTINCT ` + f.value + ` AS v, s.file_seq FROM ` + f.from + `) GROUP BY v`
+		if f.summary != "" {
+			q = f.summary
+		}
+		return l.setCounts(ctx, set, q, nil, limit)
 	}
-	q := `SELECT v, count(*) AS n FROM (` + pairs + `) GROUP BY v ORDER BY n DESC, v LIMIT ` + fmt.Sprint(limit+1)
-	if all && f.summary != "" {
-		q = f.summary + ` ORDER BY n DESC, v LIMIT ` + fmt.Sprint(limit+1)
+	files := func(from, where string) string {
+		return `SELECT v, count(*) AS n FROM (SELECT DISTINCT s.file_seq, ` + f.value + ` AS v FROM ` + from + ` JOIN ` +
+			f.from + ` ON s.file_seq = f.seq WHERE ` + where + `) GROUP BY v`
 	}
+	budget, cancel := context.WithTimeout(ctx, l.opt.FacetBudget)
+	defer cancel()
+	out, err := l.setCounts(budget, set, files(`file f`, c.where), c.args, limit)
+	if err == nil || ctx.Err() != nil || budget.Err() == nil {
+		return out, err
+	}
+	total, err := l.Count(ctx, sel)
+	if err != nil {
+		return out, err
+	}
+	sample := `(SELECT f.seq FROM file f WHERE ` + c.where + ` ORDER BY f.seq DESC LIMIT ` + fmt.Sprint(l.opt.FacetSample) + `) f`
+	out, err = l.setCounts(ctx, set, files(sample, "1"), c.args, limit)
+	if n := min(total, l.opt.FacetSample); err == nil && total > n {
+		out.Estimated, out.Sampled = true, n
+		for i := range out.Values {
+			out.Values[i].Count = int(math.Round(float64(out.Values[i].Count) * float64(total) / float64(n)))
+		}
+	}
+	return out, err
+}
+
+// setCounts runs q, which yields (v, n) rows, for the limit most common
+// values, naming collections by their names.
+func (l *Lake) setCounts(ctx context.Context, set, q string, args []any, limit int) (SetCount, error) {
+	q = `SELECT v, n FROM (` + q + `) ORDER BY n DESC, v LIMIT ` + fmt.Sprint(limit+1)
 	if set == "collection" {
 		q = `SELECT c.name, t.n FROM (` + q + `) t JOIN collection c ON c.seq = t.v ORDER BY t.n DESC, c.name`
 	}
 	release, err := l.db.Turn(ctx)
 	if err != nil {
-		return nil, false, err
+		return SetCount{}, err
 	}
 	defer release()
 	rows, err := l.db.R.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, false, err
+		return SetCount{}, err
 	}
 	defer rows.Close()
-	var out []ValueCount
+	out := SetCount{Values: []ValueCount{}}
 	for rows.Next() {
 		var v ValueCount
 		if err := rows.Scan(&v.Value, &v.Count); err != nil {
-			return nil, false, err
+			return SetCount{}, err
 		}
-		out = append(out, v)
+		out.Values = append(out.Values, v)
 	}
-	if len(out) > limit {
-		return out[:limit], true, rows.Err()
+	if len(out.Values) > limit {
+		out.Values, out.More = out.Values[:limit], true
 	}
-	return out, false, rows.Err()
+	return out, rows.Err()
 }
 
 // fileSelection compiles a selection of files and reports whether it is

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/framelake/framelake/internal/testmedia"
 	"github.com/framelake/framelake/lake"
@@ -13,9 +14,9 @@ import (
 // curatedLake holds 12 images of widths 16..27: every third has two dog
 // boxes (human), every fourth a cat box (machine, confidence 0.25..), the
 // first six are in collection "a", the rest in "b".
-func curatedLake(t *testing.T) (*lake.Lake, []lake.File) {
+func curatedLake(t *testing.T, set ...func(*lake.Options)) (*lake.Lake, []lake.File) {
 	ctx := context.Background()
-	l, _ := openLake(t)
+	l, _ := openLake(t, set...)
 	var stored []lake.File
 	for _, coll := range []string{"a", "b"} {
 		var ups []lake.Upload
@@ -70,15 +71,15 @@ func TestSetCountsFollowTheQuery(t *testing.T) {
 		{"collection", "annotation.label = dog", 10, "[{a 2} {b 2}]", false},
 	}
 	for _, c := range cases {
-		got, more, err := l.SetCounts(ctx, lake.Selection{Query: c.query}, c.set, c.limit)
-		if err != nil || fmt.Sprint(got) != c.want && !(len(got) == 0 && c.want == "[]") || more != c.more {
-			t.Errorf("%s for %q limit %d: %v more=%v %v, want %s more=%v", c.set, c.query, c.limit, got, more, err, c.want, c.more)
+		got, err := l.SetCounts(ctx, lake.Selection{Query: c.query}, c.set, c.limit)
+		if err != nil || fmt.Sprint(got.Values) != c.want || got.More != c.more || got.Estimated {
+			t.Errorf("%s for %q limit %d: %+v %v, want %s more=%v", c.set, c.query, c.limit, got, err, c.want, c.more)
 		}
 	}
-	if _, _, err := l.SetCounts(ctx, lake.Selection{Query: "width >"}, "annotation.label", 5); err == nil {
+	if _, err := l.SetCounts(ctx, lake.Selection{Query: "width >"}, "annotation.label", 5); err == nil {
 		t.Error("a bad query counted")
 	}
-	if _, _, err := l.SetCounts(ctx, lake.Selection{}, "name", 5); err == nil {
+	if _, err := l.SetCounts(ctx, lake.Selection{}, "name", 5); err == nil {
 		t.Error("counts by name, which is not a set")
 	}
 }
@@ -91,8 +92,8 @@ func TestTagAndCollectSelection(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("tagged %d files, %v", n, err)
 	}
-	got, _, err := l.SetCounts(ctx, lake.Selection{}, "Tags", 10)
-	if fmt.Sprint(got) != "[{check 3} {keep 3}]" || err != nil {
+	got, err := l.SetCounts(ctx, lake.Selection{}, "Tags", 10)
+	if fmt.Sprint(got.Values) != "[{check 3} {keep 3}]" || err != nil {
 		t.Errorf("tags after tagging: %v %v", got, err)
 	}
 	if n, err = l.TagSelection(ctx, lake.Selection{Query: "annotation.label = dog"}, nil, []string{"check"}); err != nil || n != 4 {
@@ -161,8 +162,8 @@ func TestWholeLakeCountsFollowEdits(t *testing.T) {
 	same := func(when string) {
 		t.Helper()
 		for _, set := range []string{"annotation.label", "Tags"} {
-			kept, _, err1 := l.SetCounts(ctx, lake.Selection{}, set, 50)
-			counted, _, err2 := l.SetCounts(ctx, lake.Selection{Query: "fileSize >= 0"}, set, 50)
+			kept, err1 := l.SetCounts(ctx, lake.Selection{}, set, 50)
+			counted, err2 := l.SetCounts(ctx, lake.Selection{Query: "fileSize >= 0"}, set, 50)
 			if err1 != nil || err2 != nil || fmt.Sprint(kept) != fmt.Sprint(counted) {
 				t.Errorf("%s: %s kept %v %v, counted %v %v", when, set, kept, err1, counted, err2)
 			}
@@ -185,7 +186,7 @@ func TestWholeLakeCountsFollowEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("tagged and boxes replaced")
-	if got, _, _ := l.SetCounts(ctx, lake.Selection{}, "annotation.label", 5); fmt.Sprint(got) != "[{cat 4} {dog 4}]" {
+	if got, _ := l.SetCounts(ctx, lake.Selection{}, "annotation.label", 5); fmt.Sprint(got.Values) != "[{cat 4} {dog 4}]" {
 		t.Errorf("labels after replacing file 3's boxes: %v", got)
 	}
 	if _, err := l.TagSelection(ctx, lake.Selection{Query: "uniqueName = " + stored[0].UniqueName}, nil, []string{"seen"}); err != nil {
@@ -195,7 +196,24 @@ func TestWholeLakeCountsFollowEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("untagged and a file deleted")
-	if got, _, _ := l.SetCounts(ctx, lake.Selection{}, "Tags", 5); fmt.Sprint(got) != "[{dog 3} {seen 2}]" {
+	if got, _ := l.SetCounts(ctx, lake.Selection{}, "Tags", 5); fmt.Sprint(got.Values) != "[{dog 3} {seen 2}]" {
 		t.Errorf("tags after untagging and deleting: %v", got)
+	}
+}
+
+// TestSetCountsEstimateOverBudget: when counting every selected file runs
+// past the budget, the newest files are counted and scaled to all of them.
+func TestSetCountsEstimateOverBudget(t *testing.T) {
+	ctx := context.Background()
+	l, _ := curatedLake(t, func(o *lake.Options) { o.FacetBudget, o.FacetSample = time.Nanosecond, 4 })
+	// The newest four files are 8..11: dog on 9, cat on 8; 12 selected files scale each by 3.
+	got, err := l.SetCounts(ctx, lake.Selection{Query: "fileSize >= 0"}, "annotation.label", 10)
+	if err != nil || !got.Estimated || got.Sampled != 4 || fmt.Sprint(got.Values) != "[{cat 3} {dog 3}]" {
+		t.Errorf("estimate: %+v %v", got, err)
+	}
+	// A selection of every file reads the kept counts, within any budget.
+	got, err = l.SetCounts(ctx, lake.Selection{}, "annotation.label", 10)
+	if err != nil || got.Estimated || fmt.Sprint(got.Values) != "[{dog 4} {cat 3}]" {
+		t.Errorf("whole lake: %+v %v", got, err)
 	}
 }

@@ -49,15 +49,19 @@ func (s *server) lakeSetFacet(c *echo.Context) error {
 		return err
 	}
 	field := c.Param("field")
-	vs, more, err := s.Lake.SetCounts(c.Request().Context(), sel, field, limit)
+	r, err := s.Lake.SetCounts(c.Request().Context(), sel, field, limit)
 	if err != nil {
 		return err
 	}
-	out := make([]facetValue, len(vs))
-	for i, v := range vs {
+	out := make([]facetValue, len(r.Values))
+	for i, v := range r.Values {
 		out[i] = facetValue{Value: v.Value, Count: v.Count, Clause: field + " = " + queryString(v.Value)}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"field": field, "values": out, "more": more})
+	body := map[string]any{"field": field, "values": out, "more": r.More}
+	if r.Estimated {
+		body["estimated"], body["sampled"] = true, r.Sampled
+	}
+	return c.JSON(http.StatusOK, body)
 }
 
 // queryString writes v as a value of the query language: bare when it reads

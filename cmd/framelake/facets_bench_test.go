@@ -39,7 +39,7 @@ func BenchmarkFacets1M(b *testing.B) {
 		b.Fatal(err)
 	}
 	sets := func(set, q string) func() error {
-		return func() error { _, _, err := l.SetCounts(ctx, lake.Selection{Query: q}, set, 20); return err }
+		return func() error { _, err := l.SetCounts(ctx, lake.Selection{Query: q}, set, 20); return err }
 	}
 	hist := func(field, q string) func() error {
 		return func() error { _, err := l.Histogram(ctx, lake.Selection{Query: q}, field, 24); return err }

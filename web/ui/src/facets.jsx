@@ -35,10 +35,11 @@ export function Facets({ q, itemType, go, list }) {
   )
 }
 
-function FacetButton({ field, value, count, on, onClick }) {
+function FacetButton({ field, value, count, on, onClick, about = false }) {
   return (
     <button class={'facet' + (on ? ' on' : '')} data-testid="facet-value" data-field={field} data-value={value} onClick={onClick}>
-      <span class="facet-name">{value}</span><span class="muted" data-testid="facet-count">{count == null ? '' : count.toLocaleString('en')}</span>
+      <span class="facet-name">{value}</span>
+      <span class="muted" data-testid="facet-count">{count == null ? '' : (about ? '≈' : '') + count.toLocaleString('en')}</span>
     </button>
   )
 }
@@ -58,9 +59,9 @@ function SetFacet({ field, title, q, itemType, go, list }) {
   if (r.values.length === 0 && on.length === 0) return null
   return (
     <section data-testid="facet-section" data-field={field}>
-      <h4>{title}</h4>
+      <h4 title={r.estimated ? `estimated from the newest ${r.sampled.toLocaleString('en')} files` : undefined}>{title}{r.estimated ? ' ≈' : ''}</h4>
       {[...r.values, ...missing.map((value) => ({ value }))].map((v) => (
-        <FacetButton field={field} value={v.value} count={v.count} on={on.includes(v.value)}
+        <FacetButton field={field} value={v.value} count={v.count} on={on.includes(v.value)} about={r.estimated}
           onClick={() => go({ q: toggleValue(q, field, v.value) })} />
       ))}
       {r.more && <button class="ghost more" onClick={() => setLimit(Math.min(200, limit * 5))}>more…</button>}
