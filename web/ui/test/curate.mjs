@@ -186,6 +186,22 @@ try {
   const run = Object.values(runs).find(Array.isArray).find((r) => r.jobId === jobId)
   check(run?.params.query === 'annotation.label = car' && run.counts.items === want.labels.car,
     `the run tagged the grid's query: ${JSON.stringify(run)}`)
+  // A dataset of the selection: its labels offered from the selection's boxes.
+  await page.goto(BASE + '/?q=' + encodeURIComponent('annotation.label = car'))
+  await count(want.labels.car)
+  await byTest('select-all').click()
+  await page.locator('[data-testid=selection-action][data-action=dataset]').click()
+  await page.waitForFunction(() => document.querySelector('[data-testid=selection-dataset-labels]')?.value.split(', ').includes('car'))
+  await byTest('selection-dataset-name').fill('car-set')
+  await byTest('selection-dataset-labels').fill('car, person')
+  await shot('9-dataset-form')
+  await byTest('selection-apply').click()
+  const dsLink = byTest('selection-dataset')
+  await dsLink.waitFor()
+  const datasetId = (await dsLink.getAttribute('href')).split('/').pop()
+  check((await api('/datasets')).some((g) => g.id === datasetId && g.name === 'car-set'), `dataset ${datasetId} is listed`)
+  await dsLink.click()
+  await page.locator('[data-testid=dataset-version]').first().waitFor()
   console.log('curate checks passed; screenshots in ' + OUT)
 } catch (e) {
   await shot('failure').catch(() => {})
