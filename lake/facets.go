@@ -21,15 +21,18 @@ type ValueCount struct {
 // setFacet says how to count the files of a set by value: rows of the set
 // (aliased s) keyed by file_seq, the value's SQL, and the table of whole-lake
 // counts (value v, files n) that triggers keep (migration 003), if any.
+// distinct is how a row's (file, value) pair is made unique: DISTINCT, or
+// nothing where the set's key already is that pair.
 type setFacet struct {
-	from, value, summary string
+	from, value, summary, distinct string
 }
 
 // SetFacets are the sets SetCounts counts, by their query field name.
 var SetFacets = map[string]setFacet{
-	"annotation.label": {from: "annotation s", value: "s.label", summary: "SELECT label AS v, files AS n FROM label_files"},
-	"Tags":             {from: "file_tag s", value: "s.name", summary: "SELECT name AS v, files AS n FROM tag_files"},
-	"collection":       {from: "collection_file s", value: "s.collection_seq"},
+	"annotation.label": {from: "annotation s", value: "s.label", summary: "SELECT label AS v, files AS n FROM label_files",
+		distinct: "DISTINCT"},
+	"Tags":       {from: "file_tag s", value: "s.name", summary: "SELECT name AS v, files AS n FROM tag_files", distinct: "DISTINCT"},
+	"collection": {from: "collection_file s", value: "s.collection_seq"},
 }
 
 // MaxFacetValues caps the values SetCounts returns.
@@ -66,14 +69,14 @@ func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit i
 		return SetCount{}, err
 	}
 	if all {
-		q := `SELECT v, count(*) AS n FROM (SELECT DISTINCT ` + f.value + ` AS v, s.file_seq FROM ` + f.from + `) GROUP BY v`
+		q := `SELECT v, count(*) AS n FROM (SELECT ` + f.distinct + ` ` + f.value + ` AS v, s.file_seq FROM ` + f.from + `) GROUP BY v`
 		if f.summary != "" {
 			q = f.summary
 		}
 		return l.setCounts(ctx, set, q, nil, limit)
 	}
 	files := func(from, where string) string {
-		return `SELECT v, count(*) AS n FROM (SELECT DISTINCT s.file_seq, ` + f.value + ` AS v FROM ` + from + ` JOIN ` +
+		return `SELECT v, count(*) AS n FROM (SELECT ` + f.distinct + ` s.file_seq, ` + f.value + ` AS v FROM ` + from + ` JOIN ` +
 			f.from + ` ON s.file_seq = f.seq WHERE ` + where + `) GROUP BY v`
 	}
 	budget, cancel := context.WithTimeout(ctx, l.opt.FacetBudget)
