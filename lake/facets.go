@@ -54,8 +54,8 @@ type SetCount struct {
 // (file, value) pair is counted once: for a selection of every file from the
 // counts triggers keep (labels, tags) or the set's index on (value,
 // file_seq), otherwise through each selected file's rows of the set; when
-// that runs past FacetBudget (a query selecting most of a large lake), from a
-// sample of the selected files.
+// more files than FacetSample are selected and that runs past FacetBudget (a
+// query selecting most of a large lake), from a sample of the selected files.
 func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit int) (SetCount, error) {
 	f, ok := SetFacets[set]
 	if !ok {
@@ -79,19 +79,24 @@ func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit i
 		return `SELECT v, count(*) AS n FROM (SELECT ` + f.distinct + ` s.file_seq, ` + f.value + ` AS v FROM ` + from + ` JOIN ` +
 			f.from + ` ON s.file_seq = f.seq WHERE ` + where + `) GROUP BY v`
 	}
+	// A selection no larger than a sample is counted exactly, however long
+	// that takes on a busy machine: the sample would read the same files.
+	total, err := l.Count(ctx, sel)
+	if err != nil {
+		return SetCount{}, err
+	}
 	budget, cancel := context.WithTimeout(ctx, l.opt.FacetBudget)
 	defer cancel()
+	if total <= l.opt.FacetSample {
+		budget = ctx
+	}
 	out, err := l.setCounts(budget, set, files(`file f`, c.where), c.args, limit)
 	if err == nil || ctx.Err() != nil || budget.Err() == nil {
 		return out, err
 	}
-	total, err := l.Count(ctx, sel)
-	if err != nil {
-		return out, err
-	}
 	sample := `(SELECT f.seq FROM file f WHERE ` + c.where + ` ORDER BY f.seq DESC LIMIT ` + fmt.Sprint(l.opt.FacetSample) + `) f`
 	out, err = l.setCounts(ctx, set, files(sample, "1"), c.args, limit)
-	if n := min(total, l.opt.FacetSample); err == nil && total > n {
+	if n := l.opt.FacetSample; err == nil {
 		out.Estimated, out.Sampled = true, n
 		for i := range out.Values {
 			out.Values[i].Count = int(math.Round(float64(out.Values[i].Count) * float64(total) / float64(n)))
