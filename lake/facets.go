@@ -175,20 +175,23 @@ type Histogram struct {
 }
 
 // histField is a numeric field as histograms read it: a column of file f, or
-// of the selected files' boxes (a).
+// of the selected files' boxes (a). A field with few distinct values (pixel
+// sizes, confidences to three decimals) is read once, grouped by value, and
+// binned here; others are read twice: their range, then their bins.
 type histField struct {
 	col     string
 	boxes   bool
-	integer bool // bins on whole numbers
+	integer bool   // bins on whole numbers
+	group   string // SQL of the value to group by in one pass; "" for two passes
 }
 
 // HistogramFields are the fields Histogram takes, by their query names.
 var HistogramFields = map[string]histField{
-	"width":                 {col: "f.width", integer: true},
-	"height":                {col: "f.height", integer: true},
+	"width":                 {col: "f.width", integer: true, group: "f.width"},
+	"height":                {col: "f.height", integer: true, group: "f.height"},
 	"fileSize":              {col: "f.size", integer: true},
 	"createdAt":             {col: "f.created_at", integer: true},
-	"annotation.confidence": {col: "a.confidence", boxes: true},
+	"annotation.confidence": {col: "a.confidence", boxes: true, group: "round(a.confidence, 3)"},
 }
 
 // MaxBins caps a histogram's bins.
@@ -222,6 +225,10 @@ func (l *Lake) Histogram(ctx context.Context, sel Selection, field string, bins 
 		return h, err
 	}
 	defer release()
+	if hf.group != "" {
+		return h, l.histogramByValue(ctx, &h, hf, `SELECT `+hf.group+` AS v, count(*) FROM `+from+` WHERE `+where+
+			` GROUP BY v`, args, bins)
+	}
 	var lo, hi sql.NullFloat64
 	err = l.db.R.QueryRowContext(ctx, `SELECT min(`+hf.col+`), max(`+hf.col+`), count(*) FROM `+from+` WHERE `+where,
 		args...).Scan(&lo, &hi, &h.Total)
@@ -229,27 +236,14 @@ func (l *Lake) Histogram(ctx context.Context, sel Selection, field string, bins 
 		return h, err
 	}
 	h.Min, h.Max = lo.Float64, hi.Float64
-	step := (h.Max - h.Min) / float64(bins)
-	if hf.integer {
-		step = math.Max(1, math.Ceil(step))
-	}
+	step := h.binning(hf.integer, bins)
 	if step == 0 {
-		h.Bins = []Bin{{From: h.Min, To: h.Max, Count: h.Total}}
+		h.Bins[0].Count = h.Total
 		return h, nil
 	}
-	n := int(math.Ceil((h.Max - h.Min) / step))
-	if hf.integer && float64(n)*step+h.Min <= h.Max {
-		n++ // integer bins are [from, to): the greatest value needs a bin of its own edge
-	}
-	n = max(1, min(n, bins))
-	h.Bins = make([]Bin, n)
-	for i := range h.Bins {
-		h.Bins[i] = Bin{From: h.Min + float64(i)*step, To: h.Min + float64(i+1)*step}
-	}
-	h.Bins[n-1].To = math.Max(h.Bins[n-1].To, h.Max)
 	q := `SELECT min(CAST((` + hf.col + ` - ?) / ? AS INTEGER), ?) AS b, count(*) FROM ` + from + ` WHERE ` + where +
 		` GROUP BY b`
-	rows, err := l.db.R.QueryContext(ctx, q, append([]any{h.Min, step, n - 1}, args...)...)
+	rows, err := l.db.R.QueryContext(ctx, q, append([]any{h.Min, step, len(h.Bins) - 1}, args...)...)
 	if err != nil {
 		return h, err
 	}
@@ -259,9 +253,73 @@ func (l *Lake) Histogram(ctx context.Context, sel Selection, field string, bins 
 		if err := rows.Scan(&b, &k); err != nil {
 			return h, err
 		}
-		h.Bins[max(0, min(b, n-1))].Count += k
+		h.Bins[max(0, min(b, len(h.Bins)-1))].Count += k
 	}
 	return h, rows.Err()
+}
+
+// histogramByValue reads (value, count) rows and bins them.
+func (l *Lake) histogramByValue(ctx context.Context, h *Histogram, hf histField, q string, args []any, bins int) error {
+	rows, err := l.db.R.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	type group struct {
+		v float64
+		n int
+	}
+	var gs []group
+	for rows.Next() {
+		var g group
+		if err := rows.Scan(&g.v, &g.n); err != nil {
+			return err
+		}
+		if len(gs) == 0 || g.v < h.Min {
+			h.Min = g.v
+		}
+		if len(gs) == 0 || g.v > h.Max {
+			h.Max = g.v
+		}
+		h.Total += g.n
+		gs = append(gs, g)
+	}
+	if err := rows.Err(); err != nil || len(gs) == 0 {
+		return err
+	}
+	step := h.binning(hf.integer, bins)
+	for _, g := range gs {
+		b := 0
+		if step > 0 {
+			b = int((g.v - h.Min) / step)
+		}
+		h.Bins[max(0, min(b, len(h.Bins)-1))].Count += g.n
+	}
+	return nil
+}
+
+// binning makes h's empty bins over [Min, Max] and returns their width (0
+// when every value is the same, in one bin).
+func (h *Histogram) binning(integer bool, bins int) float64 {
+	step := (h.Max - h.Min) / float64(bins)
+	if integer {
+		step = math.Max(1, math.Ceil(step))
+	}
+	if h.Max == h.Min {
+		h.Bins = []Bin{{From: h.Min, To: h.Max}}
+		return 0
+	}
+	n := int(math.Ceil((h.Max - h.Min) / step))
+	if integer && float64(n)*step+h.Min <= h.Max {
+		n++ // integer bins are [from, to): the greatest value needs a bin of its own edge
+	}
+	n = max(1, min(n, bins))
+	h.Bins = make([]Bin, n)
+	for i := range h.Bins {
+		h.Bins[i] = Bin{From: h.Min + float64(i)*step, To: h.Min + float64(i+1)*step}
+	}
+	h.Bins[n-1].To = math.Max(h.Bins[n-1].To, h.Max)
+	return step
 }
 
 // Vocabularies are the lists Complete draws from.

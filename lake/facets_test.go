@@ -147,6 +147,13 @@ func TestHistogramAndComplete(t *testing.T) {
 	if got, err := l.Complete(ctx, "annotation.label", "cat", 1); err != nil || fmt.Sprint(got) != "[cat]" {
 		t.Errorf("complete labels from cat: %v %v", got, err)
 	}
+	// One value: one bin holding every file, in both ways of reading.
+	for _, field := range []string{"height", "fileSize"} {
+		h, err := l.Histogram(ctx, lake.Selection{Query: "name = f03.jpg"}, field, 5)
+		if err != nil || len(h.Bins) != 1 || h.Bins[0].Count != 1 || h.Total != 1 {
+			t.Errorf("%s histogram of one file: %+v %v", field, h, err)
+		}
+	}
 	if _, err := l.Complete(ctx, "width", "", 10); err == nil {
 		t.Error("completed a numeric field")
 	}
