@@ -17,7 +17,7 @@ import (
 // BenchmarkFacets1M times what the web app's sidebar and query bar ask of
 // the lake (label, tag and collection counts, histograms, completion lists)
 // on the 1,000,000-file, 3,000,000-box lake of BenchmarkLakeQueries1M, in
-// process, each the median of 7 runs after a warm-up.
+// process, each the median of 7 runs (FRAMELAKE_BENCH_RUNS) after a warm-up.
 // FRAMELAKE_BENCH_FILES builds and uses a smaller lake of that many files
 // (three boxes each) instead, in its own folder.
 func BenchmarkFacets1M(b *testing.B) {
@@ -69,9 +69,13 @@ func BenchmarkFacets1M(b *testing.B) {
 		{"complete-labels", complete("annotation.label", "label1")},
 		{"complete-collections", complete("collection", "collection-0004")},
 	}
+	runs := 7
+	if n, _ := strconv.Atoi(os.Getenv("FRAMELAKE_BENCH_RUNS")); n > 0 {
+		runs = n
+	}
 	for b.Loop() {
 		for _, c := range cases {
-			wall, cpu := medianCPU(b, 7, c.fn)
+			wall, cpu := medianCPU(b, runs, c.fn)
 			b.ReportMetric(ms(wall), c.name+"-ms")
 			b.ReportMetric(ms(cpu), c.name+"-cpu-ms")
 		}
