@@ -27,6 +27,12 @@ var routeAccess = map[string]string{
 	"GET /api/v1/lake/facets":            "read",
 	"GET /api/v1/lake/files/:uniqueName": "read",
 
+	"GET /api/v1/lake/facets/:field":         "read",
+	"GET /api/v1/lake/histogram":             "read",
+	"GET /api/v1/lake/complete":              "read",
+	"POST /api/v1/lake/selection/tags":       "write",
+	"POST /api/v1/lake/selection/collection": "write",
+
 	"POST /api/v1/lake/files":                               "write",
 	"PATCH /api/v1/lake/files/:uniqueName/metadata":         "write",
 	"PATCH /api/v1/lake/collections/:collectionId/metadata": "write",

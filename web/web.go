@@ -78,6 +78,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	api.GET("/openapi.yaml", s.openAPI)
 	rest := api.Group("", roleByMethod)
 	s.lakeRoutes(rest)
+	s.curateRoutes(rest)
 	s.importRoutes(rest)
 	s.annotateRoutes(rest)
 	s.datasetRoutes(rest, api)

@@ -5,6 +5,7 @@ import { navigate } from './router.js'
 import { QueryBar } from './query.jsx'
 import { Facets } from './facets.jsx'
 import { Upload } from './upload.jsx'
+import { SelectionBar, useSelection } from './selection.jsx'
 import { layout, useCursor, useSlashFocus, useView } from './gridnav.js'
 
 export const TYPES = ['image', 'video', 'other']
@@ -38,6 +39,7 @@ export function Grid({ search, me }) {
   const L = layout(view, cell, count ?? 0)
   const nav = useCursor(list, scroller, L, view.width)
   useSlashFocus()
+  const sel = useSelection(list, me.role !== 'read')
   const go = (over) => navigate(gridPath({ ...P, ...over }))
 
   useEffect(() => setDraft(P.q), [P.q])
@@ -56,7 +58,8 @@ export function Grid({ search, me }) {
     return () => clearTimeout(t)
   }, [list, L.from, L.to])
 
-  const open = (i, item) => {
+  const open = (i, item, e) => {
+    if (e && sel.click(e, i, item)) return
     nav.place(i)
     navigate('/items/' + encodeURIComponent(item.uniqueName))
   }
@@ -64,7 +67,8 @@ export function Grid({ search, me }) {
   for (let i = L.from; i < L.to; i++) {
     const [x, y] = L.cellAt(i)
     const style = { transform: `translate(${x}px, ${y}px)`, width: cell + 'px' }
-    cells.push(<Cell key={i} index={i} item={itemAt(list, i)} cell={cell} minConf={minConf} style={style} onOpen={open} />)
+    const item = itemAt(list, i)
+    cells.push(<Cell key={i} index={i} item={item} cell={cell} minConf={minConf} style={style} onOpen={open} selected={item && sel.has(item)} />)
   }
 
   return (
@@ -84,6 +88,7 @@ export function Grid({ search, me }) {
           </form>
         </div>
       </div>
+      {sel.enabled && <SelectionBar sel={sel} P={P} count={count} />}
       {uploading && <Upload onDone={invalidate} onClose={() => setUploading(false)} />}
       {error && error.field !== 'query' && <div class="error" role="alert">{error.message}</div>}
       <div class="lake-body">
@@ -149,15 +154,15 @@ function Controls({ P, go, cell, setCell, minConf, setMinConf }) {
   )
 }
 
-function Cell({ index, item, cell, minConf, style, onOpen }) {
+function Cell({ index, item, cell, minConf, style, onOpen, selected }) {
   if (!item) return <div class="cell loading" style={style}><div class="frame" style={{ width: cell, height: cell }} /></div>
   const w = item.width || cell
   const h = item.height || cell
   const k = Math.min(cell / w, cell / h)
   return (
-    <a class="cell" href={'/items/' + encodeURIComponent(item.uniqueName)} style={style}
-      data-testid="grid-item" data-unique-name={item.uniqueName} data-index={index}
-      onClick={(e) => { e.preventDefault(); onOpen(index, item) }}>
+    <a class={'cell' + (selected ? ' selected' : '')} href={'/items/' + encodeURIComponent(item.uniqueName)} style={style}
+      data-testid="grid-item" data-unique-name={item.uniqueName} data-index={index} data-selected={selected ? 'true' : 'false'}
+      onClick={(e) => { e.preventDefault(); onOpen(index, item, e) }}>
       <div class="well" style={{ height: cell + 'px' }}>
         <div class="frame" style={{ width: w * k + 'px', height: h * k + 'px' }}>
           {item.thumbUrl
