@@ -1,10 +1,12 @@
 package dataset
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Version diff (issue 21): what changed from one built version to another.
@@ -90,12 +92,17 @@ func (s *Service) Diff(ctx context.Context, fromID, toID string) (Diff, error) {
 	}
 	d = Diff{From: side(fv), To: side(tv), SameDataset: fr.groupSeq == tr.groupSeq, MovedBetween: map[string]int{},
 		Boxes: map[string]BoxChanges{}, AddedNames: []string{}, RemovedNames: []string{}, Moves: []Move{}}
-	from, err := s.diffItems(ctx, fr)
-	if err != nil {
-		return d, err
-	}
+	// The two reads are independent: one on another core.
+	var from map[string]diffItem
+	var fromErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		from, fromErr = s.diffItems(ctx, fr)
+	}()
 	to, err := s.diffItems(ctx, tr)
-	if err != nil {
+	<-done
+	if err = cmp.Or(fromErr, err); err != nil {
 		return d, err
 	}
 	for name, t := range to {
@@ -157,34 +164,24 @@ func (s *Service) diffItems(ctx context.Context, vr versionRow) (map[string]diff
 }
 
 // countBoxes adds one frame's box changes; "" stands for a frame absent
-// from that version. Boxes stored alike are unchanged without being parsed.
+// from that version. Boxes of a frame stored alike, added or removed need
+// only their labels, read without parsing the boxes.
 func (d *Diff) countBoxes(name, from, to string) error {
-	if from == to {
-		if from == "" || from == "[]" {
-			return nil
-		}
-	} else if from != "" && to != "" {
-		d.Frames.BoxesChanged++
+	switch {
+	case from == to:
+		return d.countLabels(name, from, func(c *BoxChanges) { c.Unchanged++ })
+	case from == "":
+		return d.countLabels(name, to, func(c *BoxChanges) { c.Added++ })
+	case to == "":
+		return d.countLabels(name, from, func(c *BoxChanges) { c.Removed++ })
 	}
+	d.Frames.BoxesChanged++
 	var fb, tb []Box
-	for _, p := range []struct {
-		text string
-		out  *[]Box
-	}{{from, &fb}, {to, &tb}} {
-		if p.text == "" || p.out == &tb && to == from {
-			continue
-		}
-		if err := json.Unmarshal([]byte(p.text), p.out); err != nil {
-			return fmt.Errorf("frame %s boxes: %w", name, err)
-		}
+	if err := json.Unmarshal([]byte(from), &fb); err != nil {
+		return fmt.Errorf("frame %s boxes: %w", name, err)
 	}
-	if from == to {
-		for _, b := range fb {
-			c := d.Boxes[b.Label]
-			c.Unchanged++
-			d.Boxes[b.Label] = c
-		}
-		return nil
+	if err := json.Unmarshal([]byte(to), &tb); err != nil {
+		return fmt.Errorf("frame %s boxes: %w", name, err)
 	}
 	for label, c := range compareBoxes(fb, tb) {
 		sum := d.Boxes[label]
@@ -193,6 +190,61 @@ func (d *Diff) countBoxes(name, from, to string) error {
 		d.Boxes[label] = sum
 	}
 	return nil
+}
+
+// countLabels calls add for the count of each box's label in boxes.
+func (d *Diff) countLabels(name, boxes string, add func(*BoxChanges)) error {
+	labels, err := boxLabels(boxes)
+	if err != nil {
+		return fmt.Errorf("frame %s boxes: %w", name, err)
+	}
+	for _, l := range labels {
+		c := d.Boxes[l]
+		add(&c)
+		d.Boxes[l] = c
+	}
+	return nil
+}
+
+const labelKey = `"label":"`
+
+// boxLabels returns the labels of a stored box array ("" none). Builds
+// store boxes as encoding/json writes them, label first, so the labels are
+// found by scanning; a label with an escape, or any other shape, is parsed.
+func boxLabels(boxes string) ([]string, error) {
+	if boxes == "" || boxes == "[]" {
+		return nil, nil
+	}
+	var out []string
+	for rest := boxes; ; {
+		i := strings.Index(rest, labelKey)
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len(labelKey):]
+		j := strings.IndexByte(rest, '"')
+		if j < 0 || strings.IndexByte(rest[:j], '\\') >= 0 {
+			return parsedLabels(boxes)
+		}
+		out = append(out, rest[:j])
+		rest = rest[j:]
+	}
+	if len(out) != strings.Count(boxes, `"label"`) {
+		return parsedLabels(boxes)
+	}
+	return out, nil
+}
+
+func parsedLabels(boxes string) ([]string, error) {
+	var bs []Box
+	if err := json.Unmarshal([]byte(boxes), &bs); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Label
+	}
+	return out, nil
 }
 
 // compareBoxes counts, per label, how one frame's boxes from became to.

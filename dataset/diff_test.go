@@ -1,6 +1,9 @@
 package dataset
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCompareBoxes(t *testing.T) {
 	car := func(x float64) Box { return Box{Label: "car", X: x, Y: 0, W: 10, H: 10} }
@@ -31,5 +34,19 @@ func TestCompareBoxes(t *testing.T) {
 	}
 	if v := iou(car(0), car(5)); v < 1.0/3-1e-9 || v > 1.0/3+1e-9 {
 		t.Errorf("iou of half-overlapping squares %v, want 1/3", v)
+	}
+}
+
+func TestBoxLabels(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`[]`, ""},
+		{`[{"label":"car","x":1,"y":2,"w":3,"h":4},{"label":"bus","x":1,"y":2,"w":3,"h":4}]`, "car,bus"},
+		{`[{"label":"a \"b\"","x":1,"y":2,"w":3,"h":4}]`, `a "b"`},
+		{`[{"x":1,"label":"dog","y":2,"w":3,"h":4}]`, "dog"},
+	} {
+		got, err := boxLabels(c.in)
+		if err != nil || strings.Join(got, ",") != c.want {
+			t.Errorf("%s: %q %v, want %q", c.in, got, err, c.want)
+		}
 	}
 }

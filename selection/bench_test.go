@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,6 +40,7 @@ func BenchmarkUncertainty1MBoxes(b *testing.B) {
 		AND source = 'machine' AND confidence IS NOT NULL`).Scan(&n); err != nil || n < 990_000 {
 		b.Fatalf("%d scored boxes, %v", n, err)
 	}
+	cpu0 := cpuTime()
 	for b.Loop() {
 		jobID, err := a.Selection.Select(ctx, selection.Request{Budget: 1000, Strategy: selection.Uncertainty,
 			RunID: "op", Measure: selection.Entropy, Tag: "bench"})
@@ -51,4 +53,11 @@ func BenchmarkUncertainty1MBoxes(b *testing.B) {
 		}
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/selection")
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/selection")
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -12,7 +12,7 @@ import (
 // between the unit rows of a cosine model.
 func sqDist(x *vector.Matrix, a, b []float32) float32 {
 	if x.Metric == vector.Cosine {
-		return max(0, 2-2*vector.Dot(a, b))
+		return max(0, 2-2*dot(a, b))
 	}
 	return vector.SquaredDistance(a, b)
 }

@@ -234,3 +234,19 @@ func TestKeepSmallest(t *testing.T) {
 		t.Errorf("kept %v", s)
 	}
 }
+
+// dot agrees with a float64 sum at every length (the vector tails too).
+func TestDot(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for n := range 70 {
+		a, b := make([]float32, n), make([]float32, n+3)
+		var want float64
+		for i := range a {
+			a[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			want += float64(a[i]) * float64(b[i])
+		}
+		if got := dot(a, b[:n]); math.Abs(float64(got)-want) > 1e-4*(1+math.Abs(want)) {
+			t.Errorf("length %d: %v, want %v", n, got, want)
+		}
+	}
+}

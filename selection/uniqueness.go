@@ -75,7 +75,7 @@ func scoreBlock(x *vector.Matrix, lo, hi, k int, near [][]float32, out []float64
 			}
 			var d float32
 			if cos {
-				d = 1 - vector.Dot(x.Row(lo+q), row)
+				d = 1 - dot(x.Row(lo+q), row)
 			} else {
 				d = vector.SquaredDistance(x.Row(lo+q), row)
 			}
