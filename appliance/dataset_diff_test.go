@@ -102,7 +102,7 @@ func TestDatasetVersionDiff(t *testing.T) {
 	for body, field := range map[string]string{
 		`{"from_version_id": "dsv_nope", "to_version_id": "` + v1.VersionID + `"}`: "from_version_id",
 		`{"from_version_id": "` + v1.VersionID + `", "to_version_id": "dsv_nope"}`: "to_version_id",
-		`{"from_version_id": "` + v1.VersionID + `"}`:                             "to_version_id",
+		`{"from_version_id": "` + v1.VersionID + `"}`:                              "to_version_id",
 	} {
 		status, errBody := e.raw(t, "POST", "/api/v1/client/diff_dataset_versions", "application/json", strings.NewReader(body))
 		if status/100 != 4 || errBody["field"] != field {
