@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/sqlitedb"
 )
 
 // What sample selection (package selection) needs from the lake: the
@@ -30,13 +31,20 @@ type FileConfidence struct {
 // machine boxes with a confidence from operation (a model run's id). An
 // operation that no annotation carries is not_found under field.
 func (l *Lake) OperationConfidences(ctx context.Context, operation, field, where string, args []any) ([]FileConfidence, error) {
-	// The pool is materialised once as an IN list instead of testing the
-	// selection on each of the (up to millions of) boxes.
-	q := `SELECT a.file_seq, count(*), min(a.confidence), min(abs(a.confidence - 0.5))
-		FROM annotation a WHERE a.operation = ? AND a.source = 'machine' AND a.confidence IS NOT NULL
-		AND a.file_seq IN (SELECT f.seq FROM file AS f WHERE ` + where + `)
-		GROUP BY a.file_seq ORDER BY a.file_seq`
-	rows, err := l.db.R.QueryContext(ctx, q, append([]any{operation}, args...)...)
+	// The operation's boxes are one range of annotation_operation_scores,
+	// grouped as they stream; the pool is applied here rather than as an IN
+	// list tested on every box.
+	pool, err := sqlitedb.Int64s(ctx, l.db.R, `SELECT f.seq FROM file AS f WHERE `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("confidences of %s: %w", operation, err)
+	}
+	in := make(map[int64]bool, len(pool))
+	for _, seq := range pool {
+		in[seq] = true
+	}
+	rows, err := l.db.R.QueryContext(ctx, `SELECT file_seq, count(*), min(confidence), min(abs(confidence - 0.5))
+		FROM annotation WHERE operation = ? AND source = 'machine' AND confidence IS NOT NULL
+		GROUP BY file_seq ORDER BY file_seq`, operation)
 	if err != nil {
 		return nil, fmt.Errorf("confidences of %s: %w", operation, err)
 	}
@@ -47,7 +55,9 @@ func (l *Lake) OperationConfidences(ctx context.Context, operation, field, where
 		if err := rows.Scan(&c.Seq, &c.Boxes, &c.MinConf, &c.MinGap); err != nil {
 			return nil, err
 		}
-		out = append(out, c)
+		if in[c.Seq] {
+			out = append(out, c)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
