@@ -24,6 +24,7 @@ import (
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/selection"
 	"github.com/framelake/framelake/vector"
 	"github.com/framelake/framelake/web"
 )
@@ -80,6 +81,8 @@ type Appliance struct {
 	Annotate *annotate.Service
 	Analysis *analysis.Service
 	Datasets *dataset.Service
+	// Selection chooses what to label next and scores uniqueness.
+	Selection *selection.Service
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -163,6 +166,7 @@ func (a *Appliance) open(ctx context.Context) error {
 	}
 	// Projects and runs are operation_list ids even before they have boxes.
 	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log}, a.Annotate, a.Analysis)
+	a.Selection = selection.New(a.Lake, a.Vectors, a.Jobs, selection.Options{Logger: a.log})
 	if a.cfg.JobWorkers < 0 {
 		return nil
 	}
@@ -202,7 +206,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Analysis: a.Analysis, Datasets: a.Datasets, Logger: a.log},
+		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 

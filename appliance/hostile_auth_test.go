@@ -88,9 +88,12 @@ var routeAccess = map[string]string{
 	"POST /api/v1/client/update_dataset_version_from_datalake":   "write",
 	"POST /api/v1/client/insert_image_embeddings":                "write",
 	"POST /api/v1/client/insert_image_embeddings_batch":          "write",
+	"POST /api/v1/client/select_samples":                         "write",
+	"POST /api/v1/client/compute_uniqueness":                     "write",
 
 	"POST /api/v1/client/download_dataset":               "read",
 	"POST /api/v1/client/find_similar":                   "read",
+	"POST /api/v1/client/diff_dataset_versions":          "read",
 	"POST /api/v1/client/get_collection_details":         "read",
 	"POST /api/v1/client/get_embedding_vector":           "read",
 	"POST /api/v1/client/get_file_details":               "read",

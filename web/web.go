@@ -17,6 +17,7 @@ import (
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/selection"
 	"github.com/framelake/framelake/vector"
 )
 
@@ -29,7 +30,9 @@ type Deps struct {
 	Annotate *annotate.Service
 	Datasets *dataset.Service
 	Analysis *analysis.Service // nil: analysis routes answer 503
-	Logger   *slog.Logger
+	// Selection chooses what to label next; nil: its functions answer 503.
+	Selection *selection.Service
+	Logger    *slog.Logger
 }
 
 // Options bound what a request may send.
@@ -86,6 +89,8 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	s.deleteRoutes(rest)
 	s.runtimeRoutes(rest)
 	s.vectorFunctions()
+	s.selectionFunctions()
+	s.datasetDiffFunctions()
 	s.clientRoutes(api) // each client function checks its own role
 	s.analysisRoutes(api)
 	s.projectionRoutes(api)

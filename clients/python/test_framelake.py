@@ -360,6 +360,40 @@ class ClientTest(unittest.TestCase):
             self.client.download_dataset(created["versionId"], "RAW", tempfile.gettempdir())
         self.assertEqual(cm.exception.status, 404)
 
+    def test_select_samples_uniqueness_and_version_diff(self):
+        names = [f["uniqueName"] for f in self.uploaded["stored"]]
+        # Three clusters: the first two files nearly alike, the third at 90°, the last opposite the first.
+        vectors = [[1.0, 0.0], [0.99, 0.1], [0.0, 1.0], [-1.0, 0.0]]
+        self.client.insert_image_embeddings([{"uniqueName": n, "embeddings": v} for n, v in zip(names, vectors)],
+                                            "py-select", 2)
+        picks = []
+        for _ in range(2):
+            started = self.client.select_samples(3, "diversity", query="collection = py", model_name="py-select",
+                                                 seed=7, tag="py-next")
+            picks.append(self.finished(started)["result"]["uniqueNames"])
+        self.assertEqual(picks[0], picks[1])
+        self.assertEqual(len(set(picks[0]) & set(names[:2])), 1, picks[0])
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="Tags = py-next"), [{"count": 3}])
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.select_samples(3, "uncertainty")
+        self.assertEqual((cm.exception.status, cm.exception.field), (400, "run_id"))
+        # With 4 files every file's 3 nearest are the others: the last is 2, 1.995 and 1 away.
+        self.finished(self.client.compute_uniqueness("py-select", query="collection = py"))
+        unique = self.client.get_item_list_from_datalake(query="uniqueness > 1.5 AND collection = py")
+        self.assertEqual([i["uniqueName"] for i in unique], [names[3]])
+
+        first = self.client.create_dataset_from_datalake("py-diff", SPLIT, ["dog"],
+                                                         query="collection = py AND name != img-00003.jpg")
+        self.finished(first)
+        second = self.client.update_dataset_version_from_datalake(first["versionId"], SPLIT, ["dog"],
+                                                                  query="name = img-00003.jpg",
+                                                                  is_new_version_required=True)
+        self.finished(second)
+        diff = self.client.diff_dataset_versions(first["versionId"], second["versionId"])
+        self.assertEqual(diff["frames"], {"added": 1, "removed": 0, "moved": 0, "kept": 3, "boxesChanged": 0})
+        self.assertEqual(diff["addedNames"], [names[3]])
+        self.assertEqual((diff["from"]["stats"]["totalFrames"], diff["to"]["stats"]["totalFrames"]), (3, 4))
+
     def test_zz_every_interface_function_called(self):
         # Named to run last: the other tests call the functions.
         self.assertEqual(INTERFACE_FUNCTIONS - called, set())

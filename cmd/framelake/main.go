@@ -32,6 +32,8 @@ var commands = map[string]command{
 
 	"delete":   {cmdDelete, "delete a file, collection, dataset, version or project on a server"},
 	"projects": {cmdProjects, "list the annotation projects of a server"},
+	"select":   {cmdSelect, "choose what to label next on a server and tag it"},
+	"dataset":  {cmdDataset, "compare two dataset versions on a server (diff)"},
 }
 
 func usage() {
