@@ -55,13 +55,13 @@ func (k Kind) String() string { return kindNames[k] }
 // label it was paired with; for an FP or FN, a match (other is set) is a box
 // of another label it overlaps at the evaluation's IoU: a label mismatch.
 type outcome struct {
-	seq   int64
-	human bool
-	kind  Kind
-	match int64 // 0: none
-	iou   float64
-	other bool // match has another label
-	label string
+	seq    int64
+	human  bool
+	kind   Kind
+	match  int64 // 0: none
+	iou    float64
+	other  bool // match has another label
+	label  string
 	mLabel string // the matched box's label
 }
 

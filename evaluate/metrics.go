@@ -163,11 +163,11 @@ func (e *evaluator) confusionMatrix(labels []string) Confusion {
 // summary averages the labels' COCO curves the way COCOeval.summarize does:
 // over every threshold, recall point and label with human boxes in range.
 type summary struct {
-	ap      [nArea][]float64 // per valid label: mean precision over thresholds and recall points
-	ap50    []float64
-	ap75    []float64
-	ar      [len(maxDetList)][]float64
-	voc     []float64
+	ap   [nArea][]float64 // per valid label: mean precision over thresholds and recall points
+	ap50 []float64
+	ap75 []float64
+	ar   [len(maxDetList)][]float64
+	voc  []float64
 }
 
 func (s *summary) add(c *cocoCurves) {

@@ -9,9 +9,6 @@ import (
 	"testing"
 )
 
-// frameBoxes is one frame of a test: human and predicted boxes.
-type frameBoxes struct{ gs, ds []box }
-
 // readPadilla reads testdata/padilla_sample2.txt into its seven frames.
 func readPadilla(t *testing.T) []frameBoxes {
 	t.Helper()

@@ -1,0 +1,238 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// What evaluations and label disagreements need from the lake: the boxes of
+// many files read page by page in file order, and the per-file figures of
+// migration 003 they write (file_eval, file_disagreement).
+
+// ScoredBox is a box as evaluations read it.
+type ScoredBox struct {
+	Seq   int64 // the annotation's key, stable while the box is not replaced
+	ID    string
+	Frame int
+	Label string
+	X, Y  float64
+	W, H  float64
+	Score float64 // confidence; 1 when the box has none
+	Human bool
+	Crowd bool // attributes.iscrowd is set (COCO crowd regions)
+}
+
+// BoxPair is one file's human and machine boxes, each in insertion order.
+type BoxPair struct {
+	Seq        int64
+	UniqueName string
+	Human      []ScoredBox
+	Machine    []ScoredBox
+}
+
+// BoxPairQuery says which files and boxes EachFileBoxPair reads.
+type BoxPairQuery struct {
+	Selection Selection
+	// HumanOperations are the operations whose human boxes count; all
+	// human boxes when nil.
+	HumanOperations []string
+	// MachineOperation is the model run whose machine boxes are read.
+	MachineOperation string
+	PageFiles        int // files per page; default 1000
+}
+
+// CountHumanFiles counts the files q selects that have a human box of q's
+// operations: the files EachFileBoxPair visits.
+func (l *Lake) CountHumanFiles(ctx context.Context, q BoxPairQuery) (int, error) {
+	where, args, err := l.humanFilesWhere(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM file f WHERE `+where, args...).Scan(&n)
+	return n, err
+}
+
+func (l *Lake) humanFilesWhere(ctx context.Context, q BoxPairQuery) (string, []any, error) {
+	sel, args, err := l.SelectionSQL(ctx, q.Selection)
+	if err != nil {
+		return "", nil, err
+	}
+	has := `EXISTS (SELECT 1 FROM annotation a WHERE a.source = 'human' AND a.file_seq = f.seq`
+	if q.HumanOperations != nil {
+		has += ` AND a.operation IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.HumanOperations))
+	}
+	return "(" + sel + ") AND " + has + ")", args, nil
+}
+
+// EachFileBoxPair calls fn, in file order, for every file q selects that
+// has a human box of q's operations, with its human boxes (of those
+// operations) and the machine boxes of q's run. It reads a page of files at
+// a time and holds no read transaction while fn works.
+func (l *Lake) EachFileBoxPair(ctx context.Context, q BoxPairQuery, fn func(BoxPair) error) error {
+	where, args, err := l.humanFilesWhere(ctx, q)
+	if err != nil {
+		return err
+	}
+	if q.PageFiles <= 0 {
+		q.PageFiles = 1000
+	}
+	after := int64(0)
+	for {
+		page, err := l.boxPairPage(ctx, q, where, args, after)
+		if err != nil {
+			return err
+		}
+		for _, fb := range page {
+			if err := fn(fb); err != nil {
+				return err
+			}
+		}
+		if len(page) < q.PageFiles {
+			return nil
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
+func (l *Lake) boxPairPage(ctx context.Context, q BoxPairQuery, where string, args []any, after int64) ([]BoxPair, error) {
+	rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, f.unique_name FROM file f WHERE f.seq > ? AND `+where+
+		` ORDER BY f.seq LIMIT ?`, append(append([]any{after}, args...), q.PageFiles)...)
+	if err != nil {
+		return nil, fmt.Errorf("files to evaluate: %w", err)
+	}
+	var page []BoxPair
+	idx := map[int64]int{}
+	for rows.Next() {
+		var fb BoxPair
+		if err := rows.Scan(&fb.Seq, &fb.UniqueName); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		idx[fb.Seq] = len(page)
+		page = append(page, fb)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(page) == 0 {
+		return page, err
+	}
+	return page, l.readBoxPairs(ctx, q, page, idx)
+}
+
+// readBoxPairs fills a page's boxes with one statement in file order.
+func (l *Lake) readBoxPairs(ctx context.Context, q BoxPairQuery, page []BoxPair, idx map[int64]int) error {
+	human := `a.source = 'human'`
+	seqs := make([]int64, len(page))
+	for i, fb := range page {
+		seqs[i] = fb.Seq
+	}
+	args := []any{jsonArray(seqs)}
+	if q.HumanOperations != nil {
+		human += ` AND a.operation IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.HumanOperations))
+	}
+	args = append(args, q.MachineOperation)
+	rows, err := l.db.R.QueryContext(ctx, `SELECT a.seq, a.id, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h,
+		coalesce(a.confidence, 1), a.source = 'human',
+		a.attributes <> '{}' AND coalesce(json_extract(a.attributes, '$.iscrowd'), 0) NOT IN (0, '', 'false')
+		FROM annotation a WHERE a.file_seq IN (SELECT value FROM json_each(?))
+		AND ((`+human+`) OR (a.source = 'machine' AND a.operation = ?))
+		ORDER BY a.file_seq, a.seq`, args...)
+	if err != nil {
+		return fmt.Errorf("boxes to evaluate: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b ScoredBox
+		var fileSeq int64
+		if err := rows.Scan(&b.Seq, &b.ID, &fileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Score, &b.Human,
+			&b.Crowd); err != nil {
+			return err
+		}
+		i := idx[fileSeq]
+		if b.Human {
+			page[i].Human = append(page[i].Human, b)
+		} else {
+			page[i].Machine = append(page[i].Machine, b)
+		}
+	}
+	return rows.Err()
+}
+
+// FileEvalCounts are one file's outcome counts in an evaluation.
+type FileEvalCounts struct {
+	FileSeq    int64
+	TP, FP, FN int
+}
+
+// SetFileEvalsTx stores, in tx, the counts of files in evaluation key
+// (eval.<key>.tp|fp|fn), replacing theirs.
+func SetFileEvalsTx(ctx context.Context, tx *sql.Tx, key string, rows []FileEvalCounts) error {
+	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO file_eval (eval_key, file_seq, tp, fp, fn) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, r := range rows {
+		if _, err := st.ExecContext(ctx, key, r.FileSeq, r.TP, r.FP, r.FN); err != nil {
+			return fmt.Errorf("file evaluation counts: %w", err)
+		}
+	}
+	return nil
+}
+
+// DeleteFileEvalsTx removes, in tx, every file's counts of evaluation key.
+func DeleteFileEvalsTx(ctx context.Context, tx *sql.Tx, key string) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM file_eval WHERE eval_key = ?`, key)
+	return err
+}
+
+// FileDisagreement is how many disagreements a file has with a model run.
+type FileDisagreement struct {
+	FileSeq int64
+	Count   int
+}
+
+// ClearDisagreementsTx removes, in tx, every file's disagreement count.
+func ClearDisagreementsTx(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM file_disagreement`)
+	return err
+}
+
+// SetDisagreementsTx stores, in tx, files' disagreement counts with run
+// (disagreement.count), replacing theirs.
+func SetDisagreementsTx(ctx context.Context, tx *sql.Tx, run string, rows []FileDisagreement) error {
+	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO file_disagreement (file_seq, run_id, count) VALUES (?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, r := range rows {
+		if _, err := st.ExecContext(ctx, r.FileSeq, run, r.Count); err != nil {
+			return fmt.Errorf("file disagreements: %w", err)
+		}
+	}
+	return nil
+}
+
+// fileEvaluations are a file's counts in every evaluation that covered it,
+// by key: the evaluations field of file details.
+func (l *Lake) fileEvaluations(ctx context.Context, seq int64) (map[string]map[string]int, error) {
+	rows, err := l.db.Point.QueryContext(ctx, `SELECT eval_key, tp, fp, fn FROM file_eval WHERE file_seq = ?`, seq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]map[string]int{}
+	for rows.Next() {
+		var key string
+		var tp, fp, fn int
+		if err := rows.Scan(&key, &tp, &fp, &fn); err != nil {
+			return nil, err
+		}
+		out[key] = map[string]int{"tp": tp, "fp": fp, "fn": fn}
+	}
+	return out, rows.Err()
+}
