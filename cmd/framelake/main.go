@@ -32,6 +32,7 @@ var commands = map[string]command{
 
 	"delete":   {cmdDelete, "delete a file, collection, dataset, version or project on a server"},
 	"projects": {cmdProjects, "list the annotation projects of a server"},
+	"eval":     {cmdEval, "run, show, compare and list evaluations of a model run on a server"},
 }
 
 func usage() {

@@ -30,6 +30,8 @@ import uuid
 import zipfile
 from typing import Any, Optional, Union
 
+from .evaluation import EvaluationFunctions
+
 __all__ = ["Client", "FramelakeError"]
 
 
@@ -41,7 +43,7 @@ class FramelakeError(Exception):
         self.status, self.code, self.message, self.field = status, code, message, field
 
 
-class Client:
+class Client(EvaluationFunctions):
     """A framelake server reached with one API key."""
 
     def __init__(self, base_url: str, key: str, secret: str, timeout: float = 600):
