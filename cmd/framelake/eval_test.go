@@ -59,6 +59,7 @@ func TestEvalCommands(t *testing.T) {
 	os.WriteFile(filepath.Join(pkg, "code", "inference.py"), []byte(wholeImage), 0o644)
 	os.WriteFile(filepath.Join(pkg, "code", "requirements.txt"), nil, 0o644)
 	os.WriteFile(filepath.Join(pkg, "label_list.yaml"), []byte("- thing\n"), 0o644)
+	os.WriteFile(filepath.Join(pkg, "model.pt"), []byte("weights"), 0o644)
 	if _, err := c.RegisterModel(ctx, pkg, "whole", "auto_tagging"); err != nil {
 		t.Fatal(err)
 	}
