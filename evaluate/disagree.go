@@ -94,7 +94,7 @@ func (s *Service) disagreementJob(ctx context.Context, r *job.Run) error {
 		return err
 	}
 	q := lake.BoxPairQuery{Selection: lake.Selection{ItemType: "image", Query: req.Query},
-		MachineOperation: req.RunID, PageFiles: s.opt.PageFiles}
+		MachineOperation: req.RunID, PageFiles: s.opt.PageFiles, WithIDs: true}
 	total, err := s.lake.CountHumanFiles(ctx, q)
 	if err != nil {
 		return err

@@ -177,6 +177,8 @@ type BoxOutcome struct {
 	IoU     *float64 `json:"iou,omitempty"`
 	// Mismatch is set when the match has another label.
 	Mismatch bool `json:"mismatch,omitempty"`
+
+	seq int64
 }
 
 // Comparison sets two evaluations side by side, per label.

@@ -145,7 +145,7 @@ func (s *Service) runJob(ctx context.Context, r *job.Run) error {
 // in batches, and returns the figures.
 func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, error) {
 	if err := s.db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM evaluation_box WHERE eval_seq = ?`, ev.seq); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM evaluation_file WHERE eval_seq = ?`, ev.seq); err != nil {
 			return err
 		}
 		return lake.DeleteFileEvalsTx(ctx, tx, ev.Key)
@@ -163,14 +163,16 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 	err = s.lake.EachFileBoxPair(ctx, q, func(fb lake.BoxPair) error {
 		counts := lake.FileEvalCounts{FileSeq: fb.Seq}
 		for _, fr := range splitFrames(fb) {
-			for _, o := range e.addFrame(fr.gs, fr.ds) {
+			outs := e.addFrame(fr.gs, fr.ds)
+			for _, o := range outs {
 				addCount(&counts, o)
-				w.rows = append(w.rows, o)
 			}
+			w.packed = packOutcomes(w.packed, outs)
 		}
 		w.files = append(w.files, counts)
+		w.ends = append(w.ends, len(w.packed))
 		r.Advance(1)
-		if len(w.rows) >= outcomeBatch {
+		if len(w.files) >= fileBatch {
 			return w.flush(ctx)
 		}
 		return nil
@@ -184,9 +186,9 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 	return Result{Key: ev.Key, Params: ev.Params, Metrics: e.result()}, nil
 }
 
-// outcomeBatch is how many box outcomes one write transaction stores, so
+// fileBatch is how many files' outcomes one write transaction stores, so
 // other writers wait at most a few tens of milliseconds.
-const outcomeBatch = 20000
+const fileBatch = 2000
 
 // addCount counts an outcome into its file's figures: true positives once
 // (from the human side), false positives and negatives.
@@ -201,35 +203,34 @@ func addCount(c *lake.FileEvalCounts, o outcome) {
 	}
 }
 
-// outcomeWriter buffers outcomes and file counts between writes.
+// outcomeWriter buffers files' packed outcomes and counts between writes:
+// file i's outcomes are packed[ends[i-1]:ends[i]].
 type outcomeWriter struct {
 	s       *Service
 	evalSeq int64
 	key     string
-	rows    []outcome
+	packed  []byte
+	ends    []int
 	files   []lake.FileEvalCounts
 }
 
 func (w *outcomeWriter) flush(ctx context.Context) error {
 	err := w.s.db.Tx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO evaluation_box (eval_seq, box_seq, outcome, match_seq, iou, mismatch)
-			VALUES (?, ?, ?, ?, ?, ?)`)
+		st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO evaluation_file (eval_seq, file_seq, outcomes) VALUES (?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		for _, o := range w.rows {
-			var match, ov any
-			if o.match != 0 {
-				match, ov = o.match, o.iou
-			}
-			if _, err := st.ExecContext(ctx, w.evalSeq, o.seq, int(o.kind), match, ov, o.other); err != nil {
+		from := 0
+		for i, f := range w.files {
+			if _, err := st.ExecContext(ctx, w.evalSeq, f.FileSeq, w.packed[from:w.ends[i]]); err != nil {
 				return fmt.Errorf("box outcomes: %w", err)
 			}
+			from = w.ends[i]
 		}
 		return lake.SetFileEvalsTx(ctx, tx, w.key, w.files)
 	})
-	w.rows, w.files = w.rows[:0], w.files[:0]
+	w.packed, w.ends, w.files = w.packed[:0], w.ends[:0], w.files[:0]
 	return err
 }
 

@@ -113,7 +113,7 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 		return errs.New(errs.FailedPrecondition, "key", "evaluation %q is running; cancel job %s first", key, ev.JobID)
 	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM evaluation_box WHERE eval_seq = ?`, ev.seq); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM evaluation_file WHERE eval_seq = ?`, ev.seq); err != nil {
 			return err
 		}
 		if err := lake.DeleteFileEvalsTx(ctx, tx, key); err != nil {
@@ -168,7 +168,7 @@ func summaryOf(r Result) Summary {
 }
 
 // Outcomes returns the outcome of every box of a file in an evaluation,
-// human boxes first, in insertion order.
+// human boxes first, in insertion order. Boxes replaced since are left out.
 func (s *Service) Outcomes(ctx context.Context, key, uniqueName string) ([]BoxOutcome, error) {
 	ev, err := s.load(ctx, key)
 	if err != nil {
@@ -178,28 +178,74 @@ func (s *Service) Outcomes(ctx context.Context, key, uniqueName string) ([]BoxOu
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT a.id, a.source, a.label, a.frame, eb.outcome, m.id, eb.iou, eb.mismatch
-		FROM annotation a JOIN evaluation_box eb ON eb.eval_seq = ? AND eb.box_seq = a.seq
-		LEFT JOIN annotation m ON m.seq = eb.match_seq
-		WHERE a.file_seq = ? ORDER BY a.source = 'machine', a.seq`, ev.seq, f.Seq())
+	var packed []byte
+	err = s.db.R.QueryRowContext(ctx, `SELECT outcomes FROM evaluation_file WHERE eval_seq = ? AND file_seq = ?`,
+		ev.seq, f.Seq()).Scan(&packed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return []BoxOutcome{}, nil // the evaluation did not cover the file
+	} else if err != nil {
+		return nil, err
+	}
+	outs, err := unpackOutcomes(packed)
+	if err != nil {
+		return nil, err
+	}
+	seqs := make([]int64, 0, 2*len(outs))
+	for _, o := range outs {
+		seqs = append(seqs, o.seq)
+		if o.match != 0 {
+			seqs = append(seqs, o.match)
+		}
+	}
+	boxes, err := s.boxesBySeq(ctx, seqs)
+	if err != nil {
+		return nil, err
+	}
+	out := []BoxOutcome{}
+	for _, o := range outs {
+		b, ok := boxes[o.seq]
+		if !ok {
+			continue
+		}
+		bo := BoxOutcome{ID: b.id, Source: b.source, Label: b.label, Frame: b.frame, Outcome: o.kind.String(),
+			Mismatch: o.other, seq: o.seq}
+		if m, ok := boxes[o.match]; ok {
+			iou := o.iou
+			bo.MatchID, bo.IoU = m.id, &iou
+		}
+		out = append(out, bo)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if (out[i].Source == "human") != (out[j].Source == "human") {
+			return out[i].Source == "human"
+		}
+		return out[i].seq < out[j].seq
+	})
+	return out, nil
+}
+
+type annotationRef struct {
+	id, source, label string
+	frame             int
+}
+
+// boxesBySeq reads what outcomes show of boxes, by key.
+func (s *Service) boxesBySeq(ctx context.Context, seqs []int64) (map[int64]annotationRef, error) {
+	list, _ := json.Marshal(seqs)
+	rows, err := s.db.R.QueryContext(ctx, `SELECT seq, id, source, label, frame FROM annotation
+		WHERE seq IN (SELECT value FROM json_each(?))`, string(list))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []BoxOutcome{}
+	out := make(map[int64]annotationRef, len(seqs))
 	for rows.Next() {
-		var o BoxOutcome
-		var kind int
-		var match sql.NullString
-		var iou sql.NullFloat64
-		if err := rows.Scan(&o.ID, &o.Source, &o.Label, &o.Frame, &kind, &match, &iou, &o.Mismatch); err != nil {
+		var seq int64
+		var a annotationRef
+		if err := rows.Scan(&seq, &a.id, &a.source, &a.label, &a.frame); err != nil {
 			return nil, err
 		}
-		o.Outcome, o.MatchID = Kind(kind).String(), match.String
-		if iou.Valid {
-			o.IoU = &iou.Float64
-		}
-		out = append(out, o)
+		out[seq] = a
 	}
 	return out, rows.Err()
 }

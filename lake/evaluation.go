@@ -39,7 +39,8 @@ type BoxPairQuery struct {
 	HumanOperations []string
 	// MachineOperation is the model run whose machine boxes are read.
 	MachineOperation string
-	PageFiles        int // files per page; default 1000
+	PageFiles        int  // files per page; default 1000
+	WithIDs          bool // read the boxes' public ids too (ScoredBox.ID)
 }
 
 // CountHumanFiles counts the files q selects that have a human box of q's
@@ -134,7 +135,11 @@ func (l *Lake) readBoxPairs(ctx context.Context, q BoxPairQuery, page []BoxPair,
 		args = append(args, jsonArray(q.HumanOperations))
 	}
 	args = append(args, q.MachineOperation)
-	rows, err := l.db.R.QueryContext(ctx, `SELECT a.seq, a.id, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h,
+	id := "''"
+	if q.WithIDs {
+		id = "a.id"
+	}
+	rows, err := l.db.R.QueryContext(ctx, `SELECT a.seq, `+id+`, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h,
 		coalesce(a.confidence, 1), a.source = 'human',
 		a.attributes <> '{}' AND coalesce(json_extract(a.attributes, '$.iscrowd'), 0) NOT IN (0, '', 'false')
 		FROM annotation a WHERE a.file_seq IN (SELECT value FROM json_each(?))

@@ -16,15 +16,12 @@ CREATE TABLE evaluation (
     finished_at INTEGER
 ) STRICT;
 
--- One row a judged box (annotation.seq): outcome 0 tp, 1 fp, 2 fn, 3 ignored;
--- match_seq the box it was paired with (another label's: a label mismatch,
--- mismatch = 1), iou their overlap. Boxes replaced since keep no outcome.
-CREATE TABLE evaluation_box (
-    eval_seq  INTEGER NOT NULL REFERENCES evaluation (seq) ON DELETE CASCADE,
-    box_seq   INTEGER NOT NULL,
-    outcome   INTEGER NOT NULL CHECK (outcome BETWEEN 0 AND 3),
-    match_seq INTEGER,
-    iou       REAL,
-    mismatch  INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (eval_seq, box_seq)
+-- The outcomes of one file's judged boxes, packed (evaluate/outcomes.go):
+-- a row a file rather than a box, so an evaluation of millions of boxes
+-- writes a row per file. Boxes replaced since keep no outcome.
+CREATE TABLE evaluation_file (
+    eval_seq INTEGER NOT NULL REFERENCES evaluation (seq) ON DELETE CASCADE,
+    file_seq INTEGER NOT NULL,
+    outcomes BLOB    NOT NULL,
+    PRIMARY KEY (eval_seq, file_seq)
 ) STRICT, WITHOUT ROWID;
