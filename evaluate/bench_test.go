@@ -45,6 +45,9 @@ func BenchmarkEvaluate1M(b *testing.B) {
 	if err := ensureBoxes(ctx, dir); err != nil {
 		b.Fatal(err)
 	}
+	if err := clearEvaluations(ctx, dir); err != nil {
+		b.Fatal(err)
+	}
 	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: 1,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -82,6 +85,34 @@ func BenchmarkEvaluate1M(b *testing.B) {
 		a.Evaluate.Delete(ctx, key)
 		b.StartTimer()
 	}
+}
+
+// clearEvaluations removes what an interrupted run left: its job is
+// cancelled before a queue with workers could resume it, then its evaluation
+// deleted.
+func clearEvaluations(ctx context.Context, dir string) error {
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: -1,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	list, err := a.Evaluate.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ev := range list {
+		a.Jobs.Cancel(ctx, ev.JobID)
+	}
+	if err := a.Jobs.Settle(ctx); err != nil {
+		return err
+	}
+	for _, ev := range list {
+		if err := a.Evaluate.Delete(ctx, ev.Key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cpuTime is the process's user and system CPU time so far: on a shared

@@ -102,15 +102,22 @@ func (s *Service) List(ctx context.Context) ([]Evaluation, error) {
 	return out, rows.Err()
 }
 
-// Delete removes an evaluation, its box outcomes and its files' counts. A
-// running one is refused: cancel its job first.
+// Delete removes an evaluation, its box outcomes and its files' counts. One
+// whose job is still queued or running is refused: cancel the job first.
 func (s *Service) Delete(ctx context.Context, key string) error {
 	ev, err := s.load(ctx, key)
 	if err != nil {
 		return err
 	}
 	if ev.Status == Running {
-		return errs.New(errs.FailedPrecondition, "key", "evaluation %q is running; cancel job %s first", key, ev.JobID)
+		// Running until its job says otherwise: a job a crash or a cancel
+		// ended before the handler could record it leaves it so.
+		j, err := s.jobs.Get(ctx, ev.JobID)
+		if err == nil && !j.Status.Finished() {
+			return errs.New(errs.FailedPrecondition, "key", "evaluation %q is running; cancel job %s first", key, ev.JobID)
+		} else if err != nil && !errs.Is(err, errs.NotFound) {
+			return err
+		}
 	}
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM evaluation_file WHERE eval_seq = ?`, ev.seq); err != nil {

@@ -122,29 +122,45 @@ func (l *Lake) boxPairPage(ctx context.Context, q BoxPairQuery, where string, ar
 	return page, l.readBoxPairs(ctx, q, page, idx)
 }
 
-// readBoxPairs fills a page's boxes with one statement in file order.
+// readBoxPairs fills a page's boxes: human and machine boxes each read in
+// the page's range of file keys along their index (source, file_seq) and
+// (operation, file_seq), which yields them in file and insertion order
+// with no sort. Pages have disjoint ranges, so a run reads each box once;
+// boxes of files in the range that the page left out are skipped.
 func (l *Lake) readBoxPairs(ctx context.Context, q BoxPairQuery, page []BoxPair, idx map[int64]int) error {
-	human := `a.source = 'human'`
-	seqs := make([]int64, len(page))
-	for i, fb := range page {
-		seqs[i] = fb.Seq
-	}
-	args := []any{jsonArray(seqs)}
+	lo, hi := page[0].Seq, page[len(page)-1].Seq
+	human := `a.source = 'human' AND a.file_seq BETWEEN ? AND ?`
+	args := []any{lo, hi}
 	if q.HumanOperations != nil {
 		human += ` AND a.operation IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonArray(q.HumanOperations))
 	}
-	args = append(args, q.MachineOperation)
+	if err := l.readScored(ctx, q.WithIDs, human, args, func(fileSeq int64, b ScoredBox) {
+		if i, ok := idx[fileSeq]; ok {
+			b.Human = true
+			page[i].Human = append(page[i].Human, b)
+		}
+	}); err != nil {
+		return err
+	}
+	machine := `a.operation = ? AND a.file_seq BETWEEN ? AND ? AND a.source = 'machine'`
+	return l.readScored(ctx, q.WithIDs, machine, []any{q.MachineOperation, lo, hi}, func(fileSeq int64, b ScoredBox) {
+		if i, ok := idx[fileSeq]; ok {
+			b.Crowd = false
+			page[i].Machine = append(page[i].Machine, b)
+		}
+	})
+}
+
+func (l *Lake) readScored(ctx context.Context, withIDs bool, where string, args []any, fn func(int64, ScoredBox)) error {
 	id := "''"
-	if q.WithIDs {
+	if withIDs {
 		id = "a.id"
 	}
 	rows, err := l.db.R.QueryContext(ctx, `SELECT a.seq, `+id+`, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h,
-		coalesce(a.confidence, 1), a.source = 'human',
+		coalesce(a.confidence, 1),
 		a.attributes <> '{}' AND coalesce(json_extract(a.attributes, '$.iscrowd'), 0) NOT IN (0, '', 'false')
-		FROM annotation a WHERE a.file_seq IN (SELECT value FROM json_each(?))
-		AND ((`+human+`) OR (a.source = 'machine' AND a.operation = ?))
-		ORDER BY a.file_seq, a.seq`, args...)
+		FROM annotation a WHERE `+where+` ORDER BY a.file_seq, a.seq`, args...)
 	if err != nil {
 		return fmt.Errorf("boxes to evaluate: %w", err)
 	}
@@ -152,16 +168,11 @@ func (l *Lake) readBoxPairs(ctx context.Context, q BoxPairQuery, page []BoxPair,
 	for rows.Next() {
 		var b ScoredBox
 		var fileSeq int64
-		if err := rows.Scan(&b.Seq, &b.ID, &fileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Score, &b.Human,
+		if err := rows.Scan(&b.Seq, &b.ID, &fileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Score,
 			&b.Crowd); err != nil {
 			return err
 		}
-		i := idx[fileSeq]
-		if b.Human {
-			page[i].Human = append(page[i].Human, b)
-		} else {
-			page[i].Machine = append(page[i].Machine, b)
-		}
+		fn(fileSeq, b)
 	}
 	return rows.Err()
 }
