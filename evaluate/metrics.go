@@ -114,7 +114,7 @@ func (e *evaluator) result() Metrics {
 		if curves.valid[0] {
 			lr.AP = meanOf(curves.precision[0][:]...)
 			lr.AP50 = meanOf(curves.precision[0][0])
-			m.PR[l] = Curve{Recall: recThrs, Precision: append([]float64(nil), curves.precision[0][0][:]...)}
+			m.PR[l] = Curve{Recall: recallPoints, Precision: append([]float64(nil), curves.precision[0][0][:]...)}
 		}
 		if v := e.voc[l]; v.npos > 0 {
 			lr.VOCAP50 = allPointAP(v.curve())
@@ -129,6 +129,16 @@ func (e *evaluator) result() Metrics {
 	m.Confusion = e.confusionMatrix(labels)
 	return m
 }
+
+// recallPoints are the recall thresholds as reported: i/100, where the
+// thresholds compared against are numpy's linspace (0.35000000000000003).
+var recallPoints = func() []float64 {
+	out := make([]float64, nRec)
+	for i := range out {
+		out[i] = float64(i) / (nRec - 1)
+	}
+	return out
+}()
 
 // prf is precision, recall and F1 from counts; 0 where undefined.
 func prf(tp, fp, fn int) (p, r, f1 float64) {

@@ -9,7 +9,7 @@ import (
 // A file's outcomes are stored packed, one record a box: the annotation's
 // key (uvarint), a byte holding the Kind in its low bits and 4 when the
 // match has another label (8 when there is a match), then, with a match,
-// the matched box's key (uvarint) and the IoU (float32, little endian).
+// the matched box's key (uvarint) and the IoU (float64, little endian).
 
 const (
 	flagMismatch = 4
@@ -29,7 +29,7 @@ func packOutcomes(dst []byte, outs []outcome) []byte {
 		}
 		dst = append(dst, flags|flagMatch)
 		dst = binary.AppendUvarint(dst, uint64(o.match))
-		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(float32(o.iou)))
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(o.iou))
 	}
 	return dst
 }
@@ -48,12 +48,12 @@ func unpackOutcomes(b []byte) ([]outcome, error) {
 		o := outcome{seq: int64(seq), kind: Kind(flags & 3), other: flags&flagMismatch != 0}
 		if flags&flagMatch != 0 {
 			m, n := binary.Uvarint(b)
-			if n <= 0 || len(b) < n+4 {
+			if n <= 0 || len(b) < n+8 {
 				return nil, errPacked
 			}
 			o.match = int64(m)
-			o.iou = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[n:])))
-			b = b[n+4:]
+			o.iou = math.Float64frombits(binary.LittleEndian.Uint64(b[n:]))
+			b = b[n+8:]
 		}
 		out = append(out, o)
 	}
