@@ -99,7 +99,9 @@ func (l *Lake) EachFileBoxPair(ctx context.Context, q BoxPairQuery, fn func(BoxP
 }
 
 func (l *Lake) boxPairPage(ctx context.Context, q BoxPairQuery, where string, args []any, after int64) ([]BoxPair, error) {
-	rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, f.unique_name FROM file f WHERE f.seq > ? AND `+where+
+	// NOT INDEXED: walk the files by key from after, so a page costs its
+	// own files; through a type index the planner sorts every file left.
+	rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, f.unique_name FROM file f NOT INDEXED WHERE f.seq > ? AND `+where+
 		` ORDER BY f.seq LIMIT ?`, append(append([]any{after}, args...), q.PageFiles)...)
 	if err != nil {
 		return nil, fmt.Errorf("files to evaluate: %w", err)
