@@ -1,7 +1,9 @@
 package evaluate
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -114,7 +116,7 @@ func (c *cocoLabel) accumulate() *cocoCurves {
 	}
 	// Frames were added in order and each frame's boxes best first, so a
 	// stable sort by score is numpy's mergesort over the concatenation.
-	sort.SliceStable(order, func(i, j int) bool { return c.score[order[i]] > c.score[order[j]] })
+	slices.SortStableFunc(order, func(i, j int32) int { return cmp.Compare(c.score[j], c.score[i]) })
 	// Read in that order from here on, sequentially.
 	rank, tp, ig := make([]uint8, len(order)), make([]uint64, len(order)), make([]uint64, len(order))
 	for i, k := range order {

@@ -1,8 +1,9 @@
 package evaluate
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 )
 
 // box is one box of a frame as the metrics see it: pixels, top-left origin.
@@ -68,7 +69,7 @@ type outcome struct {
 // byScore orders predicted boxes by score, highest first, keeping their
 // order on ties (pycocotools sorts with a stable mergesort).
 func byScore(ds []box) {
-	sort.SliceStable(ds, func(i, j int) bool { return ds[i].score > ds[j].score })
+	slices.SortStableFunc(ds, func(a, b box) int { return cmp.Compare(b.score, a.score) })
 }
 
 // ious is the IoU of every predicted box (rows) with every human box.

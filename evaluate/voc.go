@@ -1,6 +1,9 @@
 package evaluate
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+)
 
 // vocThr is the IoU of Pascal VOC's AP.
 const vocThr = 0.5
@@ -47,11 +50,11 @@ func (v *vocLabel) addFrame(gs, ds []box, thr float64) {
 // curve is the precision and recall after each predicted box, in score order
 // (a stable sort: ties keep frame order).
 func (v *vocLabel) curve() (rec, prec []float64) {
-	order := make([]int, len(v.score))
+	order := make([]int32, len(v.score))
 	for i := range order {
-		order[i] = i
+		order[i] = int32(i)
 	}
-	sort.SliceStable(order, func(i, j int) bool { return v.score[order[i]] > v.score[order[j]] })
+	slices.SortStableFunc(order, func(i, j int32) int { return cmp.Compare(v.score[j], v.score[i]) })
 	var tp, fp float64
 	for _, k := range order {
 		switch v.state[k] {

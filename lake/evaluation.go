@@ -71,7 +71,8 @@ func (l *Lake) humanFilesWhere(ctx context.Context, q BoxPairQuery) (string, []a
 // EachFileBoxPair calls fn, in file order, for every file q selects that
 // has a human box of q's operations, with its human boxes (of those
 // operations) and the machine boxes of q's run. It reads a page of files at
-// a time and holds no read transaction while fn works.
+// a time, the next page while fn works on this one (reading and judging
+// boxes then share two cores), and holds no read transaction between pages.
 func (l *Lake) EachFileBoxPair(ctx context.Context, q BoxPairQuery, fn func(BoxPair) error) error {
 	where, args, err := l.humanFilesWhere(ctx, q)
 	if err != nil {
@@ -80,22 +81,40 @@ func (l *Lake) EachFileBoxPair(ctx context.Context, q BoxPairQuery, fn func(BoxP
 	if q.PageFiles <= 0 {
 		q.PageFiles = 1000
 	}
-	after := int64(0)
-	for {
-		page, err := l.boxPairPage(ctx, q, where, args, after)
-		if err != nil {
-			return err
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		page []BoxPair
+		err  error
+	}
+	pages := make(chan result, 1)
+	go func() {
+		defer close(pages)
+		after := int64(0)
+		for {
+			page, err := l.boxPairPage(ctx, q, where, args, after)
+			select {
+			case pages <- result{page, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil || len(page) < q.PageFiles {
+				return
+			}
+			after = page[len(page)-1].Seq
 		}
-		for _, fb := range page {
+	}()
+	for r := range pages {
+		if r.err != nil {
+			return r.err
+		}
+		for _, fb := range r.page {
 			if err := fn(fb); err != nil {
 				return err
 			}
 		}
-		if len(page) < q.PageFiles {
-			return nil
-		}
-		after = page[len(page)-1].Seq
 	}
+	return ctx.Err()
 }
 
 func (l *Lake) boxPairPage(ctx context.Context, q BoxPairQuery, where string, args []any, after int64) ([]BoxPair, error) {
