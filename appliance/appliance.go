@@ -20,6 +20,7 @@ import (
 	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/dataset"
+	"github.com/framelake/framelake/evaluate"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
@@ -83,6 +84,7 @@ type Appliance struct {
 	Datasets *dataset.Service
 	// Selection chooses what to label next and scores uniqueness.
 	Selection *selection.Service
+	Evaluate  *evaluate.Service
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -128,7 +130,7 @@ func (a *Appliance) open(ctx context.Context) error {
 		fs    fs.FS
 	}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()},
 		{"vector", vector.Migrations}, {"annotate", annotate.Migrations}, {"analysis", analysis.Migrations},
-		{"dataset", dataset.Migrations}} {
+		{"dataset", dataset.Migrations}, {"evaluate", evaluate.Migrations}} {
 		if err := db.Migrate(ctx, m.owner, m.fs); err != nil {
 			return err
 		}
@@ -167,6 +169,7 @@ func (a *Appliance) open(ctx context.Context) error {
 	// Projects and runs are operation_list ids even before they have boxes.
 	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log}, a.Annotate, a.Analysis)
 	a.Selection = selection.New(a.Lake, a.Vectors, a.Jobs, selection.Options{Logger: a.log})
+	a.Evaluate = evaluate.New(db, a.Lake, a.Jobs, a.Analysis, evaluate.Options{Logger: a.log})
 	if a.cfg.JobWorkers < 0 {
 		return nil
 	}
@@ -206,7 +209,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Logger: a.log},
+		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Evaluate: a.Evaluate, Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 

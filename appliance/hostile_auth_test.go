@@ -101,6 +101,13 @@ var routeAccess = map[string]string{
 	"POST /api/v1/client/get_item_count_from_lake":       "read",
 	"POST /api/v1/client/get_item_list_from_collection":  "read",
 	"POST /api/v1/client/get_item_list_from_datalake":    "read",
+
+	"POST /api/v1/client/evaluate_detections":      "write",
+	"POST /api/v1/client/get_evaluation":           "read",
+	"POST /api/v1/client/compare_evaluations":      "read",
+	"POST /api/v1/client/delete_evaluation":        "write",
+	"POST /api/v1/client/list_evaluations":         "read",
+	"POST /api/v1/client/find_label_disagreements": "write",
 }
 
 var pathParam = regexp.MustCompile(`:[A-Za-z]+`)

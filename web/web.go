@@ -14,6 +14,7 @@ import (
 	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/dataset"
+	"github.com/framelake/framelake/evaluate"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
@@ -32,6 +33,7 @@ type Deps struct {
 	Analysis *analysis.Service // nil: analysis routes answer 503
 	// Selection chooses what to label next; nil: its functions answer 503.
 	Selection *selection.Service
+	Evaluate  *evaluate.Service // nil: evaluation functions answer 503
 	Logger    *slog.Logger
 }
 
@@ -91,6 +93,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	s.vectorFunctions()
 	s.selectionFunctions()
 	s.datasetDiffFunctions()
+	s.evaluateFunctions()
 	s.clientRoutes(api) // each client function checks its own role
 	s.analysisRoutes(api)
 	s.projectionRoutes(api)

@@ -394,6 +394,43 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(diff["addedNames"], [names[3]])
         self.assertEqual((diff["from"]["stats"]["totalFrames"], diff["to"]["stats"]["totalFrames"]), (3, 4))
 
+    def test_evaluation(self):
+        dog = self.photos["dog.jpg"]
+        started = self.client.auto_annotate_collection(self.photo_collection, [{"label": "dog", "description": "a dog"}])
+        self.finished(started)
+        run_id = started["runId"]
+        boxes = self.client.get(f"/api/v1/lake/files/{dog}/annotations?operation={run_id}")["annotations"]
+        self.assertTrue(boxes)
+        # People drew what the model saw, and one dog more that it missed.
+        truth = [{k: b[k] for k in ("label", "x", "y", "width", "height")} for b in boxes]
+        truth.append({"label": "dog", "x": 0, "y": 0, "width": 4, "height": 4})
+        body = json.dumps({"operation": "import:py-truth", "files": [{"uniqueName": dog, "annotations": truth}]})
+        self.client._request("/api/v1/lake/annotations", body.encode(), "application/json", method="PUT").close()
+
+        job = self.finished(self.client.evaluate_detections(run_id, "pyeval", gt_operations=["import:py-truth"]))
+        ev = job["result"]
+        self.assertEqual(ev, self.client.get_evaluation("pyeval"))
+        dogs = ev["labels"]["dog"]
+        self.assertEqual((dogs["tp"], dogs["fp"], dogs["fn"]), (len(boxes), 0, 1))
+        self.assertEqual(ev["confusion"]["labels"], ["dog", "background"])
+        self.assertAlmostEqual(ev["AP50"], len(boxes) / (len(boxes) + 1), delta=0.01)
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="eval.pyeval.fn > 0"), [{"count": 1}])
+        self.assertEqual(self.client.get_file_details(dog, {"evaluations": True})["evaluations"],
+                         {"pyeval": {"tp": len(boxes), "fp": 0, "fn": 1}})
+        outcomes = self.client.get_evaluation("pyeval", unique_name=dog)["boxes"]
+        self.assertEqual(sorted(o["outcome"] for o in outcomes), ["fn"] + ["tp"] * (2 * len(boxes)))
+        self.assertIn("pyeval", [e["key"] for e in self.client.list_evaluations()["evaluations"]])
+        cmp = self.client.compare_evaluations("pyeval", "pyeval")
+        self.assertEqual([l["label"] for l in cmp["labels"]], ["dog"])
+
+        job = self.finished(self.client.find_label_disagreements(run_id, query="collection = py-photos"))
+        self.assertEqual((job["result"]["missed"], job["result"]["extra"], job["result"]["mismatched"]), (1, 0, 0))
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="disagreement.count > 0"), [{"count": 1}])
+        self.client.delete_evaluation("pyeval")
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.get_evaluation("pyeval")
+        self.assertEqual(cm.exception.status, 404)
+
     def test_zz_every_interface_function_called(self):
         # Named to run last: the other tests call the functions.
         self.assertEqual(INTERFACE_FUNCTIONS - called, set())

@@ -34,6 +34,7 @@ var commands = map[string]command{
 	"projects": {cmdProjects, "list the annotation projects of a server"},
 	"select":   {cmdSelect, "choose what to label next on a server and tag it"},
 	"dataset":  {cmdDataset, "compare two dataset versions on a server (diff)"},
+	"eval":     {cmdEval, "run, show, compare and list evaluations of a model run on a server"},
 }
 
 func usage() {

@@ -155,12 +155,3 @@ func printDiff(d client.VersionDiff) {
 	}
 	tw.Flush()
 }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -31,6 +31,7 @@ import zipfile
 from typing import Any, Optional, Union
 
 from ._selection import SelectionMixin
+from .evaluation import EvaluationFunctions
 
 __all__ = ["Client", "FramelakeError"]
 
@@ -43,7 +44,7 @@ class FramelakeError(Exception):
         self.status, self.code, self.message, self.field = status, code, message, field
 
 
-class Client(SelectionMixin):
+class Client(SelectionMixin, EvaluationFunctions):
     """A framelake server reached with one API key."""
 
     def __init__(self, base_url: str, key: str, secret: str, timeout: float = 600):
