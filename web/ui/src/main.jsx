@@ -5,7 +5,9 @@ import { Grid } from './grid.jsx'
 import { ItemView } from './item.jsx'
 import { Job, Jobs } from './jobs.jsx'
 import { Dataset, Datasets } from './datasets.jsx'
+import { Projects } from './projects.jsx'
 import { navigate, route, useLocation } from './router.js'
+import { TaskWorkspace } from './workspace.jsx'
 import './style.css'
 
 // App: nothing but sign-in until a key is verified (GET /api/v1/me); then
@@ -31,6 +33,7 @@ function App() {
           <NavLink to="/" on={r.page === 'grid' || r.page === 'item'}>Lake</NavLink>
           <NavLink to="/datasets" on={r.page === 'datasets' || r.page === 'dataset'}>Datasets</NavLink>
           <NavLink to="/jobs" on={r.page === 'jobs' || r.page === 'job'}>Jobs</NavLink>
+          <NavLink to="/projects" on={r.page === 'projects' || r.page === 'task'}>Projects</NavLink>
         </nav>
         <span class="who" data-testid="who" data-role={me.role}>{me.name || me.key} <span class="role">{me.role}</span></span>
         <button class="ghost" onClick={() => { forgetCreds(); setMe(null) }}>Sign out</button>
@@ -42,6 +45,8 @@ function App() {
         {r.page === 'job' && <Job id={r.id} me={me} />}
         {r.page === 'datasets' && <Datasets />}
         {r.page === 'dataset' && <Dataset id={r.id} />}
+        {r.page === 'projects' && <Projects me={me} />}
+        {r.page === 'task' && <TaskWorkspace id={r.id} search={loc.search} me={me} />}
         {r.page === 'missing' && <div class="error">No page at {loc.path}.</div>}
       </main>
     </div>
