@@ -413,3 +413,54 @@ func normalizedAttrs(a json.RawMessage) json.RawMessage {
 	}
 	return a
 }
+
+// FramePlace is where a file is a frame: its task and its index there.
+type FramePlace struct {
+	TaskID string `json:"taskId"`
+	Index  int    `json:"frameIndex"` // position among the task's frames, from 0
+}
+
+// FramePlaces says, for the files of names that are frames of a task, which
+// task and where, so a review page can open them in the workspace.
+func (s *Service) FramePlaces(ctx context.Context, names []string) (map[string]FramePlace, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT f.unique_name, s.task_id, (SELECT count(*) FROM frame g
+		WHERE g.session_seq = f.session_seq AND g.sequence_no < f.sequence_no) FROM frame f
+		JOIN upload_session s ON s.seq = f.session_seq WHERE f.unique_name IN (SELECT value FROM json_each(?))`,
+		jsonArray(names))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]FramePlace{}
+	for rows.Next() {
+		var name string
+		var p FramePlace
+		if err := rows.Scan(&name, &p.TaskID, &p.Index); err != nil {
+			return nil, err
+		}
+		out[name] = p
+	}
+	return out, rows.Err()
+}
+
+// TaskFileSeqs are the lake files (seqs) of a task's frames.
+func (s *Service) TaskFileSeqs(ctx context.Context, taskID string) ([]int64, error) {
+	if _, err := s.Task(ctx, taskID); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.R.QueryContext(ctx, `SELECT f.file_seq FROM frame f JOIN upload_session s ON s.seq = f.session_seq
+		WHERE s.task_id = ?`, taskID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	seqs := []int64{}
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, seq)
+	}
+	return seqs, rows.Err()
+}

@@ -18,6 +18,7 @@ var routeAccess = map[string]string{
 	"GET /media/:name":        "signed",
 	"GET /media-blob/:name":   "signed",
 	"GET /thumbs/:size/:name": "signed",
+	"GET /crops/:size/:name":  "signed",
 
 	"GET /api/v1/openapi.yaml": "read",
 	"GET /api/v1/me":           "read",
@@ -49,6 +50,7 @@ var routeAccess = map[string]string{
 	"POST /api/v1/projects/:projectId/tasks":                          "write",
 	"PATCH /api/v1/tasks/:taskId":                                     "write",
 	"GET /api/v1/tasks/:taskId/frames":                                "read",
+	"GET /api/v1/lake/patches":                                        "read",
 
 	"GET /api/v1/datasets":                                  "read",
 	"DELETE /api/v1/datasets/:datasetGroupId":               "write",

@@ -2,8 +2,11 @@ package appliance_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"image/jpeg"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/framelake/framelake/appliance"
@@ -65,5 +68,60 @@ func TestWorkspaceOverHTTP(t *testing.T) {
 	}
 	if _, err := e.read.CompleteTask(ctx, task.ID); client.CodeOf(err) != "permission_denied" {
 		t.Fatalf("a read key marks done: %v", err)
+	}
+}
+
+// TestPatchesAndCrops: the boxes of a label list with their task's place
+// and a signed crop URL that answers a JPEG of the box, without a key.
+func TestPatchesAndCrops(t *testing.T) {
+	e := start(t, appliance.Config{})
+	ctx := context.Background()
+	res, err := e.write.UploadFiles(ctx, client.UploadOptions{Collection: "pics"},
+		memFile("a.jpg", testmedia.JPEG(640, 480, 1)), memFile("b.jpg", testmedia.JPEG(640, 480, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := e.project(t, client.ContentImage)
+	task, err := e.write.CreateTask(ctx, pid, client.NewTask{Query: `collection = "pics"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := res.Stored[1].UniqueName
+	if _, err := e.write.ReplaceFrameAnnotations(ctx, pid, second, []client.Box{{Label: "car", X: 100, Y: 50, Width: 200, Height: 100}}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", e.base+"/api/v1/lake/patches?label=car&taskId="+task.ID, nil)
+	req.Header.Set("key", e.wkey)
+	req.Header.Set("secret", e.wsecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		PatchCount int
+		Patches    []struct {
+			UniqueName, TaskID, CropURL string
+			FrameIndex                  *int
+		}
+	}
+	json.NewDecoder(resp.Body).Decode(&page)
+	resp.Body.Close()
+	if page.PatchCount != 1 || len(page.Patches) != 1 || page.Patches[0].UniqueName != second ||
+		page.Patches[0].TaskID != task.ID || page.Patches[0].FrameIndex == nil || *page.Patches[0].FrameIndex != 1 {
+		t.Fatalf("patches: %+v", page)
+	}
+	crop, err := http.Get(page.Patches[0].CropURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := jpeg.DecodeConfig(crop.Body)
+	crop.Body.Close()
+	// 200 x 100 and a margin of 40 each side (280 x 180), fitted in 128: 128 x 82.
+	if err != nil || crop.StatusCode != 200 || img.Width != 128 || img.Height < 80 || img.Height > 84 {
+		t.Fatalf("crop: %d %v %dx%d", crop.StatusCode, err, img.Width, img.Height)
+	}
+	bad, _ := http.Get(strings.Replace(page.Patches[0].CropURL, "sig=", "sig=x", 1))
+	if bad.StatusCode != 401 {
+		t.Fatalf("crop with a bad signature: %d", bad.StatusCode)
 	}
 }
