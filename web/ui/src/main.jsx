@@ -6,6 +6,7 @@ import { ItemView } from './item.jsx'
 import { Job, Jobs } from './jobs.jsx'
 import { Dataset, Datasets } from './datasets.jsx'
 import { Projects } from './projects.jsx'
+import { Review } from './review.jsx'
 import { navigate, route, useLocation } from './router.js'
 import { TaskWorkspace } from './workspace.jsx'
 import './style.css'
@@ -34,6 +35,7 @@ function App() {
           <NavLink to="/datasets" on={r.page === 'datasets' || r.page === 'dataset'}>Datasets</NavLink>
           <NavLink to="/jobs" on={r.page === 'jobs' || r.page === 'job'}>Jobs</NavLink>
           <NavLink to="/projects" on={r.page === 'projects' || r.page === 'task'}>Projects</NavLink>
+          <NavLink to="/review" on={r.page === 'review'}>Review</NavLink>
         </nav>
         <span class="who" data-testid="who" data-role={me.role}>{me.name || me.key} <span class="role">{me.role}</span></span>
         <button class="ghost" onClick={() => { forgetCreds(); setMe(null) }}>Sign out</button>
@@ -46,6 +48,7 @@ function App() {
         {r.page === 'datasets' && <Datasets />}
         {r.page === 'dataset' && <Dataset id={r.id} />}
         {r.page === 'projects' && <Projects me={me} />}
+        {r.page === 'review' && <Review search={loc.search} />}
         {r.page === 'task' && <TaskWorkspace id={r.id} search={loc.search} me={me} />}
         {r.page === 'missing' && <div class="error">No page at {loc.path}.</div>}
       </main>

@@ -24,13 +24,13 @@ export function Projects({ me }) {
     <div class="page projects">
       <h2>Projects <span class="muted">({list.projectCount})</span></h2>
       {canWrite && <NewProject onCreated={reload} />}
-      {list.projectList.map((p) => <Project p={p} canWrite={canWrite} />)}
+      {list.projectList.map((p) => <Project p={p} canWrite={canWrite} onChanged={reload} />)}
       {list.projectCount === 0 && <p class="muted">No projects yet.</p>}
     </div>
   )
 }
 
-function Project({ p, canWrite }) {
+function Project({ p, canWrite, onChanged }) {
   const [tasks, setTasks] = useState(null)
   const [tick, setTick] = useState(0)
   useEffect(() => {
@@ -41,7 +41,7 @@ function Project({ p, canWrite }) {
       <h3>{p.projectName} <span class="muted">{p.contentType === 1 ? 'video' : 'image'} · {p.taskCount} tasks · {p.progress}% annotated</span></h3>
       <div class="tags">{p.labels.map((l, i) => <span class="tag" title={l.labelDescription}>{i < 9 && <kbd>{i + 1}</kbd>} {l.labelName}</span>)}</div>
       <table class="table">
-        <thead><tr><th>task</th><th>status</th><th>progress</th><th>frames</th><th>updated</th></tr></thead>
+        <thead><tr><th>task</th><th>status</th><th>progress</th><th>frames</th><th>updated</th><th /></tr></thead>
         <tbody>
           {(tasks ?? []).map((t) => (
             <tr data-testid="task-row" data-task-id={t.id} data-status={t.status}>
@@ -50,11 +50,13 @@ function Project({ p, canWrite }) {
               <td><progress max="100" value={t.progress} /> {t.completedFrames} / {t.frameCount}</td>
               <td>{t.frameCount}</td>
               <td class="muted">{new Date(t.updatedAt).toLocaleString()}</td>
+              <td><a href={'/review?' + qs({ taskId: t.id, label: p.labels[0]?.labelName })} data-testid="task-review"
+                onClick={(e) => { e.preventDefault(); navigate(e.currentTarget.getAttribute('href')) }}>review boxes</a></td>
             </tr>
           ))}
         </tbody>
       </table>
-      {canWrite && <NewTask projectId={p.projectId} onCreated={() => setTick((t) => t + 1)} />}
+      {canWrite && <NewTask projectId={p.projectId} onCreated={() => { setTick((t) => t + 1); onChanged() }} />}
     </section>
   )
 }
@@ -96,7 +98,7 @@ function NewTask({ projectId, onCreated }) {
     else if (from === 'query') body.query = f.query.value
     else body.collectionId = f.collection.value
     api('/projects/' + encodeURIComponent(projectId) + '/tasks', { method: 'POST', body })
-      .then((t) => { setError(null); onCreated(t) }, setError)
+      .then((t) => { e.target.reset(); setError(null); onCreated(t) }, setError)
   }
   return (
     <form class="inline-form task-form" onSubmit={submit} data-testid="task-form">

@@ -25,6 +25,7 @@ export function route(path) {
   if ((m = path.match(/^\/jobs\/([^/]+)$/))) return { page: 'job', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/tasks\/([^/]+)$/))) return { page: 'task', id: decodeURIComponent(m[1]) }
   if (path === '/projects') return { page: 'projects' }
+  if (path === '/review') return { page: 'review' }
   if (path === '/jobs') return { page: 'jobs' }
   if (path === '/datasets') return { page: 'datasets' }
   if (path === '/') return { page: 'grid' }

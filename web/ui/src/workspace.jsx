@@ -3,7 +3,7 @@ import { api } from './api.js'
 import { FrameCanvas } from './canvas.jsx'
 import { Saver, fromWire, loadFrame } from './frameio.js'
 import { navigate } from './router.js'
-import { Attributes, FrameStrip, ModelRun, Suggestions, VideoTools } from './wspanels.jsx'
+import { Attributes, Disagreements, FrameStrip, ModelRun, Suggestions, VideoTools } from './wspanels.jsx'
 import { useZoom } from './zoom.js'
 import './workspace.css'
 
@@ -214,6 +214,7 @@ export function TaskWorkspace({ id, search, me }) {
           {canWrite && <button class="ghost" data-testid="frame-empty" onClick={() => commit([])}>No objects (e)</button>}
           {selected && <Attributes box={selected} onChange={(attributes) => commit(boxes.map((b, i) => (i === sel.index ? { ...b, attributes } : b)), sel.index)} />}
           {canWrite && <Suggestions suggestions={frame?.suggestions ?? []} selected={sel?.suggestion} onDecide={decide} min={minConf} setMin={setMinConf} onPick={(id) => setSel({ suggestion: id })} />}
+          <Disagreements boxes={boxes} suggestions={(frame?.suggestions ?? []).filter((s) => s.confidence >= minConf)} onPick={setSel} />
           {canWrite && <ModelRun ws={ws} onDone={reloadFrame} />}
           {canWrite && <VideoTools ws={ws} idx={idx} boxes={boxes} selected={selected} goFrame={goFrame} setNote={setNote} />}
           <p class="muted keys">drag on the image to draw · drag a box to move, its corners to resize · 1–9 label ·

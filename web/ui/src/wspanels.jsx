@@ -140,3 +140,22 @@ export function VideoTools({ ws, idx, boxes, selected, goFrame, setNote }) {
     </div>
   )
 }
+
+// Disagreements lists, on this frame, the human boxes no shown model box of
+// the same label overlaps at IoU >= 0.5, and the model boxes no human box
+// does: the boxes a reviewer should look at first.
+export function Disagreements({ boxes, suggestions, onPick }) {
+  const agrees = (a, others) => others.some((b) => b.label === a.label && iou(a, b) >= 0.5)
+  const human = boxes.map((b, i) => ({ b, i })).filter(({ b }) => !agrees(b, suggestions))
+  const machine = suggestions.filter((s) => !agrees(s, boxes))
+  if (!suggestions.length || (!human.length && !machine.length)) return null
+  return (
+    <div class="disagreements" data-testid="disagreements">
+      <h3>Model and human disagree ({human.length + machine.length})</h3>
+      <ul>
+        {human.map(({ b, i }) => <li data-testid="disagreement" data-kind="human" onClick={() => onPick({ index: i })}>{b.label} <span class="muted">human, no model box</span></li>)}
+        {machine.map((s) => <li data-testid="disagreement" data-kind="machine" onClick={() => onPick({ suggestion: s.id })}>{s.label} <span class="muted">model {s.confidence.toFixed(2)}, no human box</span></li>)}
+      </ul>
+    </div>
+  )
+}
