@@ -31,10 +31,10 @@ called = set()
 class RecordingClient(Client):
     """Notes every client function it sends."""
 
-    def _request(self, path, body, content_type, method="POST"):
+    def _request(self, path, body, content_type, method="POST", **kw):
         if path.startswith("/api/v1/client/"):
             called.add(path.rsplit("/", 1)[1])
-        return super()._request(path, body, content_type, method)
+        return super()._request(path, body, content_type, method, **kw)
 
 
 # An embedding package (INTERFACE.md 2.7, REST.md "Model package contract")
@@ -319,6 +319,26 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(FramelakeError) as cm:
             self.client.delete_project(pid)
         self.assertEqual(cm.exception.status, 404)
+
+    def test_task_of_lake_images(self):
+        stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:2], collection_name="py-task-src")["stored"]
+        pid = self.client.post("/api/v1/projects", {"projectName": "py-task", "contentType": 2,
+                                                    "labels": [{"labelName": "dog", "labelDescription": ""}]})["projectId"]
+        task = self.client.create_task(pid, "py-task", unique_names=[f["uniqueName"] for f in stored])
+        self.assertEqual((task["status"], task["frameCount"]), (0, 2))
+        frames = self.client.task_workspace(task["id"])["frames"]
+        first = frames[0]["uniqueName"]
+        box = {"label": "dog", "x": 1, "y": 1, "width": 5, "height": 5}
+        edit = self.client.replace_frame_annotations(pid, first, [box], version=1)
+        self.assertEqual((edit["version"], edit["task"]["status"]), (2, 1))
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.replace_frame_annotations(pid, first, [], version=1)
+        self.assertEqual(cm.exception.status, 409)
+        self.assertEqual(cm.exception.body["current"]["annotations"][0]["label"], "dog")
+        self.client.replace_frame_annotations(pid, frames[1]["uniqueName"], [])
+        self.assertEqual(self.client.complete_task(task["id"])["status"], 2)
+        self.assertEqual(self.client.reopen_task(task["id"])["status"], 1)
+        self.assertEqual(self.client.frame_annotations(pid, first)["version"], 2)
 
     def test_delete_file_and_collection(self):
         stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:3], collection_name="py-doomed")["stored"]

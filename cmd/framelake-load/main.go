@@ -10,6 +10,7 @@
 //	framelake-load lake --data .bench/lake-100k      # build the 100,000-file lake once
 //	framelake-load run --url http://127.0.0.1:8080 --key K --secret S --clients 16,64 --duration 60s
 //	framelake-load shapes --url http://127.0.0.1:8080 --url http://127.0.0.1:8081 --key K --secret S
+//	framelake-load annotators --url http://127.0.0.1:8080 --key K --secret S --annotators 8 --duration 60s
 package main
 
 import (
@@ -40,7 +41,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: framelake-load lake|run|shapes [flags]")
+		return errors.New("usage: framelake-load lake|run|shapes|annotators [flags]")
 	}
 	switch args[0] {
 	case "lake":
@@ -49,8 +50,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cmdRun(ctx, args[1:], out)
 	case "shapes":
 		return cmdShapes(ctx, args[1:], out)
+	case "annotators":
+		return cmdAnnotators(ctx, args[1:], out)
 	}
-	return fmt.Errorf("unknown command %q: use lake, run or shapes", args[0])
+	return fmt.Errorf("unknown command %q: use lake, run, shapes or annotators", args[0])
 }
 
 // cmdLake builds the generated lake the load runs against and creates a

@@ -32,6 +32,7 @@ from typing import Any, Optional, Union
 
 from ._selection import SelectionMixin
 from .evaluation import EvaluationFunctions
+from .workspace import WorkspaceMethods
 
 __all__ = ["Client", "FramelakeError"]
 
@@ -42,9 +43,10 @@ class FramelakeError(Exception):
     def __init__(self, status: int, code: str, message: str, field: str = ""):
         super().__init__(f"{message} ({status} {code}{' field ' + field if field else ''})")
         self.status, self.code, self.message, self.field = status, code, message, field
+        self.body: dict = {}
 
 
-class Client(SelectionMixin, EvaluationFunctions):
+class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods):
     """A framelake server reached with one API key."""
 
     def __init__(self, base_url: str, key: str, secret: str, timeout: float = 600):
@@ -55,18 +57,22 @@ class Client(SelectionMixin, EvaluationFunctions):
 
     # -- transport -----------------------------------------------------------
 
-    def _request(self, path: str, body: bytes, content_type: str, method: str = "POST"):
+    def _request(self, path: str, body: bytes, content_type: str, method: str = "POST",
+                 headers: Optional[dict] = None):
         req = urllib.request.Request(self.base_url + path, data=body, method=method,
-                                     headers={**self._headers, "Content-Type": content_type})
+                                     headers={**self._headers, "Content-Type": content_type, **(headers or {})})
         try:
             return urllib.request.urlopen(req, timeout=self.timeout)
         except urllib.error.HTTPError as e:
             raw = e.read()
             try:
-                err = json.loads(raw)["error"]
+                parsed = json.loads(raw)
+                err = parsed["error"]
             except (ValueError, KeyError, TypeError):
                 raise FramelakeError(e.code, "unknown", raw.decode(errors="replace") or e.reason) from None
-            raise FramelakeError(e.code, err.get("code", ""), err.get("message", ""), err.get("field", "")) from None
+            fe = FramelakeError(e.code, err.get("code", ""), err.get("message", ""), err.get("field", ""))
+            fe.body = parsed  # a 409 of a frame edit holds the frame as it is in body["current"]
+            raise fe from None
 
     def call(self, function: str, **params: Any) -> Any:
         """Calls any client function by name; None parameters are left out."""
