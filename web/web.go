@@ -13,6 +13,7 @@ import (
 
 	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/curate"
 	"github.com/framelake/framelake/dataset"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
@@ -29,6 +30,7 @@ type Deps struct {
 	Annotate *annotate.Service
 	Datasets *dataset.Service
 	Analysis *analysis.Service // nil: analysis routes answer 503
+	Curate   *curate.Service   // nil: curation functions answer 503
 	Logger   *slog.Logger
 }
 
@@ -84,6 +86,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	s.jobRoutes(rest)
 	s.deleteRoutes(rest)
 	s.vectorFunctions()
+	s.curateFunctions()
 	s.clientRoutes(api) // each client function checks its own role
 	s.analysisRoutes(api)
 	s.appRoutes(e, api) // the web app (ui.go), its thumbnails and what it asks the API
