@@ -49,7 +49,7 @@ const (
 // Default thresholds: Hamming distance of 64-bit hashes (at most), and
 // cosine distance of embeddings (below).
 const (
-	DefaultHamming = 8
+	DefaultHamming = 10
 	DefaultCosine  = 0.05
 	MaxHamming     = 16
 )

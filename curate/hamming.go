@@ -125,10 +125,12 @@ func (x *multiIndex) query(i int32, r, t int, probes *[]uint32, fn func(i, j int
 		b := &x.bands[bi]
 		*probes = neighbours((*probes)[:0], b.value(h), b.width, r)
 		for _, v := range *probes {
-			for k := b.start[v]; k < b.start[v+1]; k++ {
+			// A bucket lists indexes in ascending order: walking it from the
+			// end stops at the first index not above i.
+			for k := int64(b.start[v+1]) - 1; k >= int64(b.start[v]); k-- {
 				j := b.seq[k]
 				if j <= i {
-					continue
+					break
 				}
 				o := b.hash[k]
 				d := bits.OnesCount64(h ^ o)
