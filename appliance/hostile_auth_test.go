@@ -78,6 +78,9 @@ var routeAccess = map[string]string{
 	"POST /api/v1/client/update_dataset_version_from_datalake":   "write",
 	"POST /api/v1/client/insert_image_embeddings":                "write",
 	"POST /api/v1/client/insert_image_embeddings_batch":          "write",
+	"POST /api/v1/client/compute_quality":                        "write",
+	"POST /api/v1/client/find_duplicates":                        "write",
+	"POST /api/v1/client/get_dataset_leakage":                    "read",
 
 	"POST /api/v1/client/download_dataset":               "read",
 	"POST /api/v1/client/find_similar":                   "read",

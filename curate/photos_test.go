@@ -4,60 +4,23 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/framelake/framelake/internal/testphotos"
 	"github.com/framelake/framelake/internal/vips"
 )
 
-// Real photos from Debian packages the tests already rely on (darknet's
-// sample images, labelme's examples); labelme's video frames are left out,
-// being near duplicates of each other.
-var photoFiles = []string{
-	"/usr/share/darknet/data/dog.jpg", "/usr/share/darknet/data/eagle.jpg", "/usr/share/darknet/data/giraffe.jpg",
-	"/usr/share/darknet/data/horses.jpg", "/usr/share/darknet/data/kite.jpg", "/usr/share/darknet/data/person.jpg",
-	"/usr/share/darknet/data/scream.jpg",
-	"/usr/share/doc/labelme-examples/examples/classification/data_annotated/0001.jpg",
-	"/usr/share/doc/labelme-examples/examples/classification/data_annotated/0002.jpg",
-	"/usr/share/doc/labelme-examples/examples/bbox_detection/data_annotated/2011_000003.jpg",
-	"/usr/share/doc/labelme-examples/examples/bbox_detection/data_annotated/2011_000006.jpg",
-	"/usr/share/doc/labelme-examples/examples/bbox_detection/data_annotated/2011_000025.jpg",
-	"/usr/share/doc/labelme-examples/examples/tutorial/apc2016_obj3.jpg",
-}
-
 func readPhotos(t testing.TB) [][]byte {
-	out := make([][]byte, len(photoFiles))
-	for i, p := range photoFiles {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatalf("real photo %s (Debian packages darknet and labelme-examples): %v", filepath.Base(p), err)
-		}
-		out[i] = b
+	out := make([][]byte, len(testphotos.Files))
+	for i, p := range testphotos.Files {
+		out[i] = testphotos.Read(t, p)
 	}
 	return out
 }
 
-func all(w, h int) (vips.Window, error) { return vips.Window{Rect: vips.Rect{W: w, H: h}}, nil }
-
-// edit decodes a JPEG, applies op and encodes the result as JPEG at q.
 func edit(t testing.TB, b []byte, q int, op func(r *vips.Raster) (*vips.Raster, error)) []byte {
-	t.Helper()
-	r, _, err := vips.DecodeRaster(b, all)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if op != nil {
-		if r, err = op(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	defer r.Close()
-	out, err := r.Encode(vips.JPEG, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testphotos.Edit(t, b, q, op)
 }
 
 // tiles cuts a photo into n x n tiles, each a distinct picture.
@@ -74,34 +37,6 @@ func tiles(t testing.TB, b []byte, n int) [][]byte {
 		}
 	}
 	return out
-}
-
-// copies are the near duplicates of a picture the test expects to find:
-// re-encoded at JPEG quality 40, resized to half, cropped by 5% on every
-// side, brighter and more contrasted (a colour matrix), blurred (sigma 1),
-// and with 2% of pixels replaced by noise.
-func copies(t testing.TB, b []byte) map[string][]byte {
-	info, err := vips.Probe(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, h := info.Width, info.Height
-	half, _, _, err := vips.ThumbnailJPEG(b, w/2, h/2, 85)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string][]byte{
-		"reencoded": edit(t, b, 40, nil),
-		"resized":   half,
-		"cropped": edit(t, b, 90, func(r *vips.Raster) (*vips.Raster, error) {
-			return r.Crop(w*cropPct/100, h*cropPct/100, w-2*w*cropPct/100, h-2*h*cropPct/100)
-		}),
-		"brighter": edit(t, b, 90, func(r *vips.Raster) (*vips.Raster, error) {
-			return r.Recomb([9]float64{1.2, 0, 0, 0, 1.2, 0, 0, 0, 1.2})
-		}),
-		"blurred": edit(t, b, 90, func(r *vips.Raster) (*vips.Raster, error) { return r.Blur(1) }),
-		"noisy":   edit(t, b, 90, func(r *vips.Raster) (*vips.Raster, error) { return r.Noise(7, 0.02) }),
-	}
 }
 
 // cropPct is how much the cropped copy loses on every side, in percent.
@@ -186,7 +121,7 @@ func TestNearDuplicatePrecision(t *testing.T) {
 				hashes, family, kindOf = append(hashes, q.PHash), append(family, fam), append(kindOf, kind)
 			}
 			add("original", tile)
-			kinds := copies(t, tile)
+			kinds := testphotos.Copies(t, tile, cropPct)
 			for _, kind := range slices.Sorted(maps.Keys(kinds)) {
 				add(kind, kinds[kind])
 			}
