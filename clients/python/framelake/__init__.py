@@ -30,6 +30,8 @@ import uuid
 import zipfile
 from typing import Any, Optional, Union
 
+from .curate import Curation
+
 __all__ = ["Client", "FramelakeError"]
 
 
@@ -41,7 +43,7 @@ class FramelakeError(Exception):
         self.status, self.code, self.message, self.field = status, code, message, field
 
 
-class Client:
+class Client(Curation):
     """A framelake server reached with one API key."""
 
     def __init__(self, base_url: str, key: str, secret: str, timeout: float = 600):
@@ -296,10 +298,13 @@ class Client:
     def create_dataset_from_datalake(self, dataset_name: str, split_info: dict, labels: list,
                                      export_types: Optional[list] = None, item_type: str = "image",
                                      query: Optional[str] = None, filter: Optional[dict] = None,
-                                     operation_list: Any = None, augmentation_list: Optional[dict] = None) -> dict:
+                                     operation_list: Any = None, augmentation_list: Optional[dict] = None,
+                                     keep_duplicates_together: bool = False) -> dict:
+        # keep_duplicates_together: each near-duplicate group (find_duplicates) lands in its keeper's split.
         return self.call("create_dataset_from_datalake", dataset_name=dataset_name, split_info=split_info,
                          labels=labels, export_types=export_types, item_type=item_type, query=query, filter=filter,
-                         operation_list=operation_list, augmentation_list=augmentation_list)
+                         operation_list=operation_list, augmentation_list=augmentation_list,
+                         keep_duplicates_together=keep_duplicates_together or None)
 
     # The update functions name the source version as dataset_version_id or,
     # as the interface's parameter table does, as version_id with dataset_id
