@@ -24,7 +24,9 @@ type Leakage struct {
 	Pairs     int            `json:"pairs"`    // near-duplicate pairs in all
 	Crossing  int            `json:"crossing"` // of them, pairs in two splits
 	BySplits  map[string]int `json:"splitPairs"`
-	Examples  []LeakPair     `json:"examples"` // the first MaxLeakExamples crossing pairs
+	// Examples are the first MaxLeakExamples crossing pairs (none in a
+	// version's statistics, which Dataset List shows for every version).
+	Examples []LeakPair `json:"examples,omitempty"`
 }
 
 // LeakPair is one crossing pair.
@@ -61,7 +63,7 @@ func (s *Service) Leakage(ctx context.Context, versionID string, threshold int) 
 		return Leakage{}, err
 	}
 	rows, err := s.db.R.QueryContext(ctx, `SELECT file_seq, split FROM version_item
-		WHERE version_seq = ? AND build = ? AND derived_from IS NULL`, v.seq, v.current)
+		WHERE version_seq = ? AND build = ? AND derived_from IS NULL AND file_seq IS NOT NULL`, v.seq, v.current)
 	if err != nil {
 		return Leakage{}, err
 	}
@@ -91,6 +93,7 @@ func (s *Service) planLeakage(ctx context.Context, plan []planned) (*Leakage, er
 	if err != nil {
 		return nil, fmt.Errorf("leakage: %w", err)
 	}
+	l.Examples = nil
 	return &l, nil
 }
 
