@@ -157,14 +157,17 @@ func TestNearDuplicatesAndLeakage(t *testing.T) {
 			groups[g.Keeper] = append(groups[g.Keeper], m.UniqueName)
 		}
 	}
-	wantDog := []string{un["dog.jpg"], un["dog-q40.jpg"], un["dog-half.jpg"]}
-	if dr.Groups != 2 || dr.Duplicates != 3 || dr.Tagged != 3 || dr.Method != "phash" || dr.Threshold != 10 ||
-		fmt.Sprint(groups[un["horses-bright.jpg"]]) != fmt.Sprint([]string{un["horses-bright.jpg"], un["horses.jpg"]}) ||
-		len(groups[un["dog.jpg"]]) != 3 || groups[un["dog.jpg"]][0] != un["dog.jpg"] {
-		t.Fatalf("groups %+v; want dog.jpg (the largest) keeping its two copies, horses-bright.jpg (as large, sharper) keeping horses.jpg", dr)
+	// dog.jpg is the largest of its group; horses.jpg and its brighter copy
+	// have as many pixels, so the larger file keeps.
+	horsesKeeper, horsesCopy := "horses.jpg", "horses-bright.jpg"
+	if len(photos["horses-bright.jpg"]) > len(photos["horses.jpg"]) {
+		horsesKeeper, horsesCopy = horsesCopy, horsesKeeper
 	}
-	if !slices.Equal(slices.Sorted(slices.Values(groups[un["dog.jpg"]][1:])), slices.Sorted(slices.Values(wantDog[1:]))) {
-		t.Fatalf("dog group %v", groups[un["dog.jpg"]])
+	if dr.Groups != 2 || dr.Duplicates != 3 || dr.Tagged != 3 || dr.Method != "phash" || dr.Threshold != 10 ||
+		fmt.Sprint(groups[un[horsesKeeper]]) != fmt.Sprint([]string{un[horsesKeeper], un[horsesCopy]}) ||
+		len(groups[un["dog.jpg"]]) != 3 || groups[un["dog.jpg"]][0] != un["dog.jpg"] ||
+		!slices.Contains(groups[un["dog.jpg"]], un["dog-q40.jpg"]) || !slices.Contains(groups[un["dog.jpg"]], un["dog-half.jpg"]) {
+		t.Fatalf("groups %+v; want dog.jpg keeping its two copies, %s keeping %s", dr, horsesKeeper, horsesCopy)
 	}
 	for q, want := range map[string]int{"duplicates.count > 1": 5, "duplicates.count = 3": 3,
 		fmt.Sprintf("duplicates.group = %q", un["dog.jpg"]): 3, "Tags = near-duplicate": 3,

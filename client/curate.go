@@ -39,11 +39,12 @@ func (c *Client) FindDuplicates(ctx context.Context, q DuplicatesQuery) (string,
 type DuplicateMember struct {
 	UniqueName string  `json:"uniqueName"`
 	Pixels     int64   `json:"pixels"`
+	FileSize   int64   `json:"fileSize"`
 	Sharpness  float64 `json:"sharpness"`
 }
 
 // DuplicateGroup is a group: its id (the keeper's uniqueName), the
-// suggested keeper (most pixels, then sharpest) and its members, keeper first.
+// suggested keeper (most pixels, then most bytes, then sharpest) and its members, keeper first.
 type DuplicateGroup struct {
 	Group   string            `json:"group"`
 	Keeper  string            `json:"keeper"`

@@ -86,13 +86,14 @@ type DuplicatesRequest struct {
 // Member is a file of a group.
 type Member struct {
 	UniqueName string  `json:"uniqueName"`
-	Width      int     `json:"-"`
 	Pixels     int64   `json:"pixels"`
+	Size       int64   `json:"fileSize"`
 	Sharpness  float64 `json:"sharpness"`
 }
 
 // Group is a near-duplicate group: its id (the keeper's uniqueName), the
-// keeper (most pixels, then sharpest) and every member, keeper first.
+// keeper (most pixels, then most bytes, then sharpest) and every member,
+// keeper first.
 type Group struct {
 	ID      string   `json:"group"`
 	Keeper  string   `json:"keeper"`

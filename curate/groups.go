@@ -39,16 +39,19 @@ func (u *unionFind) union(a, b int32) {
 	u.mu.Unlock()
 }
 
-// better says whether a should be kept over b: more pixels, then sharper,
-// then larger, then the smaller uniqueName (so the choice is stable).
+// better says whether a should be kept over b: more pixels, then more
+// bytes, then sharper, then the smaller uniqueName (so the choice is
+// stable). Bytes before sharpness: of two encodings of one picture the
+// larger is the less compressed, and JPEG blocking raises the Laplacian's
+// variance, so a heavily re-encoded copy measures sharper than its source.
 func better(a, b lake.Scored) bool {
 	if c := cmp.Compare(a.Pixels, b.Pixels); c != 0 {
 		return c > 0
 	}
-	if c := cmp.Compare(a.Sharpness, b.Sharpness); c != 0 {
+	if c := cmp.Compare(a.Size, b.Size); c != 0 {
 		return c > 0
 	}
-	if c := cmp.Compare(a.Size, b.Size); c != 0 {
+	if c := cmp.Compare(a.Sharpness, b.Sharpness); c != 0 {
 		return c > 0
 	}
 	return a.UniqueName < b.UniqueName

@@ -279,7 +279,7 @@ func (s *Service) record(ctx context.Context, req DuplicatesRequest, items []lak
 			}
 			if len(res.Listed) < MaxListedGroups {
 				listed.Members = append(listed.Members, Member{UniqueName: items[m].UniqueName,
-					Pixels: items[m].Pixels, Sharpness: items[m].Sharpness})
+					Pixels: items[m].Pixels, Size: items[m].Size, Sharpness: items[m].Sharpness})
 			}
 		}
 		stored[gi] = dg
