@@ -2,8 +2,6 @@ package curate
 
 import (
 	"math/bits"
-	"runtime"
-	"sync"
 )
 
 // HashPairs calls fn once for every pair i < j of hashes at Hamming
@@ -11,11 +9,13 @@ import (
 //
 // It is multi-index hashing: the 64 bits are cut into m bands, and two
 // hashes within t differ in at most r = t/m bits in some band (pigeonhole),
-// so each hash only meets those whose band value is within r of its own in
+// so a hash only meets those whose band value is within r of its own in
 // some band. A pair is reported in the first band where it meets, so once.
 // Each band is a counting sort of the hashes by band value, its buckets
-// holding the full hashes (read in sequence). m is chosen per t and n for
-// the fewest expected comparisons.
+// holding the full hashes. The work goes bucket by bucket: all the hashes of
+// a bucket meet those of its neighbouring buckets together, so the
+// neighbours are read once per bucket and stay in cache. m is chosen per t
+// and n for the fewest expected comparisons.
 func HashPairs(hashes []uint64, t int, fn func(i, j int32, d int)) {
 	n := len(hashes)
 	if n < 2 || t < 0 {
@@ -24,25 +24,15 @@ func HashPairs(hashes []uint64, t int, fn func(i, j int32, d int)) {
 	m := bandCount(n, t)
 	idx := newMultiIndex(hashes, m)
 	r := t / m
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	const chunk = 4096
-	next := make(chan int, workers)
-	for range workers {
-		wg.Go(func() {
+	for bi := range idx.bands {
+		values := len(idx.bands[bi].start) - 1
+		parallelRange(values, func(lo, hi int) {
 			probes := make([]uint32, 0, 256)
-			for lo := range next {
-				for i := lo; i < min(n, lo+chunk); i++ {
-					idx.query(int32(i), r, t, &probes, fn)
-				}
+			for v := lo; v < hi; v++ {
+				idx.meet(bi, uint32(v), r, t, &probes, fn)
 			}
 		})
 	}
-	for lo := 0; lo < n; lo += chunk {
-		next <- lo
-	}
-	close(next)
-	wg.Wait()
 }
 
 // bandCount picks m in 2..16 minimising m * probes(r, 64/m) * (1 + n/2^(64/m)).
@@ -118,23 +108,28 @@ func buildBand(hashes []uint64, shift, width uint) band {
 
 func (b *band) value(h uint64) uint32 { return uint32((h >> b.shift) & (uint64(1)<<b.width - 1)) }
 
-// query reports the pairs (i, j > i) within t that meet first in some band.
-func (x *multiIndex) query(i int32, r, t int, probes *[]uint32, fn func(i, j int32, d int)) {
-	h := x.hashes[i]
-	for bi := range x.bands {
-		b := &x.bands[bi]
-		*probes = neighbours((*probes)[:0], b.value(h), b.width, r)
-		for _, v := range *probes {
-			// A bucket lists indexes in ascending order: walking it from the
-			// end stops at the first index not above i.
-			for k := int64(b.start[v+1]) - 1; k >= int64(b.start[v]); k-- {
-				j := b.seq[k]
-				if j <= i {
-					break
-				}
-				o := b.hash[k]
+// meet reports the pairs of a hash in bucket v of band bi and a hash in a
+// bucket within r of v, the second of higher index, that are within t and
+// did not meet in an earlier band.
+func (x *multiIndex) meet(bi int, v uint32, r, t int, probes *[]uint32, fn func(i, j int32, d int)) {
+	b := &x.bands[bi]
+	qlo, qhi := b.start[v], b.start[v+1]
+	if qlo == qhi {
+		return
+	}
+	*probes = neighbours((*probes)[:0], v, b.width, r)
+	for _, u := range *probes {
+		clo, chi := b.start[u], b.start[u+1]
+		cands, cseq := b.hash[clo:chi], b.seq[clo:chi]
+		for q := qlo; q < qhi; q++ {
+			i, h := b.seq[q], b.hash[q]
+			for k, o := range cands {
 				d := bits.OnesCount64(h ^ o)
-				if d > t || x.metEarlier(h, o, bi, r) {
+				if d > t {
+					continue
+				}
+				j := cseq[k]
+				if j <= i || x.metEarlier(h, o, bi, r) {
 					continue
 				}
 				fn(i, j, d)
