@@ -22,7 +22,7 @@ func BenchmarkLeakage100k(b *testing.B) {
 	const n = 100_000
 	ctx := context.Background()
 	dir := b.TempDir()
-	if err := benchlake.Ensure(ctx, dir, benchlake.Spec{Files: n}); err != nil {
+	if err := benchlake.Ensure(ctx, dir, benchlake.Spec{Files: n, Labels: 1, Collections: 1}); err != nil {
 		b.Fatal(err)
 	}
 	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: -1,
