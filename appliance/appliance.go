@@ -19,6 +19,7 @@ import (
 
 	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/curate"
 	"github.com/framelake/framelake/dataset"
 	"github.com/framelake/framelake/evaluate"
 	"github.com/framelake/framelake/internal/auth"
@@ -85,6 +86,7 @@ type Appliance struct {
 	// Selection chooses what to label next and scores uniqueness.
 	Selection *selection.Service
 	Evaluate  *evaluate.Service
+	Curate    *curate.Service
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -159,8 +161,10 @@ func (a *Appliance) open(ctx context.Context) error {
 		return err
 	}
 	a.Lake.OnDelete(deleteEmbeddings(a.Vectors))
+	a.Lake.ScoreAtIngest(curate.Score)
 	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
 	a.Vectors.HandleProjections(a.Jobs)
+	a.Curate = curate.New(a.Lake, a.Vectors, a.Jobs, curate.Options{Logger: a.log})
 	a.Analysis, err = analysis.New(ctx, analysis.Deps{Lake: a.Lake, Vectors: a.Vectors, Jobs: a.Jobs},
 		analysis.Options{DataDir: a.cfg.DataDir, Logger: a.log})
 	if err != nil {
@@ -209,7 +213,8 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Evaluate: a.Evaluate, Logger: a.log},
+		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Evaluate: a.Evaluate, Curate: a.Curate,
+		Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 

@@ -97,6 +97,9 @@ var routeAccess = map[string]string{
 	"POST /api/v1/client/insert_image_embeddings_batch":          "write",
 	"POST /api/v1/client/select_samples":                         "write",
 	"POST /api/v1/client/compute_uniqueness":                     "write",
+	"POST /api/v1/client/compute_quality":                        "write",
+	"POST /api/v1/client/find_duplicates":                        "write",
+	"POST /api/v1/client/get_dataset_leakage":                    "read",
 
 	"POST /api/v1/client/download_dataset":               "read",
 	"POST /api/v1/client/find_similar":                   "read",

@@ -42,6 +42,9 @@ type DatasetSpec struct {
 	// version's dataset, which the server checks. The create functions
 	// refuse it.
 	DatasetID string
+	// KeepDuplicatesTogether puts each near-duplicate group (FindDuplicates)
+	// in one split, its keeper's.
+	KeepDuplicatesTogether bool
 }
 
 func (s DatasetSpec) params(p map[string]any) map[string]any {
@@ -60,6 +63,9 @@ func (s DatasetSpec) params(p map[string]any) map[string]any {
 	}
 	if s.DatasetID != "" {
 		p["dataset_id"] = s.DatasetID
+	}
+	if s.KeepDuplicatesTogether {
+		p["keep_duplicates_together"] = true
 	}
 	return p
 }
@@ -133,6 +139,9 @@ type DatasetStats struct {
 	AugmentedFrames int                     `json:"augmentedFrames"`
 	Splits          map[string]DatasetCount `json:"splits"`
 	Labels          map[string]DatasetCount `json:"labels"`
+	// Leakage is the near-duplicate pairs across splits at build time; nil
+	// for versions built before framelake reported it.
+	Leakage *DatasetLeakage `json:"leakage"`
 }
 
 // DatasetVersion is a version as Dataset List shows it.

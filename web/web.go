@@ -13,6 +13,7 @@ import (
 
 	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/curate"
 	"github.com/framelake/framelake/dataset"
 	"github.com/framelake/framelake/evaluate"
 	"github.com/framelake/framelake/internal/auth"
@@ -34,6 +35,7 @@ type Deps struct {
 	// Selection chooses what to label next; nil: its functions answer 503.
 	Selection *selection.Service
 	Evaluate  *evaluate.Service // nil: evaluation functions answer 503
+	Curate    *curate.Service   // nil: curation functions answer 503
 	Logger    *slog.Logger
 }
 
@@ -94,6 +96,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	s.selectionFunctions()
 	s.datasetDiffFunctions()
 	s.evaluateFunctions()
+	s.curateFunctions()
 	s.clientRoutes(api) // each client function checks its own role
 	s.analysisRoutes(api)
 	s.projectionRoutes(api)

@@ -451,6 +451,29 @@ class ClientTest(unittest.TestCase):
             self.client.get_evaluation("pyeval")
         self.assertEqual(cm.exception.status, 404)
 
+    def test_curation(self):
+        # Uploads are scored at ingest: compute_quality has nothing left to do.
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="quality.sharpness > 0 AND collection = py-photos"),
+                         [{"count": 2}])
+        job = self.finished(self.client.compute_quality("collection = py-photos"))
+        self.assertEqual(job["result"], {"scored": 0, "skipped": 0})
+        items = self.client.get_item_list_from_datalake(query="collection = py-photos",
+                                                        sort_order={"sort_by_field": "quality.brightness", "sort_order": "ASC"})
+        bright = [self.client.get_file_details(i["uniqueName"], {"quality": True})["quality"]["brightness"] for i in items]
+        self.assertEqual(bright, sorted(bright))
+        # dog.jpg and person.jpg are no near duplicates of each other.
+        job = self.finished(self.client.find_duplicates("collection = py-photos", threshold=10))
+        self.assertEqual((job["result"]["files"], job["result"]["groups"], job["result"]["groupList"]), (2, 0, []))
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.find_duplicates(method="sift")
+        self.assertEqual((cm.exception.status, cm.exception.field), (400, "method"))
+        created = self.client.create_dataset_from_datalake("py-leak", SPLIT, ["dog"], query="collection = py-photos",
+                                                           keep_duplicates_together=True)
+        self.finished(created)
+        leak = self.client.get_dataset_leakage(created["versionId"])
+        self.assertEqual((leak["frames"], leak["pairs"], leak["crossing"]), (2, 0, 0))
+        self.assertEqual(set(leak["splitPairs"]), {"train/test", "train/validation", "test/validation"})
+
     def test_zz_every_interface_function_called(self):
         # Named to run last: the other tests call the functions.
         self.assertEqual(INTERFACE_FUNCTIONS - called, set())

@@ -30,11 +30,13 @@ var commands = map[string]command{
 	"backup":  {cmdBackup, "copy a data folder consistently, also while a server runs; restore brings it back"},
 	"restore": {cmdRestore, "restore a backup into a new data folder"},
 
-	"delete":   {cmdDelete, "delete a file, collection, dataset, version or project on a server"},
-	"projects": {cmdProjects, "list the annotation projects of a server"},
-	"select":   {cmdSelect, "choose what to label next on a server and tag it"},
-	"dataset":  {cmdDataset, "compare two dataset versions on a server (diff)"},
-	"eval":     {cmdEval, "run, show, compare and list evaluations of a model run on a server"},
+	"delete":     {cmdDelete, "delete a file, collection, dataset, version or project on a server"},
+	"duplicates": {cmdDuplicates, "find and record near-duplicate images on a server"},
+	"quality":    {cmdQuality, "score the images of a server that have no quality scores"},
+	"projects":   {cmdProjects, "list the annotation projects of a server"},
+	"select":     {cmdSelect, "choose what to label next on a server and tag it"},
+	"dataset":    {cmdDataset, "compare two dataset versions on a server (diff)"},
+	"eval":       {cmdEval, "run, show, compare and list evaluations of a model run on a server"},
 }
 
 func usage() {
@@ -45,7 +47,7 @@ func usage() {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nRun 'framelake <command> -h' for a command's flags.")
 }

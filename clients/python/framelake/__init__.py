@@ -33,6 +33,7 @@ from typing import Any, Optional, Union
 from ._selection import SelectionMixin
 from .evaluation import EvaluationFunctions
 from .workspace import WorkspaceMethods
+from .curate import Curation
 
 __all__ = ["Client", "FramelakeError"]
 
@@ -46,7 +47,7 @@ class FramelakeError(Exception):
         self.body: dict = {}
 
 
-class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods):
+class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods, Curation):
     """A framelake server reached with one API key."""
 
     def __init__(self, base_url: str, key: str, secret: str, timeout: float = 600):
@@ -305,10 +306,13 @@ class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods):
     def create_dataset_from_datalake(self, dataset_name: str, split_info: dict, labels: list,
                                      export_types: Optional[list] = None, item_type: str = "image",
                                      query: Optional[str] = None, filter: Optional[dict] = None,
-                                     operation_list: Any = None, augmentation_list: Optional[dict] = None) -> dict:
+                                     operation_list: Any = None, augmentation_list: Optional[dict] = None,
+                                     keep_duplicates_together: bool = False) -> dict:
+        # keep_duplicates_together: each near-duplicate group (find_duplicates) lands in its keeper's split.
         return self.call("create_dataset_from_datalake", dataset_name=dataset_name, split_info=split_info,
                          labels=labels, export_types=export_types, item_type=item_type, query=query, filter=filter,
-                         operation_list=operation_list, augmentation_list=augmentation_list)
+                         operation_list=operation_list, augmentation_list=augmentation_list,
+                         keep_duplicates_together=keep_duplicates_together or None)
 
     # The update functions name the source version as dataset_version_id or,
     # as the interface's parameter table does, as version_id with dataset_id
