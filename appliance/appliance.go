@@ -23,6 +23,7 @@ import (
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/vector"
 	"github.com/framelake/framelake/web"
@@ -56,6 +57,9 @@ type Config struct {
 	// (default "ffprobe" on PATH).
 	ProbeTimeout time.Duration
 	FFprobe      string
+	// ArchiveLimits bound what an archive uploaded to POST
+	// /api/v1/lake/imports may unpack to (labelimport's defaults when zero).
+	ArchiveLimits labelimport.Limits
 
 	// What a client may hold of the server (web.ServerOptions): request
 	// headers must arrive within HeaderTimeout (default 10s), an idle
@@ -80,6 +84,7 @@ type Appliance struct {
 	Annotate *annotate.Service
 	Analysis *analysis.Service
 	Datasets *dataset.Service
+	Imports  *labelimport.Service
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -162,6 +167,10 @@ func (a *Appliance) open(ctx context.Context) error {
 	}
 	// Projects and runs are operation_list ids even before they have boxes.
 	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log}, a.Annotate, a.Analysis)
+	if a.Imports, err = labelimport.NewService(a.Lake, a.Annotate, a.Jobs, filepath.Join(a.cfg.DataDir, "imports"),
+		a.cfg.ArchiveLimits); err != nil {
+		return err
+	}
 	if a.cfg.JobWorkers < 0 {
 		return nil
 	}
@@ -201,7 +210,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Analysis: a.Analysis, Datasets: a.Datasets, Logger: a.log},
+		Analysis: a.Analysis, Datasets: a.Datasets, Imports: a.Imports, Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/framelake/framelake/dataset"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/vector"
 )
@@ -29,6 +30,7 @@ type Deps struct {
 	Annotate *annotate.Service
 	Datasets *dataset.Service
 	Analysis *analysis.Service // nil: analysis routes answer 503
+	Imports  *labelimport.Service
 	Logger   *slog.Logger
 }
 

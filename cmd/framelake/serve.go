@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/internal/vips"
 )
 
@@ -32,6 +33,8 @@ func cmdServe(ctx context.Context, args []string) error {
 	idleTimeout := fs.String("idle-timeout", envOr("FRAMELAKE_IDLE_TIMEOUT", "60s"), "close keep-alive connections idle this long")
 	bodyRate := fs.String("body-min-rate", envOr("FRAMELAKE_BODY_MIN_RATE", "64KiB/30s"), "cut request bodies slower than this")
 	maxConns := fs.String("max-conns", envOr("FRAMELAKE_MAX_CONNS", "1024"), "most connections served at once")
+	var limits labelimport.Limits
+	archiveLimitFlags(fs, &limits)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -55,7 +58,7 @@ func cmdServe(ctx context.Context, args []string) error {
 			"searched", strings.Join(searched, ", "))
 	}
 	cfg := appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
-		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels}
+		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels, ArchiveLimits: limits}
 	if err := serverLimits(&cfg, *headerTimeout, *idleTimeout, *bodyRate, *maxConns); err != nil {
 		return err
 	}
