@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/appliance"
-	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/internal/vips"
+	"github.com/framelake/framelake/labelimport"
 )
 
 func cmdServe(ctx context.Context, args []string) error {
