@@ -164,19 +164,27 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 	if a.IsCrowd != 0 {
 		b.Attributes = withAttr(b.Attributes, "iscrowd", a.IsCrowd)
 	}
-	poly := polygonPoints(a.Segmentation)
+	polys, rle := cocoPolygons(a.Segmentation)
+	if len(polys) > 0 {
+		// Kept as COCO writes them, in pixels: a reviewer or an export can
+		// redraw the outline the box was made from.
+		b.Attributes = withAttr(b.Attributes, "segmentation", polys)
+	}
 	switch {
 	case len(a.BBox) == 4:
 		b.X, b.Y, b.W, b.H = a.BBox[0], a.BBox[1], a.BBox[2], a.BBox[3]
-		if len(poly) > 0 {
-			rd.rep.add(PolygonReduced, rel, 0, "annotation %d: bbox kept, its segmentation polygon not imported", a.ID)
+		if len(polys) > 0 {
+			rd.rep.add(PolygonKept, rel, 0, "annotation %d: bbox imported, its segmentation polygon kept as the attribute segmentation", a.ID)
 		}
-	case len(poly) >= 6:
-		b.X, b.Y, b.W, b.H = pointsBox(poly)
-		rd.rep.add(PolygonReduced, rel, 0, "annotation %d: no bbox; the box is its segmentation polygon's", a.ID)
+	case len(polys) > 0:
+		b.X, b.Y, b.W, b.H = pointsBox(slices.Concat(polys...))
+		rd.rep.add(PolygonReduced, rel, 0, "annotation %d: no bbox; the box is its segmentation polygon's, the polygon kept as the attribute segmentation", a.ID)
 	default:
 		rd.rep.add(Malformed, rel, 0, "annotation %d: bbox %v is not [x, y, width, height] and it has no polygon", a.ID, a.BBox)
 		return nil
+	}
+	if rle {
+		rd.rep.add(Ignored, rel, 0, "annotation %d: its RLE mask is not imported, its bbox is", a.ID)
 	}
 	if b.W <= 0 || b.H <= 0 {
 		rd.rep.add(ZeroSize, rel, 0, "annotation %d: box of size %gx%g", a.ID, b.W, b.H)
@@ -187,18 +195,26 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 	return nil
 }
 
-// polygonPoints flattens COCO polygon segmentation ([[x y x y ...], ...])
-// into one list; RLE masks (an object) give none.
-func polygonPoints(raw json.RawMessage) []float64 {
-	var polys [][]float64
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &polys) != nil {
-		return nil
+// cocoPolygons reads polygon segmentation ([[x y x y ...], ...]), leaving
+// out polygons of fewer than three points; rle says the segmentation is an
+// RLE mask (an object), which gives none.
+func cocoPolygons(raw json.RawMessage) (polys [][]float64, rle bool) {
+	if len(raw) == 0 {
+		return nil, false
 	}
-	var out []float64
-	for _, p := range polys {
-		out = append(out, p...)
+	if raw[0] == '{' {
+		return nil, true
 	}
-	return out
+	var all [][]float64
+	if raw[0] != '[' || json.Unmarshal(raw, &all) != nil {
+		return nil, false
+	}
+	for _, p := range all {
+		if len(p) >= 6 && len(p)%2 == 0 {
+			polys = append(polys, p)
+		}
+	}
+	return polys, false
 }
 
 func withAttr(m map[string]any, k string, v any) map[string]any {
