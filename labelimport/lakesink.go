@@ -55,11 +55,7 @@ func LakeSink(l *lake.Lake, ann *annotate.Service, coll string) Sink {
 			if b.Boxes == nil {
 				return nil
 			}
-			files := make([]lake.FileBoxes, len(stored))
-			for i, f := range stored {
-				files[i] = lake.FileBoxes{UniqueName: f.UniqueName, Boxes: fitted[f.Name]}
-			}
-			inTx, err = lake.SetHumanBoxesTx(ctx, tx, b.Operation, files)
+			inTx, err = lake.InsertHumanBoxesTx(ctx, tx, b.Operation, stored, func(f lake.File) []lake.Box { return fitted[f.Name] })
 			return err
 		}
 		res, err := l.Add(ctx, opt, ups)

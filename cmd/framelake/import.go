@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,7 @@ func cmdImport(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pixels := maxPixelsFlag(fs)
 	archiveLimitFlags(fs, &f.limits)
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the import to this file (for go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: framelake import DIR|ARCHIVE [--format auto|yolo|coco|voc|cvat|labelstudio|raw] [--collection NAME] [--project NAME] (--data DIR | --url URL) [flags]\n  ARCHIVE: .zip, .tar, .tar.gz or .tgz")
 		fs.PrintDefaults()
@@ -65,6 +67,13 @@ func cmdImport(ctx context.Context, args []string) error {
 	}
 	if f.format, err = labelio.ParseFormat(*format); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	dir := fs.Arg(0)
 	if f.coll == "" {
@@ -91,6 +100,18 @@ func cmdImport(ctx context.Context, args []string) error {
 		return err
 	}
 	return report(sum, *asJSON)
+}
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // archiveLimitFlags are the bounds on an archive's unpacking, of import and serve.

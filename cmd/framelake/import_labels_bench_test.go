@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,19 +16,21 @@ import (
 	"github.com/framelake/framelake/internal/testmedia"
 )
 
-// The labelled-import benchmarks: 10,000 generated 640x480 JPEGs with 10
-// boxes each (100,000 boxes), as COCO and as YOLO, imported with the real
-// binary into a new data folder; they report images/s and the importer's
-// peak RSS. The JPEGs are BenchmarkImport10k's, hard-linked.
+// The labelled-import benchmarks: FRAMELAKE_BENCH_IMAGES (default 10,000;
+// the figure is 100,000) generated 640x480 JPEGs with 10 boxes each,
+// as COCO and as YOLO, imported with the real binary into a new data
+// folder; they report images/s, the importer's peak RSS and the machine's
+// load average over the run (the machine is shared).
+// FRAMELAKE_BENCH_CPUPROFILE=DIR writes each run's CPU profile there. The
+// JPEGs (different bytes each) are made once under .bench and hard-linked.
 
-const (
-	benchImages   = 10000
-	boxesPerImage = 10
-)
+const boxesPerImage = 10
 
-// benchMedia makes (once) the 10,000 JPEGs and links them into dir/sub.
+var benchImages = envInt("FRAMELAKE_BENCH_IMAGES", 10000)
+
+// benchMedia makes (once) the JPEGs and links them into dir/sub.
 func benchMedia(b *testing.B, dir, sub string) {
-	media := benchDir(b, "jpeg-640x480-10k")
+	media := benchDir(b, fmt.Sprintf("jpeg-640x480-%dk", benchImages/1000))
 	if entries, _ := os.ReadDir(media); len(entries) != benchImages {
 		os.RemoveAll(media)
 		if err := testmedia.WriteJPEGs(media, benchImages, 640, 480); err != nil {
@@ -35,7 +39,7 @@ func benchMedia(b *testing.B, dir, sub string) {
 	}
 	os.MkdirAll(filepath.Join(dir, sub), 0o755)
 	for i := range benchImages {
-		name := fmt.Sprintf("img-%05d.jpg", i)
+		name := fmt.Sprintf("img-%05d.jpg", i) // testmedia.WriteJPEGs' names
 		if err := os.Link(filepath.Join(media, name), filepath.Join(dir, sub, name)); err != nil && !os.IsExist(err) {
 			b.Fatal(err)
 		}
@@ -108,7 +112,7 @@ func writeYOLOBench(b *testing.B, dir string) {
 }
 
 func benchLabelled(b *testing.B, name string, write func(*testing.B, string)) {
-	dir := benchDir(b, name)
+	dir := benchDir(b, fmt.Sprintf("%s-640x480-%dk", name, benchImages/1000))
 	if _, err := os.Stat(filepath.Join(dir, ".done")); err != nil {
 		os.RemoveAll(dir)
 		write(b, dir)
@@ -116,7 +120,12 @@ func benchLabelled(b *testing.B, name string, write func(*testing.B, string)) {
 	}
 	for b.Loop() {
 		data := b.TempDir()
-		cmd := exec.Command(bin, "import", dir, "--data", data, "--collection", "bench", "--json")
+		args := []string{"import", dir, "--data", data, "--collection", "bench", "--json"}
+		if prof := os.Getenv("FRAMELAKE_BENCH_CPUPROFILE"); prof != "" {
+			args = append(args, "--cpuprofile", filepath.Join(prof, name+".pprof"))
+		}
+		cmd := exec.Command(bin, args...)
+		load0 := loadAvg()
 		start := time.Now()
 		out, err := cmd.Output()
 		secs := time.Since(start).Seconds()
@@ -131,14 +140,22 @@ func benchLabelled(b *testing.B, name string, write func(*testing.B, string)) {
 			b.Fatalf("stored %d of %d, %d boxes: %.500s", sum.Stored, benchImages, sum.Labels.Boxes, out)
 		}
 		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
-		b.ReportMetric(benchImages/secs, "images/s")
+		b.ReportMetric(float64(benchImages)/secs, "images/s")
 		b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
+		b.ReportMetric((load0+loadAvg())/2, "load-avg")
 	}
 }
 
-// BenchmarkImportCOCO10k: one COCO JSON (annotations/instances_train.json)
-// naming images/ with category ids 1, 3, ..., 15.
-func BenchmarkImportCOCO10k(b *testing.B) { benchLabelled(b, "coco-640x480-10k", writeCOCOBench) }
+// loadAvg is the machine's one-minute load average.
+func loadAvg() float64 {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
+	return f
+}
 
-// BenchmarkImportYOLO10k: Ultralytics layout, data.yaml and labels/train.
-func BenchmarkImportYOLO10k(b *testing.B) { benchLabelled(b, "yolo-640x480-10k", writeYOLOBench) }
+// BenchmarkImportCOCO: one COCO JSON (annotations/instances_train.json)
+// naming images/ with category ids 1, 3, ..., 15.
+func BenchmarkImportCOCO(b *testing.B) { benchLabelled(b, "coco", writeCOCOBench) }
+
+// BenchmarkImportYOLO: Ultralytics layout, data.yaml and labels/train.
+func BenchmarkImportYOLO(b *testing.B) { benchLabelled(b, "yolo", writeYOLOBench) }
