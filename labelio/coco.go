@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -151,13 +152,16 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 }
 
 func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) error {
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return err
-	}
+	// Decoded in place, not as raw bytes unmarshalled again (a third of the
+	// read's time): Decode reads the whole value before filling a, so a
+	// field of the wrong type spoils this annotation only, not the stream.
 	var a cocoAnnotation
-	if err := json.Unmarshal(raw, &a); err != nil {
-		rd.rep.add(Malformed, rel, 0, "annotation at byte %d: %v", dec.InputOffset(), err)
+	if err := dec.Decode(&a); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return err
+		}
+		rd.rep.add(Malformed, rel, 0, "annotation %d at byte %d: %v", a.ID, dec.InputOffset(), err)
 		return nil
 	}
 	b := Box{Attributes: a.Attributes}

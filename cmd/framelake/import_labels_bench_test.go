@@ -139,7 +139,12 @@ func benchLabelled(b *testing.B, name string, write func(*testing.B, string)) {
 		if json.Unmarshal(out, &sum); sum.Stored != benchImages || sum.Labels.Boxes != benchImages*boxesPerImage {
 			b.Fatalf("stored %d of %d, %d boxes: %.500s", sum.Stored, benchImages, sum.Labels.Boxes, out)
 		}
-		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		rss := ru.Maxrss // KiB on Linux
+		// CPU seconds the importer used: on a machine shared with other
+		// work, images per CPU second says what the wall clock cannot.
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+		b.ReportMetric(float64(benchImages)/cpu, "images/cpu-s")
 		b.ReportMetric(float64(benchImages)/secs, "images/s")
 		b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
 		b.ReportMetric((load0+loadAvg())/2, "load-avg")
