@@ -40,7 +40,30 @@ func NewService(l *lake.Lake, ann *annotate.Service, jobs *job.Queue, dir string
 	}
 	s := &Service{lake: l, annotate: ann, jobs: jobs, dir: dir, limits: lim.withDefaults()}
 	jobs.Handle(JobType, s.run)
-	return s, nil
+	return s, s.sweep(context.Background())
+}
+
+// sweep removes what finished jobs left in the folder: a cancelled job's
+// handler cannot tell its cancel from a stop, after which it resumes, so it
+// keeps its archive.
+func (s *Service) sweep(ctx context.Context) error {
+	for page := 0; ; page++ {
+		jobs, _, err := s.jobs.List(ctx, job.ListOptions{Types: []string{JobType},
+			Status: []job.Status{job.Completed, job.Failed, job.Cancelled}, PageIndex: page, PageSize: job.MaxPageSize})
+		if err != nil {
+			return fmt.Errorf("imports folder: %w", err)
+		}
+		for _, j := range jobs {
+			var p payload
+			if json.Unmarshal(j.Payload, &p) == nil && p.Archive != "" {
+				os.Remove(filepath.Join(s.dir, filepath.Base(p.Archive)))
+			}
+			os.RemoveAll(filepath.Join(s.dir, j.ID))
+		}
+		if len(jobs) < job.MaxPageSize {
+			return nil
+		}
+	}
 }
 
 // Limits are the service's archive limits.
