@@ -293,6 +293,18 @@ func TestCOCOFixture(t *testing.T) {
 	if !reflect.DeepEqual(rep.Counts, want) {
 		t.Errorf("counts %v, want %v", rep.Counts, want)
 	}
+	// Each problem at the line where its record starts.
+	lines := map[string]int{}
+	for _, p := range rep.Problems {
+		lines[string(p.Kind)+" "+strings.Fields(p.Message)[1]] = p.Line
+	}
+	wantLines := map[string]int{"unknown_category 4:": 20, "zero_size 5:": 21, "malformed 8:": 24,
+		"label_without_image 999": 23, "label_without_image 252219": 12, "polygon_kept 1:": 15}
+	for k, l := range wantLines {
+		if lines[k] != l {
+			t.Errorf("%s at line %d, want %d (all: %v)", k, lines[k], l, lines)
+		}
+	}
 }
 
 // TestBrokenVOCFile: an XML cut short is refused as malformed with its
