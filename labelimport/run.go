@@ -127,17 +127,23 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 		ls.Operation = proj.ID
 	}
 	var mu sync.Mutex
+	batches := labelBatches(byPath, opt.Batch)
 	store := func(ctx context.Context, paths []string) (Outcome, error) {
-		split := byPath[paths[0]].Split
+		mu.Lock()
+		split, fit := byPath[paths[0]].Split, fitter(read.rep, paths, byPath, ls, &mu)
+		mu.Unlock()
 		o, err := sink(ctx, Batch{Paths: paths, Metadata: metas[split], CollectionMeta: collMeta,
-			Boxes: fitter(read.rep, paths, byPath, ls, &mu), Operation: ls.Operation, Session: sessions[split]})
+			Boxes: fit, Operation: ls.Operation, Session: sessions[split]})
 		mu.Lock()
 		ls.FilesChanged += o.Boxes.Changed
 		ls.FilesUnchanged += o.Boxes.Unchanged
+		for _, p := range paths { // stored: its boxes can go (a million of them are 70 MB)
+			delete(byPath, p)
+		}
 		mu.Unlock()
 		return o, err
 	}
-	sum, err := runBatches(ctx, labelBatches(byPath, opt.Batch), opt, store)
+	sum, err := runBatches(ctx, batches, opt, store)
 	rep := read.rep
 	sum.Format, sum.FormatWhy, sum.Ignored, sum.Labels, sum.Project = rep.Format, rep.Why, ignored, ls, proj
 	ls.Counts, ls.Refused, ls.Problems, ls.Notes = rep.Counts, rep.Refused(), rep.Problems, rep.Notes
@@ -146,6 +152,7 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 
 // fitter places the boxes of a batch's files in their images, as the
 // lake measured them, and counts them with the files' splits.
+// The caller holds mu.
 func fitter(rep *labelio.Report, paths []string, byPath map[string]labelio.Item, ls *Labels, mu *sync.Mutex) BoxesFunc {
 	byName := make(map[string]labelio.Item, len(paths))
 	for _, p := range paths {

@@ -290,7 +290,7 @@ func (rd *reader) emitCOCO(rel string, doc *cocoDoc) error {
 }
 
 // groupCOCO names the boxes of a COCO file and groups them by image (in
-// the images' order), as windows of one new slice; the boxes whose
+// the images' order); the boxes whose
 // category or image is unknown are refused.
 func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 	index := make(map[int64]int, len(doc.images))
@@ -316,17 +316,16 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 	for i := 1; i < len(counts); i++ {
 		counts[i] += counts[i-1]
 	}
-	all := make([]Box, counts[len(counts)-1])
-	next := slices.Clone(counts[:len(counts)-1])
-	for k, b := range doc.boxes {
-		if i, ok := index[doc.owner[k]]; ok && doc.cats[doc.cat[k]] != "" {
-			all[next[i]] = Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: b.attrs}
-			next[i]++
-		}
-	}
+	// A slice of its exact size per image, not windows of one: an importer
+	// that is done with an image's boxes can then let them go.
 	out := make([][]Box, len(doc.images))
 	for i := range out {
-		out[i] = all[counts[i]:counts[i+1]:counts[i+1]]
+		out[i] = make([]Box, 0, counts[i+1]-counts[i])
+	}
+	for k, b := range doc.boxes {
+		if i, ok := index[doc.owner[k]]; ok && doc.cats[doc.cat[k]] != "" {
+			out[i] = append(out[i], Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: b.attrs})
+		}
 	}
 	ids := slices.Sorted(maps.Keys(orphans))
 	for _, id := range ids {
