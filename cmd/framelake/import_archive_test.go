@@ -4,15 +4,21 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/internal/testmedia"
+	_ "modernc.org/sqlite"
 )
 
 // projectSummary is the project part of an import's --json summary.
@@ -225,5 +231,77 @@ func TestImportJobSurvivesRestart(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(filepath.Join(data, "imports")); len(left) != 0 {
 		t.Errorf("%d entries left in imports after the job", len(left))
+	}
+}
+
+// TestKillLabelledImportIntoProject kills `import --data --project` of a
+// COCO set of 300 images while it runs; the re-run finishes it: every
+// image once a frame of the one session, each with its two boxes, and the
+// data folder passes check.
+func TestKillLabelledImportIntoProject(t *testing.T) {
+	const n = 300
+	data, dir := t.TempDir(), t.TempDir()
+	if err := testmedia.WriteJPEGs(filepath.Join(dir, "images"), n, 64, 48); err != nil {
+		t.Fatal(err)
+	}
+	var js strings.Builder
+	js.WriteString(`{"categories": [{"id": 1, "name": "car"}, {"id": 7, "name": "bus"}], "images": [`)
+	for i := range n {
+		js.WriteString(map[bool]string{true: "", false: ","}[i == 0])
+		js.WriteString(`{"id": ` + strconv.Itoa(i) + `, "file_name": "img-` + fmt.Sprintf("%05d", i) + `.jpg", "width": 64, "height": 48}`)
+	}
+	js.WriteString(`], "annotations": [`)
+	for i := range n {
+		js.WriteString(map[bool]string{true: "", false: ","}[i == 0])
+		js.WriteString(fmt.Sprintf(`{"id": %d, "image_id": %d, "category_id": 1, "bbox": [1, 2, 10, 8]},`, 2*i, i))
+		js.WriteString(fmt.Sprintf(`{"id": %d, "image_id": %d, "category_id": 7, "bbox": [20, 10, 30, 20]}`, 2*i+1, i))
+	}
+	js.WriteString("]}")
+	os.MkdirAll(filepath.Join(dir, "annotations"), 0o755)
+	os.WriteFile(filepath.Join(dir, "annotations", "instances_train.json"), []byte(js.String()), 0o644)
+	args := []string{"import", dir, "--data", data, "--collection", "k", "--project", "kp", "--batch", "8", "--parallel", "2"}
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Killed once the first frames are committed, somewhere in the rest.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "framelake.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var frames int
+		if db.QueryRow(`SELECT count(*) FROM frame`).Scan(&frames) == nil && frames > 0 {
+			break
+		}
+	}
+	time.Sleep(time.Duration(rand.N(300)) * time.Millisecond)
+	cmd.Process.Kill()
+	cmd.Wait()
+	sum, proj := importProjectJSON(t, false, args[1:]...)
+	t.Logf("re-run after the kill: %d stored, %d already there", sum.Stored, sum.Skipped)
+	if sum.Stored+sum.Skipped != n || sum.Skipped == 0 || len(proj.Project.Sessions) != 1 || proj.Project.Sessions[0].Collection != "k-train" {
+		t.Fatalf("re-run %+v %+v", sum, proj)
+	}
+	mustCheck(t, data)
+	srv := startServer(t, data)
+	key, secret := writeKey(t, data)
+	c := client.New(srv.base, key, secret)
+	ctx := context.Background()
+	tasks, err := c.TaskList(ctx, client.TaskListOptions{ProjectID: proj.Project.ProjectID})
+	if err != nil || tasks.TaskCount != 1 || tasks.TaskList[0].FrameCount != n || tasks.TaskList[0].Status != 2 {
+		t.Fatalf("tasks %+v %v", tasks, err)
+	}
+	dl, err := c.DownloadAnnotations(ctx, client.DownloadOptions{ProjectID: proj.Project.ProjectID})
+	if err != nil || len(dl.Data) != 1 || len(dl.Data[0].Frames) != n {
+		t.Fatalf("download: %v %+v", err, dl)
+	}
+	seen := map[string]bool{}
+	for _, f := range dl.Data[0].Frames {
+		if seen[f.UniqueName] || len(f.Annotations) != 2 {
+			t.Fatalf("frame %s: seen before %v, %d boxes", f.UniqueName, seen[f.UniqueName], len(f.Annotations))
+		}
+		seen[f.UniqueName] = true
 	}
 }
