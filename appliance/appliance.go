@@ -25,6 +25,7 @@ import (
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/selection"
 	"github.com/framelake/framelake/vector"
@@ -59,6 +60,13 @@ type Config struct {
 	// (default "ffprobe" on PATH).
 	ProbeTimeout time.Duration
 	FFprobe      string
+	// DBMmapSize is how much of the database file is memory-mapped
+	// (sqlitedb.Options.MmapSize; default 256 MiB). Mapped pages count in
+	// the RSS: a bulk import (import --data) maps less.
+	DBMmapSize int64
+	// ArchiveLimits bound what an archive uploaded to POST
+	// /api/v1/lake/imports may unpack to (labelimport's defaults when zero).
+	ArchiveLimits labelimport.Limits
 
 	// What a client may hold of the server (web.ServerOptions): request
 	// headers must arrive within HeaderTimeout (default 10s), an idle
@@ -87,6 +95,7 @@ type Appliance struct {
 	Selection *selection.Service
 	Evaluate  *evaluate.Service
 	Curate    *curate.Service
+	Imports   *labelimport.Service
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -122,7 +131,7 @@ func Open(ctx context.Context, cfg Config) (*Appliance, error) {
 }
 
 func (a *Appliance) open(ctx context.Context) error {
-	db, err := sqlitedb.Open(ctx, filepath.Join(a.cfg.DataDir, "framelake.db"), sqlitedb.Options{})
+	db, err := sqlitedb.Open(ctx, filepath.Join(a.cfg.DataDir, "framelake.db"), sqlitedb.Options{MmapSize: a.cfg.DBMmapSize})
 	if err != nil {
 		return err
 	}
@@ -174,6 +183,10 @@ func (a *Appliance) open(ctx context.Context) error {
 	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log}, a.Annotate, a.Analysis)
 	a.Selection = selection.New(a.Lake, a.Vectors, a.Jobs, selection.Options{Logger: a.log})
 	a.Evaluate = evaluate.New(db, a.Lake, a.Jobs, a.Analysis, evaluate.Options{Logger: a.log})
+	if a.Imports, err = labelimport.NewService(a.Lake, a.Annotate, a.Jobs, filepath.Join(a.cfg.DataDir, "imports"),
+		a.cfg.ArchiveLimits); err != nil {
+		return err
+	}
 	if a.cfg.JobWorkers < 0 {
 		return nil
 	}
@@ -214,7 +227,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
 		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Evaluate: a.Evaluate, Curate: a.Curate,
-		Logger: a.log},
+		Imports: a.Imports, Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 

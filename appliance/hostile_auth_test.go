@@ -40,6 +40,7 @@ var routeAccess = map[string]string{
 	"DELETE /api/v1/lake/files/:uniqueName":                 "write",
 	"PUT /api/v1/lake/annotations":                          "write",
 	"GET /api/v1/lake/files/:uniqueName/annotations":        "read",
+	"POST /api/v1/lake/imports":                             "write",
 	"DELETE /api/v1/lake/collections/:collectionId":         "write",
 
 	"GET /api/v1/projects":                                            "read",

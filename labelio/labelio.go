@@ -82,7 +82,8 @@ const (
 	UnknownCategory    Kind = "unknown_category"     // refused: a class id no category names
 	Malformed          Kind = "malformed"            // refused: a line or record that does not parse
 	SegmentReduced     Kind = "segment_reduced"      // YOLO segment line read as its bounding box
-	PolygonReduced     Kind = "polygon_reduced"      // polygon read as its bounding box, or dropped beside one
+	PolygonReduced     Kind = "polygon_reduced"      // polygon read as its bounding box (COCO: and kept as an attribute)
+	PolygonKept        Kind = "polygon_kept"         // COCO polygon beside its bbox, kept as the attribute segmentation
 	Ignored            Kind = "ignored"              // a shape that is no box (tag, mask, keypoints)
 )
 

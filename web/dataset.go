@@ -364,6 +364,8 @@ func (s *server) downloadDataset(c *echo.Context) error {
 		DatasetVersionID string `json:"dataset_version_id"`
 		ExportType       string `json:"export_type"`
 		IsMediaInclude   *bool  `json:"is_media_include"`
+		// OnlyWithBoxes (optional, default false) leaves out frames without a box.
+		OnlyWithBoxes bool `json:"only_with_boxes"`
 		// CustomDownloadPath is where the client writes the archive; the server ignores it.
 		CustomDownloadPath string `json:"custom_download_path"`
 	}
@@ -379,6 +381,7 @@ func (s *server) downloadDataset(c *echo.Context) error {
 		return err
 	}
 	media := p.IsMediaInclude == nil || *p.IsMediaInclude
+	d.OnlyWithBoxes = p.OnlyWithBoxes
 	h := c.Response().Header()
 	h.Set("Content-Type", "application/zip")
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": d.FileName}))

@@ -18,6 +18,7 @@ import (
 	"github.com/framelake/framelake/evaluate"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/selection"
 	"github.com/framelake/framelake/vector"
@@ -36,6 +37,7 @@ type Deps struct {
 	Selection *selection.Service
 	Evaluate  *evaluate.Service // nil: evaluation functions answer 503
 	Curate    *curate.Service   // nil: curation functions answer 503
+	Imports   *labelimport.Service
 	Logger    *slog.Logger
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/internal/vips"
+	"github.com/framelake/framelake/labelimport"
 )
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -34,6 +35,8 @@ func cmdServe(ctx context.Context, args []string) error {
 	maxConns := fs.String("max-conns", envOr("FRAMELAKE_MAX_CONNS", "1024"), "most connections served at once")
 	probeTimeout := fs.String("probe-timeout", envOr("FRAMELAKE_PROBE_TIMEOUT", "60s"),
 		"longest ffprobe run on an uploaded video; a video that takes longer is refused as unreadable")
+	var limits labelimport.Limits
+	archiveLimitFlags(fs, &limits)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -57,7 +60,7 @@ func cmdServe(ctx context.Context, args []string) error {
 			"searched", strings.Join(searched, ", "))
 	}
 	cfg := appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
-		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels}
+		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels, ArchiveLimits: limits}
 	if err := serverLimits(&cfg, *headerTimeout, *idleTimeout, *bodyRate, *maxConns); err != nil {
 		return err
 	}

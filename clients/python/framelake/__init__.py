@@ -352,17 +352,20 @@ class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods, Curation):
     download_chunk_bytes = 1 << 20
 
     def download_dataset(self, version_id: str, export_type: str, custom_download_path: str = "",
-                         is_media_include: bool = True) -> str:
+                         is_media_include: bool = True, only_with_boxes: bool = False) -> str:
         """Downloads a version's archive and unpacks it into custom_download_path
         (default: the current folder); returns the folder it made,
         "<dataset>-<version>-<format>" under that path, as the Go client does.
+        only_with_boxes leaves out the frames without a box.
 
         The archive streams to a temporary file in that path, removed after unpacking.
         """
         base = custom_download_path or "."
         os.makedirs(base, exist_ok=True)
-        body = json.dumps({"version_id": version_id, "export_type": export_type,
-                           "is_media_include": is_media_include}).encode()
+        req = {"version_id": version_id, "export_type": export_type, "is_media_include": is_media_include}
+        if only_with_boxes:
+            req["only_with_boxes"] = True
+        body = json.dumps(req).encode()
         with tempfile.TemporaryFile(dir=base, prefix=".framelake-download-", suffix=".zip") as tmp:
             with self._request("/api/v1/client/download_dataset", body, "application/json") as resp:
                 name = resp.headers.get_filename() or ""
