@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/framelake/framelake/internal/testphotos"
@@ -129,8 +130,11 @@ func TestNearDuplicatePrecision(t *testing.T) {
 	}
 	u := newUnionFind(len(hashes))
 	direct := map[[2]int32]bool{}
+	var mu sync.Mutex // HashPairs calls from several goroutines
 	HashPairs(hashes, DefaultHamming, func(i, j int32, d int) {
+		mu.Lock()
 		direct[[2]int32{i, j}] = true
+		mu.Unlock()
 		u.union(i, j)
 	})
 	// Per copy: found with its original directly (a pair) and in its group.

@@ -29,6 +29,7 @@ export function TaskWorkspace({ id, search, me }) {
   const [loaded, setLoaded] = useState(null) // the uniqueName whose image has loaded
   const hist = useRef({ undo: [], redo: [] })
   const saver = useRef(null)
+  const onKey = useRef(null)
   const cur = ws?.frames[Math.min(idx, ws.frames.length - 1)]
   const zoom = useZoom(cur?.uniqueName)
 
@@ -137,25 +138,29 @@ export function TaskWorkspace({ id, search, me }) {
     saver.current?.resume(st.version)
   }
 
+  // The key handler is replaced at every render, not in an effect: effects run
+  // after paint, and a key pressed right after a click (select, then Delete)
+  // would otherwise meet the handler of the render before the click.
+  onKey.current = (e) => {
+    if (typing() || !ws) return
+    const mod = e.ctrlKey || e.metaKey
+    if (mod && e.key.toLowerCase() === 'z') undo(e.shiftKey ? 'redo' : 'undo', e.shiftKey ? 'undo' : 'redo')
+    else if (mod && e.key.toLowerCase() === 'y') undo('redo', 'undo')
+    else if (mod) return
+    else if (e.key === 'ArrowRight' || e.key === 'd') goFrame(idx + 1)
+    else if (e.key === 'ArrowLeft' || e.key === 'a') goFrame(idx - 1)
+    else if ((e.key === 'Delete' || e.key === 'Backspace') && sel?.index != null) commit(boxes.filter((_, i) => i !== sel.index))
+    else if (e.key === 'Escape') setSel(null)
+    else if (e.key === 'e' && boxes.length === 0) commit([])
+    else if (/^[1-9]$/.test(e.key) && ws.labels[+e.key - 1]) relabel(ws.labels[+e.key - 1].labelName)
+    else return
+    e.preventDefault()
+  }
   useEffect(() => {
-    const key = (e) => {
-      if (typing() || !ws) return
-      const mod = e.ctrlKey || e.metaKey
-      if (mod && e.key.toLowerCase() === 'z') undo(e.shiftKey ? 'redo' : 'undo', e.shiftKey ? 'undo' : 'redo')
-      else if (mod && e.key.toLowerCase() === 'y') undo('redo', 'undo')
-      else if (mod) return
-      else if (e.key === 'ArrowRight' || e.key === 'd') goFrame(idx + 1)
-      else if (e.key === 'ArrowLeft' || e.key === 'a') goFrame(idx - 1)
-      else if ((e.key === 'Delete' || e.key === 'Backspace') && sel?.index != null) commit(boxes.filter((_, i) => i !== sel.index))
-      else if (e.key === 'Escape') setSel(null)
-      else if (e.key === 'e' && boxes.length === 0) commit([])
-      else if (/^[1-9]$/.test(e.key) && ws.labels[+e.key - 1]) relabel(ws.labels[+e.key - 1].labelName)
-      else return
-      e.preventDefault()
-    }
+    const key = (e) => onKey.current?.(e)
     addEventListener('keydown', key)
     return () => removeEventListener('keydown', key)
-  })
+  }, [])
 
   if (error) return <div class="error" role="alert">{error.message}</div>
   if (!ws || !cur) return <div class="loading-page">Loading…</div>
