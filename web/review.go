@@ -95,25 +95,17 @@ func (s *server) cropURL(p lake.Patch, size int) string {
 // crop answers a box's patch: the box and a margin of a fifth of its size
 // around it, cut from the cached thumbnail and fitted in size x size.
 func (s *server) crop(c *echo.Context) error {
-	name := c.Param("name")
-	q := c.Request().URL.Query()
-	if err := s.Lake.VerifyURL(name, q.Get("exp"), q.Get("sig")); err != nil {
-		return err
-	}
-	size, err := validThumbSize(c.Param("size"))
+	f, size, err := s.signedThumbFile(c)
 	if err != nil {
 		return err
 	}
+	q := c.Request().URL.Query()
 	box, err := parseBox(q.Get("box"))
 	if err != nil {
 		return err
 	}
-	f, err := s.Lake.File(c.Request().Context(), name)
-	if err != nil {
-		return err
-	}
 	if f.Type != lake.Image || f.Width == 0 {
-		return errs.New(errs.UnsupportedMedia, "", "crops are cut from images; %q is a %s", name, f.Type)
+		return errs.New(errs.UnsupportedMedia, "", "crops are cut from images; %q is a %s", f.UniqueName, f.Type)
 	}
 	etag := fmt.Sprintf(`"%s-%d-%s"`, f.Blob, size, q.Get("box"))
 	h := c.Response().Header()
