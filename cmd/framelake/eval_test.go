@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -37,16 +36,8 @@ def output_fn(pred, accept):
 // the binary's server: a real model run, human boxes imported beside it.
 func TestEvalCommands(t *testing.T) {
 	data := t.TempDir()
-	addr := freeAddr(t)
-	var log bytes.Buffer
-	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr)
-	srv.Stdout, srv.Stderr = &log, &log
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Kill(); srv.Wait() }()
-	base := "http://" + addr
-	waitHealthy(t, base)
+	srv := startServer(t, data) // stopped by its cleanup
+	base := srv.base
 	var admin map[string]string
 	b, _ := os.ReadFile(filepath.Join(data, "admin-key.json"))
 	if err := json.Unmarshal(b, &admin); err != nil {
@@ -78,7 +69,7 @@ func TestEvalCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	if j, err := c.WaitJob(ctx, started.JobID); err != nil || j.Status != "completed" {
-		t.Fatalf("run %+v %v\n%s", j, err, log.String())
+		t.Fatalf("run %+v %v\n%s", j, err, srv.log.String())
 	}
 	// e0: people boxed the whole image (a hit); e1: a corner (a miss and a spurious box).
 	if _, err := c.SetLakeAnnotations(ctx, "import:truth", []client.FileBoxes{

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -19,16 +18,8 @@ import (
 // dataset diff against a real server started from the binary.
 func TestSelectAndDatasetDiffCommands(t *testing.T) {
 	data := t.TempDir()
-	addr := freeAddr(t)
-	var log bytes.Buffer
-	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr)
-	srv.Stdout, srv.Stderr = &log, &log
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { srv.Process.Kill(); srv.Wait() }()
-	base := "http://" + addr
-	waitHealthy(t, base)
+	srv := startServer(t, data) // stopped by its cleanup
+	base := srv.base
 	out, err := run(t, "keys", "create", "--data", data, "--name", "w", "--role", "write", "--json")
 	var w map[string]string
 	if err != nil || json.Unmarshal([]byte(out), &w) != nil {
