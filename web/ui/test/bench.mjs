@@ -10,30 +10,19 @@
 //   jump       "go to item JUMP" until that cell's thumbnail has loaded
 //   facet      a click on the FACET value until the item count changes
 //   query      a typed query (Enter) until the item count changes
-import { chromium } from 'playwright-core'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { launch } from './chromium.mjs'
 
 const { BASE, KEY, SECRET } = process.env
 const JUMP = +(process.env.JUMP || 900000)
 const QUERY = process.env.QUERY || 'annotation.label = label-7'
 const ROUNDS = +(process.env.ROUNDS || 5)
 const [FIELD, VALUE] = (process.env.FACET || 'annotation.source=machine').split('=')
-const profile = mkdtempSync(join(tmpdir(), 'framelake-bench-'))
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1280, height: 800 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic'],
-})
+const { ctx, page, close } = await launch()
 // Signed in before the page loads, as a tab that signed in earlier is.
 await ctx.addInitScript(([k, s]) => {
   sessionStorage.setItem('framelake.key', k)
   sessionStorage.setItem('framelake.secret', s)
 }, [KEY, SECRET])
-const page = ctx.pages()[0] ?? (await ctx.newPage())
 const out = { firstPage: [], jump: [], facet: [], query: [] }
 
 // thumbsLoaded: every grid cell in the viewport (or the one with index i) has its thumbnail decoded.
@@ -85,6 +74,5 @@ try {
   }
   console.log(JSON.stringify(out))
 } finally {
-  await ctx.close()
-  rmSync(profile, { recursive: true, force: true })
+  await close()
 }

@@ -1,5 +1,5 @@
 // launch starts Debian's headless Chromium for the page scripts (pages.mjs,
-// mapbench.mjs) with WebGL through SwiftShader, as there is no GPU; close()
+// mapbench.mjs, curate.mjs, bench.mjs) with WebGL through SwiftShader, as there is no GPU; close()
 // also removes the throwaway profile.
 import { chromium } from 'playwright-core'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -20,7 +20,7 @@ export async function launch() {
     await ctx.close()
     rmSync(profile, { recursive: true, force: true })
   }
-  return { page, close }
+  return { ctx, page, close }
 }
 
 // mapDrawn waits until the embedding map has drawn n points.

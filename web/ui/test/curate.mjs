@@ -7,22 +7,12 @@
 //   EXPECT  JSON {count: files, small: files 32 px wide, labels: {label: files}, model: an auto tagging model}
 //   OUT                       folder for screenshots
 // It exits non-zero naming the first check that failed.
-import { chromium } from 'playwright-core'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { launch } from './chromium.mjs'
 import { join } from 'node:path'
 
 const { BASE, OUT } = process.env
 const want = JSON.parse(process.env.EXPECT)
-const profile = mkdtempSync(join(tmpdir(), 'framelake-chromium-'))
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1280, height: 800 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic'],
-})
-const page = ctx.pages()[0] ?? (await ctx.newPage())
+const { page, close } = await launch()
 const shot = (name) => page.screenshot({ path: join(OUT, 'curate-' + name + '.png') })
 function check(ok, what) {
   if (!ok) throw new Error('check failed: ' + what)
@@ -208,6 +198,5 @@ try {
   console.error(e.message)
   process.exitCode = 1
 } finally {
-  await ctx.close()
-  rmSync(profile, { recursive: true, force: true })
+  await close()
 }
