@@ -60,7 +60,7 @@ func readLabels(ctx context.Context, dir string, f labelio.Format) (*labelRead, 
 
 // importRaw imports the media under dir without labels.
 func importRaw(ctx context.Context, dir string, opt Options, sink Sink, ann *annotate.Service, why string) (Summary, error) {
-	paths, err := walkMedia(dir)
+	paths, err := WalkMedia(dir)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -303,7 +303,7 @@ func splitMetadata(meta string, byPath map[string]labelio.Item) (map[string]json
 // JPEG in JPEGImages), and counts by extension the others, outside the
 // format's image folders: left out.
 func unnamedMedia(dir string, named map[string]labelio.Item, rep *labelio.Report) ([]Ignored, error) {
-	paths, err := walkMedia(dir)
+	paths, err := WalkMedia(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -338,8 +338,9 @@ func unnamedMedia(dir string, named map[string]labelio.Item, rep *labelio.Report
 	return out, nil
 }
 
-// walkMedia lists the regular files under dir, skipping hidden files and folders.
-func walkMedia(dir string) ([]string, error) {
+// WalkMedia lists the regular files under dir, skipping hidden files and
+// folders: what an import of dir reads.
+func WalkMedia(dir string) ([]string, error) {
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

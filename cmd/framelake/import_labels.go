@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -148,38 +147,33 @@ func importByJob(ctx context.Context, path string, f importFlags, asJSON bool) e
 // zipFolder writes the regular files under dir, hidden ones left out, as a
 // zip to w, stored as they are: media does not compress.
 func zipFolder(w io.Writer, dir string) error {
-	zw := zip.NewWriter(w)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if strings.HasPrefix(d.Name(), ".") && p != dir {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		zf, err := zw.CreateHeader(&zip.FileHeader{Name: filepath.ToSlash(rel), Method: zip.Store})
-		if err != nil {
-			return err
-		}
-		src, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer src.Close()
-		_, err = io.Copy(zf, src)
-		return err
-	})
+	paths, err := labelimport.WalkMedia(dir)
 	if err != nil {
 		return err
 	}
+	zw := zip.NewWriter(w)
+	for _, p := range paths {
+		if err := zipFile(zw, dir, p); err != nil {
+			return err
+		}
+	}
 	return zw.Close()
+}
+
+func zipFile(zw *zip.Writer, dir, p string) error {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return err
+	}
+	zf, err := zw.CreateHeader(&zip.FileHeader{Name: filepath.ToSlash(rel), Method: zip.Store})
+	if err != nil {
+		return err
+	}
+	src, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	_, err = io.Copy(zf, src)
+	return err
 }
