@@ -263,7 +263,8 @@ type Service struct {
 }
 
 // New opens the registry on a database whose analysis migrations are applied
-// and registers the analysis job handler on d.Jobs.
+// and registers the analysis job handler on d.Jobs. The caller owns the data
+// folder: package folders that no model names, left by a crash, are removed.
 func New(ctx context.Context, d Deps, opt Options) (*Service, error) {
 	if opt.DataDir == "" || d.Lake == nil || d.Jobs == nil {
 		return nil, errors.New("analysis: data folder, lake and job queue required")
@@ -289,6 +290,9 @@ func New(ctx context.Context, d Deps, opt Options) (*Service, error) {
 	var n int
 	if err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM model`).Scan(&n); err != nil {
 		return nil, fmt.Errorf("analysis: open (are the analysis migrations applied?): %w", err)
+	}
+	if err := s.removeOrphanModelDirs(ctx); err != nil {
+		return nil, fmt.Errorf("analysis: %w", err)
 	}
 	s.pool = newPool(opt, s.log, s.script)
 	d.Jobs.Handle(JobType, s.runJob)

@@ -43,6 +43,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/lake"
 )
@@ -170,6 +171,7 @@ type FrameResult struct {
 	// file was kept and only its boxes were replaced.
 	Replaced bool   `json:"-"`
 	TaskID   string `json:"-"`
+	Version  int    `json:"-"` // the frame's version after the change
 }
 
 // Task tracks the annotation of one upload session; the JSON fields are those
@@ -188,7 +190,7 @@ type Task struct {
 	VideoResolutionWidth  int         `json:"videoResolutionWidth"`
 	VideoResolutionHeight int         `json:"videoResolutionHeight"`
 	VideoName             string      `json:"videoName"` // the collection name
-	TaskName              string      `json:"taskName"`  // the collection name
+	TaskName              string      `json:"taskName"`  // the name given to the task, else the collection name
 	IsDownloadEnable      bool        `json:"isDownloadEnable"`
 	DownLoadURL           string      `json:"downLoadUrl"`
 
@@ -328,3 +330,95 @@ type ctxTx interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
+
+// NewTask is a task made from lake images rather than uploaded: exactly one
+// of UniqueNames (in that order), Query (the lake query language, in the
+// order the files arrived) or CollectionID (its images by video_index, then
+// arrival) names its frames. The task gets a collection of its own, named
+// Name ("" for one made up), listing them.
+type NewTask struct {
+	Name         string
+	UniqueNames  []string
+	Query        string
+	CollectionID string
+}
+
+// MaxTaskFrames bounds the frames of a task made from lake images.
+const MaxTaskFrames = 100000
+
+// TaskChange is what an annotator changes on a task; nil fields stay.
+type TaskChange struct {
+	Name *string
+	// Status 2 marks the task done (every frame must be annotated), 1
+	// reopens it; 0 is not a state one moves a task to.
+	Status *TaskStatus
+}
+
+// Workspace is what an annotator's page needs of a task: its project's
+// labels and every frame in order with its state.
+type Workspace struct {
+	Task         Task          `json:"task"`
+	ProjectID    string        `json:"projectId"`
+	Labels       []Label       `json:"labels"`
+	CollectionID string        `json:"collectionId"` // the task's frames, for model runs
+	Frames       []FrameStatus `json:"frames"`
+}
+
+// FrameStatus is one frame of a task as its frame strip shows it.
+type FrameStatus struct {
+	SequenceNo int    `json:"sequenceNo"`
+	UniqueName string `json:"uniqueName"`
+	URL        string `json:"url"` // signed media URL
+	Width      int    `json:"width"`
+	Height     int    `json:"height"`
+	Annotated  bool   `json:"annotated"` // its labels were given ([] included)
+	BoxCount   int    `json:"boxCount"`
+	Version    int    `json:"version"`
+}
+
+// FrameState is one frame's human boxes in a project, at a version, and the
+// model's boxes not yet accepted or rejected there.
+type FrameState struct {
+	TaskID      string          `json:"taskId"`
+	SequenceNo  int             `json:"sequenceNo"`
+	UniqueName  string          `json:"uniqueName"`
+	Width       int             `json:"width"`
+	Height      int             `json:"height"`
+	Annotated   bool            `json:"annotated"`
+	Version     int             `json:"version"`
+	Annotations json.RawMessage `json:"annotations"` // Annotation objects, human boxes of the project
+	Suggestions []Suggestion    `json:"suggestions"`
+}
+
+// Suggestion is a machine box on a frame with one of the project's labels.
+type Suggestion struct {
+	ID         string  `json:"id"`
+	Label      string  `json:"label"`
+	X          float64 `json:"x"`
+	Y          float64 `json:"y"`
+	Width      float64 `json:"width"`
+	Height     float64 `json:"height"`
+	Confidence float64 `json:"confidence"`
+	Operation  string  `json:"operation"` // the model run
+}
+
+// Decision accepts (the boxes become the frame's human boxes) or rejects
+// suggestions of a frame: those of IDs, or with MinConfidence every one at
+// least that sure. Version, when not 0, is the frame's version the
+// annotator decided on.
+type Decision struct {
+	Accept        bool
+	IDs           []string
+	MinConfidence *float64
+	Version       int
+}
+
+// Conflict is an edit made on a frame's version that is no longer its own:
+// nothing changed, and Current is the frame as it is (FailedPrecondition).
+type Conflict struct {
+	Err     *errs.Error
+	Current FrameState
+}
+
+func (c *Conflict) Error() string { return c.Err.Error() }
+func (c *Conflict) Unwrap() error { return c.Err }

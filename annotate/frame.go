@@ -86,7 +86,7 @@ func (s *Service) UploadFrame(ctx context.Context, uploadID string, f Frame) (Fr
 		return FrameResult{}, errs.New(r.Code, "files", "%q: %s", r.Name, r.Reason)
 	}
 	if resend {
-		return s.replaceBoxes(ctx, p, "f.session_seq = ? AND f.sequence_no = ?", sess.seq, *f.SequenceNo)(f.Boxes)
+		return s.replaceBoxes(ctx, p, frameEdit{}, "f.session_seq = ? AND f.sequence_no = ?", sess.seq, *f.SequenceNo)(f.Boxes)
 	}
 	return res, nil
 }
@@ -166,6 +166,13 @@ func (s *Service) insertFrame(ctx context.Context, tx *sql.Tx, sess Session, p P
 // as uniqueName (after upload, annotators change them) and updates the
 // progress and status of its task.
 func (s *Service) ReplaceFrameBoxes(ctx context.Context, projectID, uniqueName string, boxes []Box) (FrameResult, error) {
+	return s.ReplaceFrameBoxesAt(ctx, projectID, uniqueName, 0, boxes)
+}
+
+// ReplaceFrameBoxesAt is ReplaceFrameBoxes made against the frame's version
+// (0: whichever it is): when another edit came first, it changes nothing and
+// answers a *Conflict holding the frame as it is now.
+func (s *Service) ReplaceFrameBoxesAt(ctx context.Context, projectID, uniqueName string, version int, boxes []Box) (FrameResult, error) {
 	p, err := s.Project(ctx, projectID)
 	if err != nil {
 		return FrameResult{}, err
@@ -173,26 +180,61 @@ func (s *Service) ReplaceFrameBoxes(ctx context.Context, projectID, uniqueName s
 	if err := checkBoxes(p, boxes, 0, 0); err != nil {
 		return FrameResult{}, err
 	}
-	return s.replaceBoxes(ctx, p, "f.unique_name = ? AND s.project_seq = ?", uniqueName, p.seq)(boxes)
+	res, err := s.replaceBoxes(ctx, p, frameEdit{version: version}, "f.unique_name = ? AND s.project_seq = ?",
+		uniqueName, p.seq)(boxes)
+	return res, s.withCurrent(ctx, p, uniqueName, err)
+}
+
+// frameEdit qualifies a change of a frame's boxes.
+type frameEdit struct {
+	version int // the version the edit was made on; 0: any
+	// after writes more in the same transaction (suggestion decisions).
+	after func(tx *sql.Tx, fileSeq int64) error
+}
+
+// staleVersion is returned inside the transaction when the frame moved on.
+type staleVersion struct{ have, want int }
+
+func (e staleVersion) Error() string {
+	return fmt.Sprintf("the frame is at version %d, not %d: someone else changed it first", e.have, e.want)
+}
+
+// withCurrent turns a stale edit into a *Conflict with the frame as it is.
+func (s *Service) withCurrent(ctx context.Context, p Project, uniqueName string, err error) error {
+	var stale staleVersion
+	if !errors.As(err, &stale) {
+		return err
+	}
+	cur, ferr := s.frameState(ctx, p, uniqueName)
+	if ferr != nil {
+		return ferr
+	}
+	return &Conflict{Err: errs.New(errs.FailedPrecondition, "version", "%s; its current boxes are in current", stale.Error()),
+		Current: cur}
 }
 
 // replaceBoxes returns a function that replaces the boxes of the project's
-// frame selected by where, checking them against the frame's dimensions.
-func (s *Service) replaceBoxes(ctx context.Context, p Project, where string, args ...any) func([]Box) (FrameResult, error) {
+// frame selected by where, checking them against the frame's dimensions;
+// the frame is annotated from then on and its version moves.
+func (s *Service) replaceBoxes(ctx context.Context, p Project, e frameEdit, where string, args ...any) func([]Box) (FrameResult, error) {
 	return func(boxes []Box) (FrameResult, error) {
 		var res FrameResult
 		err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 			var sessionSeq, fileSeq int64
-			var width, height int
+			var width, height, version int
+			var annotated bool
 			err := tx.QueryRowContext(ctx, `SELECT f.session_seq, f.sequence_no, f.file_seq, f.unique_name, f.width,
-				f.height, s.task_id FROM frame f JOIN upload_session s ON s.seq = f.session_seq
+				f.height, f.annotated, f.version, s.task_id FROM frame f JOIN upload_session s ON s.seq = f.session_seq
 				WHERE `+where, args...).Scan(&sessionSeq, &res.SequenceNo, &fileSeq, &res.UniqueName, &width, &height,
-				&res.TaskID)
+				&annotated, &version, &res.TaskID)
 			if errors.Is(err, sql.ErrNoRows) {
 				return errs.NotFoundf("frame %q not found in project %s", fmt.Sprint(args[0]), p.ID)
 			}
 			if err != nil {
 				return err
+			}
+			if e.version != 0 && e.version != version {
+				return staleVersion{have: version, want: e.version}
 			}
 			if err := checkBoxes(p, boxes, width, height); err != nil {
 				return err
@@ -200,15 +242,24 @@ func (s *Service) replaceBoxes(ctx context.Context, p Project, where string, arg
 			if err := lake.ReplaceBoxes(ctx, tx, fileSeq, lake.Human, p.ID, 0, lakeBoxes(boxes)); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE frame SET box_count = ?, updated_at = ? WHERE file_seq = ?`,
-				len(boxes), millis(s.now()), fileSeq); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE frame SET box_count = ?, annotated = 1, version = ?, updated_at = ?
+				WHERE file_seq = ?`, len(boxes), version+1, millis(s.now()), fileSeq); err != nil {
 				return err
+			}
+			res.Version = version + 1
+			if e.after != nil {
+				if err := e.after(tx, fileSeq); err != nil {
+					return err
+				}
 			}
 			c, err := loadCounters(ctx, tx, sessionSeq)
 			if err != nil {
 				return err
 			}
-			return s.saveCounters(ctx, tx, c) // the frame stays annotated; updatedAt moves
+			if !annotated {
+				c.completed++
+			}
+			return s.saveCounters(ctx, tx, c) // updatedAt moves, and the status with the first edit
 		})
 		res.Replaced = true
 		return res, err
@@ -291,11 +342,13 @@ func (s *Service) filesDeleted(ctx context.Context, tx *sql.Tx, fileSeqs []int64
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(sequence_no), -1) FROM frame
-			WHERE session_seq = ?`, seq).Scan(&c.received, &c.last); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(annotated), 0), coalesce(max(sequence_no), -1)
+			FROM frame WHERE session_seq = ?`, seq).Scan(&c.received, &c.completed, &c.last); err != nil {
 			return err
 		}
-		c.completed = c.received // every frame arrived with its labels
+		if c.done.Valid { // a task of lake files has no frames still to come
+			c.total = max(1, c.received)
+		}
 		if err := s.saveCounters(ctx, tx, c); err != nil {
 			return err
 		}

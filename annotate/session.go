@@ -118,13 +118,16 @@ type counters struct {
 	total, received, completed int
 	last, width, height        int
 	completedAt                sql.NullInt64
+	// done is NULL for uploaded tasks (complete once every frame arrived)
+	// and the annotator's mark for tasks made from lake files.
+	done sql.NullInt64
 }
 
 func loadCounters(ctx context.Context, tx *sql.Tx, sessionSeq int64) (counters, error) {
 	c := counters{seq: sessionSeq}
 	err := tx.QueryRowContext(ctx, `SELECT total_file_count, received, completed_frames, last_sequence_id, width,
-		height, completed_at FROM upload_session WHERE seq = ?`, sessionSeq).Scan(&c.total, &c.received, &c.completed,
-		&c.last, &c.width, &c.height, &c.completedAt)
+		height, completed_at, done FROM upload_session WHERE seq = ?`, sessionSeq).Scan(&c.total, &c.received, &c.completed,
+		&c.last, &c.width, &c.height, &c.completedAt, &c.done)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, errs.NotFoundf("upload session not found")
 	}
@@ -136,7 +139,7 @@ func (c counters) status() TaskStatus {
 	switch {
 	case c.completed == 0:
 		return NotStarted
-	case c.received >= c.total && c.completed >= c.total:
+	case c.received >= c.total && c.completed >= c.total && (!c.done.Valid || c.done.Int64 == 1):
 		return Completed
 	}
 	return InProgress

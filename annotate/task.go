@@ -13,7 +13,7 @@ import (
 )
 
 const taskColumns = `s.task_id, s.id, s.collection_name, s.total_file_count, s.received, s.completed_frames,
-	s.width, s.height, s.status, s.created_at, s.updated_at, s.completed_at`
+	s.width, s.height, s.status, s.created_at, s.updated_at, s.completed_at, coalesce(s.name, s.collection_name)`
 
 // scanTask reads taskColumns into a task of project p.
 func (s *Service) scanTask(sc interface{ Scan(...any) error }, p Project) (Task, error) {
@@ -21,10 +21,9 @@ func (s *Service) scanTask(sc interface{ Scan(...any) error }, p Project) (Task,
 	var created, updated int64
 	var completed sql.NullInt64
 	if err := sc.Scan(&t.ID, &t.UploadID, &t.VideoName, &t.FrameCount, &t.UploadedFrames, &t.CompletedFrames,
-		&t.VideoResolutionWidth, &t.VideoResolutionHeight, &t.Status, &created, &updated, &completed); err != nil {
+		&t.VideoResolutionWidth, &t.VideoResolutionHeight, &t.Status, &created, &updated, &completed, &t.TaskName); err != nil {
 		return Task{}, err
 	}
-	t.TaskName = t.VideoName
 	t.CreatedAt, t.UpdatedAt, t.CompletedAt = fromMillis(created), fromMillis(updated), optMillis(completed)
 	if t.FrameCount > 0 {
 		t.Progress = math.Round(float64(t.CompletedFrames)*10000/float64(t.FrameCount)) / 100

@@ -19,11 +19,15 @@ import (
 
 	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/curate"
 	"github.com/framelake/framelake/dataset"
+	"github.com/framelake/framelake/evaluate"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/selection"
 	"github.com/framelake/framelake/vector"
 	"github.com/framelake/framelake/web"
 )
@@ -63,6 +67,13 @@ type Config struct {
 	// (default "ffprobe" on PATH).
 	ProbeTimeout time.Duration
 	FFprobe      string
+	// DBMmapSize is how much of the database file is memory-mapped
+	// (sqlitedb.Options.MmapSize; default 256 MiB). Mapped pages count in
+	// the RSS: a bulk import (import --data) maps less.
+	DBMmapSize int64
+	// ArchiveLimits bound what an archive uploaded to POST
+	// /api/v1/lake/imports may unpack to (labelimport's defaults when zero).
+	ArchiveLimits labelimport.Limits
 
 	// What a client may hold of the server (web.ServerOptions): request
 	// headers must arrive within HeaderTimeout (default 10s), an idle
@@ -87,6 +98,11 @@ type Appliance struct {
 	Annotate *annotate.Service
 	Analysis *analysis.Service
 	Datasets *dataset.Service
+	// Selection chooses what to label next and scores uniqueness.
+	Selection *selection.Service
+	Evaluate  *evaluate.Service
+	Curate    *curate.Service
+	Imports   *labelimport.Service
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -122,7 +138,7 @@ func Open(ctx context.Context, cfg Config) (*Appliance, error) {
 }
 
 func (a *Appliance) open(ctx context.Context) error {
-	db, err := sqlitedb.Open(ctx, filepath.Join(a.cfg.DataDir, "framelake.db"), sqlitedb.Options{})
+	db, err := sqlitedb.Open(ctx, filepath.Join(a.cfg.DataDir, "framelake.db"), sqlitedb.Options{MmapSize: a.cfg.DBMmapSize})
 	if err != nil {
 		return err
 	}
@@ -132,7 +148,7 @@ func (a *Appliance) open(ctx context.Context) error {
 		fs    fs.FS
 	}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()},
 		{"vector", vector.Migrations}, {"annotate", annotate.Migrations}, {"analysis", analysis.Migrations},
-		{"dataset", dataset.Migrations}} {
+		{"dataset", dataset.Migrations}, {"evaluate", evaluate.Migrations}} {
 		if err := db.Migrate(ctx, m.owner, m.fs); err != nil {
 			return err
 		}
@@ -162,7 +178,10 @@ func (a *Appliance) open(ctx context.Context) error {
 		return err
 	}
 	a.Lake.OnDelete(deleteEmbeddings(a.Vectors))
+	a.Lake.ScoreAtIngest(curate.Score)
 	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
+	a.Vectors.HandleProjections(a.Jobs)
+	a.Curate = curate.New(a.Lake, a.Vectors, a.Jobs, curate.Options{Logger: a.log})
 	a.Analysis, err = analysis.New(ctx, analysis.Deps{Lake: a.Lake, Vectors: a.Vectors, Jobs: a.Jobs},
 		analysis.Options{DataDir: a.cfg.DataDir, Logger: a.log})
 	if err != nil {
@@ -170,6 +189,12 @@ func (a *Appliance) open(ctx context.Context) error {
 	}
 	// Projects and runs are operation_list ids even before they have boxes.
 	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log}, a.Annotate, a.Analysis)
+	a.Selection = selection.New(a.Lake, a.Vectors, a.Jobs, selection.Options{Logger: a.log})
+	a.Evaluate = evaluate.New(db, a.Lake, a.Jobs, a.Analysis, evaluate.Options{Logger: a.log})
+	if a.Imports, err = labelimport.NewService(a.Lake, a.Annotate, a.Jobs, filepath.Join(a.cfg.DataDir, "imports"),
+		a.cfg.ArchiveLimits); err != nil {
+		return err
+	}
 	if a.cfg.JobWorkers < 0 {
 		return nil
 	}
@@ -209,7 +234,8 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Analysis: a.Analysis, Datasets: a.Datasets, Logger: a.log},
+		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Evaluate: a.Evaluate, Curate: a.Curate,
+		Imports: a.Imports, Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 

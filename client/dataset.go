@@ -42,6 +42,9 @@ type DatasetSpec struct {
 	// version's dataset, which the server checks. The create functions
 	// refuse it.
 	DatasetID string
+	// KeepDuplicatesTogether puts each near-duplicate group (FindDuplicates)
+	// in one split, its keeper's.
+	KeepDuplicatesTogether bool
 }
 
 func (s DatasetSpec) params(p map[string]any) map[string]any {
@@ -60,6 +63,9 @@ func (s DatasetSpec) params(p map[string]any) map[string]any {
 	}
 	if s.DatasetID != "" {
 		p["dataset_id"] = s.DatasetID
+	}
+	if s.KeepDuplicatesTogether {
+		p["keep_duplicates_together"] = true
 	}
 	return p
 }
@@ -133,6 +139,9 @@ type DatasetStats struct {
 	AugmentedFrames int                     `json:"augmentedFrames"`
 	Splits          map[string]DatasetCount `json:"splits"`
 	Labels          map[string]DatasetCount `json:"labels"`
+	// Leakage is the near-duplicate pairs across splits at build time; nil
+	// for versions built before framelake reported it.
+	Leakage *DatasetLeakage `json:"leakage"`
 }
 
 // DatasetVersion is a version as Dataset List shows it.
@@ -247,14 +256,32 @@ func (c *Client) DownloadDatasetPage(ctx context.Context, versionID, exportForma
 // customDownloadPath ("" for the current directory), returning the folder it
 // made: "<dataset>-<version>-<format>". Without media it holds annotations only.
 func (c *Client) DownloadDataset(ctx context.Context, versionID, exportType, customDownloadPath string, isMediaInclude bool) (string, error) {
-	base := customDownloadPath
+	return c.DownloadDatasetWith(ctx, DownloadDatasetOptions{VersionID: versionID, ExportType: exportType,
+		Path: customDownloadPath, ExcludeMedia: !isMediaInclude})
+}
+
+// DownloadDatasetOptions are download_dataset's fields, the optional ones included.
+type DownloadDatasetOptions struct {
+	VersionID, ExportType string
+	Path                  string // customDownloadPath; "" the current directory
+	ExcludeMedia          bool   // labels without media (is_media_include false)
+	OnlyWithBoxes         bool   // only the frames with at least one box
+}
+
+// DownloadDatasetWith is DownloadDataset with every option.
+func (c *Client) DownloadDatasetWith(ctx context.Context, opt DownloadDatasetOptions) (string, error) {
+	base, versionID := opt.Path, opt.VersionID
 	if base == "" {
 		base = "."
 	}
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", err
 	}
-	body, _ := json.Marshal(map[string]any{"version_id": versionID, "export_type": exportType, "is_media_include": isMediaInclude})
+	req := map[string]any{"version_id": versionID, "export_type": opt.ExportType, "is_media_include": !opt.ExcludeMedia}
+	if opt.OnlyWithBoxes {
+		req["only_with_boxes"] = true
+	}
+	body, _ := json.Marshal(req)
 	resp, err := c.send(ctx, http.MethodPost, "/api/v1/client/download_dataset", "application/json", bytes.NewReader(body))
 	if err != nil {
 		return "", err

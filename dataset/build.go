@@ -25,6 +25,7 @@ type buildState struct {
 	build  int
 	recipe recipe
 	aug    *augment.Config // nil: no augmentation
+	leak   *Leakage        // of the plan, for the statistics
 }
 
 // planned is a lake image the build makes a frame of, with its split.
@@ -96,6 +97,9 @@ func (s *Service) build(ctx context.Context, r *job.Run) error {
 	if err := wait(); err != nil {
 		return err
 	}
+	if b.leak, err = s.planLeakage(ctx, plan); err != nil {
+		return err
+	}
 	st, err := s.finishBuild(ctx, b)
 	if err != nil || st == nil {
 		return err
@@ -144,7 +148,10 @@ func (s *Service) plan(ctx context.Context, b *buildState) ([]planned, error) {
 		}
 		return err
 	}
-	bucket := func(f lake.File) string { return b.recipe.Split.Of(b.v.seed, f.UniqueName) }
+	bucket, err := s.bucketOf(ctx, b)
+	if err != nil {
+		return nil, err
+	}
 	if b.recipe.Base != "" {
 		seqs, splits, err := s.baseItems(ctx, b.recipe.Base)
 		if err != nil {
@@ -488,6 +495,7 @@ func (s *Service) finishBuild(ctx context.Context, b *buildState) (*Stats, error
 		if st, err = computeStats(ctx, tx, b.v.seq, b.build, b.recipe.Labels); err != nil {
 			return err
 		}
+		st.Leakage = b.leak
 		sj, _ := json.Marshal(st)
 		now := millis(s.now())
 		if _, err := tx.ExecContext(ctx, `UPDATE dataset_version SET status = 'ready', current_build = ?,

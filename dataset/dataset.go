@@ -163,6 +163,9 @@ type Spec struct {
 	Operations []string `json:"operations"`
 	// Augmentation is an INTERFACE.md 2.9 configuration; nil or JSON null for none.
 	Augmentation json.RawMessage `json:"augmentation,omitempty"`
+	// KeepDuplicatesTogether puts each near-duplicate group (as
+	// find_duplicates recorded it) in one split: its keeper's.
+	KeepDuplicatesTogether bool `json:"keepDuplicatesTogether,omitempty"`
 }
 
 // NewDataset asks for a new group with its version 1.0.
@@ -206,6 +209,9 @@ type Stats struct {
 	AugmentedFrames int              `json:"augmentedFrames"`
 	Splits          map[string]Count `json:"splits"` // train, test, validation
 	Labels          map[string]Count `json:"labels"` // frames with the label and its boxes
+	// Leakage is the near-duplicate pairs across splits at build time (by
+	// perceptual hash at curate.DefaultHamming); nil for builds before it.
+	Leakage *Leakage `json:"leakage,omitempty"`
 }
 
 // Version status values: the state of a version's latest build.

@@ -21,6 +21,9 @@ type Download struct {
 	// FileName is "<dataset>-<version>-<format>.zip" in slugs, like the
 	// archive's root folder: "streets-1.0-yolo-darknet.zip".
 	FileName string
+	// OnlyWithBoxes leaves out the frames without a box of the version's
+	// labels (what users training a detector ask for).
+	OnlyWithBoxes bool
 }
 
 // PrepareDownload checks a download_dataset request. Without an export
@@ -75,10 +78,22 @@ func slug(s string) string {
 
 // Write streams the archive to w: frames are read a page at a time and media
 // is copied from the store as stored, so memory stays constant. Without
-// media the archive holds annotations only.
+// media the archive holds annotations only; with OnlyWithBoxes, only the
+// frames that have a box.
 func (d *Download) Write(ctx context.Context, w io.Writer, includeMedia bool) error {
 	labels := d.Version.Labels
 	next := d.frames(ctx)
+	if d.OnlyWithBoxes {
+		all := next
+		next = func() (export.Frame, error) {
+			for {
+				f, err := all()
+				if err != nil || len(f.Boxes) > 0 {
+					return f, err
+				}
+			}
+		}
+	}
 	return export.Write(ctx, w, d.Format, export.Dataset{Name: d.Version.Dataset, Version: d.Version.VersionNo,
 		Labels: labels}, next, includeMedia)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -50,6 +51,9 @@ type cocoDoc struct {
 	cat    []int64 // category_id of boxes[i]
 	id     []int64 // id of boxes[i]
 	cats   map[int64]string
+	off    []int64 // where boxes[i]'s annotation starts in the file
+	imgOff []int64 // where images[i] starts
+	lines  *lineMarks
 }
 
 // cocoBox is a box waiting for its category's name: smaller than a Box.
@@ -67,7 +71,15 @@ func (rd *reader) coco() error {
 	for _, jf := range files {
 		doc, err := rd.readCOCO(jf)
 		if err != nil {
-			rd.rep.add(Malformed, jf, 0, "%v", err)
+			line := 0
+			if doc != nil {
+				line = doc.lines.line(doc.lines.off)
+				var at *errAt
+				if errors.As(err, &at) {
+					line = doc.lines.line(at.off)
+				}
+			}
+			rd.rep.add(Malformed, jf, line, "%v", err)
 			continue
 		}
 		for _, c := range sortedCats(doc.cats) {
@@ -113,10 +125,10 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 		return nil, err
 	}
 	defer f.Close()
-	doc := &cocoDoc{cats: map[int64]string{}}
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
+	doc := &cocoDoc{cats: map[int64]string{}, lines: &lineMarks{r: f, path: f.Name()}}
+	dec := json.NewDecoder(bufio.NewReaderSize(doc.lines, 1<<16))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("not a JSON object")
+		return doc, &errAt{0, fmt.Errorf("not a JSON object")}
 	}
 	for dec.More() {
 		t, err := dec.Token()
@@ -127,6 +139,7 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 		case "images":
 			err = eachElement(dec, func() error {
 				var im cocoImage
+				doc.imgOff = append(doc.imgOff, dec.InputOffset())
 				err := dec.Decode(&im)
 				doc.images = append(doc.images, im)
 				return err
@@ -144,61 +157,106 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 			err = skipValue(dec)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%v (at byte %d)", err, dec.InputOffset())
+			off := dec.InputOffset()
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) {
+				off = syn.Offset
+			}
+			return doc, &errAt{off, fmt.Errorf("%v (at byte %d)", err, off)}
 		}
 	}
 	return doc, nil
 }
 
-func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) error {
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return err
+// errAt is an error at a byte offset of the file read.
+type errAt struct {
+	off int64
+	err error
+}
+
+func (e *errAt) Error() string { return e.err.Error() }
+func (e *errAt) Unwrap() error { return e.err }
+
+// problem adds a problem found at byte off of a COCO file, at its line
+// when the report will list it.
+func (rd *reader) problem(k Kind, rel string, doc *cocoDoc, off int64, format string, args ...any) {
+	line := 0
+	if rd.rep.listed[k] < MaxListed {
+		line = doc.lines.line(off)
 	}
+	rd.rep.add(k, rel, line, format, args...)
+}
+
+func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) error {
+	// Decoded in place, not as raw bytes unmarshalled again (a third of the
+	// read's time): Decode reads the whole value before filling a, so a
+	// field of the wrong type spoils this annotation only, not the stream.
 	var a cocoAnnotation
-	if err := json.Unmarshal(raw, &a); err != nil {
-		rd.rep.add(Malformed, rel, 0, "annotation at byte %d: %v", dec.InputOffset(), err)
+	start := dec.InputOffset()
+	if err := dec.Decode(&a); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return err
+		}
+		rd.problem(Malformed, rel, doc, start, "annotation %d: %v", a.ID, err)
 		return nil
 	}
 	b := Box{Attributes: a.Attributes}
 	if a.IsCrowd != 0 {
 		b.Attributes = withAttr(b.Attributes, "iscrowd", a.IsCrowd)
 	}
-	poly := polygonPoints(a.Segmentation)
+	polys, rle := cocoPolygons(a.Segmentation)
+	if len(polys) > 0 {
+		// Kept as COCO writes them, in pixels: a reviewer or an export can
+		// redraw the outline the box was made from.
+		b.Attributes = withAttr(b.Attributes, "segmentation", polys)
+	}
 	switch {
 	case len(a.BBox) == 4:
 		b.X, b.Y, b.W, b.H = a.BBox[0], a.BBox[1], a.BBox[2], a.BBox[3]
-		if len(poly) > 0 {
-			rd.rep.add(PolygonReduced, rel, 0, "annotation %d: bbox kept, its segmentation polygon not imported", a.ID)
+		if len(polys) > 0 {
+			rd.problem(PolygonKept, rel, doc, start, "annotation %d: bbox imported, its segmentation polygon kept as the attribute segmentation", a.ID)
 		}
-	case len(poly) >= 6:
-		b.X, b.Y, b.W, b.H = pointsBox(poly)
-		rd.rep.add(PolygonReduced, rel, 0, "annotation %d: no bbox; the box is its segmentation polygon's", a.ID)
+	case len(polys) > 0:
+		b.X, b.Y, b.W, b.H = pointsBox(slices.Concat(polys...))
+		rd.problem(PolygonReduced, rel, doc, start, "annotation %d: no bbox; the box is its segmentation polygon's, the polygon kept as the attribute segmentation", a.ID)
 	default:
-		rd.rep.add(Malformed, rel, 0, "annotation %d: bbox %v is not [x, y, width, height] and it has no polygon", a.ID, a.BBox)
+		rd.problem(Malformed, rel, doc, start, "annotation %d: bbox %v is not [x, y, width, height] and it has no polygon", a.ID, a.BBox)
 		return nil
 	}
+	if rle {
+		rd.problem(Ignored, rel, doc, start, "annotation %d: its RLE mask is not imported, its bbox is", a.ID)
+	}
 	if b.W <= 0 || b.H <= 0 {
-		rd.rep.add(ZeroSize, rel, 0, "annotation %d: box of size %gx%g", a.ID, b.W, b.H)
+		rd.problem(ZeroSize, rel, doc, start, "annotation %d: box of size %gx%g", a.ID, b.W, b.H)
 		return nil
 	}
 	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, b.Attributes})
 	doc.owner, doc.cat, doc.id = append(doc.owner, a.ImageID), append(doc.cat, a.CategoryID), append(doc.id, a.ID)
+	doc.off = append(doc.off, start)
 	return nil
 }
 
-// polygonPoints flattens COCO polygon segmentation ([[x y x y ...], ...])
-// into one list; RLE masks (an object) give none.
-func polygonPoints(raw json.RawMessage) []float64 {
-	var polys [][]float64
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &polys) != nil {
-		return nil
+// cocoPolygons reads polygon segmentation ([[x y x y ...], ...]), leaving
+// out polygons of fewer than three points; rle says the segmentation is an
+// RLE mask (an object), which gives none.
+func cocoPolygons(raw json.RawMessage) (polys [][]float64, rle bool) {
+	if len(raw) == 0 {
+		return nil, false
 	}
-	var out []float64
-	for _, p := range polys {
-		out = append(out, p...)
+	if raw[0] == '{' {
+		return nil, true
 	}
-	return out
+	var all [][]float64
+	if raw[0] != '[' || json.Unmarshal(raw, &all) != nil {
+		return nil, false
+	}
+	for _, p := range all {
+		if len(p) >= 6 && len(p)%2 == 0 {
+			polys = append(polys, p)
+		}
+	}
+	return polys, false
 }
 
 func withAttr(m map[string]any, k string, v any) map[string]any {
@@ -219,7 +277,7 @@ func (rd *reader) emitCOCO(rel string, doc *cocoDoc) error {
 		media := rd.tree.find(im.FileName, joinRel(base, im.FileName), im.FileName, joinRel(base, "images", im.FileName),
 			joinRel("images", im.FileName), joinRel(base, "..", "images", im.FileName), joinRel("images", split, im.FileName))
 		if media == "" {
-			rd.rep.add(LabelWithoutImage, rel, 0, "image %d %q: no such image under the folder (%d boxes not imported)",
+			rd.problem(LabelWithoutImage, rel, doc, doc.imgOff[i], "image %d %q: no such image under the folder (%d boxes not imported)",
 				im.ID, im.FileName, len(boxes))
 			continue
 		}
@@ -232,7 +290,7 @@ func (rd *reader) emitCOCO(rel string, doc *cocoDoc) error {
 }
 
 // groupCOCO names the boxes of a COCO file and groups them by image (in
-// the images' order), as windows of one new slice; the boxes whose
+// the images' order); the boxes whose
 // category or image is unknown are refused.
 func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 	index := make(map[int64]int, len(doc.images))
@@ -240,15 +298,17 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 		index[im.ID] = i
 	}
 	counts := make([]int, len(doc.images)+1)
-	orphans := map[int64]int{}
+	orphans, firstOff := map[int64]int{}, map[int64]int64{}
 	for k := range doc.boxes {
 		i, ok := index[doc.owner[k]]
 		name := doc.cats[doc.cat[k]]
 		switch {
 		case !ok:
-			orphans[doc.owner[k]]++
+			if orphans[doc.owner[k]]++; orphans[doc.owner[k]] == 1 {
+				firstOff[doc.owner[k]] = doc.off[k]
+			}
 		case name == "":
-			rd.rep.add(UnknownCategory, rel, 0, "annotation %d: category_id %d is not among the categories (or has no name)", doc.id[k], doc.cat[k])
+			rd.problem(UnknownCategory, rel, doc, doc.off[k], "annotation %d: category_id %d is not among the categories (or has no name)", doc.id[k], doc.cat[k])
 		default:
 			counts[i+1]++
 		}
@@ -256,23 +316,22 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 	for i := 1; i < len(counts); i++ {
 		counts[i] += counts[i-1]
 	}
-	all := make([]Box, counts[len(counts)-1])
-	next := slices.Clone(counts[:len(counts)-1])
-	for k, b := range doc.boxes {
-		if i, ok := index[doc.owner[k]]; ok && doc.cats[doc.cat[k]] != "" {
-			all[next[i]] = Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: b.attrs}
-			next[i]++
-		}
-	}
+	// A slice of its exact size per image, not windows of one: an importer
+	// that is done with an image's boxes can then let them go.
 	out := make([][]Box, len(doc.images))
 	for i := range out {
-		out[i] = all[counts[i]:counts[i+1]:counts[i+1]]
+		out[i] = make([]Box, 0, counts[i+1]-counts[i])
+	}
+	for k, b := range doc.boxes {
+		if i, ok := index[doc.owner[k]]; ok && doc.cats[doc.cat[k]] != "" {
+			out[i] = append(out[i], Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: b.attrs})
+		}
 	}
 	ids := slices.Sorted(maps.Keys(orphans))
 	for _, id := range ids {
-		rd.rep.add(LabelWithoutImage, rel, 0, "image_id %d of %d annotations is not among the images", id, orphans[id])
+		rd.problem(LabelWithoutImage, rel, doc, firstOff[id], "image_id %d of %d annotations is not among the images (the first here)", id, orphans[id])
 	}
-	doc.boxes, doc.owner, doc.cat, doc.id = nil, nil, nil, nil
+	doc.boxes, doc.owner, doc.cat, doc.id, doc.off = nil, nil, nil, nil, nil
 	return out
 }
 

@@ -82,7 +82,8 @@ const (
 	UnknownCategory    Kind = "unknown_category"     // refused: a class id no category names
 	Malformed          Kind = "malformed"            // refused: a line or record that does not parse
 	SegmentReduced     Kind = "segment_reduced"      // YOLO segment line read as its bounding box
-	PolygonReduced     Kind = "polygon_reduced"      // polygon read as its bounding box, or dropped beside one
+	PolygonReduced     Kind = "polygon_reduced"      // polygon read as its bounding box (COCO: and kept as an attribute)
+	PolygonKept        Kind = "polygon_kept"         // COCO polygon beside its bbox, kept as the attribute segmentation
 	Ignored            Kind = "ignored"              // a shape that is no box (tag, mask, keypoints)
 )
 
@@ -163,6 +164,12 @@ func (r *Report) Fit(it Item, width, height int) []Box {
 	for _, b := range it.Boxes {
 		if strings.TrimSpace(b.Label) == "" {
 			r.add(Malformed, it.Source, b.Line, "a box without a label")
+			continue
+		}
+		if v := b.X + b.Y + b.W + b.H; math.IsNaN(v) || math.IsInf(v, 0) {
+			// NaN and Inf parse as numbers, and NaN slips past every comparison below.
+			r.add(Malformed, it.Source, b.Line, "%s box at (%.6g,%.6g) size %.6gx%.6g has a coordinate that is no finite number",
+				b.Label, b.X, b.Y, b.W, b.H)
 			continue
 		}
 		if b.Relative {

@@ -98,9 +98,12 @@ func TestLabelmeCOCO(t *testing.T) {
 	if p := got["person"]; len(p) != 2 || !near(p[0], px{191, 107, 123, 221}) || !near(got["bottle"][0], px{369, 159, 19, 54}) {
 		t.Errorf("2011_000003 boxes %v", got)
 	}
-	// Every annotation has a bbox and a polygon: the bbox is kept, and that is said.
-	if rep.Counts[labelio.PolygonReduced] != 12 || rep.Refused() != 0 {
-		t.Errorf("counts %v, want 12 polygon_reduced and nothing refused", rep.Counts)
+	// Every annotation has a bbox and a polygon: the bbox is the box, the polygon its attribute.
+	if rep.Counts[labelio.PolygonKept] != 12 || len(rep.Counts) != 1 {
+		t.Errorf("counts %v, want 12 polygon_kept and nothing else", rep.Counts)
+	}
+	if seg, _ := it.Boxes[0].Attributes["segmentation"].([][]float64); len(seg) != 1 || len(seg[0]) < 6 {
+		t.Errorf("first box's segmentation attribute %v", it.Boxes[0].Attributes)
 	}
 }
 
@@ -255,8 +258,9 @@ func TestRawWhenNothingRecognised(t *testing.T) {
 }
 
 // TestCOCOFixture: category ids with gaps (1, 3, 90) kept in id order; a
-// polygon without bbox read as its box; iscrowd kept; an RLE mask beside a
-// bbox; an unknown category, a zero-size box, a record that does not
+// polygon beside a bbox kept as the attribute segmentation; a polygon
+// without bbox read as its box and kept; iscrowd kept; an RLE mask beside a
+// bbox (its bbox imported, the mask counted ignored); an unknown category, a zero-size box, a record that does not
 // parse, an annotation of no listed image and an image not on disk refused.
 func TestCOCOFixture(t *testing.T) {
 	dir := t.TempDir()
@@ -278,10 +282,28 @@ func TestCOCOFixture(t *testing.T) {
 		b[1].W != 14 || b[2].Label != "toothbrush" || !near(px{b[2].X, b[2].Y, b[2].W, b[2].H}, px{10, 10, 10, 15}) {
 		t.Errorf("boxes %+v", b)
 	}
-	want := map[labelio.Kind]int{labelio.PolygonReduced: 2, labelio.UnknownCategory: 1, labelio.ZeroSize: 1,
+	seg := func(b labelio.Box) any { return b.Attributes["segmentation"] }
+	if !reflect.DeepEqual(seg(b[0]), [][]float64{{4.5, 6, 24.5, 6, 24.5, 36}}) || seg(b[1]) != nil ||
+		!reflect.DeepEqual(seg(b[2]), [][]float64{{10, 10, 20, 12, 15, 25}}) {
+		t.Errorf("segmentation attributes %v, %v, %v", seg(b[0]), seg(b[1]), seg(b[2]))
+	}
+	want := map[labelio.Kind]int{labelio.PolygonKept: 1, labelio.PolygonReduced: 1, labelio.Ignored: 1,
+		labelio.UnknownCategory: 1, labelio.ZeroSize: 1,
 		labelio.Malformed: 1, labelio.LabelWithoutImage: 2, labelio.Clipped: 1}
 	if !reflect.DeepEqual(rep.Counts, want) {
 		t.Errorf("counts %v, want %v", rep.Counts, want)
+	}
+	// Each problem at the line where its record starts.
+	lines := map[string]int{}
+	for _, p := range rep.Problems {
+		lines[string(p.Kind)+" "+strings.Fields(p.Message)[1]] = p.Line
+	}
+	wantLines := map[string]int{"unknown_category 4:": 20, "zero_size 5:": 21, "malformed 8:": 24,
+		"label_without_image 999": 23, "label_without_image 252219": 12, "polygon_kept 1:": 15}
+	for k, l := range wantLines {
+		if lines[k] != l {
+			t.Errorf("%s at line %d, want %d (all: %v)", k, lines[k], l, lines)
+		}
 	}
 }
 

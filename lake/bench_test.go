@@ -5,17 +5,29 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/framelake/framelake/curate"
 	"github.com/framelake/framelake/internal/testmedia"
 	"github.com/framelake/framelake/lake"
 )
 
 // BenchmarkAdd measures ingest of 640x480 JPEGs in batches of 64, the path
 // `framelake import --data` takes (without reading from disk).
-func BenchmarkAdd(b *testing.B) {
+func BenchmarkAdd(b *testing.B) { benchAdd(b, 640, 480, false) }
+
+// BenchmarkAddScored is BenchmarkAdd with quality scores at ingest, as the
+// appliance runs it; the 1080p pair shows the cost on larger frames.
+func BenchmarkAddScored(b *testing.B)      { benchAdd(b, 640, 480, true) }
+func BenchmarkAdd1080p(b *testing.B)       { benchAdd(b, 1920, 1080, false) }
+func BenchmarkAddScored1080p(b *testing.B) { benchAdd(b, 1920, 1080, true) }
+
+func benchAdd(b *testing.B, w, h int, scored bool) {
 	l, _ := openLake(b)
-	imgs := make([][]byte, 256)
+	if scored {
+		l.ScoreAtIngest(curate.Score)
+	}
+	imgs := make([][]byte, 64)
 	for i := range imgs {
-		imgs[i] = testmedia.JPEG(640, 480, i)
+		imgs[i] = testmedia.JPEG(w, h, i)
 	}
 	b.ResetTimer()
 	n := 0

@@ -213,6 +213,7 @@ func (l *Lake) ReleaseBlobs(ctx context.Context, blobs []BlobRef, d *Deleted) {
 		}
 		if removed && err == nil {
 			d.Removed.Blobs++
+			l.dropThumbs(b.Hash)
 		} else {
 			d.Kept.Blobs++
 		}

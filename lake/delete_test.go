@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -67,5 +68,39 @@ func TestReleaseBlobsRacesAdd(t *testing.T) {
 		if t.Failed() {
 			t.Fatalf("round %d", i)
 		}
+	}
+}
+
+// TestDeleteDropsThumbnails: when a file's blob leaves the store, its cached
+// thumbnails of every size go with it; a blob another file still names
+// keeps them.
+func TestDeleteDropsThumbnails(t *testing.T) {
+	dir := t.TempDir()
+	thumbs := filepath.Join(dir, "thumbs")
+	l, _ := reopenLake(t, dir, func(o *lake.Options) { o.ThumbDir = thumbs })
+	ctx := context.Background()
+	img := jpegBytes(t, 64, 48, 7)
+	res, err := l.Add(ctx, lake.AddOptions{}, []lake.Upload{mem("a.jpg", img), mem("b.jpg", img)})
+	if err != nil || len(res.Stored) != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	a, b := res.Stored[0], res.Stored[1]
+	for _, size := range []int{128, 256} {
+		if _, err := l.Thumbnail(ctx, a, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cached := func() int {
+		m, _ := filepath.Glob(filepath.Join(thumbs, "*", a.Blob[:2], a.Blob+".jpg"))
+		return len(m)
+	}
+	if cached() != 2 {
+		t.Fatalf("%d thumbnails cached, want 2", cached())
+	}
+	if _, err := l.DeleteFile(ctx, a.UniqueName); err != nil || cached() != 2 {
+		t.Fatalf("b still names the blob: delete a: %v, %d thumbnails left, want 2", err, cached())
+	}
+	if d, err := l.DeleteFile(ctx, b.UniqueName); err != nil || d.Removed.Blobs != 1 || cached() != 0 {
+		t.Fatalf("the last file of the blob: %+v %v, %d thumbnails left, want 0", d, err, cached())
 	}
 }

@@ -11,7 +11,7 @@ import (
 // (INTERFACE.md 2.5). Any other requested name is a custom metadata key.
 var (
 	FileDefaultFields        = []string{"id", "name", "uniqueName", "url"}
-	FileOptionalFields       = []string{"fileSize", "frameCount", "frameRate", "resolution", "storagePath", "Tags", "createdAt", "bucketName", "updatedAt"}
+	FileOptionalFields       = []string{"fileSize", "frameCount", "frameRate", "resolution", "storagePath", "Tags", "createdAt", "bucketName", "updatedAt", "quality", "duplicates", "evaluations"}
 	CollectionDefaultFields  = []string{"id", "name", "contentType"}
 	CollectionOptionalFields = []string{"fileSize", "frameCount", "Tags", "createdAt", "updatedAt"}
 )
@@ -84,8 +84,20 @@ func (l *Lake) FileDetails(ctx context.Context, uniqueName string, fields map[st
 			out[name] = f.CreatedAt
 		case "updatedAt":
 			out[name] = f.UpdatedAt
+		case "quality": // null until the file is scored
+			if out[name], err = l.FileQuality(ctx, f.seq); err != nil {
+				return nil, err
+			}
+		case "duplicates": // null while the file is in no near-duplicate group
+			if out[name], err = l.fileDuplicate(ctx, f.seq); err != nil {
+				return nil, err
+			}
 		case "Tags":
 			if out[name], err = l.tagNames(ctx, `SELECT DISTINCT name FROM file_tag WHERE file_seq = ? ORDER BY name`, f.seq); err != nil {
+				return nil, err
+			}
+		case "evaluations": // {key: {tp, fp, fn}} of the evaluations that covered the file
+			if out[name], err = l.fileEvaluations(ctx, f.seq); err != nil {
 				return nil, err
 			}
 		default:

@@ -2,6 +2,7 @@ package lake_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -97,5 +98,52 @@ func BenchmarkSetHumanBoxes(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(len(names))/time.Since(start).Seconds(), "files/s")
+	}
+}
+
+// TestInsertHumanBoxesInAdd: boxes inserted in the transaction that stores
+// their files (70 on one file: two full multi-row inserts and a tail, none
+// on another) read back in order and are what SetHumanBoxes finds
+// unchanged; a bad box fails the Add, storing neither file nor box.
+func TestInsertHumanBoxesInAdd(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	var many []lake.Box
+	for i := range 70 {
+		many = append(many, lake.Box{Label: fmt.Sprint("c", i%3), X: float64(i % 50), Y: 1, W: 4, H: 5,
+			Attributes: json.RawMessage(`{"i":` + fmt.Sprint(i) + `}`)})
+	}
+	add := func(name string, seed uint8, boxes []lake.Box) (lake.AddResult, lake.SetBoxesResult, error) {
+		var res lake.SetBoxesResult
+		ar, err := l.Add(ctx, lake.AddOptions{Collection: "c", InTx: func(ctx context.Context, tx *sql.Tx, stored []lake.File) (err error) {
+			res, err = lake.InsertHumanBoxesTx(ctx, tx, "import:c", stored, func(f lake.File) []lake.Box {
+				if f.Name == name {
+					return boxes
+				}
+				return nil
+			})
+			return err
+		}}, []lake.Upload{mem(name, jpegBytes(t, 64, 48, seed)), mem("empty.jpg", jpegBytes(t, 64, 48, seed+1))})
+		return ar, res, err
+	}
+	ar, res, err := add("a.jpg", 1, many)
+	if err != nil || len(ar.Stored) != 2 || res.Changed != 1 || res.Unchanged != 1 {
+		t.Fatalf("add: %+v %+v %v", ar, res, err)
+	}
+	a := ar.Stored[0]
+	got, _ := l.Boxes(ctx, lake.BoxQuery{FileSeqs: []int64{a.Seq()}})
+	if len(got) != 70 || got[69].X != 19 || string(got[69].Attributes) != `{"i":69}` || got[0].Operation != "import:c" {
+		t.Fatalf("%d boxes, last %+v", len(got), got[len(got)-1])
+	}
+	if r, err := l.SetHumanBoxes(ctx, "import:c", []lake.FileBoxes{{UniqueName: a.UniqueName, Boxes: many}}); err != nil || r.Unchanged != 1 {
+		t.Errorf("the same boxes through SetHumanBoxes: %+v %v", r, err)
+	}
+	if _, _, err := add("b.jpg", 5, []lake.Box{{Label: "car", X: 1, Y: 1, W: 0, H: 5}}); !errs.Is(err, errs.InvalidArgument) {
+		t.Errorf("zero-width box: %v", err)
+	}
+	var files, boxes int
+	l.DB().R.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM file), (SELECT count(*) FROM annotation)`).Scan(&files, &boxes)
+	if files != 2 || boxes != 70 {
+		t.Errorf("after the failed Add: %d files, %d boxes; want the 2 and 70 before", files, boxes)
 	}
 }

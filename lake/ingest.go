@@ -65,6 +65,7 @@ type staged struct {
 	up   Upload
 	pend *Pending
 	p    probed
+	q    *Quality // scores computed at ingest; nil when none
 }
 
 // Add stores uploads: each is checked (name, size, readable media), written
@@ -371,8 +372,9 @@ func (l *Lake) stage(ctx context.Context, up Upload, same []File) (out stageResu
 	}
 	// Probed: the bytes wait on disk, so an upload of many parts does not
 	// hold them all in memory until the last is staged.
+	q := l.scoreStaged(pend, p)
 	pend.Data = nil
-	return stageResult{staged: staged{up: up, pend: pend, p: p}}
+	return stageResult{staged: staged{up: up, pend: pend, p: p, q: q}}
 }
 
 // readKnown reads an upload whose name the collection has, hashing it in
@@ -448,6 +450,11 @@ func (l *Lake) insertFiles(ctx context.Context, opt AddOptions, meta string, fil
 				f.Format, nullInt(f.Width), nullInt(f.Height), nullInt(f.FrameCount), nullFloat(f.FrameRate),
 				nullFloat(f.Duration), f.VideoIndex, meta, millis(now), millis(now)).Scan(&f.seq); err != nil {
 				return fmt.Errorf("insert %s: %w", f.Name, err)
+			}
+			if s.q != nil {
+				if err := insertQuality(ctx, tx, f.seq, *s.q); err != nil {
+					return fmt.Errorf("insert %s: quality: %w", f.Name, err)
+				}
 			}
 			if collSeq != 0 {
 				if _, err := tx.ExecContext(ctx, `INSERT INTO collection_file (collection_seq, file_seq, added_at)

@@ -123,6 +123,12 @@ type Options struct {
 	// wins when they are rare, or when a typo matches nothing) takes over;
 	// default 30ms.
 	PageBudget time.Duration
+	// FacetBudget is how long SetCounts counts every selected file before it
+	// counts a sample instead; default 250ms.
+	FacetBudget time.Duration
+	// FacetSample is how many selected files (the newest) an estimated
+	// SetCounts reads; default 20,000.
+	FacetSample int
 	// ThumbDir caches display thumbnails; "": made on every request.
 	ThumbDir string
 	// Media is where media lives: "" for what the database records (the
@@ -157,6 +163,7 @@ type Lake struct {
 	thumbSlots chan struct{}
 
 	deleteHooks []DeleteHook
+	scorer      Scorer // quality at ingest; nil: none (ScoreAtIngest)
 	blobUsers   []BlobUser
 }
 
@@ -173,6 +180,12 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	}
 	if opt.PageBudget <= 0 {
 		opt.PageBudget = 30 * time.Millisecond
+	}
+	if opt.FacetBudget <= 0 {
+		opt.FacetBudget = 250 * time.Millisecond
+	}
+	if opt.FacetSample <= 0 {
+		opt.FacetSample = 20000
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 2 * runtime.GOMAXPROCS(0)

@@ -245,8 +245,11 @@ func orderBy(s Sort, t query.Target) (string, error) {
 	}
 	field := defaultStr(s.Field, "date_modified")
 	col, ok := cols[field]
+	if q, isQ := qualitySortCols[field]; isQ && t == query.Files {
+		col, ok = q, true
+	}
 	if !ok {
-		return "", errs.Invalid("sort_order.sort_by_field", "sort_by_field %q is not one of date_modified, date_created, name, size, video_index (video_index sorts files only)", field)
+		return "", errs.Invalid("sort_order.sort_by_field", "sort_by_field %q is not one of date_modified, date_created, name, size, video_index, quality.sharpness, quality.brightness, quality.contrast, quality.entropy, quality.aspect (video_index and quality.* sort files only)", field)
 	}
 	key := "f.seq"
 	if t == query.Collections {

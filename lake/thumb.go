@@ -64,6 +64,27 @@ func (l *Lake) Thumbnail(ctx context.Context, f File, size int) ([]byte, error) 
 	return b, nil
 }
 
+// dropThumbs removes the cached thumbnails of a blob that left the store,
+// in every size, so the cache does not outgrow the lake. A failure only
+// leaves an entry behind, which nothing serves (links name live files).
+func (l *Lake) dropThumbs(hash string) {
+	if l.opt.ThumbDir == "" {
+		return
+	}
+	sizes, err := os.ReadDir(l.opt.ThumbDir)
+	if err != nil {
+		return
+	}
+	for _, s := range sizes {
+		if _, err := strconv.Atoi(s.Name()); err == nil && s.IsDir() {
+			p := filepath.Join(l.opt.ThumbDir, s.Name(), hash[:2], hash+".jpg")
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+				l.log.Warn("remove cached thumbnail", "thumb", filepath.Join(s.Name(), hash[:2], hash+".jpg"), "err", err)
+			}
+		}
+	}
+}
+
 // makeThumb shrinks an image with libvips (shrink-on-load) or takes a
 // video's first frame, the frame its boxes of frame 0 belong to, with ffmpeg.
 func makeThumb(ctx context.Context, path string, t FileType, size int) ([]byte, error) {

@@ -41,6 +41,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
 )
 
@@ -105,6 +106,10 @@ type Store struct {
 	used   int64                 // bytes held by loaded copies
 	loads  sync.WaitGroup
 	closed chan struct{}
+	jobs   *job.Queue // runs projection jobs; nil until HandleProjections
+	// projMu makes RefreshProjection's look-then-enqueue one step, so two
+	// requests for a stale map start one job.
+	projMu sync.Mutex
 }
 
 // SessionJob is the job type InsertSession records a batch under.
@@ -163,6 +168,38 @@ type Filter struct {
 type Hit struct {
 	UniqueName string
 	Distance   float64
+}
+
+// ProjectionJob is the job type that fits or updates a model's embedding map.
+const ProjectionJob = "embedding_projection"
+
+// Projection statuses.
+const (
+	ProjectionNone      = "none"      // never computed and no job asked for
+	ProjectionCurrent   = "current"   // every vector is on the map
+	ProjectionComputing = "computing" // a job is queued or running (JobID)
+	ProjectionStale     = "stale"     // vectors arrived since; no job runs
+	ProjectionFailed    = "failed"    // the latest job failed (Error) and nothing changed since
+)
+
+// Projection is the state of a model's embedding map (see projection.go).
+type Projection struct {
+	Model       string    `json:"modelName"`
+	Method      string    `json:"method"`
+	Status      string    `json:"status"`
+	JobID       string    `json:"jobId,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	VectorCount int       `json:"vectorCount"`
+	PointCount  int       `json:"pointCount"`
+	FittedCount int       `json:"fittedCount"` // vectors at the last full fit
+	ComputedAt  time.Time `json:"computedAt,omitzero"`
+}
+
+// Point is one file's place on an embedding map.
+type Point struct {
+	Seq        int64
+	UniqueName string
+	X, Y       float32
 }
 
 // model is a registry row.

@@ -27,6 +27,7 @@ func (s *server) annotateRoutes(g *echo.Group) {
 	g.GET("/tasks/:taskId", s.getTask)
 	g.GET("/projects/:projectId/annotations", s.downloadAnnotations)
 	g.PUT("/projects/:projectId/frames/:uniqueName/annotations", s.replaceFrameAnnotations)
+	s.workspaceRoutes(g)
 }
 
 func (s *server) createProject(c *echo.Context) error {
@@ -144,7 +145,8 @@ type frameResultView struct {
 	Success    bool           `json:"success"`
 	UniqueName string         `json:"uniqueName"`
 	SequenceNo int            `json:"sequenceNo"`
-	Task       *annotate.Task `json:"task,omitempty"` // the frame's task, after an annotator's change
+	Task       *annotate.Task `json:"task,omitempty"`    // the frame's task, after an annotator's change
+	Version    int            `json:"version,omitempty"` // the frame's version after an annotator's change
 }
 
 // decodeBoxes reads a labels value strictly; every error names the labels field.
@@ -284,14 +286,11 @@ func (s *server) replaceFrameAnnotations(c *echo.Context) error {
 	if boxes == nil {
 		return errs.Invalid("labels", "send a JSON array of boxes, [] to remove them all")
 	}
-	ctx := c.Request().Context()
-	res, err := s.Annotate.ReplaceFrameBoxes(ctx, c.Param("projectId"), c.Param("uniqueName"), boxes)
+	version, err := ifMatch(c)
 	if err != nil {
 		return err
 	}
-	t, err := s.Annotate.Task(ctx, res.TaskID)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, frameResultView{Success: true, UniqueName: res.UniqueName, SequenceNo: res.SequenceNo, Task: &t})
+	res, err := s.Annotate.ReplaceFrameBoxesAt(c.Request().Context(), c.Param("projectId"), c.Param("uniqueName"),
+		version, boxes)
+	return s.frameEdited(c, res, err)
 }

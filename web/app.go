@@ -20,6 +20,7 @@ func (s *server) appRoutes(e *echo.Echo, api *echo.Group) {
 	api.GET("/lake/items", s.lakeItems)
 	api.GET("/lake/facets", s.lakeFacets)
 	api.GET("/lake/files/:uniqueName", s.lakeFile)
+	s.reviewRoutes(e, api)
 	e.RouteNotFound("/*", s.app)
 }
 

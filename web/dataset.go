@@ -218,13 +218,14 @@ type splitInfo struct {
 
 // specParams are the parameters every create and update function takes.
 type specParams struct {
-	SplitInfo        *splitInfo      `json:"split_info"`
-	Labels           []string        `json:"labels"`
-	ExportTypes      []string        `json:"export_types"`
-	Query            string          `json:"query"`
-	Filter           *lake.Filter    `json:"filter"`
-	OperationList    *[]string       `json:"operation_list"`
-	AugmentationList json.RawMessage `json:"augmentation_list"`
+	SplitInfo              *splitInfo      `json:"split_info"`
+	Labels                 []string        `json:"labels"`
+	ExportTypes            []string        `json:"export_types"`
+	Query                  string          `json:"query"`
+	Filter                 *lake.Filter    `json:"filter"`
+	OperationList          *[]string       `json:"operation_list"`
+	AugmentationList       json.RawMessage `json:"augmentation_list"`
+	KeepDuplicatesTogether bool            `json:"keep_duplicates_together"`
 }
 
 func (p specParams) spec() (dataset.Spec, error) {
@@ -232,7 +233,8 @@ func (p specParams) spec() (dataset.Spec, error) {
 		return dataset.Spec{}, errs.Invalid("split_info", `split_info is required: {"train": 70, "test": 20, "validation": 10}`)
 	}
 	sp := dataset.Spec{Labels: p.Labels, ExportTypes: p.ExportTypes, Augmentation: p.AugmentationList,
-		Split: dataset.Split{Train: p.SplitInfo.Train, Test: p.SplitInfo.Test, Validation: p.SplitInfo.Validation}}
+		KeepDuplicatesTogether: p.KeepDuplicatesTogether,
+		Split:                  dataset.Split{Train: p.SplitInfo.Train, Test: p.SplitInfo.Test, Validation: p.SplitInfo.Validation}}
 	if p.OperationList != nil { // null or absent: every operation
 		sp.Operations = *p.OperationList
 		if sp.Operations == nil {
@@ -362,6 +364,8 @@ func (s *server) downloadDataset(c *echo.Context) error {
 		DatasetVersionID string `json:"dataset_version_id"`
 		ExportType       string `json:"export_type"`
 		IsMediaInclude   *bool  `json:"is_media_include"`
+		// OnlyWithBoxes (optional, default false) leaves out frames without a box.
+		OnlyWithBoxes bool `json:"only_with_boxes"`
 		// CustomDownloadPath is where the client writes the archive; the server ignores it.
 		CustomDownloadPath string `json:"custom_download_path"`
 	}
@@ -377,6 +381,7 @@ func (s *server) downloadDataset(c *echo.Context) error {
 		return err
 	}
 	media := p.IsMediaInclude == nil || *p.IsMediaInclude
+	d.OnlyWithBoxes = p.OnlyWithBoxes
 	h := c.Response().Header()
 	h.Set("Content-Type", "application/zip")
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": d.FileName}))

@@ -16,6 +16,7 @@ import (
 func (s *server) importRoutes(g *echo.Group) {
 	g.PUT("/lake/annotations", s.setLakeAnnotations)
 	g.GET("/lake/files/:uniqueName/annotations", s.fileAnnotations)
+	g.POST("/lake/imports", s.importArchive)
 }
 
 // importBox is a box as requests send it: the shape of Upload Files with

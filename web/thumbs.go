@@ -41,21 +41,28 @@ func validThumbSize(v string) (int, error) {
 	return 0, errs.Invalid("size", "thumbnail size must be one of %v, got %q", ThumbSizes, v)
 }
 
+// signedThumbFile checks a thumbnail or crop link's signature and size and
+// returns its file. The signature comes first: a stranger learns nothing,
+// not even which sizes exist.
+func (s *server) signedThumbFile(c *echo.Context) (lake.File, int, error) {
+	name := c.Param("name")
+	q := c.Request().URL.Query()
+	if err := s.Lake.VerifyURL(name, q.Get("exp"), q.Get("sig")); err != nil {
+		return lake.File{}, 0, err
+	}
+	size, err := validThumbSize(c.Param("size"))
+	if err != nil {
+		return lake.File{}, 0, err
+	}
+	f, err := s.Lake.File(c.Request().Context(), name)
+	return f, size, err
+}
+
 // thumbnail answers a signed thumbnail URL from the disk cache, making the
 // entry on a miss. Entries are named by content hash and size, so they never
 // go stale: the ETag is that name and the browser may keep them for a year.
 func (s *server) thumbnail(c *echo.Context) error {
-	// The signature first: a stranger learns nothing, not even which sizes exist.
-	name := c.Param("name")
-	q := c.Request().URL.Query()
-	if err := s.Lake.VerifyURL(name, q.Get("exp"), q.Get("sig")); err != nil {
-		return err
-	}
-	size, err := validThumbSize(c.Param("size"))
-	if err != nil {
-		return err
-	}
-	f, err := s.Lake.File(c.Request().Context(), name)
+	f, size, err := s.signedThumbFile(c)
 	if err != nil {
 		return err
 	}

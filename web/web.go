@@ -13,10 +13,14 @@ import (
 
 	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/curate"
 	"github.com/framelake/framelake/dataset"
+	"github.com/framelake/framelake/evaluate"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/selection"
 	"github.com/framelake/framelake/vector"
 )
 
@@ -29,7 +33,12 @@ type Deps struct {
 	Annotate *annotate.Service
 	Datasets *dataset.Service
 	Analysis *analysis.Service // nil: analysis routes answer 503
-	Logger   *slog.Logger
+	// Selection chooses what to label next; nil: its functions answer 503.
+	Selection *selection.Service
+	Evaluate  *evaluate.Service // nil: evaluation functions answer 503
+	Curate    *curate.Service   // nil: curation functions answer 503
+	Imports   *labelimport.Service
+	Logger    *slog.Logger
 }
 
 // Options bound what a request may send.
@@ -78,14 +87,21 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	api.GET("/openapi.yaml", s.openAPI)
 	rest := api.Group("", roleByMethod)
 	s.lakeRoutes(rest)
+	s.curateRoutes(rest)
 	s.importRoutes(rest)
 	s.annotateRoutes(rest)
 	s.datasetRoutes(rest, api)
 	s.jobRoutes(rest)
 	s.deleteRoutes(rest)
+	s.runtimeRoutes(rest)
 	s.vectorFunctions()
+	s.selectionFunctions()
+	s.datasetDiffFunctions()
+	s.evaluateFunctions()
+	s.curateFunctions()
 	s.clientRoutes(api) // each client function checks its own role
 	s.analysisRoutes(api)
+	s.projectionRoutes(api)
 	s.appRoutes(e, api) // the web app (ui.go), its thumbnails and what it asks the API
 	return e, s
 }

@@ -31,10 +31,10 @@ called = set()
 class RecordingClient(Client):
     """Notes every client function it sends."""
 
-    def _request(self, path, body, content_type, method="POST"):
+    def _request(self, path, body, content_type, method="POST", **kw):
         if path.startswith("/api/v1/client/"):
             called.add(path.rsplit("/", 1)[1])
-        return super()._request(path, body, content_type, method)
+        return super()._request(path, body, content_type, method, **kw)
 
 
 # An embedding package (INTERFACE.md 2.7, REST.md "Model package contract")
@@ -320,6 +320,26 @@ class ClientTest(unittest.TestCase):
             self.client.delete_project(pid)
         self.assertEqual(cm.exception.status, 404)
 
+    def test_task_of_lake_images(self):
+        stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:2], collection_name="py-task-src")["stored"]
+        pid = self.client.post("/api/v1/projects", {"projectName": "py-task", "contentType": 2,
+                                                    "labels": [{"labelName": "dog", "labelDescription": ""}]})["projectId"]
+        task = self.client.create_task(pid, "py-task", unique_names=[f["uniqueName"] for f in stored])
+        self.assertEqual((task["status"], task["frameCount"]), (0, 2))
+        frames = self.client.task_workspace(task["id"])["frames"]
+        first = frames[0]["uniqueName"]
+        box = {"label": "dog", "x": 1, "y": 1, "width": 5, "height": 5}
+        edit = self.client.replace_frame_annotations(pid, first, [box], version=1)
+        self.assertEqual((edit["version"], edit["task"]["status"]), (2, 1))
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.replace_frame_annotations(pid, first, [], version=1)
+        self.assertEqual(cm.exception.status, 409)
+        self.assertEqual(cm.exception.body["current"]["annotations"][0]["label"], "dog")
+        self.client.replace_frame_annotations(pid, frames[1]["uniqueName"], [])
+        self.assertEqual(self.client.complete_task(task["id"])["status"], 2)
+        self.assertEqual(self.client.reopen_task(task["id"])["status"], 1)
+        self.assertEqual(self.client.frame_annotations(pid, first)["version"], 2)
+
     def test_delete_file_and_collection(self):
         stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:3], collection_name="py-doomed")["stored"]
         doomed = self.client.get_item_list_from_datalake("image_collection", query="name = py-doomed")[0]["id"]
@@ -359,6 +379,100 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(FramelakeError) as cm:
             self.client.download_dataset(created["versionId"], "RAW", tempfile.gettempdir())
         self.assertEqual(cm.exception.status, 404)
+
+    def test_select_samples_uniqueness_and_version_diff(self):
+        names = [f["uniqueName"] for f in self.uploaded["stored"]]
+        # Three clusters: the first two files nearly alike, the third at 90°, the last opposite the first.
+        vectors = [[1.0, 0.0], [0.99, 0.1], [0.0, 1.0], [-1.0, 0.0]]
+        self.client.insert_image_embeddings([{"uniqueName": n, "embeddings": v} for n, v in zip(names, vectors)],
+                                            "py-select", 2)
+        picks = []
+        for _ in range(2):
+            started = self.client.select_samples(3, "diversity", query="collection = py", model_name="py-select",
+                                                 seed=7, tag="py-next")
+            picks.append(self.finished(started)["result"]["uniqueNames"])
+        self.assertEqual(picks[0], picks[1])
+        self.assertEqual(len(set(picks[0]) & set(names[:2])), 1, picks[0])
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="Tags = py-next"), [{"count": 3}])
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.select_samples(3, "uncertainty")
+        self.assertEqual((cm.exception.status, cm.exception.field), (400, "run_id"))
+        # With 4 files every file's 3 nearest are the others: the last is 2, 1.995 and 1 away.
+        self.finished(self.client.compute_uniqueness("py-select", query="collection = py"))
+        unique = self.client.get_item_list_from_datalake(query="uniqueness > 1.5 AND collection = py")
+        self.assertEqual([i["uniqueName"] for i in unique], [names[3]])
+
+        first = self.client.create_dataset_from_datalake("py-diff", SPLIT, ["dog"],
+                                                         query="collection = py AND name != img-00003.jpg")
+        self.finished(first)
+        second = self.client.update_dataset_version_from_datalake(first["versionId"], SPLIT, ["dog"],
+                                                                  query="name = img-00003.jpg",
+                                                                  is_new_version_required=True)
+        self.finished(second)
+        diff = self.client.diff_dataset_versions(first["versionId"], second["versionId"])
+        self.assertEqual(diff["frames"], {"added": 1, "removed": 0, "moved": 0, "kept": 3, "boxesChanged": 0})
+        self.assertEqual(diff["addedNames"], [names[3]])
+        self.assertEqual((diff["from"]["stats"]["totalFrames"], diff["to"]["stats"]["totalFrames"]), (3, 4))
+
+    def test_evaluation(self):
+        dog = self.photos["dog.jpg"]
+        started = self.client.auto_annotate_collection(self.photo_collection, [{"label": "dog", "description": "a dog"}])
+        self.finished(started)
+        run_id = started["runId"]
+        boxes = self.client.get(f"/api/v1/lake/files/{dog}/annotations?operation={run_id}")["annotations"]
+        self.assertTrue(boxes)
+        # People drew what the model saw, and one dog more that it missed.
+        truth = [{k: b[k] for k in ("label", "x", "y", "width", "height")} for b in boxes]
+        truth.append({"label": "dog", "x": 0, "y": 0, "width": 4, "height": 4})
+        body = json.dumps({"operation": "import:py-truth", "files": [{"uniqueName": dog, "annotations": truth}]})
+        self.client._request("/api/v1/lake/annotations", body.encode(), "application/json", method="PUT").close()
+
+        job = self.finished(self.client.evaluate_detections(run_id, "pyeval", gt_operations=["import:py-truth"]))
+        ev = job["result"]
+        self.assertEqual(ev, self.client.get_evaluation("pyeval"))
+        dogs = ev["labels"]["dog"]
+        self.assertEqual((dogs["tp"], dogs["fp"], dogs["fn"]), (len(boxes), 0, 1))
+        self.assertEqual(ev["confusion"]["labels"], ["dog", "background"])
+        self.assertAlmostEqual(ev["AP50"], len(boxes) / (len(boxes) + 1), delta=0.01)
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="eval.pyeval.fn > 0"), [{"count": 1}])
+        self.assertEqual(self.client.get_file_details(dog, {"evaluations": True})["evaluations"],
+                         {"pyeval": {"tp": len(boxes), "fp": 0, "fn": 1}})
+        outcomes = self.client.get_evaluation("pyeval", unique_name=dog)["boxes"]
+        self.assertEqual(sorted(o["outcome"] for o in outcomes), ["fn"] + ["tp"] * (2 * len(boxes)))
+        self.assertIn("pyeval", [e["key"] for e in self.client.list_evaluations()["evaluations"]])
+        cmp = self.client.compare_evaluations("pyeval", "pyeval")
+        self.assertEqual([l["label"] for l in cmp["labels"]], ["dog"])
+
+        job = self.finished(self.client.find_label_disagreements(run_id, query="collection = py-photos"))
+        self.assertEqual((job["result"]["missed"], job["result"]["extra"], job["result"]["mismatched"]), (1, 0, 0))
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="disagreement.count > 0"), [{"count": 1}])
+        self.client.delete_evaluation("pyeval")
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.get_evaluation("pyeval")
+        self.assertEqual(cm.exception.status, 404)
+
+    def test_curation(self):
+        # Uploads are scored at ingest: compute_quality has nothing left to do.
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="quality.sharpness > 0 AND collection = py-photos"),
+                         [{"count": 2}])
+        job = self.finished(self.client.compute_quality("collection = py-photos"))
+        self.assertEqual(job["result"], {"scored": 0, "skipped": 0})
+        items = self.client.get_item_list_from_datalake(query="collection = py-photos",
+                                                        sort_order={"sort_by_field": "quality.brightness", "sort_order": "ASC"})
+        bright = [self.client.get_file_details(i["uniqueName"], {"quality": True})["quality"]["brightness"] for i in items]
+        self.assertEqual(bright, sorted(bright))
+        # dog.jpg and person.jpg are no near duplicates of each other.
+        job = self.finished(self.client.find_duplicates("collection = py-photos", threshold=10))
+        self.assertEqual((job["result"]["files"], job["result"]["groups"], job["result"]["groupList"]), (2, 0, []))
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.find_duplicates(method="sift")
+        self.assertEqual((cm.exception.status, cm.exception.field), (400, "method"))
+        created = self.client.create_dataset_from_datalake("py-leak", SPLIT, ["dog"], query="collection = py-photos",
+                                                           keep_duplicates_together=True)
+        self.finished(created)
+        leak = self.client.get_dataset_leakage(created["versionId"])
+        self.assertEqual((leak["frames"], leak["pairs"], leak["crossing"]), (2, 0, 0))
+        self.assertEqual(set(leak["splitPairs"]), {"train/test", "train/validation", "test/validation"})
 
     def test_zz_every_interface_function_called(self):
         # Named to run last: the other tests call the functions.

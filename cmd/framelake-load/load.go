@@ -32,6 +32,7 @@ type load struct {
 	maxPage int // 0: pages anywhere in a selection; else below maxPage only
 	mu      sync.Mutex
 	uploads int
+	x       extras
 }
 
 // page picks a page of a selection of n files.
@@ -76,8 +77,10 @@ func newLoad(ctx context.Context, url, key, secret string, cameras int) (*load, 
 	if err != nil {
 		return nil, err
 	}
+	var sample []string
 	for _, it := range items {
 		l.urls = append(l.urls, it.URL)
+		sample = append(sample, it.UniqueName)
 	}
 	for i := 0; i < 64; i++ {
 		b, err := benchlake.JPEG(1000 + i)
@@ -86,7 +89,7 @@ func newLoad(ctx context.Context, url, key, secret string, cameras int) (*load, 
 		}
 		l.jpegs = append(l.jpegs, b)
 	}
-	return l, nil
+	return l, l.setupExtras(ctx, url, key, secret, sample)
 }
 
 // op is one kind of request and its share of the mix (weights sum to 100).
@@ -96,7 +99,10 @@ type op struct {
 	do     func(ctx context.Context, l *load, r *rand.Rand) error
 }
 
-var ops = []op{
+// ops is the mix: the lake's operations and the extras (extras.go).
+var ops = append(lakeOps[:len(lakeOps):len(lakeOps)], extraOps...)
+
+var lakeOps = []op{
 	{"list", 15, func(ctx context.Context, l *load, r *rand.Rand) error {
 		_, err := l.c.GetItemListFromDatalake(ctx, client.ItemQuery{PageIndex: l.page(r, l.files)})
 		return err
@@ -138,11 +144,11 @@ var ops = []op{
 	{"count name=", 4, func(ctx context.Context, l *load, r *rand.Rand) error {
 		return l.countAtLeast(ctx, fmt.Sprintf("name = %q", benchlake.FileName(r.IntN(l.files))), 1)
 	}},
-	{"file details", 22, func(ctx context.Context, l *load, r *rand.Rand) error {
+	{"file details", 14, func(ctx context.Context, l *load, r *rand.Rand) error {
 		_, err := l.c.GetFileDetails(ctx, benchlake.UniqueName(r.IntN(l.files)), nil)
 		return err
 	}},
-	{"media", 12, func(ctx context.Context, l *load, r *rand.Rand) error {
+	{"media", 8, func(ctx context.Context, l *load, r *rand.Rand) error {
 		return l.media(ctx, l.urls[r.IntN(len(l.urls))])
 	}},
 	{"upload", 4, func(ctx context.Context, l *load, r *rand.Rand) error {

@@ -1,12 +1,16 @@
 // Command framelake-load measures a framelake server under a mixed load of
-// REST calls (lists, queries, counts, details, media fetches, uploads and
-// metadata patches) and prints, per operation and in total, the count,
-// errors, latency percentiles and requests per second. It talks to the server
-// only through the REST API, so it measures any build side by side.
+// REST calls (lists, queries, counts, details, media fetches, uploads,
+// metadata patches, thumbnails, frame annotation edits and find_similar) and
+// prints, per operation and in total, the count, errors, latency percentiles
+// and requests per second, then the server's goroutines and memory sampled
+// idle before, during and after the phases (GET /api/v1/runtime). It talks
+// to the server only through the REST API, so it measures any build side by
+// side.
 //
 //	framelake-load lake --data .bench/lake-100k      # build the 100,000-file lake once
 //	framelake-load run --url http://127.0.0.1:8080 --key K --secret S --clients 16,64 --duration 60s
 //	framelake-load shapes --url http://127.0.0.1:8080 --url http://127.0.0.1:8081 --key K --secret S
+//	framelake-load annotators --url http://127.0.0.1:8080 --key K --secret S --annotators 8 --duration 60s
 package main
 
 import (
@@ -37,7 +41,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: framelake-load lake|run|shapes [flags]")
+		return errors.New("usage: framelake-load lake|run|shapes|annotators [flags]")
 	}
 	switch args[0] {
 	case "lake":
@@ -46,8 +50,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cmdRun(ctx, args[1:], out)
 	case "shapes":
 		return cmdShapes(ctx, args[1:], out)
+	case "annotators":
+		return cmdAnnotators(ctx, args[1:], out)
 	}
-	return fmt.Errorf("unknown command %q: use lake, run or shapes", args[0])
+	return fmt.Errorf("unknown command %q: use lake, run, shapes or annotators", args[0])
 }
 
 // cmdLake builds the generated lake the load runs against and creates a
@@ -89,6 +95,7 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 	cameras := fs.Int("cameras", 8, "cameras of the lake (as given to lake)")
 	seed := fs.Uint64("seed", 1, "seed of the operation mix")
 	maxPage := fs.Int("max-page", 0, "list only pages below this (0: any page, as a grid that jumps anywhere)")
+	every := fs.Duration("sample", 5*time.Second, "how often to read the server's goroutines and memory (GET /api/v1/runtime)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -108,6 +115,10 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	l.maxPage = *maxPage
+	// Sampled idle before, through every phase, and idle after: growth that
+	// outlives the load shows in the last samples.
+	s := l.startSampler(ctx, *every)
+	time.Sleep(*every)
 	for _, n := range phases {
 		res := l.phase(ctx, n, *duration, *seed)
 		res.print(out, fmt.Sprintf("%s, %d clients, %s", *url, n, *duration))
@@ -115,5 +126,7 @@ func cmdRun(ctx context.Context, args []string, out io.Writer) error {
 			return ctx.Err()
 		}
 	}
+	time.Sleep(2 * *every)
+	s.print(out)
 	return nil
 }

@@ -39,7 +39,7 @@ func TestLoadAndShapesAgainstARealServer(t *testing.T) {
 	}
 	creds := []string{"--url", a.BaseURL(), "--key", k.Key, "--secret", secret}
 	var out bytes.Buffer
-	if err := run(ctx, append([]string{"run", "--clients", "4", "--duration", "3s"}, creds...), &out); err != nil {
+	if err := run(ctx, append([]string{"run", "--clients", "4", "--duration", "3s", "--sample", "1s"}, creds...), &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	for _, o := range append(ops, op{name: "total"}) {
@@ -54,6 +54,10 @@ func TestLoadAndShapesAgainstARealServer(t *testing.T) {
 		if len(f) < 7 || f[len(f)-6] != "0" {
 			t.Errorf("%s: row %q, want one with 0 errors\n%s", o.name, row, out.String())
 		}
+	}
+	_, samples, _ := strings.Cut(out.String(), "server runtime, sampled during the run")
+	if rows := strings.Split(strings.TrimSpace(samples), "\n"); len(rows) < 4 || !strings.Contains(rows[1], "goroutines") {
+		t.Errorf("want the server's runtime sampled idle before, during and after the phase:\n%s", out.String())
 	}
 	out.Reset()
 	if err := run(ctx, append([]string{"shapes", "--rounds", "1"}, creds...), &out); err != nil {

@@ -46,22 +46,31 @@ func (r *results) merge(o *results) {
 
 // print writes one row per operation, in the mix's order, and a total row.
 func (r *results) print(w io.Writer, title string) {
+	names := make([]string, len(ops))
+	for i, o := range ops {
+		names[i] = o.name
+	}
+	r.printRows(w, title, names)
+}
+
+// printRows writes one row per named operation and a total row.
+func (r *results) printRows(w io.Writer, title string, names []string) {
 	fmt.Fprintf(w, "\n%s\n", title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "operation\tcount\terrors\tp50 ms\tp90 ms\tp99 ms\tmax ms\treq/s\t")
 	var all []time.Duration
 	errors := 0
-	for _, o := range ops {
-		ds := r.took[o.name]
+	for _, name := range names {
+		ds := r.took[name]
 		all = append(all, ds...)
-		errors += r.errs[o.name]
-		r.row(tw, o.name, ds, r.errs[o.name])
+		errors += r.errs[name]
+		r.row(tw, name, ds, r.errs[name])
 	}
 	r.row(tw, "total", all, errors)
 	tw.Flush()
-	for _, o := range ops {
-		if err := r.first[o.name]; err != nil {
-			fmt.Fprintf(w, "first error of %s: %v\n", o.name, err)
+	for _, name := range names {
+		if err := r.first[name]; err != nil {
+			fmt.Fprintf(w, "first error of %s: %v\n", name, err)
 		}
 	}
 }

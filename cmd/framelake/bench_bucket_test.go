@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/framelake/framelake/internal/tests3"
 	"github.com/framelake/framelake/internal/testmedia"
+	"github.com/framelake/framelake/internal/tests3"
 )
 
 // BenchmarkImportBucket imports 4,000 generated JPEGs of about 163 KB

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/dataset"
 	"github.com/framelake/framelake/internal/job"
@@ -31,7 +32,7 @@ type checkReport struct {
 
 // finding is one problem. Repaired says --repair fixed it.
 type finding struct {
-	Kind     string `json:"kind"` // sqlite_integrity, foreign_key, missing_blob, orphan_blob, version_half_built, job_interrupted
+	Kind     string `json:"kind"` // sqlite_integrity, foreign_key, missing_blob, orphan_blob, version_half_built, job_interrupted, orphan_model
 	Subject  string `json:"subject"`
 	Detail   string `json:"detail"`
 	Repaired bool   `json:"repaired"`
@@ -105,7 +106,7 @@ func checkData(ctx context.Context, data string, repair bool) (*checkReport, err
 	if err := checkSQLite(ctx, db, r); err != nil {
 		return nil, err
 	}
-	if missing, err := missingTables(ctx, db, "file", "dataset_version", "version_item", "job"); err != nil {
+	if missing, err := missingTables(ctx, db, "file", "dataset_version", "version_item", "job", "model"); err != nil {
 		return nil, err
 	} else if missing != "" {
 		r.Notes = append(r.Notes, "the database has no table "+missing+" yet: its first start was interrupted, "+
@@ -131,9 +132,12 @@ func checkData(ctx context.Context, data string, repair bool) (*checkReport, err
 		r.Notes = append(r.Notes, fmt.Sprintf("%d frames of superseded dataset builds; the next build of their version clears them", stale))
 	}
 	if !alone {
-		return r, nil // running jobs belong to the live server
+		return r, nil // running jobs and registrations belong to the live server
 	}
-	return r, checkJobs(ctx, db, r, repair)
+	if err := checkJobs(ctx, db, r, repair); err != nil {
+		return nil, err
+	}
+	return r, checkModels(ctx, db, filepath.Join(data, "models"), r, repair)
 }
 
 // missingTables names the first of tables the database lacks, or "".
@@ -229,6 +233,27 @@ func checkJobs(ctx context.Context, db *sqlitedb.DB, r *checkReport, repair bool
 		r.Problems[i].Repaired = true
 	}
 	r.Repaired += len(running)
+	return nil
+}
+
+// checkModels finds package folders no model names (a registration or
+// replacement a crash interrupted); the next start removes them too.
+func checkModels(ctx context.Context, db *sqlitedb.DB, models string, r *checkReport, repair bool) error {
+	dirs, err := analysis.OrphanModelDirs(ctx, db.R, models)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		f := r.add("orphan_model", "models/"+filepath.Base(d), "a model package folder no model names (an interrupted "+
+			"registration); the next start or --repair removes it")
+		if repair {
+			if err := os.RemoveAll(d); err != nil {
+				return err
+			}
+			f.Repaired = true
+			r.Repaired++
+		}
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/testmedia"
 )
@@ -356,6 +358,43 @@ func TestServeFindsDefaultModels(t *testing.T) {
 				t.Errorf("embeddings with the default model: %d %s, want %d", resp.StatusCode, body, wantStatus)
 			}
 		})
+	}
+}
+
+// TestServeProbeTimeout: --probe-timeout bounds ffprobe on an uploaded
+// video, so a file that makes it hang (here an ffprobe that never answers,
+// first on PATH) is refused quickly instead of holding the upload.
+func TestServeProbeTimeout(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "lake")
+	out, err := exec.Command(bin, "serve", "--data", data, "--addr", freeAddr(t), "--probe-timeout", "0s").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `--probe-timeout: bad duration "0s"`) {
+		t.Errorf("--probe-timeout 0s: %v %s", err, out)
+	}
+	tools := t.TempDir()
+	if err := os.WriteFile(filepath.Join(tools, "ffprobe"), []byte("#!/bin/sh\nsleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr, "--probe-timeout", "700ms")
+	srv.Env = append(os.Environ(), "PATH="+tools+":"+os.Getenv("PATH"))
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	waitHealthy(t, "http://"+addr)
+	var k map[string]string
+	b, err := os.ReadFile(filepath.Join(data, "admin-key.json"))
+	if err != nil || json.Unmarshal(b, &k) != nil {
+		t.Fatalf("admin key: %v", err)
+	}
+	c := client.New("http://"+addr, k["key"], k["secret"])
+	mp4 := append([]byte("\x00\x00\x00\x20ftypisom\x00\x00\x02\x00isomiso2avc1mp41"), bytes.Repeat([]byte{1}, 4000)...)
+	start := time.Now()
+	res, err := c.UploadFiles(context.Background(), client.UploadOptions{Collection: "clips"}, client.UploadFile{
+		Name: "hang.mp4", Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(mp4)), nil }})
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "ffprobe took longer than 700ms") || took > 10*time.Second {
+		t.Errorf("upload of a video that hangs ffprobe: %+v %v after %s", res, err, took)
 	}
 }
 

@@ -47,11 +47,11 @@ type server struct {
 	log  *logBuffer
 }
 
-func startServer(t *testing.T, data string) *server {
+func startServer(t *testing.T, data string, extra ...string) *server {
 	t.Helper()
 	addr := freeAddr(t)
 	s := &server{base: "http://" + addr, log: &logBuffer{}}
-	s.cmd = exec.Command(bin, "serve", "--data", data, "--addr", addr)
+	s.cmd = exec.Command(bin, append([]string{"serve", "--data", data, "--addr", addr}, extra...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

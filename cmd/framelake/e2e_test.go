@@ -55,7 +55,7 @@ func freeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
-func waitHealthy(t *testing.T, base string) {
+func waitHealthy(t testing.TB, base string) {
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get(base + "/healthz"); err == nil {
 			resp.Body.Close()

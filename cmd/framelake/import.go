@@ -7,61 +7,35 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
+	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 )
 
-// importSummary is what an import did, printed as text or --json. Files
-// counts the images and videos sent; Ignored, the other files left out.
-// Format says which labels were read (raw: none) and why; Labels, what
-// they gave.
-type importSummary struct {
-	Format    labelio.Format   `json:"format"`
-	FormatWhy string           `json:"formatWhy"`
-	Files     int              `json:"files"`
-	Stored    int              `json:"stored"`
-	Skipped   int              `json:"skipped"`
-	Rejected  []lake.Rejection `json:"rejected"`
-	Ignored   []ignoredFiles   `json:"ignored"`
-	Labels    *labelSummary    `json:"labels,omitempty"`
-	Seconds   float64          `json:"seconds"`
-	PerSec    float64          `json:"filesPerSecond"`
-}
-
-// ignoredFiles counts the files of one extension import left out, and why.
-type ignoredFiles struct {
-	Ext    string `json:"ext"` // ".xml"; "" for names without one
-	Count  int    `json:"count"`
-	Reason string `json:"reason"`
-}
-
-// batchFunc stores one batch of paths and reports what happened to them.
-type batchFunc func(ctx context.Context, paths []string) (stored, skipped int, rejected []lake.Rejection, err error)
-
-// importFlags are the flags of import that say where files go.
+// importFlags are the flags of import.
 type importFlags struct {
-	coll, data, url, key, secret, meta string
-	batch, parallel                    int
-	maxPixels                          int
-	media                              string
+	coll, data, url, key, secret, meta, project, media string
+	format                                             labelio.Format
+	batch, parallel                                    int
+	maxPixels                                          int
+	limits                                             labelimport.Limits
 }
 
 func cmdImport(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	var f importFlags
-	fs.StringVar(&f.coll, "collection", "", "collection to import into (default: the folder's name)")
+	fs.StringVar(&f.coll, "collection", "", "collection to import into (default: the folder's or archive's name)")
 	fs.StringVar(&f.data, "data", envOr("FRAMELAKE_DATA", ""), "data folder to import into directly (env FRAMELAKE_DATA)")
 	fs.StringVar(&f.url, "url", envOr("FRAMELAKE_URL", ""), "server to import into over HTTP (env FRAMELAKE_URL)")
 	fs.StringVar(&f.key, "key", os.Getenv("FRAMELAKE_KEY"), "API key for --url (env FRAMELAKE_KEY)")
@@ -69,13 +43,16 @@ func cmdImport(ctx context.Context, args []string) error {
 	fs.StringVar(&f.meta, "metadata", "", "JSON object stored on every imported file")
 	fs.StringVar(&f.media, "media", os.Getenv("FRAMELAKE_MEDIA"), "with --data: where media lives, as serve --media "+
 		"(env FRAMELAKE_MEDIA; default: what the lake records)")
+	fs.StringVar(&f.project, "project", "", "annotation project (name or id) whose upload sessions, one per split, receive the files and boxes; a new name creates an image project")
 	format := fs.String("format", "auto", "labels to read with the media: auto, yolo, coco, voc, cvat, labelstudio or raw (media only)")
 	fs.IntVar(&f.batch, "batch", 64, "files per batch")
 	fs.IntVar(&f.parallel, "parallel", 4, "batches in flight at once")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pixels := maxPixelsFlag(fs)
+	archiveLimitFlags(fs, &f.limits)
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the import to this file (for go tool pprof)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: framelake import DIR|ARCHIVE.zip [--format auto|yolo|coco|voc|cvat|labelstudio|raw] [--collection NAME] (--data DIR | --url URL) [flags]")
+		fmt.Fprintln(fs.Output(), "usage: framelake import DIR|ARCHIVE [--format auto|yolo|coco|voc|cvat|labelstudio|raw] [--collection NAME] [--project NAME] (--data DIR | --url URL) [flags]\n  ARCHIVE: .zip, .tar, .tar.gz or .tgz")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args, 1); err != nil {
@@ -91,71 +68,99 @@ func cmdImport(ctx context.Context, args []string) error {
 	if f.maxPixels, err = parsePixels(*pixels); err != nil {
 		return err
 	}
-	lf, err := labelio.ParseFormat(*format)
-	if err != nil {
+	if f.format, err = labelio.ParseFormat(*format); err != nil {
 		return err
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The importer holds the labels of the whole data set (a million
+		// COCO boxes are some 100 MB) while SQLite's page cache and mapped
+		// file grow beside them; left to GOGC alone the heap's garbage
+		// doubled them, and peak RSS passed 400 MB at 100,000 images.
+		debug.SetMemoryLimit(importHeapLimit)
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	dir := fs.Arg(0)
 	if f.coll == "" {
 		abs, _ := filepath.Abs(dir)
-		f.coll = strings.TrimSuffix(filepath.Base(abs), ".zip")
+		f.coll = labelimport.TrimArchiveExt(filepath.Base(abs))
 	}
-	if strings.EqualFold(filepath.Ext(dir), ".zip") {
-		tmp, err := unpackZip(dir)
+	archive := labelimport.ArchiveName(dir)
+	if f.url != "" && (archive || f.project != "") {
+		return importByJob(ctx, dir, f, *asJSON)
+	}
+	if archive {
+		tmp, err := os.MkdirTemp("", "framelake-import-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		dir = tmp
+		if err := labelimport.Unpack(ctx, dir, filepath.Join(tmp, "x"), f.limits); err != nil {
+			return fmt.Errorf("%s: %w", dir, err)
+		}
+		dir = filepath.Join(tmp, "x")
 	}
-	why := "given with --format"
-	if lf != labelio.Raw {
-		read, err := readLabels(ctx, dir, lf)
+	sum, err := importDir(ctx, dir, f)
+	if err != nil {
+		return err
+	}
+	return report(sum, *asJSON)
+}
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// importHeapLimit is import's soft Go heap limit (GOMEMLIMIT overrides it).
+const importHeapLimit = 160 << 20
+
+// archiveLimitFlags are the bounds on an archive's unpacking, of import and serve.
+func archiveLimitFlags(fs *flag.FlagSet, lim *labelimport.Limits) {
+	fs.Int64Var(&lim.MaxBytes, "archive-max-bytes", envInt64("FRAMELAKE_ARCHIVE_MAX_BYTES", labelimport.DefaultMaxBytes),
+		"largest total of uncompressed bytes an import archive may unpack to (env FRAMELAKE_ARCHIVE_MAX_BYTES)")
+	fs.IntVar(&lim.MaxEntries, "archive-max-entries", int(envInt64("FRAMELAKE_ARCHIVE_MAX_ENTRIES", labelimport.DefaultMaxEntries)),
+		"most entries an import archive may hold (env FRAMELAKE_ARCHIVE_MAX_ENTRIES)")
+}
+
+func envInt64(name string, def int64) int64 {
+	if n, err := strconv.ParseInt(os.Getenv(name), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// importDir imports a folder into the data folder or, batch by batch, through a server.
+func importDir(ctx context.Context, dir string, f importFlags) (labelimport.Summary, error) {
+	opt := labelimport.Options{Collection: f.coll, Format: f.format, Metadata: f.meta, Project: f.project,
+		Batch: f.batch, Parallel: f.parallel}
+	prog := newProgress()
+	opt.Files, opt.Progress = prog.start, prog.add
+	defer prog.finish()
+	if f.data != "" {
+		// A 32 MiB window: an import mostly writes, and a database of a
+		// million boxes mapped whole put 250 MB into the importer's RSS.
+		a, err := appliance.Open(ctx, appliance.Config{DataDir: f.data, JobWorkers: -1, MaxPixels: f.maxPixels,
+			DBMmapSize: 32 << 20, Media: f.media})
 		if err != nil {
-			return err
+			return labelimport.Summary{}, err
 		}
-		if read.rep.Format != labelio.Raw {
-			return importLabelled(ctx, dir, f, read, *asJSON)
-		}
-		why = read.rep.Why
+		defer a.Close()
+		return labelimport.Run(ctx, dir, opt, labelimport.LakeSink(a.Lake, a.Annotate, f.coll), a.Annotate)
 	}
-	return importRaw(ctx, dir, f, why, *asJSON)
-}
-
-// importRaw imports the media under dir without labels.
-func importRaw(ctx context.Context, dir string, f importFlags, why string, asJSON bool) error {
-	paths, err := walkMedia(dir)
-	if err != nil {
-		return err
-	}
-	paths, ignored, err := mediaOnly(paths)
-	if err != nil {
-		return err
-	}
-	s, err := openSink(ctx, f)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	store := func(ctx context.Context, paths []string) (int, int, []lake.Rejection, error) {
-		o, err := s.add(ctx, json.RawMessage(f.meta), nil, paths, nil)
-		return len(o.stored), len(o.skipped), o.rejected, err
-	}
-	sum, err := runImport(ctx, chunks(paths, f.batch), f.parallel, store, newProgress(len(paths)))
-	if err != nil {
-		return err
-	}
-	sum.Format, sum.FormatWhy, sum.Ignored = labelio.Raw, why, ignored
-	return report(sum, asJSON)
-}
-
-// chunks cuts paths into batches of size.
-func chunks(paths []string, size int) [][]string {
-	var out [][]string
-	for i := 0; i < len(paths); i += size {
-		out = append(out, paths[i:min(i+size, len(paths))])
-	}
-	return out
+	return labelimport.Run(ctx, dir, opt, httpSink(f), nil)
 }
 
 // maxPixelsFlag is the --max-pixels flag of serve and import --data.
@@ -172,112 +177,8 @@ func parsePixels(s string) (int, error) {
 	return n, nil
 }
 
-// walkMedia lists the regular files under dir, skipping hidden files and folders.
-func walkMedia(dir string) ([]string, error) {
-	var paths []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if strings.HasPrefix(d.Name(), ".") && p != dir {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	sort.Strings(paths)
-	return paths, err
-}
-
-// mediaOnly keeps the images and videos among paths, as the lake judges
-// them by name or, for a name it does not know, by magic bytes, and counts
-// the rest by extension. A folder of both imports into one collection typed
-// by its majority (images on a tie; see lake's collectionTypeOf): that
-// type's files go first, so the first batch, which creates the
-// collection, is of it.
-func mediaOnly(paths []string) (media []string, ignored []ignoredFiles, err error) {
-	var images, videos []string
-	byExt := map[string]int{}
-	ignored = []ignoredFiles{}
-	for _, p := range paths {
-		t, err := lake.MediaTypeOfFile(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		switch t {
-		case lake.Image:
-			images = append(images, p)
-		case lake.Video:
-			videos = append(videos, p)
-		default:
-			byExt[strings.ToLower(filepath.Ext(p))]++
-		}
-	}
-	for _, ext := range slices.Sorted(maps.Keys(byExt)) {
-		ignored = append(ignored, ignoredFiles{Ext: ext, Count: byExt[ext], Reason: "not an image or video"})
-	}
-	if len(videos) > len(images) {
-		return append(videos, images...), ignored, nil
-	}
-	return append(images, videos...), ignored, nil
-}
-
-// runImport feeds batches to store with parallel batches in flight.
-func runImport(ctx context.Context, batches [][]string, parallel int, store batchFunc, prog *progress) (importSummary, error) {
-	start := time.Now()
-	n := 0
-	for _, b := range batches {
-		n += len(b)
-	}
-	sum := importSummary{Files: n, Rejected: []lake.Rejection{}, Ignored: []ignoredFiles{}}
-	var mu sync.Mutex
-	var firstErr error
-	queue := make(chan []string)
-	var wg sync.WaitGroup
-	for range parallel {
-		wg.Go(func() {
-			for b := range queue {
-				stored, skipped, rej, err := store(ctx, b)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				sum.Stored += stored
-				sum.Skipped += skipped
-				sum.Rejected = append(sum.Rejected, rej...)
-				mu.Unlock()
-				prog.add(len(b), len(rej))
-			}
-		})
-	}
-	for _, b := range batches {
-		mu.Lock()
-		failed := firstErr != nil
-		mu.Unlock()
-		if failed || ctx.Err() != nil {
-			break
-		}
-		queue <- b
-	}
-	close(queue)
-	wg.Wait()
-	prog.finish()
-	sum.Seconds = time.Since(start).Seconds()
-	if sum.Seconds > 0 {
-		sum.PerSec = float64(sum.Stored+sum.Skipped+len(sum.Rejected)) / sum.Seconds
-	}
-	if firstErr == nil {
-		firstErr = ctx.Err()
-	}
-	return sum, firstErr
-}
-
-func report(sum importSummary, asJSON bool) error {
+// report prints the summary and fails when anything was refused.
+func report(sum labelimport.Summary, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetEscapeHTML(false)
@@ -294,48 +195,41 @@ func report(sum importSummary, asJSON bool) error {
 		for _, g := range sum.Ignored {
 			fmt.Printf("  ignored %d %s file(s): %s\n", g.Count, cmp.Or(g.Ext, "extensionless"), g.Reason)
 		}
-		sum.Labels.print()
+		printLabels(sum.Labels)
+		printProject(sum.Project)
 	}
-	refused := sum.Labels.refused()
-	switch {
-	case len(sum.Rejected) > 0 && refused > 0:
-		return fmt.Errorf("%d file(s) rejected, %d label(s) refused", len(sum.Rejected), refused)
-	case len(sum.Rejected) > 0:
-		return fmt.Errorf("%d file(s) rejected", len(sum.Rejected))
-	case refused > 0:
-		return fmt.Errorf("%d label(s) refused", refused)
-	}
-	return nil
+	return sum.Refused()
 }
 
 // progress draws a one-line bar on a terminal and nothing otherwise.
 type progress struct {
 	total, done, rejected atomic.Int64
 	tty                   bool
-	start                 time.Time
+	begin                 time.Time
 	mu                    sync.Mutex
 	last                  time.Time
 }
 
-func newProgress(total int) *progress {
-	p := &progress{start: time.Now()}
-	p.total.Store(int64(total))
+func newProgress() *progress {
+	p := &progress{begin: time.Now()}
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		p.tty = true
 	}
 	return p
 }
 
-func (p *progress) add(n, rejected int) {
-	p.done.Add(int64(n))
-	p.rejected.Add(int64(rejected))
+func (p *progress) start(total int) { p.total.Store(int64(total)) }
+
+func (p *progress) add(done, rejected int) {
+	p.done.Store(int64(done))
+	p.rejected.Store(int64(rejected))
 	p.draw(false)
 }
 
 func (p *progress) finish() { p.draw(true) }
 
 func (p *progress) draw(final bool) {
-	if !p.tty {
+	if !p.tty || p.total.Load() == 0 {
 		return
 	}
 	p.mu.Lock()
@@ -346,8 +240,8 @@ func (p *progress) draw(final bool) {
 	p.last = time.Now()
 	done, total := p.done.Load(), max(1, p.total.Load())
 	const width = 30
-	fill := int(done * width / total)
-	rate := float64(done) / max(time.Since(p.start).Seconds(), 0.001)
+	fill := int(min(done, total) * width / total)
+	rate := float64(done) / max(time.Since(p.begin).Seconds(), 0.001)
 	fmt.Fprintf(os.Stderr, "\r[%s%s] %d/%d files  %.0f/s  %d rejected ", strings.Repeat("=", fill),
 		strings.Repeat(" ", width-fill), done, p.total.Load(), rate, p.rejected.Load())
 	if final {

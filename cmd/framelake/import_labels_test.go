@@ -229,7 +229,7 @@ func TestImportLabelmeCOCOAndVOC(t *testing.T) {
 	data := t.TempDir()
 	coco := importLabelled(t, false, labelmeCOCO, "--data", data, "--collection", "coco")
 	if coco.Format != "coco" || coco.Stored != 3 || coco.Labels.Boxes != 12 || len(coco.Labels.Categories) != 21 ||
-		coco.Labels.Counts["polygon_reduced"] != 12 {
+		coco.Labels.Counts["polygon_kept"] != 12 {
 		t.Fatalf("coco %+v", coco)
 	}
 	voc := importLabelled(t, false, labelmeVOC, "--data", data, "--collection", "voc")

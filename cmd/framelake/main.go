@@ -31,8 +31,13 @@ var commands = map[string]command{
 	"restore": {cmdRestore, "restore a backup into a new data folder"},
 	"media":   {cmdMedia, "media migrate --to URL: move the media to a bucket or back, verified, resumable"},
 
-	"delete":   {cmdDelete, "delete a file, collection, dataset, version or project on a server"},
-	"projects": {cmdProjects, "list the annotation projects of a server"},
+	"delete":     {cmdDelete, "delete a file, collection, dataset, version or project on a server"},
+	"duplicates": {cmdDuplicates, "find and record near-duplicate images on a server"},
+	"quality":    {cmdQuality, "score the images of a server that have no quality scores"},
+	"projects":   {cmdProjects, "list the annotation projects of a server"},
+	"select":     {cmdSelect, "choose what to label next on a server and tag it"},
+	"dataset":    {cmdDataset, "compare two dataset versions on a server (diff)"},
+	"eval":       {cmdEval, "run, show, compare and list evaluations of a model run on a server"},
 }
 
 func usage() {
@@ -43,7 +48,7 @@ func usage() {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(os.Stderr, "\nRun 'framelake <command> -h' for a command's flags.")
 }

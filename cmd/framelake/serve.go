@@ -15,6 +15,7 @@ import (
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/internal/vips"
+	"github.com/framelake/framelake/labelimport"
 )
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -37,6 +38,10 @@ func cmdServe(ctx context.Context, args []string) error {
 	idleTimeout := fs.String("idle-timeout", envOr("FRAMELAKE_IDLE_TIMEOUT", "60s"), "close keep-alive connections idle this long")
 	bodyRate := fs.String("body-min-rate", envOr("FRAMELAKE_BODY_MIN_RATE", "64KiB/30s"), "cut request bodies slower than this")
 	maxConns := fs.String("max-conns", envOr("FRAMELAKE_MAX_CONNS", "1024"), "most connections served at once")
+	probeTimeout := fs.String("probe-timeout", envOr("FRAMELAKE_PROBE_TIMEOUT", "60s"),
+		"longest ffprobe run on an uploaded video; a video that takes longer is refused as unreadable")
+	var limits labelimport.Limits
+	archiveLimitFlags(fs, &limits)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -60,9 +65,13 @@ func cmdServe(ctx context.Context, args []string) error {
 			"searched", strings.Join(searched, ", "))
 	}
 	cfg := appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
-		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels, Media: *media, MediaRedirect: *redirect}
+		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels, ArchiveLimits: limits,
+		Media: *media, MediaRedirect: *redirect}
 	if err := serverLimits(&cfg, *headerTimeout, *idleTimeout, *bodyRate, *maxConns); err != nil {
 		return err
+	}
+	if cfg.ProbeTimeout, err = time.ParseDuration(*probeTimeout); err != nil || cfg.ProbeTimeout <= 0 {
+		return fmt.Errorf("--probe-timeout: bad duration %q: use e.g. 60s", *probeTimeout)
 	}
 	a, err := appliance.Open(ctx, cfg)
 	if err != nil {

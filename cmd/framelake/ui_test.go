@@ -26,12 +26,12 @@ type uiServer struct {
 	admin, read map[string]string
 }
 
-func startUIServer(t *testing.T) *uiServer {
+func startUIServer(t *testing.T, serveArgs ...string) *uiServer {
 	t.Helper()
 	data := t.TempDir()
 	addr := freeAddr(t)
 	var log bytes.Buffer
-	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr)
+	srv := exec.Command(bin, append([]string{"serve", "--data", data, "--addr", addr}, serveArgs...)...)
 	srv.Stdout, srv.Stderr = &log, &log
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

@@ -403,3 +403,49 @@ int fl_jpeg_encode(const fl_raster *in, int quality, uint8_t *into, size_t room,
 int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
 	return compress(planes, 1, quality, into, room, dst, dstlen, err, errlen);
 }
+
+// fl_jpeg_grey decodes a JPEG's luminance at the largest DCT scale-down (1/8,
+// 1/4, 1/2) that keeps its longer side at least size: libjpeg then runs the
+// inverse DCT of the luminance blocks alone at that scale, with no
+// upsampling or colour conversion. *pix gets w*h bytes (g_free them).
+// Returns 0, 1 when the JPEG is not one libjpeg converts to grey (CMYK), or
+// -1 with err set.
+int fl_jpeg_grey(const uint8_t *buf, size_t len, int size, uint8_t **pix, int *w, int *h, char *err, size_t errlen) {
+	struct jpeg_decompress_struct d;
+	fl_jerr e;
+	uint8_t *volatile out = NULL;
+	init_err(&e);
+	d.err = &e.pub;
+	jpeg_create_decompress(&d);
+	if (setjmp(e.jump)) {
+		set_err(err, errlen, e.msg);
+		jpeg_destroy_decompress(&d);
+		g_free(out);
+		return -1;
+	}
+	jpeg_mem_src(&d, buf, len);
+	jpeg_read_header(&d, TRUE);
+	if (d.jpeg_color_space != JCS_YCbCr && d.jpeg_color_space != JCS_GRAYSCALE) {
+		jpeg_destroy_decompress(&d);
+		return 1;
+	}
+	unsigned long side = d.image_width > d.image_height ? d.image_width : d.image_height;
+	int denom = 8;
+	while (denom > 1 && (side + denom - 1) / denom < (unsigned long)size) denom /= 2;
+	d.scale_num = 1;
+	d.scale_denom = denom;
+	d.out_color_space = JCS_GRAYSCALE;
+	d.dct_method = JDCT_ISLOW;
+	jpeg_start_decompress(&d);
+	out = g_malloc((size_t)d.output_width * d.output_height);
+	while (d.output_scanline < d.output_height) {
+		JSAMPROW rows[1] = {out + (size_t)d.output_scanline * d.output_width};
+		jpeg_read_scanlines(&d, rows, 1);
+	}
+	*w = d.output_width;
+	*h = d.output_height;
+	jpeg_finish_decompress(&d);
+	jpeg_destroy_decompress(&d);
+	*pix = out;
+	return 0;
+}

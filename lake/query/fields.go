@@ -37,6 +37,8 @@ var (
 		"createdAt", "updatedAt", "collection", "Tags",
 		"annotation.label", "annotation.source", "annotation.confidence", "annotation.operation",
 		"annotation.count",
+		"quality.sharpness", "quality.brightness", "quality.contrast", "quality.entropy", "quality.aspect",
+		"duplicates.group", "duplicates.count", "disagreement.count", "uniqueness",
 	}
 	collectionFields = [...]string{
 		"name", "type", "fileSize", "frameCount", "fileCount", "createdAt", "updatedAt", "Tags",
@@ -105,6 +107,9 @@ func (c *compiler) field(f Field) (spec, error) {
 	if c.opt.Target == Collections {
 		s, known = c.collectionField(f), collectionFields[:]
 	}
+	if s.col == "" && isEvalField(f.Name) {
+		return spec{}, errorAt(f.Pos, "field %s does not apply to %s", f, c.opt.Target)
+	}
 	if s.col == "" {
 		for _, name := range builtinFields {
 			if name == f.Name {
@@ -143,6 +148,9 @@ func (c *compiler) fileField(f Field) spec {
 			from: "collection_file q_cf JOIN collection q_c ON q_c.seq = q_cf.collection_seq"}
 	case "Tags":
 		return spec{kind: fMember, col: "q_t.name", key: "q_t.file_seq", from: "file_tag q_t"}
+	}
+	if s := c.scoreField(f); s.col != "" {
+		return s
 	}
 	return c.annotationField(f)
 }

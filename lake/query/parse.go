@@ -12,12 +12,14 @@ var builtinFields = [...]string{
 	"createdAt", "updatedAt", "collection", "fileCount", "Tags",
 	"annotation.label", "annotation.source", "annotation.confidence", "annotation.operation",
 	"annotation.count",
+	"quality.sharpness", "quality.brightness", "quality.contrast", "quality.entropy", "quality.aspect",
+	"duplicates.group", "duplicates.count", "disagreement.count", "uniqueness",
 }
 
 const metadataPrefix = "metadata."
 
 func knownFieldsText(names []string) string {
-	return strings.Join(names, ", ") + ", annotation.count(<label>), metadata.<key>"
+	return strings.Join(names, ", ") + ", annotation.count(<label>), metadata.<key>, eval.<key>.tp|fp|fn"
 }
 
 // parser is a recursive-descent parser over a pull lexer. Recursion happens
@@ -294,6 +296,9 @@ func resolveField(t token) (Field, error) {
 			return Field{}, errorAt(t.pos, `missing key after metadata. (write metadata.<key> or metadata."<key>")`)
 		}
 		return Field{Name: "metadata", Key: key, Pos: t.pos}, nil
+	}
+	if f, ok, err := resolveEvalField(t); ok {
+		return f, err
 	}
 	for _, name := range builtinFields {
 		if strings.EqualFold(w, name) {

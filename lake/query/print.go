@@ -85,6 +85,8 @@ func (f Field) String() string {
 		return metadataPrefix + quote(f.Key)
 	case f.Arg != nil:
 		return f.Name + "(" + f.Arg.String() + ")"
+	case isEvalField(f.Name):
+		return evalPrefix + f.Key + "." + strings.TrimPrefix(f.Name, evalPrefix)
 	}
 	return f.Name
 }

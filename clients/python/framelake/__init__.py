@@ -30,6 +30,11 @@ import uuid
 import zipfile
 from typing import Any, Optional, Union
 
+from ._selection import SelectionMixin
+from .evaluation import EvaluationFunctions
+from .workspace import WorkspaceMethods
+from .curate import Curation
+
 __all__ = ["Client", "FramelakeError"]
 
 
@@ -39,9 +44,10 @@ class FramelakeError(Exception):
     def __init__(self, status: int, code: str, message: str, field: str = ""):
         super().__init__(f"{message} ({status} {code}{' field ' + field if field else ''})")
         self.status, self.code, self.message, self.field = status, code, message, field
+        self.body: dict = {}
 
 
-class Client:
+class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods, Curation):
     """A framelake server reached with one API key."""
 
     def __init__(self, base_url: str, key: str, secret: str, timeout: float = 600):
@@ -52,18 +58,22 @@ class Client:
 
     # -- transport -----------------------------------------------------------
 
-    def _request(self, path: str, body: bytes, content_type: str, method: str = "POST"):
+    def _request(self, path: str, body: bytes, content_type: str, method: str = "POST",
+                 headers: Optional[dict] = None):
         req = urllib.request.Request(self.base_url + path, data=body, method=method,
-                                     headers={**self._headers, "Content-Type": content_type})
+                                     headers={**self._headers, "Content-Type": content_type, **(headers or {})})
         try:
             return urllib.request.urlopen(req, timeout=self.timeout)
         except urllib.error.HTTPError as e:
             raw = e.read()
             try:
-                err = json.loads(raw)["error"]
+                parsed = json.loads(raw)
+                err = parsed["error"]
             except (ValueError, KeyError, TypeError):
                 raise FramelakeError(e.code, "unknown", raw.decode(errors="replace") or e.reason) from None
-            raise FramelakeError(e.code, err.get("code", ""), err.get("message", ""), err.get("field", "")) from None
+            fe = FramelakeError(e.code, err.get("code", ""), err.get("message", ""), err.get("field", ""))
+            fe.body = parsed  # a 409 of a frame edit holds the frame as it is in body["current"]
+            raise fe from None
 
     def call(self, function: str, **params: Any) -> Any:
         """Calls any client function by name; None parameters are left out."""
@@ -296,10 +306,13 @@ class Client:
     def create_dataset_from_datalake(self, dataset_name: str, split_info: dict, labels: list,
                                      export_types: Optional[list] = None, item_type: str = "image",
                                      query: Optional[str] = None, filter: Optional[dict] = None,
-                                     operation_list: Any = None, augmentation_list: Optional[dict] = None) -> dict:
+                                     operation_list: Any = None, augmentation_list: Optional[dict] = None,
+                                     keep_duplicates_together: bool = False) -> dict:
+        # keep_duplicates_together: each near-duplicate group (find_duplicates) lands in its keeper's split.
         return self.call("create_dataset_from_datalake", dataset_name=dataset_name, split_info=split_info,
                          labels=labels, export_types=export_types, item_type=item_type, query=query, filter=filter,
-                         operation_list=operation_list, augmentation_list=augmentation_list)
+                         operation_list=operation_list, augmentation_list=augmentation_list,
+                         keep_duplicates_together=keep_duplicates_together or None)
 
     # The update functions name the source version as dataset_version_id or,
     # as the interface's parameter table does, as version_id with dataset_id
@@ -339,17 +352,20 @@ class Client:
     download_chunk_bytes = 1 << 20
 
     def download_dataset(self, version_id: str, export_type: str, custom_download_path: str = "",
-                         is_media_include: bool = True) -> str:
+                         is_media_include: bool = True, only_with_boxes: bool = False) -> str:
         """Downloads a version's archive and unpacks it into custom_download_path
         (default: the current folder); returns the folder it made,
         "<dataset>-<version>-<format>" under that path, as the Go client does.
+        only_with_boxes leaves out the frames without a box.
 
         The archive streams to a temporary file in that path, removed after unpacking.
         """
         base = custom_download_path or "."
         os.makedirs(base, exist_ok=True)
-        body = json.dumps({"version_id": version_id, "export_type": export_type,
-                           "is_media_include": is_media_include}).encode()
+        req = {"version_id": version_id, "export_type": export_type, "is_media_include": is_media_include}
+        if only_with_boxes:
+            req["only_with_boxes"] = True
+        body = json.dumps(req).encode()
         with tempfile.TemporaryFile(dir=base, prefix=".framelake-download-", suffix=".zip") as tmp:
             with self._request("/api/v1/client/download_dataset", body, "application/json") as resp:
                 name = resp.headers.get_filename() or ""

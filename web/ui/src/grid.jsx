@@ -5,6 +5,7 @@ import { navigate } from './router.js'
 import { QueryBar } from './query.jsx'
 import { Facets } from './facets.jsx'
 import { Upload } from './upload.jsx'
+import { SelectionBar, useSelection } from './selection.jsx'
 import { layout, useCursor, useSlashFocus, useView } from './gridnav.js'
 
 export const TYPES = ['image', 'video', 'other']
@@ -16,6 +17,7 @@ function paramsOf(search) {
   return {
     q: p.get('q') ?? '', sortBy: p.get('sort') || 'date_modified', sortOrder: p.get('order') || 'DESC',
     itemType: p.get('type') || 'image', similar: p.get('similar') || '', model: p.get('model') || 'default',
+    picked: p.get('picked') || '',
   }
 }
 
@@ -37,6 +39,7 @@ export function Grid({ search, me }) {
   const L = layout(view, cell, count ?? 0)
   const nav = useCursor(list, scroller, L, view.width)
   useSlashFocus()
+  const sel = useSelection(list, me.role !== 'read')
   const go = (over) => navigate(gridPath({ ...P, ...over }))
 
   useEffect(() => setDraft(P.q), [P.q])
@@ -55,7 +58,8 @@ export function Grid({ search, me }) {
     return () => clearTimeout(t)
   }, [list, L.from, L.to])
 
-  const open = (i, item) => {
+  const open = (i, item, e) => {
+    if (e && sel.click(e, i, item)) return
     nav.place(i)
     navigate('/items/' + encodeURIComponent(item.uniqueName))
   }
@@ -63,7 +67,8 @@ export function Grid({ search, me }) {
   for (let i = L.from; i < L.to; i++) {
     const [x, y] = L.cellAt(i)
     const style = { transform: `translate(${x}px, ${y}px)`, width: cell + 'px' }
-    cells.push(<Cell key={i} index={i} item={itemAt(list, i)} cell={cell} minConf={minConf} style={style} onOpen={open} />)
+    const item = itemAt(list, i)
+    cells.push(<Cell key={i} index={i} item={item} cell={cell} minConf={minConf} style={style} onOpen={open} selected={item && sel.has(item)} />)
   }
 
   return (
@@ -83,10 +88,11 @@ export function Grid({ search, me }) {
           </form>
         </div>
       </div>
+      {sel.enabled && <SelectionBar sel={sel} P={P} count={count} />}
       {uploading && <Upload onDone={invalidate} onClose={() => setUploading(false)} />}
       {error && error.field !== 'query' && <div class="error" role="alert">{error.message}</div>}
       <div class="lake-body">
-        {!P.similar && <Facets q={P.q} itemType={P.itemType} go={go} list={list} />}
+        {!P.similar && !P.picked && <Facets q={P.q} itemType={P.itemType} go={go} list={list} />}
         <div class="scroller" ref={scroller} tabIndex={-1} onKeyDown={nav.onKey}>
           <div class="spacer" style={{ height: L.height + 'px' }}>{cells}</div>
           {count === 0 && <div class="empty">No items match.</div>}
@@ -99,7 +105,15 @@ export function Grid({ search, me }) {
 // Controls are the grid's settings: the similarity banner or type and sort,
 // the thumbnail size and the machine boxes' confidence floor.
 function Controls({ P, go, cell, setCell, minConf, setMinConf }) {
-  const { similar, model, itemType, sortBy, sortOrder } = P
+  const { similar, model, itemType, sortBy, sortOrder, picked } = P
+  if (picked) {
+    return (
+      <span class="similar-to" data-testid="picked-banner">
+        picked on the map
+        <button class="ghost" onClick={() => go({ picked: '' })} title="back to the lake">✕</button>
+      </span>
+    )
+  }
   return (
     <>
       {similar && (
@@ -140,15 +154,15 @@ function Controls({ P, go, cell, setCell, minConf, setMinConf }) {
   )
 }
 
-function Cell({ index, item, cell, minConf, style, onOpen }) {
+function Cell({ index, item, cell, minConf, style, onOpen, selected }) {
   if (!item) return <div class="cell loading" style={style}><div class="frame" style={{ width: cell, height: cell }} /></div>
   const w = item.width || cell
   const h = item.height || cell
   const k = Math.min(cell / w, cell / h)
   return (
-    <a class="cell" href={'/items/' + encodeURIComponent(item.uniqueName)} style={style}
-      data-testid="grid-item" data-unique-name={item.uniqueName} data-index={index}
-      onClick={(e) => { e.preventDefault(); onOpen(index, item) }}>
+    <a class={'cell' + (selected ? ' selected' : '')} href={'/items/' + encodeURIComponent(item.uniqueName)} style={style}
+      data-testid="grid-item" data-unique-name={item.uniqueName} data-index={index} data-selected={selected ? 'true' : 'false'}
+      onClick={(e) => { e.preventDefault(); onOpen(index, item, e) }}>
       <div class="well" style={{ height: cell + 'px' }}>
         <div class="frame" style={{ width: w * k + 'px', height: h * k + 'px' }}>
           {item.thumbUrl

@@ -4,6 +4,7 @@ import { Boxes } from './boxes.jsx'
 import { PAGE, currentList, gridPath, itemAt, loadCount, loadPage } from './lake.js'
 import { navigate } from './router.js'
 import { useZoom } from './zoom.js'
+import { VideoPlayer } from './video.jsx'
 
 // ItemView shows one file full size with its boxes, details, tags and media
 // link. Arrows step through the grid's listing it was opened from; Esc
@@ -47,7 +48,7 @@ export function ItemView({ name }) {
     <div class="item" data-testid="item-view" data-unique-name={item.uniqueName}>
       <div class="stage">
         {item.type === 'video' ? (
-          <video src={item.url} controls preload="metadata" class="media" />
+          <VideoPlayer item={item} />
         ) : (
           <div class="frame" ref={zoom.ref} style={zoom.style}>
             <img src={item.url} alt={item.name} class="media" data-testid="item-image" draggable={false} />
@@ -86,7 +87,7 @@ export function ItemView({ name }) {
             <pre class="metadata">{JSON.stringify(item.metadata, null, 2)}</pre>
           </>
         )}
-        <p class="muted keys">← → step · Esc back to the grid · wheel or + − zoom, drag to pan, 0 resets{zoom.scale > 1 && ` · ${zoom.scale.toFixed(1)}×`}</p>
+        <p class="muted keys">← → step{item.type === 'video' && ' · , . frame by frame'} · Esc back to the grid · wheel or + − zoom, drag to pan, 0 resets{zoom.scale > 1 && ` · ${zoom.scale.toFixed(1)}×`}</p>
       </aside>
     </div>
   )

@@ -10,10 +10,10 @@ let current = null
 
 // A listing is the lake's files in a sort order, or, with similar set, the
 // files nearest to that one by a model's embeddings, nearest first.
-export function listFor({ q = '', sortBy = 'date_modified', sortOrder = 'DESC', itemType = 'image', similar = '', model = '' }) {
-  const key = JSON.stringify([q, sortBy, sortOrder, itemType, similar, model])
+export function listFor({ q = '', sortBy = 'date_modified', sortOrder = 'DESC', itemType = 'image', similar = '', model = '', picked = '' }) {
+  const key = JSON.stringify([q, sortBy, sortOrder, itemType, similar, model, picked])
   if (!current || current.key !== key) {
-    current = { key, q, sortBy, sortOrder, itemType, similar, model, count: null, pages: new Map(), pending: new Map(), cursor: -1, scrollTop: 0 }
+    current = { key, q, sortBy, sortOrder, itemType, similar, model, picked, count: null, pages: new Map(), pending: new Map(), cursor: -1, scrollTop: 0 }
   }
   return current
 }
@@ -31,7 +31,7 @@ export function invalidate() {
 export function gridPath(list) {
   if (!list) return '/'
   const s = qs({ q: list.q, type: list.itemType === 'image' ? '' : list.itemType, sort: list.sortBy === 'date_modified' ? '' : list.sortBy,
-    order: list.sortOrder === 'DESC' ? '' : list.sortOrder, similar: list.similar, model: list.similar ? list.model : '' })
+    order: list.sortOrder === 'DESC' ? '' : list.sortOrder, similar: list.similar, model: list.similar ? list.model : '', picked: list.picked })
   return '/' + (s ? '?' + s : '')
 }
 
@@ -55,8 +55,31 @@ async function similarPage(list, index) {
   return h.filter((x) => by.has(x.uniqueName)).map((x) => ({ ...by.get(x.uniqueName), distance: x.distance }))
 }
 
+// A picked listing is a set of files chosen elsewhere (the embedding map's
+// lasso), kept in this tab's sessionStorage under an id that the address
+// carries (/?picked=<id>): thousands of names do not fit in an address.
+export function pickNames(names) {
+  const id = Date.now().toString(36)
+  sessionStorage.setItem('framelake.picked.' + id, JSON.stringify(names))
+  return id
+}
+
+const pickedNames = (list) => JSON.parse(sessionStorage.getItem('framelake.picked.' + list.picked) ?? '[]')
+
+// pickedPage views one page of picked files in their order; a picked file
+// may be an image or a video, and a listing asks for one type at a time.
+async function pickedPage(list, index) {
+  const names = pickedNames(list).slice(index * PAGE, (index + 1) * PAGE)
+  if (names.length === 0) return []
+  const query = `uniqueName IN (${names.map(quote).join(', ')})`
+  const pages = await Promise.all(['image', 'video'].map((t) => api('/lake/items?' + qs({ query, itemType: t, pageSize: PAGE }))))
+  const by = new Map(pages.flatMap((r) => r.items).map((i) => [i.uniqueName, i]))
+  return names.filter((n) => by.has(n)).map((n) => by.get(n))
+}
+
 export function loadCount(list) {
   if (list.count != null) return Promise.resolve(list.count)
+  if (list.picked) return Promise.resolve((list.count = pickedNames(list).length))
   if (list.similar) return hits(list).then((h) => (list.count = h.length))
   return fn('get_item_count_from_lake', { query: list.q, item_type: list.itemType }).then((r) => (list.count = r[0].count))
 }
@@ -64,7 +87,9 @@ export function loadCount(list) {
 export function loadPage(list, index) {
   if (list.pages.has(index)) return Promise.resolve(list.pages.get(index))
   if (!list.pending.has(index)) {
-    const get = list.similar
+    const get = list.picked
+      ? pickedPage(list, index)
+      : list.similar
       ? similarPage(list, index)
       : api('/lake/items?' + qs({ query: list.q, itemType: list.itemType, pageIndex: index, pageSize: PAGE, sortBy: list.sortBy, sortOrder: list.sortOrder }))
         .then((r) => r.items)

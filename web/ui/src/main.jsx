@@ -5,7 +5,12 @@ import { Grid } from './grid.jsx'
 import { ItemView } from './item.jsx'
 import { Job, Jobs } from './jobs.jsx'
 import { Dataset, Datasets } from './datasets.jsx'
+import { Projects } from './projects.jsx'
+import { Review } from './review.jsx'
 import { navigate, route, useLocation } from './router.js'
+import { MapPage } from './lazy.jsx'
+import { Models } from './models.jsx'
+import { TaskWorkspace } from './workspace.jsx'
 import './style.css'
 
 // App: nothing but sign-in until a key is verified (GET /api/v1/me); then
@@ -30,7 +35,11 @@ function App() {
         <nav>
           <NavLink to="/" on={r.page === 'grid' || r.page === 'item'}>Lake</NavLink>
           <NavLink to="/datasets" on={r.page === 'datasets' || r.page === 'dataset'}>Datasets</NavLink>
+          <NavLink to="/map" on={r.page === 'map'}>Map</NavLink>
+          <NavLink to="/models" on={r.page === 'models'}>Models</NavLink>
           <NavLink to="/jobs" on={r.page === 'jobs' || r.page === 'job'}>Jobs</NavLink>
+          <NavLink to="/projects" on={r.page === 'projects' || r.page === 'task'}>Projects</NavLink>
+          <NavLink to="/review" on={r.page === 'review'}>Review</NavLink>
         </nav>
         <span class="who" data-testid="who" data-role={me.role}>{me.name || me.key} <span class="role">{me.role}</span></span>
         <button class="ghost" onClick={() => { forgetCreds(); setMe(null) }}>Sign out</button>
@@ -42,6 +51,11 @@ function App() {
         {r.page === 'job' && <Job id={r.id} me={me} />}
         {r.page === 'datasets' && <Datasets />}
         {r.page === 'dataset' && <Dataset id={r.id} />}
+        {r.page === 'map' && <MapPage search={loc.search} me={me} />}
+        {r.page === 'models' && <Models search={loc.search} />}
+        {r.page === 'projects' && <Projects me={me} />}
+        {r.page === 'review' && <Review search={loc.search} />}
+        {r.page === 'task' && <TaskWorkspace id={r.id} search={loc.search} me={me} />}
         {r.page === 'missing' && <div class="error">No page at {loc.path}.</div>}
       </main>
     </div>

@@ -1,10 +1,17 @@
+import { useRef } from 'preact/hooks'
+import { useCompletion } from './complete.jsx'
+
 // The query bar: Enter runs the query (Shift+Enter breaks the line); a
 // parse error from the server ("query <line>:<column>: ...") is shown under
-// the text with a caret at its place in the query that was run.
+// the text with a caret at its place in the query that was run. Completion
+// (complete.jsx) offers field names and values as the person types.
 export function QueryBar({ value, submitted, onInput, onSubmit, error }) {
+  const input = useRef()
+  const completion = useCompletion(input, value, onInput)
   return (
     <div class="query">
       <textarea
+        ref={input}
         data-testid="query-input"
         class="query-input"
         rows={Math.min(6, value.split('\n').length)}
@@ -12,13 +19,16 @@ export function QueryBar({ value, submitted, onInput, onSubmit, error }) {
         placeholder='Query the lake, e.g. annotation.label = "car" and width > 640   (press / to focus)'
         value={value}
         onInput={(e) => onInput(e.currentTarget.value)}
+        onBlur={completion.close}
         onKeyDown={(e) => {
+          if (completion.onKey(e)) return
           if (e.key === 'Enter' && !e.shiftKey) {
             e.preventDefault()
             onSubmit()
           }
         }}
       />
+      {completion.popup}
       {error && <QueryError error={error} text={submitted} />}
     </div>
   )

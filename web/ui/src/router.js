@@ -23,8 +23,13 @@ export function route(path) {
   if ((m = path.match(/^\/items\/(.+)$/))) return { page: 'item', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/datasets\/([^/]+)$/))) return { page: 'dataset', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/jobs\/([^/]+)$/))) return { page: 'job', id: decodeURIComponent(m[1]) }
+  if ((m = path.match(/^\/tasks\/([^/]+)$/))) return { page: 'task', id: decodeURIComponent(m[1]) }
+  if (path === '/projects') return { page: 'projects' }
+  if (path === '/review') return { page: 'review' }
   if (path === '/jobs') return { page: 'jobs' }
   if (path === '/datasets') return { page: 'datasets' }
+  if (path === '/map') return { page: 'map' }
+  if (path === '/models') return { page: 'models' }
   if (path === '/') return { page: 'grid' }
   return { page: 'missing' }
 }

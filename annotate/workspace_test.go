@@ -1,0 +1,149 @@
+package annotate_test
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/testmedia"
+	"github.com/framelake/framelake/lake"
+)
+
+// lakeImages stores n images in the lake's collection "pics".
+func (f *fixture) lakeImages(t *testing.T, n int) []lake.File {
+	t.Helper()
+	var ups []lake.Upload
+	for i := range n {
+		b := testmedia.JPEG(64, 48, 100+i)
+		ups = append(ups, lake.Upload{Name: fmt.Sprintf("pic-%d.jpg", i),
+			Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }})
+	}
+	res, err := f.l.Add(f.ctx, lake.AddOptions{Collection: "pics"}, ups)
+	if err != nil || len(res.Stored) != n {
+		t.Fatalf("add: %v %+v", err, res)
+	}
+	return res.Stored
+}
+
+// TestTaskFromLakeImages walks a task made of lake images through its states:
+// not started until the first edit, in progress, refused as done while a
+// frame is unannotated, done once every frame is ("no objects" counting),
+// reopened; a stale edit changes nothing and answers the current boxes.
+func TestTaskFromLakeImages(t *testing.T) {
+	f := open(t, annotate.Image)
+	files := f.lakeImages(t, 3)
+	names := []string{files[2].UniqueName, files[0].UniqueName, files[1].UniqueName}
+	task, err := f.s.CreateTask(f.ctx, f.proj.ID, annotate.NewTask{Name: "morning", UniqueNames: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status != annotate.NotStarted || task.FrameCount != 3 || task.CompletedFrames != 0 || task.TaskName != "morning" {
+		t.Fatalf("new task: %+v", task)
+	}
+	w, err := f.s.TaskWorkspace(f.ctx, task.ID)
+	if err != nil || len(w.Frames) != 3 || w.Frames[0].UniqueName != names[0] || w.Frames[0].Annotated {
+		t.Fatalf("workspace: %+v %v", w, err)
+	}
+	if _, err := f.s.CreateTask(f.ctx, f.proj.ID, annotate.NewTask{UniqueNames: names[:1]}); !errs.Is(err, errs.AlreadyExists) {
+		t.Fatalf("a frame in two tasks: %v", err)
+	}
+
+	res, err := f.s.ReplaceFrameBoxesAt(f.ctx, f.proj.ID, names[0], 1, []annotate.Box{car(5)})
+	if err != nil || res.Version != 2 {
+		t.Fatalf("first edit: %+v %v", res, err)
+	}
+	if task, _ = f.s.Task(f.ctx, task.ID); task.Status != annotate.InProgress || task.CompletedFrames != 1 {
+		t.Fatalf("after the first edit: %+v", task)
+	}
+	_, err = f.s.ReplaceFrameBoxesAt(f.ctx, f.proj.ID, names[0], 1, []annotate.Box{car(20), car(30)})
+	var conflict *annotate.Conflict
+	if !errors.As(err, &conflict) || !errs.Is(err, errs.FailedPrecondition) || conflict.Current.Version != 2 {
+		t.Fatalf("stale edit: %v", err)
+	}
+	var cur []annotate.Annotation
+	json.Unmarshal(conflict.Current.Annotations, &cur)
+	if len(cur) != 1 || cur[0].X != 5 {
+		t.Fatalf("conflict's current boxes: %s", conflict.Current.Annotations)
+	}
+
+	done := annotate.Completed
+	if _, err := f.s.UpdateTask(f.ctx, task.ID, annotate.TaskChange{Status: &done}); !errs.Is(err, errs.FailedPrecondition) {
+		t.Fatalf("done with 2 frames left: %v", err)
+	}
+	for _, n := range names[1:] {
+		if _, err := f.s.ReplaceFrameBoxes(f.ctx, f.proj.ID, n, []annotate.Box{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if task, _ = f.s.Task(f.ctx, task.ID); task.Status != annotate.InProgress {
+		t.Fatalf("all annotated, not marked done: %+v", task)
+	}
+	rename := "morning shift"
+	task, err = f.s.UpdateTask(f.ctx, task.ID, annotate.TaskChange{Status: &done, Name: &rename})
+	if err != nil || task.Status != annotate.Completed || task.TaskName != rename || !task.IsDownloadEnable {
+		t.Fatalf("done: %+v %v", task, err)
+	}
+	d, err := f.s.Download(f.ctx, annotate.DownloadQuery{ProjectID: f.proj.ID, TaskIDs: []string{task.ID}})
+	if err != nil || len(d.Data) != 1 || len(d.Data[0].Frames) != 3 || len(boxesOf(t, d.Data[0].Frames[0])) != 1 {
+		t.Fatalf("download: %+v %v", d, err)
+	}
+	reopen := annotate.InProgress
+	if task, err = f.s.UpdateTask(f.ctx, task.ID, annotate.TaskChange{Status: &reopen}); err != nil || task.Status != annotate.InProgress {
+		t.Fatalf("reopened: %+v %v", task, err)
+	}
+}
+
+// TestSuggestions: a model's boxes with a project label are open suggestions
+// of a frame until accepted (they become human boxes) or rejected.
+func TestSuggestions(t *testing.T) {
+	f := open(t, annotate.Image)
+	files := f.lakeImages(t, 1)
+	if _, err := f.s.CreateTask(f.ctx, f.proj.ID, annotate.NewTask{Query: `collection = "pics"`}); err != nil {
+		t.Fatal(err)
+	}
+	sure, doubt := 0.9, 0.3
+	err := f.db.Tx(f.ctx, func(tx *sql.Tx) error {
+		return lake.ReplaceBoxes(f.ctx, tx, files[0].Seq(), lake.Machine, "run_1", 0, []lake.Box{
+			{Label: "car", X: 1, Y: 2, W: 10, H: 12, Confidence: &sure},
+			{Label: "bus", X: 20, Y: 2, W: 10, H: 12, Confidence: &doubt},
+			{Label: "tree", X: 30, Y: 2, W: 5, H: 5, Confidence: &sure}, // not a project label
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := files[0].UniqueName
+	st, err := f.s.FrameState(f.ctx, f.proj.ID, name)
+	if err != nil || len(st.Suggestions) != 2 || st.Annotated {
+		t.Fatalf("frame: %+v %v", st, err)
+	}
+	min := 0.5
+	res, err := f.s.DecideSuggestions(f.ctx, f.proj.ID, name, annotate.Decision{Accept: true, MinConfidence: &min})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ = f.s.FrameState(f.ctx, f.proj.ID, name)
+	var human []annotate.Annotation
+	json.Unmarshal(st.Annotations, &human)
+	if len(human) != 1 || human[0].Label != "car" || human[0].Source != lake.Human || human[0].Height != 12 ||
+		len(st.Suggestions) != 1 || st.Version != res.Version || !st.Annotated {
+		t.Fatalf("after accepting: %+v", st)
+	}
+	if _, err := f.s.DecideSuggestions(f.ctx, f.proj.ID, name, annotate.Decision{IDs: []string{st.Suggestions[0].ID},
+		Version: 1}); !errs.Is(err, errs.FailedPrecondition) {
+		t.Fatalf("stale reject: %v", err)
+	}
+	if _, err := f.s.DecideSuggestions(f.ctx, f.proj.ID, name, annotate.Decision{IDs: []string{st.Suggestions[0].ID}}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = f.s.FrameState(f.ctx, f.proj.ID, name)
+	if len(st.Suggestions) != 0 || !bytes.Contains(st.Annotations, []byte(`"car"`)) {
+		t.Fatalf("after rejecting: %+v", st)
+	}
+}

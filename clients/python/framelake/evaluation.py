@@ -1,0 +1,38 @@
+"""The evaluation client functions (issues 21 and 24), mixed into Client.
+
+evaluate_detections and find_label_disagreements start jobs and return
+{"jobId"}; wait for them with Client.wait_job, whose "result" holds the
+evaluation or the disagreements.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class EvaluationFunctions:
+    """Named evaluations of a model run against human boxes, and label disagreements."""
+
+    def evaluate_detections(self, pred_run_id: str, key: str, gt_operations: Optional[list] = None,
+                            query: Optional[str] = None, collection_id: Optional[str] = None,
+                            iou: Optional[float] = None, confidence: Optional[float] = None) -> dict:
+        """Evaluates the run's boxes against human boxes (of gt_operations, else all); key names the result."""
+        return self.call("evaluate_detections", pred_run_id=pred_run_id, key=key, gt_operations=gt_operations,
+                         query=query, collection_id=collection_id, iou=iou, confidence=confidence)
+
+    def get_evaluation(self, key: str, unique_name: Optional[str] = None) -> dict:
+        """The figures; with unique_name also "boxes", the outcome of each box of that file."""
+        return self.call("get_evaluation", key=key, unique_name=unique_name)
+
+    def compare_evaluations(self, key_a: str, key_b: str) -> dict:
+        return self.call("compare_evaluations", key_a=key_a, key_b=key_b)
+
+    def delete_evaluation(self, key: str) -> dict:
+        return self.call("delete_evaluation", key=key)
+
+    def list_evaluations(self) -> dict:
+        return self.call("list_evaluations")
+
+    def find_label_disagreements(self, run_id: str, query: Optional[str] = None, iou: Optional[float] = None) -> dict:
+        """Starts the job listing boxes the run missed, added or labelled otherwise than people did."""
+        return self.call("find_label_disagreements", run_id=run_id, query=query, iou=iou)

@@ -1,0 +1,113 @@
+package main_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake"
+)
+
+// BenchmarkFacets1M times what the web app's sidebar and query bar ask of
+// the lake (label, tag and collection counts, histograms, completion lists)
+// on the 1,000,000-file, 3,000,000-box lake of BenchmarkLakeQueries1M, in
+// process, each the median of 7 runs (FRAMELAKE_BENCH_RUNS) after a warm-up.
+// FRAMELAKE_BENCH_FILES builds and uses a smaller lake of that many files
+// (three boxes each) instead, in its own folder.
+func BenchmarkFacets1M(b *testing.B) {
+	spec := benchlake.Spec{Files: 1_000_000, Boxes: 3_000_000, Labels: 50, Collections: 10_000}
+	dir := benchDir(b, "lake-1m")
+	if n, _ := strconv.Atoi(os.Getenv("FRAMELAKE_BENCH_FILES")); n > 0 {
+		spec = benchlake.Spec{Files: n, Boxes: 3 * n, Labels: 50, Collections: n / 100}
+		dir = benchDir(b, "lake-"+strconv.Itoa(n))
+	}
+	ctx := context.Background()
+	if err := benchlake.Ensure(ctx, dir, spec); err != nil {
+		b.Fatal(err)
+	}
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	l := a.Lake
+	// A tagged tenth of the lake, so tag counts have rows to count.
+	if _, err := l.TagSelection(ctx, lake.Selection{Query: "createdAt < 2025-03-15"}, []string{"early"}, nil); err != nil {
+		b.Fatal(err)
+	}
+	sets := func(set, q string) func() error {
+		return func() error { _, err := l.SetCounts(ctx, lake.Selection{Query: q}, set, 20); return err }
+	}
+	hist := func(field, q string) func() error {
+		return func() error { _, err := l.Histogram(ctx, lake.Selection{Query: q}, field, 24); return err }
+	}
+	complete := func(vocab, prefix string) func() error {
+		return func() error { _, err := l.Complete(ctx, vocab, prefix, 12); return err }
+	}
+	cases := []struct {
+		name string
+		fn   func() error
+	}{
+		{"labels", sets("annotation.label", "")},
+		{"labels-of-dog", sets("annotation.label", "annotation.label = dog")},
+		{"labels-of-a-collection", sets("annotation.label", "collection = collection-00042")},
+		{"labels-of-2026", sets("annotation.label", `createdAt >= "2026-01-01"`)},
+		{"tags", sets("Tags", "")},
+		{"collections", sets("collection", "")},
+		{"collections-of-dog", sets("collection", "annotation.label = dog")},
+		{"hist-width", hist("width", "")},
+		{"hist-fileSize", hist("fileSize", "")},
+		{"hist-createdAt", hist("createdAt", "")},
+		{"hist-confidence", hist("annotation.confidence", "")},
+		{"hist-fileSize-of-dog", hist("fileSize", "annotation.label = dog")},
+		{"complete-labels", complete("annotation.label", "label1")},
+		{"complete-collections", complete("collection", "collection-0004")},
+	}
+	runs := 7
+	if n, _ := strconv.Atoi(os.Getenv("FRAMELAKE_BENCH_RUNS")); n > 0 {
+		runs = n
+	}
+	for b.Loop() {
+		for _, c := range cases {
+			wall, cpu := medianCPU(b, runs, c.fn)
+			b.ReportMetric(ms(wall), c.name+"-ms")
+			b.ReportMetric(ms(cpu), c.name+"-cpu-ms")
+		}
+	}
+	for _, q := range []string{"", "annotation.label = dog", "collection = collection-00042", `createdAt >= "2026-01-01"`} {
+		r, err := l.SetCounts(ctx, lake.Selection{Query: q}, "annotation.label", 20)
+		b.Logf("labels of %q: estimated=%v sampled=%d top %v (err %v)", q, r.Estimated, r.Sampled, r.Values[:min(3, len(r.Values))], err)
+	}
+}
+
+// medianCPU times fn n times after a warm-up and returns the median wall
+// time and the median CPU time of the process (user and system): on a
+// machine whose cores are shared, CPU time is the work a call costs, wall
+// time what a caller waited.
+func medianCPU(b *testing.B, n int, fn func() error) (wall, cpu time.Duration) {
+	if err := fn(); err != nil {
+		b.Fatal(err)
+	}
+	used := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	ws, cs := make([]time.Duration, n), make([]time.Duration, n)
+	for i := range ws {
+		t, c := time.Now(), used()
+		if err := fn(); err != nil {
+			b.Fatal(err)
+		}
+		ws[i], cs[i] = time.Since(t), used()-c
+	}
+	slices.Sort(ws)
+	slices.Sort(cs)
+	return ws[n/2], cs[n/2]
+}

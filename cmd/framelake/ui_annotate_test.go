@@ -1,0 +1,119 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"mime/multipart"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/internal/testmedia"
+)
+
+// TestWebAppAnnotate drives the annotation workspace of the real binary in
+// Chromium (web/ui/test/annotate.mjs): a project and a task of three lake
+// photos made on the projects page, a box drawn by mouse and found stored
+// where the drag went, moved, relabelled by hotkey, the change undone, a
+// frame marked empty, a suggestion of the default detector accepted and
+// stored as human, the task completed (status 2 in Get Task List, the boxes
+// in Download Annotations), and a stale tab's edit shown as a conflict
+// instead of written. It also times opening a 1080p frame with 200 boxes.
+// It fails, never skips, when Node, Chromium, the photos or the models are
+// missing.
+func TestWebAppAnnotate(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed; make test installs it (Debian nodejs)")
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		t.Fatal("/usr/bin/chromium is missing; make test installs it (Debian chromium)")
+	}
+	ui, _ := filepath.Abs("../../web/ui")
+	if _, err := os.Stat(filepath.Join(ui, "node_modules", "playwright-core")); err != nil {
+		t.Fatal("web/ui/node_modules/playwright-core is missing; run make ui-deps (npm ci in web/ui)")
+	}
+	t.Setenv("FRAMELAKE_MODELS_DIR", builtModelsDir(t))
+	s := startUIServer(t)
+	var names []string
+	var sizes [][2]int
+	for _, photo := range []string{"dog.jpg", "person.jpg", "horses.jpg"} {
+		b, err := os.ReadFile(filepath.Join("/usr/share/darknet/data", photo))
+		if err != nil {
+			t.Fatalf("%v: install Debian's darknet package (make test does)", err)
+		}
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		fw, _ := mw.CreateFormFile("files", photo)
+		fw.Write(b)
+		mw.WriteField("collectionName", "photos")
+		mw.Close()
+		var res struct {
+			Stored []struct {
+				UniqueName    string
+				Width, Height int
+			}
+		}
+		s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, &res)
+		names = append(names, res.Stored[0].UniqueName)
+		sizes = append(sizes, [2]int{res.Stored[0].Width, res.Stored[0].Height})
+	}
+	bench := s.benchTask(t)
+	shots := os.Getenv("FRAMELAKE_UI_SHOTS")
+	if shots == "" {
+		shots = filepath.Join(os.TempDir(), "framelake-annotate-shots-"+time.Now().UTC().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", shots)
+	expect, _ := json.Marshal(map[string]any{"names": names, "sizes": sizes, "bench": bench})
+	cmd := exec.Command(node, "test/annotate.mjs")
+	cmd.Dir = ui
+	cmd.Env = append(os.Environ(), "BASE="+s.base, "KEY="+s.admin["key"], "SECRET="+s.admin["secret"],
+		"EXPECT="+string(expect), "OUT="+shots)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("browser checks: %v", err)
+	}
+}
+
+// benchTask uploads two 1920x1080 frames with 200 boxes each through an
+// annotation project and returns its task's id and the frames' names.
+func (s *uiServer) benchTask(t *testing.T) map[string]any {
+	t.Helper()
+	var p struct{ ProjectID string }
+	s.call(t, s.admin, "POST", "/api/v1/projects", "application/json", strings.NewReader(
+		`{"projectName":"bench","contentType":2,"labels":[{"labelName":"car"},{"labelName":"person"}]}`), &p)
+	var up struct{ UploadID string }
+	s.call(t, s.admin, "POST", "/api/v1/projects/"+p.ProjectID+"/uploads", "application/json",
+		strings.NewReader(`{"collectionName":"bench-1080p","totalFileCount":2}`), &up)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var names []string
+	for i := range 2 {
+		boxes := make([]map[string]any, 200)
+		for j := range boxes {
+			boxes[j] = map[string]any{"label": []string{"car", "person"}[j%2], "x": rng.IntN(1800), "y": rng.IntN(1000),
+				"width": 20 + rng.IntN(100), "height": 20 + rng.IntN(80)}
+		}
+		labels, _ := json.Marshal(boxes)
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		fw, _ := mw.CreateFormFile("files", fmt.Sprintf("bench-%d.jpg", i))
+		fw.Write(testmedia.JPEG(1920, 1080, 500+i))
+		mw.WriteField("labels", string(labels))
+		mw.Close()
+		var r struct{ UniqueName string }
+		s.call(t, s.admin, "POST", "/api/v1/uploads/"+up.UploadID+"/files", mw.FormDataContentType(), &body, &r)
+		names = append(names, r.UniqueName)
+	}
+	var tasks struct{ TaskList []struct{ ID string } }
+	s.call(t, s.admin, "GET", "/api/v1/tasks?projectId="+p.ProjectID, "", nil, &tasks)
+	return map[string]any{"taskId": tasks.TaskList[0].ID, "projectId": p.ProjectID, "names": names}
+}

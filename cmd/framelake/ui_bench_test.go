@@ -1,0 +1,82 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/client"
+	"github.com/framelake/framelake/internal/benchlake"
+)
+
+// BenchmarkWebApp times the web app in headless Chromium against the real
+// binary on a generated lake (FRAMELAKE_BENCH_UI_FILES files, default
+// 1,000,000, with three boxes each over 50 labels and real JPEGs shared by
+// the files): the first grid page with its thumbnails loaded, a jump to
+// item 900,000, a facet click and a typed query until the count changes
+// (web/ui/test/bench.mjs), medians of five rounds, and the server's peak RSS.
+func BenchmarkWebApp(b *testing.B) {
+	files := 1_000_000
+	if n, err := strconv.Atoi(os.Getenv("FRAMELAKE_BENCH_UI_FILES")); err == nil && n > 0 {
+		files = n
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Fatal("node is not installed; make test installs it (Debian nodejs)")
+	}
+	ui, _ := filepath.Abs("../../web/ui")
+	dir := benchDir(b, fmt.Sprintf("ui-lake-%d", files))
+	ctx := context.Background()
+	t0 := time.Now()
+	if err := benchlake.Ensure(ctx, dir, benchlake.Spec{Files: files, Boxes: 3 * files, Labels: 50, Collections: 100, Media: true}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("lake ready in %s (built once, then reused from %s)", time.Since(t0).Round(time.Second), dir)
+	out, err := exec.Command(bin, "keys", "create", "--data", dir, "--name", "bench", "--role", "read", "--json").Output()
+	var key map[string]string
+	if err != nil || json.Unmarshal(out, &key) != nil {
+		b.Fatalf("keys create: %v %s", err, out)
+	}
+	for b.Loop() {
+		addr := freeAddr(b)
+		srv := exec.Command(bin, "serve", "--data", dir, "--addr", addr, "--log-format", "json")
+		if err := srv.Start(); err != nil {
+			b.Fatal(err)
+		}
+		base := "http://" + addr
+		for i := 0; i < 600 && client.New(base, "", "").Health(ctx) != nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+		cmd := exec.Command(node, "test/bench.mjs")
+		cmd.Dir = ui
+		cmd.Env = append(os.Environ(), "BASE="+base, "KEY="+key["key"], "SECRET="+key["secret"],
+			"JUMP="+strconv.Itoa(files*9/10))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		res, err := cmd.Output()
+		rss := peakRSS(b, srv.Process.Pid)
+		srv.Process.Kill()
+		srv.Wait()
+		if err != nil {
+			b.Fatalf("bench.mjs: %v\n%s%s", err, res, stderr.String())
+		}
+		var figures map[string][]float64
+		if err := json.Unmarshal(res, &figures); err != nil {
+			b.Fatalf("bench.mjs printed %q: %v", res, err)
+		}
+		b.Logf("rounds (ms): %s", res)
+		for name, ms := range figures {
+			slices.Sort(ms)
+			b.ReportMetric(ms[len(ms)/2], name+"-ms")
+		}
+		b.ReportMetric(float64(rss)/1024, "server-peak-RSS-MB")
+	}
+}

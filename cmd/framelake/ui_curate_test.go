@@ -1,0 +1,111 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/internal/testmedia"
+)
+
+// TestWebAppCurate curates in the real binary's web app in Chromium
+// (web/ui/test/curate.mjs): completes a query from the keyboard, clicks label
+// facets, brushes the width histogram, shift-selects three items and tags
+// them, selects all matching and adds them to a collection, and starts an
+// auto tagging job from the selection. Like TestWebAppInBrowser it fails,
+// never skips, when Node, Chromium or playwright-core is missing.
+func TestWebAppCurate(t *testing.T) {
+	node, ui := browserTools(t)
+	s := startUIServer(t)
+	// car on 0, 2, 3; person on 1, 2; none on 4, 5.
+	s.uploadLabelled(t, 640, 480, []string{
+		`[{"label":"car","x":100,"y":60,"width":200,"height":120}]`,
+		`[{"label":"person","x":400,"y":200,"width":80,"height":200}]`,
+		`[{"label":"car","x":10,"y":10,"width":50,"height":50},{"label":"person","x":300,"y":100,"width":60,"height":150}]`,
+		`[{"label":"car","x":200,"y":200,"width":100,"height":80}]`,
+		`[]`, `[]`,
+	})
+	s.machineBoxes(t, `annotation.label = person`) // registers the model the page will run
+	const small = 40
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for i := range small {
+		fw, _ := mw.CreateFormFile("files", fmt.Sprintf("small-%02d.jpg", i))
+		fw.Write(testmedia.JPEG(32, 24, i+100))
+	}
+	mw.Close()
+	s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, nil)
+
+	// The routes the page uses answer scripts too.
+	var labels struct {
+		Values []struct {
+			Value  string
+			Count  int
+			Clause string
+		}
+		More bool
+	}
+	s.call(t, s.read, "GET", "/api/v1/lake/facets/annotation.label?limit=2&query="+url.QueryEscape("width > 100"), "", nil, &labels)
+	if got := fmt.Sprint(labels.Values); got != "[{car 3 annotation.label = car} {bike 2 annotation.label = bike}]" || !labels.More {
+		t.Errorf("label facet: %s more=%v", got, labels.More)
+	}
+	var done struct{ Values []string }
+	s.call(t, s.read, "GET", "/api/v1/lake/complete?field=annotation.label&prefix=p", "", nil, &done)
+	if fmt.Sprint(done.Values) != "[person]" {
+		t.Errorf("completion of labels from p: %v", done.Values)
+	}
+
+	shots := os.Getenv("FRAMELAKE_UI_SHOTS")
+	if shots == "" {
+		shots = filepath.Join(os.TempDir(), "framelake-ui-shots-"+time.Now().UTC().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", shots)
+	created, err := run(t, "keys", "create", "--data", s.data, "--name", "curator", "--role", "write", "--json")
+	var write map[string]string
+	if err != nil || json.Unmarshal([]byte(created), &write) != nil {
+		t.Fatalf("keys create: %v %s", err, created)
+	}
+	expect, _ := json.Marshal(map[string]any{"count": 6 + small, "small": small, "model": "fixed",
+		"labels": map[string]int{"car": 3, "person": 2, "both": 1}})
+	cmd := exec.Command(node, "test/curate.mjs")
+	cmd.Dir = ui
+	cmd.Env = append(os.Environ(), "BASE="+s.base, "KEY="+s.read["key"], "SECRET="+s.read["secret"],
+		"WRITE_KEY="+write["key"], "WRITE_SECRET="+write["secret"], "EXPECT="+string(expect), "OUT="+shots)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("browser checks: %v", err)
+	}
+	if !strings.Contains(string(out), "curate checks passed") {
+		t.Fatal("curate.mjs ended without passing")
+	}
+}
+
+// browserTools finds node and the web app's folder with playwright-core,
+// failing (not skipping) when one is missing.
+func browserTools(t *testing.T) (node, ui string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed; make test installs it (Debian nodejs)")
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		t.Fatal("/usr/bin/chromium is missing; make test installs it (Debian chromium)")
+	}
+	ui, _ = filepath.Abs("../../web/ui")
+	if _, err := os.Stat(filepath.Join(ui, "node_modules", "playwright-core")); err != nil {
+		t.Fatal("web/ui/node_modules/playwright-core is missing; run make ui-deps (npm ci in web/ui)")
+	}
+	return node, ui
+}

@@ -1,0 +1,186 @@
+package evaluate
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sort"
+)
+
+// The COCO protocol as pycocotools' COCOeval (iouType "bbox") defines it.
+const (
+	nThr    = 10  // IoU thresholds .50:.05:.95
+	nRec    = 101 // recall thresholds 0:.01:1
+	nArea   = 4   // all, small, medium, large
+	maxDets = 100 // the largest of maxDets 1, 10, 100
+)
+
+// Area ranges of human boxes in pixels² (all, small < 32², medium, large > 96²).
+var areaRng = [nArea][2]float64{{0, 1e10}, {0, 32 * 32}, {32 * 32, 96 * 96}, {96 * 96, 1e10}}
+
+var maxDetList = [...]int{1, 10, 100}
+
+// iouThrs and recThrs are numpy's linspace(.5, .95, 10) and linspace(0, 1, 101),
+// computed as numpy does so thresholds compare as they do there.
+var iouThrs, recThrs = linspace(.5, .95, nThr), linspace(0, 1, nRec)
+
+func linspace(a, b float64, n int) []float64 {
+	out := make([]float64, n)
+	step := (b - a) / float64(n-1)
+	for i := range out {
+		out[i] = float64(i)*step + a
+	}
+	out[n-1] = b
+	return out
+}
+
+// cocoLabel gathers, for one label over all frames, what COCOeval.accumulate
+// reads: every predicted box kept (at most maxDets per frame, best first)
+// with its score, its rank in its frame, and per (area range, threshold) bit
+// a*nThr+t whether it is a true positive or ignored (neither: a false
+// positive); and the count of human boxes not ignored per area range.
+type cocoLabel struct {
+	score []float64
+	rank  []uint8
+	tp    []uint64
+	ig    []uint64
+	npig  [nArea]int
+}
+
+// addFrame evaluates one frame's boxes of this label (ds sorted byScore)
+// the way COCOeval.evaluateImg does, for every area range and threshold.
+func (c *cocoLabel) addFrame(gs, ds []box) {
+	if len(ds) > maxDets {
+		ds = ds[:maxDets]
+	}
+	m := ious(gs, ds)
+	crowd := func(i int) bool { return gs[i].crowd }
+	ignore, taken := make([]bool, len(gs)), make([]bool, len(gs))
+	order := make([]int, 0, len(gs))
+	tp, ig := make([]uint64, len(ds)), make([]uint64, len(ds))
+	for a, rng := range areaRng {
+		order = order[:0]
+		for i, g := range gs {
+			ignore[i] = g.crowd || g.area() < rng[0] || g.area() > rng[1]
+			if !ignore[i] {
+				order = append(order, i)
+				c.npig[a]++
+			}
+		}
+		for i := range gs {
+			if ignore[i] {
+				order = append(order, i)
+			}
+		}
+		for t, thr := range iouThrs {
+			clear(taken)
+			bit := uint64(1) << (a*nThr + t)
+			for j, d := range ds {
+				g, _ := take(m[j*len(gs):(j+1)*len(gs)], order, taken, ignore, crowd, thr)
+				switch {
+				case g >= 0:
+					taken[g] = true
+					if ignore[g] {
+						ig[j] |= bit
+					} else {
+						tp[j] |= bit
+					}
+				case d.area() < rng[0] || d.area() > rng[1]:
+					ig[j] |= bit // unmatched and outside the range: not counted
+				}
+			}
+		}
+	}
+	for j, d := range ds {
+		c.score = append(c.score, d.score)
+		c.rank = append(c.rank, uint8(j))
+		c.tp = append(c.tp, tp[j])
+		c.ig = append(c.ig, ig[j])
+	}
+}
+
+// cocoCurves is COCOeval.accumulate for one label: interpolated precision
+// per area range and threshold at 101 recall points (maxDets 100), and
+// recall per area range, maxDets and threshold. A range without human boxes
+// has valid false, as pycocotools leaves -1 there.
+type cocoCurves struct {
+	valid     [nArea]bool
+	precision [nArea][nThr][nRec]float64
+	recall    [nArea][len(maxDetList)][nThr]float64
+}
+
+func (c *cocoLabel) accumulate() *cocoCurves {
+	order := make([]int32, len(c.score))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	// Frames were added in order and each frame's boxes best first, so a
+	// stable sort by score is numpy's mergesort over the concatenation.
+	slices.SortStableFunc(order, func(i, j int32) int { return cmp.Compare(c.score[j], c.score[i]) })
+	// Read in that order from here on, sequentially.
+	rank, tp, ig := make([]uint8, len(order)), make([]uint64, len(order)), make([]uint64, len(order))
+	for i, k := range order {
+		rank[i], tp[i], ig[i] = c.rank[k], c.tp[k], c.ig[k]
+	}
+	out := &cocoCurves{}
+	var tpc, fpc []float64
+	for a := range nArea {
+		if c.npig[a] == 0 {
+			continue
+		}
+		out.valid[a] = true
+		for mi, md := range maxDetList {
+			for t := range nThr {
+				bit := uint64(1) << (a*nThr + t)
+				tpc, fpc = tpc[:0], fpc[:0]
+				var tps, fps float64
+				for k := range rank {
+					if int(rank[k]) >= md || ig[k]&bit != 0 {
+						continue
+					}
+					if tp[k]&bit != 0 {
+						tps++
+					} else {
+						fps++
+					}
+					tpc, fpc = append(tpc, tps), append(fpc, fps)
+				}
+				npig := float64(c.npig[a])
+				if len(tpc) > 0 {
+					out.recall[a][mi][t] = tpc[len(tpc)-1] / npig
+				}
+				if md == maxDets {
+					interpolate(tpc, fpc, npig, &out.precision[a][t])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// eps is numpy's spacing(1), which pycocotools adds to precision's denominator.
+var eps = math.Nextafter(1, 2) - 1
+
+// interpolate fills q with precision made monotone from the right, read at
+// each recall threshold at the first point reaching it (searchsorted left);
+// thresholds past the last recall stay 0.
+func interpolate(tpc, fpc []float64, npig float64, q *[nRec]float64) {
+	nd := len(tpc)
+	rc, pr := make([]float64, nd), make([]float64, nd)
+	for i := range nd {
+		rc[i] = tpc[i] / npig
+		pr[i] = tpc[i] / (fpc[i] + tpc[i] + eps)
+	}
+	for i := nd - 1; i > 0; i-- {
+		if pr[i] > pr[i-1] {
+			pr[i-1] = pr[i]
+		}
+	}
+	for r, thr := range recThrs {
+		i := sort.SearchFloat64s(rc, thr)
+		if i >= nd {
+			break
+		}
+		q[r] = pr[i]
+	}
+}

@@ -1,0 +1,246 @@
+// Package evaluate measures a model run's boxes against people's: named
+// evaluations with COCO and VOC figures, per-box outcomes and per-file
+// counts, and label disagreements.
+//
+// Protocol. Each frame (an image, or a frame of a video) that has human
+// boxes is evaluated: its human boxes against the run's predicted boxes on
+// it. A predicted box on a frame nobody labelled is not judged. The COCO
+// figures follow pycocotools' COCOeval for boxes: per label and frame,
+// predicted boxes best score first (ties keep their order: a stable sort),
+// at most 100 per frame and label; each takes the free human box of its
+// label with the highest IoU at or above the threshold (ties to the later
+// box), one predicted box per human box; human boxes attributed iscrowd are
+// crowd regions (IoU over the predicted box's area, matched any number of
+// times, neither counted nor counting). Thresholds .50:.05:.95; precision
+// made monotone and read at 101 recall points; area ranges small (< 32²
+// pixels), medium, large (> 96²) by the human box's area (w×h in pixels;
+// boxes are stored in pixels), an unmatched predicted box outside the range
+// ignored; maxDets 1, 10, 100 for recall (AR1, AR10, AR100). mAP averages
+// over thresholds, recall points and labels with human boxes; a figure with
+// nothing to average is -1, as there. VOC_AP50 is the VOC devkit's: each
+// predicted box goes to the human box it overlaps most, a true positive at
+// IoU >= 0.5 if that box is still free, AP the area under the precision
+// curve made monotone (all-point interpolation).
+//
+// Outcomes. At the evaluation's own IoU (default 0.5) the same greedy
+// matching gives every box an outcome (tp, fp, fn; ignored for crowd boxes)
+// with the box it matched and the IoU; then leftover predicted boxes take
+// leftover human boxes of another label (label mismatches: still an fp and
+// an fn, but off the confusion matrix's diagonal instead of in its
+// background row and column). Predicted boxes under the evaluation's
+// confidence (default 0: all) count for AP only and get no outcome.
+// precision, recall, F1 and tp, fp, fn per label come from the outcomes.
+// Each evaluated file gets its counts in the lake (eval.<key>.tp|fp|fn).
+//
+// An evaluation runs as a job that reads boxes file by file in pages, so
+// memory holds a few bytes per predicted box, not the boxes.
+package evaluate
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/lake"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrations are the package's numbered schema files, applied after the
+// lake's with db.Migrate(ctx, "evaluate", evaluate.Migrations).
+var Migrations, _ = fs.Sub(migrations, "migrations")
+
+// Job types.
+const (
+	JobType             = "evaluation"
+	DisagreementJobType = "label_disagreements"
+)
+
+// Defaults of a request.
+const (
+	DefaultIoU = 0.5
+	// MaxListedFiles bounds the files a disagreement job's result lists; the
+	// rest are found with the query disagreement.count > 0.
+	MaxListedFiles = 1000
+)
+
+// Request asks for an evaluation.
+type Request struct {
+	Key          string
+	PredRunID    string   // the model run whose machine boxes are judged
+	GTOperations []string // annotation projects whose human boxes are the truth; all human boxes when empty
+	Query        string   // narrows the files (the lake's query language)
+	CollectionID string   // the files of this collection; all images when empty
+	IoU          float64  // outcome threshold; 0 means DefaultIoU
+	Confidence   float64  // predicted boxes under it get no outcome
+	CreatedBy    string
+}
+
+// Params are a stored evaluation's parameters, as the wire names them.
+type Params struct {
+	PredRunID    string   `json:"pred_run_id"`
+	GTOperations []string `json:"gt_operations"`
+	Query        string   `json:"query"`
+	CollectionID string   `json:"collection_id"`
+	IoU          float64  `json:"iou"`
+	Confidence   float64  `json:"confidence"`
+}
+
+// Metrics are an evaluation's figures (see the package comment).
+type Metrics struct {
+	MAP       float64                `json:"mAP"`
+	AP50      float64                `json:"AP50"`
+	AP75      float64                `json:"AP75"`
+	MAPSmall  float64                `json:"mAP_small"`
+	MAPMedium float64                `json:"mAP_medium"`
+	MAPLarge  float64                `json:"mAP_large"`
+	VOCAP50   float64                `json:"VOC_AP50"`
+	AR1       float64                `json:"AR1"`
+	AR10      float64                `json:"AR10"`
+	AR100     float64                `json:"AR100"`
+	Labels    map[string]LabelResult `json:"labels"`
+	Confusion Confusion              `json:"confusion"`
+	// PR is each label's COCO precision at IoU 0.50 at the 101 recall points.
+	PR map[string]Curve `json:"pr"`
+}
+
+// Result is a finished evaluation: get_evaluation's answer and its job's result.
+type Result struct {
+	Key    string `json:"key"`
+	Params Params `json:"params"`
+	Metrics
+}
+
+// LabelResult is one label's figures.
+type LabelResult struct {
+	AP        float64 `json:"AP"`
+	AP50      float64 `json:"AP50"`
+	VOCAP50   float64 `json:"VOC_AP50"`
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
+	TP        int     `json:"tp"`
+	FP        int     `json:"fp"`
+	FN        int     `json:"fn"`
+}
+
+// Confusion counts human labels (rows) against predicted labels (columns),
+// Background last: a missed human box is in its label's background column,
+// a spurious predicted box in the background row.
+type Confusion struct {
+	Labels []string `json:"labels"`
+	Matrix [][]int  `json:"matrix"`
+}
+
+// Curve is a precision-recall curve.
+type Curve struct {
+	Recall    []float64 `json:"recall"`
+	Precision []float64 `json:"precision"`
+}
+
+// Status of a stored evaluation.
+type Status string
+
+const (
+	Running   Status = "running"
+	Completed Status = "completed"
+	Failed    Status = "failed"
+)
+
+// Evaluation is a stored evaluation as list_evaluations shows it.
+type Evaluation struct {
+	Key       string    `json:"key"`
+	Params    Params    `json:"params"`
+	Status    Status    `json:"status"`
+	JobID     string    `json:"jobId"`
+	Error     string    `json:"error,omitempty"`
+	CreatedBy string    `json:"createdBy,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	// Result is kept out of listings; Get returns it.
+	result json.RawMessage
+}
+
+// BoxOutcome is one box's outcome in an evaluation.
+type BoxOutcome struct {
+	ID      string   `json:"id"`
+	Source  string   `json:"source"` // human or machine
+	Label   string   `json:"label"`
+	Frame   int      `json:"frame"`
+	Outcome string   `json:"outcome"`           // tp, fp, fn, ignored
+	MatchID string   `json:"matchId,omitempty"` // the box it was paired with
+	IoU     *float64 `json:"iou,omitempty"`
+	// Mismatch is set when the match has another label.
+	Mismatch bool `json:"mismatch,omitempty"`
+
+	seq int64
+}
+
+// Comparison sets two evaluations side by side, per label.
+type Comparison struct {
+	KeyA   string            `json:"key_a"`
+	KeyB   string            `json:"key_b"`
+	A      Summary           `json:"a"`
+	B      Summary           `json:"b"`
+	Labels []LabelComparison `json:"labels"`
+}
+
+// Summary is an evaluation's overall figures.
+type Summary struct {
+	MAP     float64 `json:"mAP"`
+	AP50    float64 `json:"AP50"`
+	AP75    float64 `json:"AP75"`
+	VOCAP50 float64 `json:"VOC_AP50"`
+}
+
+// LabelComparison is one label in both evaluations; a side is null when the
+// label is not in it. Better names the key with the higher AP ("" on a tie
+// or when either is undefined).
+type LabelComparison struct {
+	Label  string       `json:"label"`
+	A      *LabelResult `json:"a"`
+	B      *LabelResult `json:"b"`
+	Better string       `json:"better"`
+}
+
+// OperationSource says whether an id is one of its operations (analysis
+// runs, annotation projects), so an id with no boxes yet is still known.
+type OperationSource interface {
+	HasOperation(ctx context.Context, operation string) (bool, error)
+}
+
+// Options tune the service.
+type Options struct {
+	Logger *slog.Logger
+	// PageFiles is how many files are read per page of boxes; default 1000.
+	PageFiles int
+}
+
+// Service runs and keeps evaluations. It is safe for concurrent use.
+type Service struct {
+	db   *sqlitedb.DB
+	lake *lake.Lake
+	jobs *job.Queue
+	runs OperationSource
+	opt  Options
+}
+
+// New returns the service and registers its job handlers on jobs. runs
+// knows model run ids (nil: only ids that have boxes are known).
+func New(db *sqlitedb.DB, l *lake.Lake, jobs *job.Queue, runs OperationSource, opt Options) *Service {
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.PageFiles <= 0 {
+		opt.PageFiles = 1000
+	}
+	s := &Service{db: db, lake: l, jobs: jobs, runs: runs, opt: opt}
+	jobs.Handle(JobType, s.runJob)
+	jobs.Handle(DisagreementJobType, s.disagreementJob)
+	return s
+}

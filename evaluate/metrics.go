@@ -1,0 +1,225 @@
+package evaluate
+
+import (
+	"sort"
+)
+
+// evaluator takes an evaluation's frames one at a time and keeps only what
+// the figures need (per predicted box a score and a few bits), so a million
+// boxes are evaluated without holding them.
+type evaluator struct {
+	thr, conf float64
+	coco      map[string]*cocoLabel
+	voc       map[string]*vocLabel
+	counts    map[string]*[3]int // tp, fp, fn at thr
+	confusion map[[2]string]int  // (human label, predicted label); "" is background
+	frames    int
+}
+
+func newEvaluator(thr, conf float64) *evaluator {
+	return &evaluator{thr: thr, conf: conf, coco: map[string]*cocoLabel{}, voc: map[string]*vocLabel{},
+		counts: map[string]*[3]int{}, confusion: map[[2]string]int{}}
+}
+
+// addFrame evaluates one frame (an image, or one frame of a video): gs are
+// its human boxes, ds its predicted ones in any order. It returns the
+// outcome of every box at the evaluation's IoU; predicted boxes under the
+// confidence take part in the AP figures only and get none.
+func (e *evaluator) addFrame(gs, ds []box) []outcome {
+	e.frames++
+	byScore(ds)
+	for label, p := range splitByLabel(gs, ds) {
+		c := e.coco[label]
+		if c == nil {
+			c = &cocoLabel{}
+			e.coco[label], e.voc[label], e.counts[label] = c, &vocLabel{}, &[3]int{}
+		}
+		c.addFrame(p[0], p[1])
+		e.voc[label].addFrame(p[0], p[1], vocThr)
+	}
+	kept := ds
+	for i, d := range ds {
+		if d.score < e.conf {
+			kept = ds[:i]
+			break
+		}
+	}
+	out := matchFrame(gs, kept, e.thr)
+	for _, o := range out {
+		e.count(o)
+	}
+	return out
+}
+
+// count adds one outcome to the label counts and the confusion matrix: a
+// label mismatch is counted once, from the human box's side.
+func (e *evaluator) count(o outcome) {
+	n := e.counts[o.label]
+	switch {
+	case o.kind == TP && o.human:
+		n[0]++
+		e.confusion[[2]string{o.label, o.label}]++
+	case o.kind == FP:
+		n[1]++
+		if !o.other {
+			e.confusion[[2]string{"", o.label}]++
+		}
+	case o.kind == FN:
+		n[2]++
+		if o.other {
+			e.confusion[[2]string{o.label, o.mLabel}]++
+		} else {
+			e.confusion[[2]string{o.label, ""}]++
+		}
+	}
+}
+
+// splitByLabel groups a frame's boxes by label, keeping their order.
+func splitByLabel(gs, ds []box) map[string]*[2][]box {
+	out := map[string]*[2][]box{}
+	for side, bs := range [2][]box{gs, ds} {
+		for _, b := range bs {
+			p := out[b.label]
+			if p == nil {
+				p = &[2][]box{}
+				out[b.label] = p
+			}
+			p[side] = append(p[side], b)
+		}
+	}
+	return out
+}
+
+// Background names the row and column of missed and spurious boxes in the
+// confusion matrix; it is always last.
+const Background = "background"
+
+// Undefined is the value of a figure with nothing to measure (no human box
+// of the label, or of any label in an area range), as pycocotools gives -1.
+const Undefined = -1.0
+
+// result computes the figures; params and key are the caller's.
+func (e *evaluator) result() Metrics {
+	labels := make([]string, 0, len(e.coco))
+	for l := range e.coco {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	m := Metrics{Labels: map[string]LabelResult{}, PR: map[string]Curve{}}
+	var all summary
+	for _, l := range labels {
+		curves := e.coco[l].accumulate()
+		all.add(curves)
+		lr := LabelResult{AP: Undefined, AP50: Undefined, VOCAP50: Undefined}
+		if curves.valid[0] {
+			lr.AP = meanOf(curves.precision[0][:]...)
+			lr.AP50 = meanOf(curves.precision[0][0])
+			m.PR[l] = Curve{Recall: recallPoints, Precision: append([]float64(nil), curves.precision[0][0][:]...)}
+		}
+		if v := e.voc[l]; v.npos > 0 {
+			lr.VOCAP50 = allPointAP(v.curve())
+			all.voc = append(all.voc, lr.VOCAP50)
+		}
+		n := e.counts[l]
+		lr.TP, lr.FP, lr.FN = n[0], n[1], n[2]
+		lr.Precision, lr.Recall, lr.F1 = prf(n[0], n[1], n[2])
+		m.Labels[l] = lr
+	}
+	all.fill(&m)
+	m.Confusion = e.confusionMatrix(labels)
+	return m
+}
+
+// recallPoints are the recall thresholds as reported: i/100, where the
+// thresholds compared against are numpy's linspace (0.35000000000000003).
+var recallPoints = func() []float64 {
+	out := make([]float64, nRec)
+	for i := range out {
+		out[i] = float64(i) / (nRec - 1)
+	}
+	return out
+}()
+
+// prf is precision, recall and F1 from counts; 0 where undefined.
+func prf(tp, fp, fn int) (p, r, f1 float64) {
+	if tp+fp > 0 {
+		p = float64(tp) / float64(tp+fp)
+	}
+	if tp+fn > 0 {
+		r = float64(tp) / float64(tp+fn)
+	}
+	if p+r > 0 {
+		f1 = 2 * p * r / (p + r)
+	}
+	return p, r, f1
+}
+
+func (e *evaluator) confusionMatrix(labels []string) Confusion {
+	names := append(append([]string(nil), labels...), Background)
+	idx := map[string]int{"": len(labels)}
+	for i, l := range labels {
+		idx[l] = i
+	}
+	mat := make([][]int, len(names))
+	for i := range mat {
+		mat[i] = make([]int, len(names))
+	}
+	for k, n := range e.confusion {
+		mat[idx[k[0]]][idx[k[1]]] += n
+	}
+	return Confusion{Labels: names, Matrix: mat}
+}
+
+// summary averages the labels' COCO curves the way COCOeval.summarize does:
+// over every threshold, recall point and label with human boxes in range.
+type summary struct {
+	ap   [nArea][]float64 // per valid label: mean precision over thresholds and recall points
+	ap50 []float64
+	ap75 []float64
+	ar   [len(maxDetList)][]float64
+	voc  []float64
+}
+
+func (s *summary) add(c *cocoCurves) {
+	for a := range nArea {
+		if c.valid[a] {
+			s.ap[a] = append(s.ap[a], meanOf(c.precision[a][:]...))
+		}
+	}
+	if !c.valid[0] {
+		return
+	}
+	s.ap50 = append(s.ap50, meanOf(c.precision[0][0]))
+	s.ap75 = append(s.ap75, meanOf(c.precision[0][5]))
+	for mi := range maxDetList {
+		s.ar[mi] = append(s.ar[mi], mean(c.recall[0][mi][:]))
+	}
+}
+
+func (s *summary) fill(m *Metrics) {
+	m.MAP, m.MAPSmall, m.MAPMedium, m.MAPLarge = mean(s.ap[0]), mean(s.ap[1]), mean(s.ap[2]), mean(s.ap[3])
+	m.AP50, m.AP75, m.VOCAP50 = mean(s.ap50), mean(s.ap75), mean(s.voc)
+	m.AR1, m.AR10, m.AR100 = mean(s.ar[0]), mean(s.ar[1]), mean(s.ar[2])
+}
+
+// mean is Undefined for no values.
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return Undefined
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+func meanOf(rows ...[nRec]float64) float64 {
+	sum := 0.0
+	for _, r := range rows {
+		for _, v := range r {
+			sum += v
+		}
+	}
+	return sum / float64(len(rows)*nRec)
+}

@@ -1,0 +1,261 @@
+package evaluate
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/query"
+)
+
+// Start checks req, stores the evaluation as running and queues its job, in
+// one transaction; it returns the job's id.
+func (s *Service) Start(ctx context.Context, req Request) (string, error) {
+	p, err := s.check(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	params, err := json.Marshal(p)
+	if err != nil {
+		return "", err
+	}
+	var jobID string
+	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM evaluation WHERE key = ?`, req.Key).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return errs.New(errs.AlreadyExists, "key", "evaluation %q exists; delete it or choose another key", req.Key)
+		}
+		if jobID, err = s.jobs.Enqueue(ctx, tx, JobType, map[string]string{"key": req.Key}); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO evaluation (key, params, status, job_id, created_by, created_at)
+			VALUES (?, ?, 'running', ?, ?, ?)`, req.Key, string(params), jobID, req.CreatedBy, time.Now().UnixMilli())
+		return err
+	})
+	return jobID, err
+}
+
+// check validates a request and returns its parameters with defaults.
+func (s *Service) check(ctx context.Context, req Request) (Params, error) {
+	p := Params{PredRunID: req.PredRunID, GTOperations: req.GTOperations, Query: req.Query,
+		CollectionID: req.CollectionID, IoU: req.IoU, Confidence: req.Confidence}
+	if p.GTOperations == nil {
+		p.GTOperations = []string{}
+	}
+	if p.IoU == 0 {
+		p.IoU = DefaultIoU
+	}
+	switch {
+	case !query.ValidEvalKey(req.Key):
+		return p, errs.Invalid("key", "key %q must be 1 to %d letters, digits, _ or - (it is written in queries: eval.<key>.fp)",
+			req.Key, query.MaxEvalKey)
+	case math.IsNaN(p.IoU) || p.IoU <= 0 || p.IoU > 1:
+		return p, errs.Invalid("iou", "iou must be in (0, 1], got %g", p.IoU)
+	case math.IsNaN(p.Confidence) || p.Confidence < 0 || p.Confidence > 1:
+		return p, errs.Invalid("confidence", "confidence must be in [0, 1], got %g", p.Confidence)
+	}
+	if err := s.checkRun(ctx, "pred_run_id", p.PredRunID); err != nil {
+		return p, err
+	}
+	for _, op := range p.GTOperations {
+		if ok, err := s.lake.HasOperation(ctx, op); err != nil {
+			return p, err
+		} else if !ok {
+			return p, errs.New(errs.NotFound, "gt_operations", "gt_operations: %q has no boxes (not an annotation project with labels)", op)
+		}
+	}
+	if _, _, err := s.lake.SelectionSQL(ctx, selection(p)); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// checkRun requires a model run id known to the runs or to the lake's boxes.
+func (s *Service) checkRun(ctx context.Context, field, run string) error {
+	if run == "" {
+		return errs.Invalid(field, "%s is required: the id of a model run", field)
+	}
+	if s.runs != nil {
+		if ok, err := s.runs.HasOperation(ctx, run); err != nil || ok {
+			return err
+		}
+	}
+	if ok, err := s.lake.HasOperation(ctx, run); err != nil || ok {
+		return err
+	}
+	return errs.New(errs.NotFound, field, "model run %q not found", run)
+}
+
+// selection is the files an evaluation covers: a collection's files, or the
+// lake's images, narrowed by the query.
+func selection(p Params) lake.Selection {
+	sel := lake.Selection{CollectionID: p.CollectionID, Query: p.Query}
+	if p.CollectionID == "" {
+		sel.ItemType = "image"
+	}
+	return sel
+}
+
+func (p Params) boxQuery(pageFiles int) lake.BoxPairQuery {
+	q := lake.BoxPairQuery{Selection: selection(p), MachineOperation: p.PredRunID, PageFiles: pageFiles}
+	if len(p.GTOperations) > 0 {
+		q.HumanOperations = p.GTOperations
+	}
+	return q
+}
+
+// runJob computes an evaluation. It starts from scratch when resumed.
+func (s *Service) runJob(ctx context.Context, r *job.Run) error {
+	var in struct{ Key string }
+	if err := r.Decode(&in); err != nil {
+		return err
+	}
+	ev, err := s.load(ctx, in.Key)
+	if errs.Is(err, errs.NotFound) {
+		return fmt.Errorf("evaluation %q was deleted", in.Key)
+	} else if err != nil {
+		return err
+	}
+	res, err := s.evaluate(ctx, r, ev)
+	if err != nil {
+		// The job records the failure too; the evaluation says why it has no figures.
+		if ferr := s.finish(context.WithoutCancel(ctx), ev.seq, Failed, nil, err.Error()); ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		return err
+	}
+	if err := s.finish(ctx, ev.seq, Completed, res, ""); err != nil {
+		return err
+	}
+	return r.SetResult(res)
+}
+
+// evaluate streams the evaluation's files, writes outcomes and file counts
+// in batches, and returns the figures.
+func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, error) {
+	if err := s.db.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM evaluation_file WHERE eval_seq = ?`, ev.seq); err != nil {
+			return err
+		}
+		return lake.DeleteFileEvalsTx(ctx, tx, ev.Key)
+	}); err != nil {
+		return Result{}, err
+	}
+	q := ev.Params.boxQuery(s.opt.PageFiles)
+	total, err := s.lake.CountHumanFiles(ctx, q)
+	if err != nil {
+		return Result{}, err
+	}
+	r.SetTotal(int64(total))
+	e := newEvaluator(ev.Params.IoU, ev.Params.Confidence)
+	w := &outcomeWriter{s: s, evalSeq: ev.seq, key: ev.Key}
+	err = s.lake.EachFileBoxPair(ctx, q, func(fb lake.BoxPair) error {
+		counts := lake.FileEvalCounts{FileSeq: fb.Seq}
+		for _, fr := range splitFrames(fb) {
+			outs := e.addFrame(fr.gs, fr.ds)
+			for _, o := range outs {
+				addCount(&counts, o)
+			}
+			w.packed = packOutcomes(w.packed, outs)
+		}
+		w.files = append(w.files, counts)
+		w.ends = append(w.ends, len(w.packed))
+		r.Advance(1)
+		if len(w.files) >= fileBatch {
+			return w.flush(ctx)
+		}
+		return nil
+	})
+	if err == nil {
+		err = w.flush(ctx)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Key: ev.Key, Params: ev.Params, Metrics: e.result()}, nil
+}
+
+// fileBatch is how many files' outcomes one write transaction stores, so
+// other writers wait at most a few tens of milliseconds.
+const fileBatch = 2000
+
+// addCount counts an outcome into its file's figures: true positives once
+// (from the human side), false positives and negatives.
+func addCount(c *lake.FileEvalCounts, o outcome) {
+	switch {
+	case o.kind == TP && o.human:
+		c.TP++
+	case o.kind == FP:
+		c.FP++
+	case o.kind == FN:
+		c.FN++
+	}
+}
+
+// outcomeWriter buffers files' packed outcomes and counts between writes:
+// file i's outcomes are packed[ends[i-1]:ends[i]].
+type outcomeWriter struct {
+	s       *Service
+	evalSeq int64
+	key     string
+	packed  []byte
+	ends    []int
+	files   []lake.FileEvalCounts
+}
+
+func (w *outcomeWriter) flush(ctx context.Context) error {
+	err := w.s.db.Tx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO evaluation_file (eval_seq, file_seq, outcomes) VALUES (?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		from := 0
+		for i, f := range w.files {
+			if _, err := st.ExecContext(ctx, w.evalSeq, f.FileSeq, w.packed[from:w.ends[i]]); err != nil {
+				return fmt.Errorf("box outcomes: %w", err)
+			}
+			from = w.ends[i]
+		}
+		return lake.SetFileEvalsTx(ctx, tx, w.key, w.files)
+	})
+	w.packed, w.ends, w.files = w.packed[:0], w.ends[:0], w.files[:0]
+	return err
+}
+
+// splitFrames turns a file's boxes into its frames that have human boxes.
+func splitFrames(fb lake.BoxPair) []frameBoxes {
+	byFrame := func(bs []lake.ScoredBox) map[int][]box {
+		m := map[int][]box{}
+		for _, b := range bs {
+			m[b.Frame] = append(m[b.Frame], box{seq: b.Seq, label: b.Label, x: b.X, y: b.Y, w: b.W, h: b.H,
+				score: b.Score, crowd: b.Crowd && b.Human})
+		}
+		return m
+	}
+	gs, ds := byFrame(fb.Human), byFrame(fb.Machine)
+	frames := make([]int, 0, len(gs))
+	for f := range gs {
+		frames = append(frames, f)
+	}
+	sort.Ints(frames)
+	out := make([]frameBoxes, len(frames))
+	for i, f := range frames {
+		out[i] = frameBoxes{gs: gs[f], ds: ds[f]}
+	}
+	return out
+}
+
+// frameBoxes is one frame: human and predicted boxes.
+type frameBoxes struct{ gs, ds []box }

@@ -1,0 +1,155 @@
+package vips
+
+/*
+#cgo pkg-config: vips
+#include <stdlib.h>
+#include <stdint.h>
+#include <vips/vips.h>
+
+int fl_jpeg_grey(const uint8_t *buf, size_t len, int size, uint8_t **pix, int *w, int *h, char *err, size_t errlen);
+
+// fl_grey shrinks buf to fit a size x size square (never enlarging; JPEG
+// shrinks on load), without EXIF rotation, takes the first page, converts it
+// to 8-bit luminance (alpha dropped, 16-bit scaled down) and returns the
+// pixels, w*h bytes, row by row.
+static int fl_grey(const void *buf, size_t len, int size, void **out, int *w, int *h) {
+	VipsImage *t, *u;
+	if (vips_thumbnail_buffer((void *)buf, len, &t, size, "size", VIPS_SIZE_DOWN, "no_rotate", TRUE, NULL))
+		return -1;
+	if (t->Type != VIPS_INTERPRETATION_B_W && t->Type != VIPS_INTERPRETATION_GREY16) {
+		int rc = vips_colourspace(t, &u, VIPS_INTERPRETATION_B_W, NULL);
+		g_object_unref(t);
+		if (rc) return -1;
+		t = u;
+	}
+	if (t->Bands > 1) {
+		int rc = vips_extract_band(t, &u, 0, NULL);
+		g_object_unref(t);
+		if (rc) return -1;
+		t = u;
+	}
+	if (t->BandFmt != VIPS_FORMAT_UCHAR) {
+		int rc = t->BandFmt == VIPS_FORMAT_USHORT ? vips_linear1(t, &u, 1.0 / 256, 0, NULL) : vips_copy(t, &u, NULL);
+		g_object_unref(t);
+		if (rc) return -1;
+		rc = vips_cast_uchar(u, &t, NULL);
+		g_object_unref(u);
+		if (rc) return -1;
+	}
+	size_t n;
+	*out = vips_image_write_to_memory(t, &n);
+	*w = t->Xsize;
+	*h = t->Ysize;
+	g_object_unref(t);
+	return *out ? 0 : -1;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Grey is an 8-bit luminance image, Pix row by row.
+type Grey struct {
+	W, H int
+	Pix  []byte
+}
+
+// DecodeGrey decodes an encoded image to 8-bit luminance no larger than
+// size x size, aspect ratio kept and never enlarged, in stored orientation
+// (no EXIF rotation). JPEGs decode their luminance alone through
+// libjpeg-turbo at the largest DCT scale-down (1/8, 1/4, 1/2) that keeps the
+// longer side at least size, then are averaged down to size: a 1920x1080
+// JPEG at size 240 is decoded at 1/8 scale with nothing left to resize.
+// Other formats go through libvips (shrink-on-load where the format has it).
+func DecodeGrey(buf []byte, size int) (Grey, error) {
+	if err := startup(); err != nil {
+		return Grey{}, err
+	}
+	if len(buf) == 0 {
+		return Grey{}, fmt.Errorf("%w: empty", ErrDecode)
+	}
+	if size < 1 {
+		return Grey{}, fmt.Errorf("vips: grey size %d", size)
+	}
+	if isJPEG(buf) {
+		var p *C.uint8_t
+		var w, h C.int
+		var msg [200]C.char
+		switch C.fl_jpeg_grey((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(size), &p, &w, &h,
+			&msg[0], C.size_t(len(msg))) {
+		case 0:
+			g := Grey{W: int(w), H: int(h), Pix: C.GoBytes(unsafe.Pointer(p), w*h)}
+			C.g_free(C.gpointer(p))
+			return g.fit(size), nil
+		case -1:
+			return Grey{}, fmt.Errorf("%w: %s", ErrDecode, C.GoString(&msg[0]))
+		}
+	}
+	var p unsafe.Pointer
+	var w, h C.int
+	if C.fl_grey(unsafe.Pointer(&buf[0]), C.size_t(len(buf)), C.int(size), &p, &w, &h) != 0 {
+		return Grey{}, fmt.Errorf("%w: %s", ErrDecode, firstLine(lastError()))
+	}
+	defer C.g_free(C.gpointer(p))
+	return Grey{W: int(w), H: int(h), Pix: C.GoBytes(p, w*h)}, nil
+}
+
+// fit averages g down to fit size x size: each output pixel is the mean of
+// the input area it covers, partly covered pixels weighted by how much.
+func (g Grey) fit(size int) Grey {
+	if g.W <= size && g.H <= size {
+		return g
+	}
+	scale := float64(size) / float64(max(g.W, g.H))
+	tw, th := max(1, int(float64(g.W)*scale+0.5)), max(1, int(float64(g.H)*scale+0.5))
+	cols, rows := areaWeights(g.W, tw), areaWeights(g.H, th)
+	tmp := make([]float32, g.H*tw) // rows resized first
+	for y := range g.H {
+		src := g.Pix[y*g.W : (y+1)*g.W]
+		for x, ws := range cols {
+			s := float32(0)
+			for _, w := range ws.w {
+				s += w.f * float32(src[w.i])
+			}
+			tmp[y*tw+x] = s
+		}
+	}
+	out := Grey{W: tw, H: th, Pix: make([]byte, tw*th)}
+	for y, ws := range rows {
+		for x := range tw {
+			s := float32(0)
+			for _, w := range ws.w {
+				s += w.f * tmp[w.i*tw+x]
+			}
+			out.Pix[y*tw+x] = byte(min(255, s+0.5))
+		}
+	}
+	return out
+}
+
+type weight struct {
+	i int
+	f float32
+}
+
+type weights struct{ w []weight }
+
+// areaWeights maps n input pixels onto m < n output pixels: output j
+// covers input [j*n/m, (j+1)*n/m), each input pixel weighted by its overlap.
+func areaWeights(n, m int) []weights {
+	out := make([]weights, m)
+	step := float64(n) / float64(m)
+	for j := range out {
+		lo, hi := float64(j)*step, float64(j+1)*step
+		for i := int(lo); i < n && float64(i) < hi; i++ {
+			overlap := min(hi, float64(i+1)) - max(lo, float64(i))
+			if overlap > 0 {
+				out[j].w = append(out[j].w, weight{i, float32(overlap / step)})
+			}
+		}
+	}
+	return out
+}

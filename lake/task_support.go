@@ -1,0 +1,76 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/framelake/framelake/errs"
+)
+
+// AddMembersTx lists files (by seq) in the collection, in tx, for
+// annotation tasks made from lake files: the task's collection names its
+// frames without copying them. Files already listed stay as they are.
+func AddMembersTx(ctx context.Context, tx *sql.Tx, collectionSeq int64, fileSeqs []int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO collection_file (collection_seq, file_seq, added_at)
+		SELECT ?, value, ? FROM json_each(?) WHERE true ON CONFLICT DO NOTHING`,
+		collectionSeq, millis(time.Now()), jsonArray(fileSeqs))
+	return err
+}
+
+// Patch is a box with its file, for review grids of box crops.
+type Patch struct {
+	Box
+	UniqueName string `json:"uniqueName"`
+	FileWidth  int    `json:"fileWidth"`
+	FileHeight int    `json:"fileHeight"`
+}
+
+// PatchQuery selects the boxes of one label, oldest first.
+type PatchQuery struct {
+	Label     string
+	Source    Source  // "" for both
+	FileSeqs  []int64 // only on these files; nil for the whole lake
+	PageIndex int
+	PageSize  int
+}
+
+// Patches pages through the boxes of a label (on image files: a crop needs
+// pixels), and counts them all.
+func (l *Lake) Patches(ctx context.Context, q PatchQuery) ([]Patch, int, error) {
+	if q.Label == "" {
+		return nil, 0, errs.Invalid("label", "label is required")
+	}
+	where, args := `a.label = ? AND f.type = 'image'`, []any{q.Label}
+	if q.Source != "" {
+		where += ` AND a.source = ?`
+		args = append(args, q.Source)
+	}
+	if q.FileSeqs != nil {
+		where += ` AND a.file_seq IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.FileSeqs))
+	}
+	var total int
+	if err := l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM annotation a JOIN file f ON f.seq = a.file_seq
+		WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := l.db.R.QueryContext(ctx, `SELECT a.id, a.frame, a.label, a.x, a.y, a.w, a.h, a.confidence, a.source,
+		a.operation, f.unique_name, coalesce(f.width, 0), coalesce(f.height, 0) FROM annotation a
+		JOIN file f ON f.seq = a.file_seq WHERE `+where+` ORDER BY a.file_seq, a.seq LIMIT ? OFFSET ?`,
+		append(args, q.PageSize, q.PageIndex*q.PageSize)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []Patch{}
+	for rows.Next() {
+		var p Patch
+		if err := rows.Scan(&p.ID, &p.Frame, &p.Label, &p.X, &p.Y, &p.W, &p.H, &p.Confidence, &p.Source, &p.Operation,
+			&p.UniqueName, &p.FileWidth, &p.FileHeight); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, p)
+	}
+	return out, total, rows.Err()
+}

@@ -1,0 +1,179 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/query"
+)
+
+// curateRoutes are what the web app's grid needs to curate a selection:
+// counts by label, tag and collection, histograms, completion lists, and
+// tagging or collecting every file a query selects. The rest group gives GET
+// to read keys and POST to write keys.
+func (s *server) curateRoutes(g *echo.Group) {
+	g.GET("/lake/facets/:field", s.lakeSetFacet)
+	g.GET("/lake/histogram", s.lakeHistogram)
+	g.GET("/lake/complete", s.lakeComplete)
+	g.POST("/lake/selection/tags", s.tagSelection)
+	g.POST("/lake/selection/collection", s.collectSelection)
+}
+
+// fileSelectionParam reads query and itemType (a file type, default image).
+func fileSelectionParam(q url.Values) (lake.Selection, error) {
+	sel := lake.Selection{Query: q.Get("query"), ItemType: q.Get("itemType")}
+	if sel.ItemType == "" {
+		sel.ItemType = "image"
+	}
+	if lake.IsCollectionType(sel.ItemType) {
+		return sel, errs.Invalid("itemType", "itemType must be a file type (image, video, other), got %q", sel.ItemType)
+	}
+	return sel, nil
+}
+
+// lakeSetFacet counts the selected files by a set's values (box labels,
+// tags, collections), most files first, each with the clause that selects it.
+func (s *server) lakeSetFacet(c *echo.Context) error {
+	q := c.Request().URL.Query()
+	sel, err := fileSelectionParam(q)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(q.Get("limit"), "limit", 20, 1, lake.MaxFacetValues)
+	if err != nil {
+		return err
+	}
+	field := c.Param("field")
+	r, err := s.Lake.SetCounts(c.Request().Context(), sel, field, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]facetValue, len(r.Values))
+	for i, v := range r.Values {
+		out[i] = facetValue{Value: v.Value, Count: v.Count, Clause: field + " = " + queryString(v.Value)}
+	}
+	body := map[string]any{"field": field, "values": out, "more": r.More}
+	if r.Estimated {
+		body["estimated"], body["sampled"] = true, r.Sampled
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+// queryString writes v as a value of the query language: bare when it reads
+// back as v, quoted otherwise.
+func queryString(v string) string { return query.Value{Text: v}.String() }
+
+// lakeHistogram is the distribution of a numeric field over the selection.
+func (s *server) lakeHistogram(c *echo.Context) error {
+	q := c.Request().URL.Query()
+	sel, err := fileSelectionParam(q)
+	if err != nil {
+		return err
+	}
+	bins, err := intParam(q.Get("bins"), "bins", 24, 1, lake.MaxBins)
+	if err != nil {
+		return err
+	}
+	h, err := s.Lake.Histogram(c.Request().Context(), sel, q.Get("field"), bins)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h)
+}
+
+// lakeComplete lists the values of a vocabulary that start with prefix, for
+// a query bar's completion; field "" lists the query's field names and the
+// metadata keys as metadata.<key>.
+func (s *server) lakeComplete(c *echo.Context) error {
+	q := c.Request().URL.Query()
+	limit, err := intParam(q.Get("limit"), "limit", 20, 1, lake.MaxFacetValues)
+	if err != nil {
+		return err
+	}
+	field, prefix, ctx := q.Get("field"), q.Get("prefix"), c.Request().Context()
+	if field != "" {
+		vs, err := s.Lake.Complete(ctx, field, prefix, limit)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"field": field, "values": vs})
+	}
+	var vs []string
+	for _, f := range query.Fields(query.Files) {
+		if strings.HasPrefix(strings.ToLower(f), strings.ToLower(prefix)) && len(vs) < limit {
+			vs = append(vs, f)
+		}
+	}
+	key, isMeta := strings.CutPrefix(prefix, "metadata.")
+	if isMeta || strings.HasPrefix("metadata.", prefix) {
+		keys, err := s.Lake.Complete(ctx, "metadata", key, limit)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if len(vs) < limit {
+				vs = append(vs, query.Field{Name: "metadata", Key: k}.String())
+			}
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"field": field, "values": vs})
+}
+
+// selectionBody names files by a query, as the listing does: the web app
+// sends "uniqueName IN (...)" for the items a person picked and the grid's
+// query for "select all matching", never a list too long for one request.
+type selectionBody struct {
+	Query    string `json:"query"`
+	ItemType string `json:"itemType"`
+}
+
+func (b selectionBody) selection() (lake.Selection, error) {
+	return fileSelectionParam(url.Values{"query": {b.Query}, "itemType": {b.ItemType}})
+}
+
+// tagSelection adds and removes tags on every file a query selects.
+func (s *server) tagSelection(c *echo.Context) error {
+	var b struct {
+		selectionBody
+		Add    []string `json:"add"`
+		Remove []string `json:"remove"`
+	}
+	if err := s.bindJSON(c, &b); err != nil {
+		return err
+	}
+	sel, err := b.selection()
+	if err != nil {
+		return err
+	}
+	n, err := s.Lake.TagSelection(c.Request().Context(), sel, b.Add, b.Remove)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"files": n})
+}
+
+// collectSelection adds every file a query selects to a collection, made if
+// there is none of that name.
+func (s *server) collectSelection(c *echo.Context) error {
+	var b struct {
+		selectionBody
+		Collection string `json:"collection"`
+	}
+	if err := s.bindJSON(c, &b); err != nil {
+		return err
+	}
+	sel, err := b.selection()
+	if err != nil {
+		return err
+	}
+	coll, added, err := s.Lake.CollectSelection(c.Request().Context(), sel, b.Collection)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"collectionId": coll.ID, "collection": coll.Name, "added": added})
+}

@@ -1,0 +1,130 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { newKey } from './frameio.js'
+
+// Space held down lends a drag to zoom.js (pan) instead of drawing.
+let spaceHeld = false
+addEventListener('keydown', (e) => { if (e.key === ' ' && !/INPUT|TEXTAREA|SELECT/.test(document.activeElement?.tagName)) spaceHeld = true })
+addEventListener('keyup', (e) => { if (e.key === ' ') spaceHeld = false })
+
+const MIN = 2 // pixels of the image: a smaller drag is a click, not a box
+
+// FrameCanvas shows a frame's image with its boxes and lets the annotator
+// draw a box by dragging on the image, move one by dragging it and resize it
+// by its corner handles. Boxes are placed in percentages of the stored pixel
+// size, so zoom (a transform on the parent) moves them with the image.
+// onChange(boxes) is called once per finished gesture.
+export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onChange, label, readOnly, ready, onLoad, zoomRef, zoomStyle }) {
+  const img = useRef()
+  const drag = useRef(null)
+  const [draft, setDraft] = useState(null) // boxes while a gesture is under way
+
+  useEffect(() => setDraft(null), [frame.uniqueName])
+
+  const at = (e) => {
+    const r = img.current.getBoundingClientRect()
+    const x = ((e.clientX - r.left) * frame.width) / r.width
+    const y = ((e.clientY - r.top) * frame.height) / r.height
+    return { x: Math.min(frame.width, Math.max(0, x)), y: Math.min(frame.height, Math.max(0, y)) }
+  }
+
+  const down = (e) => {
+    if (readOnly || e.button !== 0 || e.altKey || spaceHeld) return // zoom.js pans
+    e.stopPropagation()
+    e.preventDefault()
+    const p = at(e)
+    const handle = e.target.closest('[data-handle]')
+    const boxEl = e.target.closest('[data-index]')
+    if (handle) {
+      const i = +handle.dataset.index
+      drag.current = { mode: 'resize', i, corner: handle.dataset.handle, p, orig: boxes[i] }
+    } else if (boxEl && boxEl.dataset.source === 'human') {
+      const i = +boxEl.dataset.index
+      onSelect(i)
+      drag.current = { mode: 'move', i, p, orig: boxes[i] }
+    } else {
+      if (boxEl) return onSelect(null, boxEl.dataset.suggestion)
+      onSelect(null)
+      drag.current = { mode: 'draw', p }
+    }
+    e.currentTarget.setPointerCapture(e.pointerId)
+  }
+
+  const shaped = (d, p) => {
+    if (d.mode === 'draw') {
+      const b = { key: d.key ?? (d.key = newKey()), label, attributes: {}, source: 'human',
+        x: Math.min(d.p.x, p.x), y: Math.min(d.p.y, p.y), width: Math.abs(p.x - d.p.x), height: Math.abs(p.y - d.p.y) }
+      return [...boxes, b]
+    }
+    const o = d.orig
+    let b
+    if (d.mode === 'move') {
+      const dx = p.x - d.p.x, dy = p.y - d.p.y
+      b = { ...o, x: o.x + dx, y: o.y + dy }
+    } else {
+      let [x0, y0, x1, y1] = [o.x, o.y, o.x + o.width, o.y + o.height]
+      if (d.corner.includes('w')) x0 = p.x
+      if (d.corner.includes('e')) x1 = p.x
+      if (d.corner.includes('n')) y0 = p.y
+      if (d.corner.includes('s')) y1 = p.y
+      b = { ...o, x: Math.min(x0, x1), y: Math.min(y0, y1), width: Math.abs(x1 - x0), height: Math.abs(y1 - y0) }
+    }
+    return boxes.map((x, i) => (i === d.i ? b : x))
+  }
+
+  const move = (e) => {
+    const d = drag.current
+    if (!d) return
+    e.stopPropagation()
+    d.last = at(e)
+    setDraft(shaped(d, d.last))
+  }
+
+  const up = (e) => {
+    const d = drag.current
+    if (!d) return
+    e.stopPropagation()
+    drag.current = null
+    setDraft(null)
+    if (!d.last) return
+    const next = shaped(d, d.last)
+    if (d.mode === 'draw') {
+      const b = next[next.length - 1]
+      if (b.width < MIN || b.height < MIN) return
+      onChange(next, next.length - 1)
+    } else {
+      const b = next[d.i]
+      if (b.width < MIN || b.height < MIN) return
+      if (b.x === d.orig.x && b.y === d.orig.y && b.width === d.orig.width && b.height === d.orig.height) return
+      onChange(next, d.i)
+    }
+  }
+
+  const shown = draft ?? boxes
+  const pct = (b) => ({
+    left: (100 * b.x) / frame.width + '%', top: (100 * b.y) / frame.height + '%',
+    width: (100 * b.width) / frame.width + '%', height: (100 * b.height) / frame.height + '%',
+  })
+  return (
+    <div class="frame ws-frame" ref={zoomRef} style={zoomStyle}>
+      <img ref={img} src={frame.url} class="media" data-testid="frame-image" draggable={false} onLoad={(e) => e.currentTarget.decode().catch(() => {}).then(onLoad)} alt={frame.uniqueName} />
+      <div class="ws-canvas" data-testid="frame-canvas" data-frame={frame.uniqueName} data-ready={ready ? '1' : '0'}
+        onPointerDown={down} onPointerMove={move} onPointerUp={up} onPointerCancel={up}>
+        {suggestions.map((s) => (
+          <div class={'box machine' + (s.id === selected?.suggestion ? ' selected' : '')} data-testid="box" data-label={s.label}
+            data-source="machine" data-suggestion={s.id} data-index={-1} style={pct(s)} title={`${s.label} ${s.confidence.toFixed(2)}`}>
+            <span class="box-label">{s.label} {s.confidence.toFixed(2)}</span>
+          </div>
+        ))}
+        {shown.map((b, i) => (
+          <div key={b.key} class={'box human' + (i === selected?.index ? ' selected' : '')} data-testid="box" data-label={b.label}
+            data-source="human" data-index={i} style={pct(b)}>
+            <span class="box-label">{b.label}</span>
+            {i === selected?.index && !readOnly && ['nw', 'ne', 'sw', 'se'].map((c) => (
+              <span class={'handle ' + c} data-handle={c} data-index={i} data-testid="box-handle" />
+            ))}
+          </div>
+        ))}
+      </div>
+    </div>
+  )
+}

@@ -1,0 +1,86 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { api, qs } from './api.js'
+import { BOX_FIELDS, contextAt, quote } from './qtext.js'
+
+// useCompletion drives the query bar's completion: what the word at the
+// cursor may become (a field name, or a value of the field before it, from
+// GET /api/v1/lake/complete), shown in a list that the keyboard walks:
+// ↑ ↓ move, Tab or Enter accept, Esc closes, Ctrl+Space opens (typing opens
+// it once a word has begun).
+export function useCompletion(input, value, setValue) {
+  const [list, setList] = useState(null) // {ctx, items, at}
+  const asked = useRef(0)
+
+  // Typing asks once a word has begun (so Enter after `label = ` still runs
+  // the query); Ctrl+Space asks at once.
+  const ask = (text, cursor, now = false) => {
+    const ctx = contextAt(text, cursor)
+    const n = ++asked.current
+    if (!ctx || (!now && ctx.prefix === '')) return setList(null)
+    const show = (items) => n === asked.current && setList(items.length ? { ctx, items, at: 0 } : null)
+    const starts = (v) => v.toLowerCase().startsWith(ctx.prefix.toLowerCase()) && v !== ctx.prefix
+    if (ctx.kind === 'field' && ctx.inBox) return show(BOX_FIELDS.filter(starts).map((v) => ({ v, text: v + ' ' })))
+    if (ctx.fixed) return show(ctx.fixed.filter(starts).map((v) => ({ v, text: v + ' ' })))
+    const params = ctx.kind === 'field' ? { prefix: ctx.prefix } : { field: ctx.vocab, prefix: ctx.prefix }
+    api('/lake/complete?' + qs({ ...params, limit: 12 })).then(
+      (r) => show(r.values.filter((v) => v !== ctx.prefix).map((v) => ({ v, text: (ctx.kind === 'field' ? v : quote(v)) + ' ' }))),
+      () => show([]))
+  }
+
+  // Asked again whenever the text changes, after the person pauses briefly.
+  useEffect(() => {
+    const el = input.current
+    if (!el || document.activeElement !== el) return
+    const t = setTimeout(() => ask(value, el.selectionStart), 60)
+    return () => clearTimeout(t)
+  }, [value])
+
+  const accept = (item) => {
+    const { start, end } = list.ctx
+    const next = value.slice(0, start) + item.text + value.slice(end)
+    setValue(next)
+    setList(null)
+    const at = start + item.text.length
+    requestAnimationFrame(() => input.current?.setSelectionRange(at, at))
+  }
+
+  // onKey handles the list's keys; it returns true when it used the key.
+  const onKey = (e) => {
+    if (e.key === ' ' && e.ctrlKey) {
+      e.preventDefault()
+      ask(value, e.currentTarget.selectionStart, true)
+      return true
+    }
+    if (!list) return false
+    const n = list.items.length
+    const move = { ArrowDown: 1, ArrowUp: -1 }[e.key]
+    if (move) {
+      e.preventDefault()
+      setList({ ...list, at: (list.at + move + n) % n })
+      return true
+    }
+    if (e.key === 'Tab' || (e.key === 'Enter' && !e.shiftKey)) {
+      e.preventDefault()
+      accept(list.items[list.at])
+      return true
+    }
+    if (e.key === 'Escape') {
+      e.preventDefault()
+      setList(null)
+      return true
+    }
+    return false
+  }
+
+  const popup = list && (
+    <ul class="completions" data-testid="completion-list" role="listbox">
+      {list.items.map((it, i) => (
+        <li role="option" aria-selected={i === list.at} class={i === list.at ? 'on' : ''} data-testid="completion"
+          data-value={it.v} onMouseDown={(e) => { e.preventDefault(); accept(it) }}>
+          {it.v}
+        </li>
+      ))}
+    </ul>
+  )
+  return { popup, onKey, close: () => setList(null) }
+}

@@ -1,0 +1,30 @@
+// launch starts Debian's headless Chromium for the page scripts (pages.mjs,
+// mapbench.mjs, curate.mjs, bench.mjs) with WebGL through SwiftShader, as there is no GPU; close()
+// also removes the throwaway profile.
+import { chromium } from 'playwright-core'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export async function launch() {
+  const profile = mkdtempSync(join(tmpdir(), 'framelake-chromium-'))
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  })
+  const page = ctx.pages()[0] ?? (await ctx.newPage())
+  const close = async () => {
+    await ctx.close()
+    rmSync(profile, { recursive: true, force: true })
+  }
+  return { ctx, page, close }
+}
+
+// mapDrawn waits until the embedding map has drawn n points.
+export const mapDrawn = (page, n, timeout = 60000) => page.waitForFunction((n) => {
+  const c = document.querySelector('[data-testid=map-canvas]')
+  return c && +c.dataset.points === n && c.dataset.drawMs !== ''
+}, n, { timeout })
