@@ -3,7 +3,6 @@ package lake
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -14,15 +13,22 @@ import (
 // MediaLocation is where the lake's media lives as its database records it:
 // "" for the local folder, else a canonical s3:// URL (CanonicalMediaURL).
 // A database without the table yet (a first start interrupted) is local.
-func MediaLocation(ctx context.Context, db *sql.DB) (string, error) {
+func MediaLocation(ctx context.Context, q sqlitedb.Querier) (string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT url FROM media_location WHERE id = 1`)
+	if err != nil && strings.Contains(err.Error(), "no such table") {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("media location: %w", err)
+	}
+	defer rows.Close()
 	var url string
-	err := db.QueryRowContext(ctx, `SELECT url FROM media_location WHERE id = 1`).Scan(&url)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return "", nil
-	case err != nil && strings.Contains(err.Error(), "no such table"):
-		return "", nil
-	case err != nil:
+	if rows.Next() {
+		if err := rows.Scan(&url); err != nil {
+			return "", fmt.Errorf("media location: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return "", fmt.Errorf("media location: %w", err)
 	}
 	return url, nil

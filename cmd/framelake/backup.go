@@ -133,7 +133,8 @@ func backupBlobs(ctx context.Context, dbCopy, data, out string, s *backupSummary
 		return err
 	}
 	defer tx.Rollback()
-	if s.Media, err = lake.MediaLocation(ctx, db.R); err != nil || s.Media != "" {
+	// Read in tx: the copy's one reader connection is the transaction's.
+	if s.Media, err = lake.MediaLocation(ctx, tx); err != nil || s.Media != "" {
 		return err
 	}
 	seen := map[string]bool{}

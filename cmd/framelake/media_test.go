@@ -95,6 +95,16 @@ func TestMediaMigrate(t *testing.T) {
 		t.Fatalf("after repair %d objects, want %d", len(keys), n)
 	}
 
+	// A backup of a bucket lake copies the database, which names the
+	// bucket, and leaves the objects where they are.
+	bk := filepath.Join(t.TempDir(), "bk")
+	if out, err := runEnv(t, env, "backup", "--data", data, "--out", bk); err != nil || !strings.Contains(out, "was not copied") {
+		t.Fatalf("backup of a bucket lake: %v %s", err, out)
+	}
+	if loc := location(t, bk); loc != r.To {
+		t.Fatalf("the backup's database records %q, want %q", loc, r.To)
+	}
+
 	// And back to the local folder, where every blob lands whole.
 	if out, err := runEnv(t, env, "media", "migrate", "--data", data, "--to", "local"); err != nil {
 		t.Fatalf("migrate back: %v %s", err, out)
