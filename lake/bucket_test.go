@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestBucketMedia: with media in a bucket (a real SeaweedFS on loopback),
+// TestBucketMedia: with media in a bucket (a real versitygw on loopback),
 // an Add stores its objects before the rows, reads seek with ranges, a
 // thumbnail comes from a staged copy, failed Adds and deletes leave no
 // object behind, the lake records the bucket and refuses another, and the

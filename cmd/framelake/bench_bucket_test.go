@@ -14,12 +14,14 @@ import (
 	"github.com/framelake/framelake/internal/tests3"
 )
 
-// BenchmarkImportBucket imports 4,000 generated JPEGs of about 163 KB
+// BenchmarkImportMedia imports 4,000 generated JPEGs of about 163 KB
 // (1400x1050, distinct bytes: 256 images, each with a comment segment
-// numbering its copy) into a new data folder whose media is a bucket of a
-// SeaweedFS on loopback, and reports files/s and the importer's peak RSS
-// (the server's memory is SeaweedFS's, not framelake's).
-func BenchmarkImportBucket(b *testing.B) {
+// numbering its copy) into a new data folder, local media and a bucket of
+// a versitygw on loopback side by side in one run. It reports files/s,
+// files per CPU second of the importer, the server's CPU seconds, the
+// importer's peak RSS (the server's memory is versitygw's, not
+// framelake's) and the load average at the end.
+func BenchmarkImportMedia(b *testing.B) {
 	const n = 4000
 	media := benchDir(b, "jpeg-163k-4k")
 	if entries, _ := os.ReadDir(media); len(entries) != n {
@@ -36,25 +38,36 @@ func BenchmarkImportBucket(b *testing.B) {
 		}
 	}
 	srv := tests3.Shared(b)
-	for b.Loop() {
-		data := b.TempDir()
-		cmd := exec.Command(bin, "import", media, "--data", data, "--collection", "bench", "--json",
-			"--media", srv.Bucket(b, "bench"))
-		cmd.Env = append(os.Environ(), srv.Env()...)
-		start := time.Now()
-		out, err := cmd.Output()
-		secs := time.Since(start).Seconds()
-		if err != nil {
-			b.Fatalf("import: %v %s", err, out)
-		}
-		var sum struct{ Stored int }
-		if json.Unmarshal(out, &sum); sum.Stored != n {
-			b.Fatalf("stored %d of %d: %s", sum.Stored, n, out)
-		}
-		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
-		b.ReportMetric(n/secs, "files/s")
-		b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
-		b.ReportMetric(float64(bytes)/n/1000, "avg-KB")
+	for _, where := range []string{"local", "bucket"} {
+		b.Run(where, func(b *testing.B) {
+			for b.Loop() {
+				data := b.TempDir()
+				args := []string{"import", media, "--data", data, "--collection", "bench", "--json"}
+				if where == "bucket" {
+					args = append(args, "--media", srv.Bucket(b, "bench"))
+				}
+				cmd := exec.Command(bin, args...)
+				cmd.Env = append(os.Environ(), srv.Env()...)
+				start, server := time.Now(), srv.CPU()
+				out, err := cmd.Output()
+				secs := time.Since(start).Seconds()
+				if err != nil {
+					b.Fatalf("import: %v %s", err, out)
+				}
+				var sum struct{ Stored int }
+				if json.Unmarshal(out, &sum); sum.Stored != n {
+					b.Fatalf("stored %d of %d: %s", sum.Stored, n, out)
+				}
+				ps := cmd.ProcessState
+				rss := ps.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+				b.ReportMetric(n/secs, "files/s")
+				b.ReportMetric(n/(ps.UserTime()+ps.SystemTime()).Seconds(), "files/cpu-s")
+				b.ReportMetric((srv.CPU() - server).Seconds(), "server-cpu-s")
+				b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
+				b.ReportMetric(float64(bytes)/n/1000, "avg-KB")
+				b.ReportMetric(loadAvg(), "load")
+			}
+		})
 	}
 }
 

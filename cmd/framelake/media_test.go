@@ -19,7 +19,7 @@ import (
 	"github.com/framelake/framelake/lake"
 )
 
-// TestMediaMigrate moves a lake's media into a bucket of a real SeaweedFS
+// TestMediaMigrate moves a lake's media into a bucket of a real versitygw
 // and back with the binary: a migrate killed part-way leaves the lake on
 // its old location and the next run resumes; the database names the bucket
 // only once every blob is there; check finds an object no row names and

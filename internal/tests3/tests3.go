@@ -1,8 +1,9 @@
 // Package tests3 starts a real S3-compatible server on loopback for tests:
-// SeaweedFS's `weed mini` (master, volume, filer and S3 gateway in one
-// process), built from its Go module by `make weed` (part of make test).
-// Tests find it through FRAMELAKE_WEED, else at build/weed/<version>/weed
-// of the repository. A missing binary fails the test: it is a real part.
+// Versity's S3 gateway (versitygw) over a temp folder with its posix
+// backend, built from its Go module by `make s3server` (part of make test).
+// Tests find it through FRAMELAKE_S3_SERVER, else at
+// build/versitygw/<version>/versitygw of the repository. A missing binary
+// fails the test: it is a real part.
 package tests3
 
 import (
@@ -24,17 +25,17 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
-// Version is the SeaweedFS module version the Makefile builds.
-const Version = "v0.0.0-20261109003541-7506e5f91cd6"
+// Version is the versitygw module version the Makefile builds.
+const Version = "v1.8.0"
 
-// The one identity the server knows (an admin, from its environment); the
+// The one identity the server knows (its root user, from its flags); the
 // tests put the same pair in the environment of what they start.
 const (
 	AccessKey = "framelake-test"
 	SecretKey = "framelake-test-secret-key"
 )
 
-// Server is a running weed mini.
+// Server is a running versitygw.
 type Server struct {
 	Endpoint string // http://127.0.0.1:PORT of the S3 gateway
 	dir      string
@@ -50,9 +51,9 @@ var (
 )
 
 // Shared returns one server for the whole test binary, started on first
-// use (weed mini takes seconds to start); tests keep apart by bucket. It
-// is killed with the test binary (Pdeathsig), its folder removed by Stop
-// from TestMain when the package has one, else left in the temp folder.
+// use; tests keep apart by bucket. It is killed with the test binary
+// (Pdeathsig), its folder removed by Stop from TestMain when the package
+// has one, else left in the temp folder.
 func Shared(t testing.TB) *Server {
 	t.Helper()
 	sharedOnce.Do(func() { shared, sharedErr = Start() })
@@ -69,17 +70,17 @@ func StopShared() {
 	}
 }
 
-// Binary is the weed program the tests run.
+// Binary is the server program the tests run.
 func Binary() (string, error) {
-	if p := os.Getenv("FRAMELAKE_WEED"); p != "" {
+	if p := os.Getenv("FRAMELAKE_S3_SERVER"); p != "" {
 		return p, nil
 	}
 	dir, err := os.Getwd()
 	for err == nil {
 		if _, serr := os.Stat(filepath.Join(dir, "go.mod")); serr == nil {
-			p := filepath.Join(dir, "build", "weed", Version, "weed")
+			p := filepath.Join(dir, "build", "versitygw", Version, "versitygw")
 			if _, err := os.Stat(p); err != nil {
-				return "", fmt.Errorf("tests3: no SeaweedFS at %s: run `make weed` (make test does)", p)
+				return "", fmt.Errorf("tests3: no versitygw at %s: run `make s3server` (make test does)", p)
 			}
 			return p, nil
 		}
@@ -89,43 +90,37 @@ func Binary() (string, error) {
 			break
 		}
 	}
-	return "", fmt.Errorf("tests3: no repository above the working folder, and FRAMELAKE_WEED is not set")
+	return "", fmt.Errorf("tests3: no repository above the working folder, and FRAMELAKE_S3_SERVER is not set")
 }
 
-// Start starts a weed mini on free loopback ports in a new temp folder and
-// waits until its S3 gateway answers.
+// Start starts a versitygw on a free loopback port, serving buckets as
+// folders of a new temp folder, and waits until it stores an object.
 func Start() (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "framelake-weed-")
+	dir, err := os.MkdirTemp("", "framelake-s3-")
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(5)
+	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Endpoint: "http://127.0.0.1:" + strconv.Itoa(ports[4]), dir: dir}
-	args := []string{"mini", "-dir=" + filepath.Join(dir, "data"), "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-		"-master.port=" + strconv.Itoa(ports[0]), "-volume.port=" + strconv.Itoa(ports[1]),
-		"-filer.port=" + strconv.Itoa(ports[2]), "-s3.port.grpc=" + strconv.Itoa(ports[3]),
-		"-s3.port=" + strconv.Itoa(ports[4]), "-master.telemetry=false", "-webdav=false", "-admin.ui=false",
-		"-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.iam=false"}
-	// weed's gRPC ports default to the HTTP port + 10000: freePorts checked those.
-	args = append(args, "-master.port.grpc="+strconv.Itoa(ports[0]+10000), "-volume.port.grpc="+strconv.Itoa(ports[1]+10000),
-		"-filer.port.grpc="+strconv.Itoa(ports[2]+10000))
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+	s := &Server{Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), dir: dir}
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
 	}
-	if s.log, err = os.Create(filepath.Join(dir, "weed.log")); err != nil {
+	if s.log, err = os.Create(filepath.Join(dir, "versitygw.log")); err != nil {
 		return nil, err
 	}
-	s.cmd = exec.Command(bin, args...)
+	// Only the root user, no web UI, no admin port, no events: the S3 gateway.
+	s.cmd = exec.Command(bin, "--port", "127.0.0.1:"+strconv.Itoa(port), "--access", AccessKey, "--secret", SecretKey,
+		"--region", "us-east-1", "--quiet", "posix", data)
 	s.cmd.Dir = dir
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	s.cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+AccessKey, "AWS_SECRET_ACCESS_KEY="+SecretKey)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("tests3: start %s: %w", bin, err)
@@ -142,8 +137,7 @@ func Start() (*Server, error) {
 	return s, nil
 }
 
-// wait polls until a bucket can be made and listed: the gateway answers
-// before the filer and a volume are ready to hold anything.
+// wait polls until a bucket can be made and an object stored in it.
 func (s *Server) wait(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	var err error
@@ -163,7 +157,7 @@ func (s *Server) wait(limit time.Duration) error {
 	if len(log) > 4000 {
 		log = log[len(log)-4000:]
 	}
-	return fmt.Errorf("tests3: weed mini not ready after %s: %v\n%s", limit, err, log)
+	return fmt.Errorf("tests3: versitygw not ready after %s: %v\n%s", limit, err, log)
 }
 
 func (s *Server) probe(ctx context.Context) error {
@@ -251,39 +245,37 @@ func (s *Server) Objects(t testing.TB, mediaURL string) []string {
 	return out
 }
 
+// CPU is the CPU time (user and system) the server process has used so
+// far, for benchmarks that count the server's share; 0 when unknown.
+func (s *Server) CPU() time.Duration {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command's closing parenthesis; utime and stime are
+	// the 14th and 15th of the line, in clock ticks of 1/100 s on Linux.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(f[11], 10, 64)
+	sys, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(user+sys) * 10 * time.Millisecond
+}
+
 // Client is a client of the server with the test identity.
 func (s *Server) Client() *minio.Client { return s.c }
 
-// freePorts finds n free loopback ports whose +10000 (weed's gRPC ports)
-// are free too.
-func freePorts(n int) ([]int, error) {
-	var out []int
-	var hold []net.Listener
-	defer func() {
-		for _, l := range hold {
-			l.Close()
-		}
-	}()
-	for tries := 0; len(out) < n && tries < 200; tries++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		if p+10000 > 65535 {
-			l.Close()
-			continue
-		}
-		g, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000))
-		if err != nil {
-			l.Close()
-			continue
-		}
-		hold = append(hold, l, g)
-		out = append(out, p)
+// freePort finds a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
 	}
-	if len(out) < n {
-		return nil, fmt.Errorf("tests3: no %d free port pairs", n)
-	}
-	return out, nil
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
