@@ -75,7 +75,7 @@ deps:
 
 # The S3-compatible server the bucket-media tests start on loopback (internal/tests3): Versity's S3
 # gateway over a folder (`versitygw posix DIR`), built from its Go module into S3SERVER once (about
-# 3 CPU-minutes with an empty build cache; README "Beyond one machine"), then kept.
+# 5 CPU-minutes with an empty build cache; README "Beyond one machine"), then kept.
 S3SERVER_VERSION := v1.8.0
 S3SERVER         := build/versitygw/$(S3SERVER_VERSION)/versitygw
 s3server: check-go
