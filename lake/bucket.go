@@ -2,6 +2,9 @@ package lake
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/url"
@@ -77,7 +80,7 @@ func OpenBucket(ctx context.Context, raw string) (*Bucket, error) {
 	}
 	c, err := minio.New(strings.TrimRight(endpoint, "/"), &minio.Options{Secure: secure, Region: q.Get("region"),
 		Creds:        credentials.NewChainCredentials([]credentials.Provider{&credentials.EnvAWS{}, &credentials.FileAWSCredentials{}}),
-		BucketLookup: minio.BucketLookupPath})
+		BucketLookup: minio.BucketLookupPath, TrailingHeaders: true}) // lets a put carry its SHA-256 (putOptions)
 	if err != nil {
 		return nil, fmt.Errorf("media bucket %s: %w", canon, err)
 	}
@@ -104,8 +107,11 @@ func (b *Bucket) key(hash, ext string) string {
 
 // put stores the file at path as the blob; the object exists whole or not at all.
 func (b *Bucket) put(ctx context.Context, hash, ext, path string) error {
-	_, err := b.c.FPutObject(ctx, b.name, b.key(hash, ext), path, minio.PutObjectOptions{
-		ContentType: "application/octet-stream", DisableMultipart: true})
+	opts, err := putOptions(hash)
+	if err == nil {
+		opts.DisableMultipart = true
+		_, err = b.c.FPutObject(ctx, b.name, b.key(hash, ext), path, opts)
+	}
 	if err != nil {
 		return fmt.Errorf("media bucket: put %s.%s: %w", hash, ext, err)
 	}
@@ -114,12 +120,27 @@ func (b *Bucket) put(ctx context.Context, hash, ext, path string) error {
 
 // putReader stores size bytes from r as the blob.
 func (b *Bucket) putReader(ctx context.Context, hash, ext string, r io.Reader, size int64) error {
-	_, err := b.c.PutObject(ctx, b.name, b.key(hash, ext), r, size, minio.PutObjectOptions{
-		ContentType: "application/octet-stream"})
+	opts, err := putOptions(hash)
+	if err == nil {
+		_, err = b.c.PutObject(ctx, b.name, b.key(hash, ext), r, size, opts)
+	}
 	if err != nil {
 		return fmt.Errorf("media bucket: put %s.%s: %w", hash, ext, err)
 	}
 	return nil
+}
+
+// putOptions sends the blob's SHA-256, which names it, as the object's
+// checksum: the server stores the object only if its bytes have that hash,
+// so no object is ever under a wrong name. Signing the payload again
+// (what minio-go does over plain HTTP) would hash the same bytes twice more.
+func putOptions(hash string) (minio.PutObjectOptions, error) {
+	sum, err := hex.DecodeString(hash)
+	if err != nil || len(sum) != sha256.Size {
+		return minio.PutObjectOptions{}, fmt.Errorf("not a SHA-256: %q", hash)
+	}
+	return minio.PutObjectOptions{ContentType: "application/octet-stream", DisableContentSha256: true,
+		UserMetadata: map[string]string{"x-amz-checksum-sha256": base64.StdEncoding.EncodeToString(sum)}}, nil
 }
 
 // open returns a reader of the blob that seeks with ranged requests.
