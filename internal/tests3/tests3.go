@@ -94,7 +94,9 @@ func Binary() (string, error) {
 }
 
 // Start starts a versitygw on a free loopback port, serving buckets as
-// folders of a new temp folder, and waits until it stores an object.
+// folders of a new temp folder (whose file system must keep extended
+// attributes, where versitygw keeps object metadata), and waits until it
+// stores an object.
 func Start() (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
