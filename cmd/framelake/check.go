@@ -24,6 +24,7 @@ type checkReport struct {
 	ServerRunning bool      `json:"serverRunning"` // a server or import has the folder open
 	Files         int       `json:"files"`         // rows naming a blob (files and dataset frames)
 	Blobs         int       `json:"blobs"`
+	Media         string    `json:"media,omitempty"` // the bucket the blobs are in; "" for the local folder
 	InFlight      int       `json:"inFlight"` // blobs an upload in progress is placing
 	Problems      []finding `json:"problems"`
 	Notes         []string  `json:"notes"`
@@ -118,6 +119,7 @@ func checkData(ctx context.Context, data string, repair bool) (*checkReport, err
 	if err != nil {
 		return nil, err
 	}
+	r.Media = mr.Location
 	if err := mediaFindings(ctx, r, mr, media, repair); err != nil {
 		return nil, err
 	}
@@ -262,8 +264,12 @@ func printCheck(w io.Writer, r *checkReport) error {
 	if r.ServerRunning {
 		state = "a server or import has it open"
 	}
-	fmt.Fprintf(w, "%s (%s): %d rows naming blobs, %d blobs on disk, %d being placed\n",
-		r.Data, state, r.Files, r.Blobs, r.InFlight)
+	where := "on disk"
+	if r.Media != "" {
+		where = "in " + r.Media
+	}
+	fmt.Fprintf(w, "%s (%s): %d rows naming blobs, %d blobs %s, %d being placed\n",
+		r.Data, state, r.Files, r.Blobs, where, r.InFlight)
 	for _, p := range r.Problems {
 		mark := "problem"
 		if p.Repaired {

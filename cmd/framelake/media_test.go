@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,7 +86,8 @@ func TestMediaMigrate(t *testing.T) {
 		minio.PutObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := runEnv(t, env, "check", "--data", data); err == nil || !strings.Contains(out, stray) {
+	if out, err := runEnv(t, env, "check", "--data", data); err == nil || !strings.Contains(out, stray) ||
+		!strings.Contains(out, fmt.Sprintf("%d blobs in s3://%s/", n+1, bucket)) {
 		t.Fatalf("check did not report the orphan object: %v %s", err, out)
 	}
 	if out, err := runEnv(t, env, "check", "--data", data, "--repair"); err != nil {
