@@ -25,7 +25,7 @@ type checkReport struct {
 	Files         int       `json:"files"`         // rows naming a blob (files and dataset frames)
 	Blobs         int       `json:"blobs"`
 	Media         string    `json:"media,omitempty"` // the bucket the blobs are in; "" for the local folder
-	InFlight      int       `json:"inFlight"` // blobs an upload in progress is placing
+	InFlight      int       `json:"inFlight"`        // blobs an upload in progress is placing
 	Problems      []finding `json:"problems"`
 	Notes         []string  `json:"notes"`
 	Repaired      int       `json:"repaired"`
