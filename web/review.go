@@ -60,10 +60,16 @@ func (s *server) patches(c *echo.Context) error {
 			return err
 		}
 	}
-	if t := q.Get("taskId"); t != "" {
-		if pq.FileSeqs, err = s.Annotate.TaskFileSeqs(ctx, t); err != nil {
+	taskID := q.Get("taskId")
+	if taskID != "" {
+		t, err := s.Annotate.Task(ctx, taskID)
+		if err != nil {
 			return err
 		}
+		if pq.FileSeqs, err = s.Annotate.TaskFileSeqs(ctx, taskID); err != nil {
+			return err
+		}
+		pq.HumanOperation = t.ProjectID
 	}
 	list, total, err := s.Lake.Patches(ctx, pq)
 	if err != nil {
@@ -73,7 +79,7 @@ func (s *server) patches(c *echo.Context) error {
 	for i, p := range list {
 		names[i] = p.UniqueName
 	}
-	places, err := s.Annotate.FramePlaces(ctx, names)
+	places, err := s.Annotate.FramePlaces(ctx, names, taskID)
 	if err != nil {
 		return err
 	}
