@@ -26,7 +26,7 @@ type uiServer struct {
 	admin, read map[string]string
 }
 
-func startUIServer(t *testing.T, serveArgs ...string) *uiServer {
+func startUIServer(t testing.TB, serveArgs ...string) *uiServer {
 	t.Helper()
 	data := t.TempDir()
 	addr := freeAddr(t)
@@ -51,7 +51,7 @@ func startUIServer(t *testing.T, serveArgs ...string) *uiServer {
 }
 
 // call sends a request with key k and decodes a JSON answer into out.
-func (s *uiServer) call(t *testing.T, k map[string]string, method, path, ctype string, body io.Reader, out any) {
+func (s *uiServer) call(t testing.TB, k map[string]string, method, path, ctype string, body io.Reader, out any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, s.base+path, body)
 	req.Header.Set("key", k["key"])
