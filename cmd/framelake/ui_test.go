@@ -24,6 +24,7 @@ import (
 type uiServer struct {
 	base, data  string
 	admin, read map[string]string
+	pid         int // the server's process
 }
 
 func startUIServer(t testing.TB, serveArgs ...string) *uiServer {
@@ -37,7 +38,7 @@ func startUIServer(t testing.TB, serveArgs ...string) *uiServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	s := &uiServer{base: "http://" + addr, data: data}
+	s := &uiServer{base: "http://" + addr, data: data, pid: srv.Process.Pid}
 	waitHealthy(t, s.base)
 	b, err := os.ReadFile(filepath.Join(data, "admin-key.json"))
 	if err != nil || json.Unmarshal(b, &s.admin) != nil {

@@ -8,6 +8,7 @@
 //   deepLinkMs  navigation to /tasks/<id>?frame=N until the frame is drawn: its image decoded,
 //               its 200 boxes in the DOM, two animation frames later (painted); ms from navigation start
 //   nextFrameMs the next/previous-frame key until the same, as the annotator steps
+//   nextFrameCpuMs  the renderer process's CPU time over each of those steps
 //   scroll      the review grid scrolled one view at a time over every box: per step the blank
 //               patches in view 500 ms after the scroll (blankAt500), the ms until none is blank
 //               (fillMs), and the crop responses fetched twice (cropRefetch, 0 when cached)
@@ -33,7 +34,7 @@ const drawn = (to) => {
 
 try {
   const { taskId, names } = want.bench
-  const out = { deepLinkMs: [], nextFrameMs: [], scroll: {} }
+  const out = { deepLinkMs: [], nextFrameMs: [], nextFrameCpuMs: [], scroll: {} }
   for (let i = 0; i < ROUNDS; i++) {
     const to = names[i % 2]
     await page.goto(`${BASE}/tasks/${taskId}?frame=${i % 2}`)
@@ -43,8 +44,14 @@ try {
     out.deepLinkMs.push(Math.round(await h.jsonValue()))
   }
   // Stepping with the arrow keys, as an annotator does: timed in the page
-  // from the key's event until the next frame is drawn and painted.
+  // from the key's event until the next frame is drawn and painted, and the
+  // page's renderer process's CPU time for it (which other processes on a
+  // shared machine do not inflate as they do the wall time).
+  const cdp = await ctx.newCDPSession(page)
+  await cdp.send('Performance.enable')
+  const cpu = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ProcessTime').value
   for (let i = 0; i < ROUNDS; i++) {
+    const c0 = await cpu()
     const cur = await page.locator('[data-testid=frame-canvas]').getAttribute('data-frame')
     const to = names[(names.indexOf(cur) + 1) % 2]
     const key = names.indexOf(cur) === 0 ? 'ArrowRight' : 'ArrowLeft'
@@ -58,6 +65,7 @@ try {
       obs.observe(document.body, { subtree: true, attributes: true, childList: true })
       dispatchEvent(new KeyboardEvent('keydown', { key: a.key }))
     })`), { key, to }))
+    out.nextFrameCpuMs.push(Math.round((await cpu() - c0) * 1000))
     await new Promise((r) => setTimeout(r, 300))
   }
 
