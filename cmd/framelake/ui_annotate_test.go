@@ -19,7 +19,8 @@ import (
 // TestWebAppAnnotate drives the annotation workspace of the real binary in
 // Chromium (web/ui/test/annotate.mjs): a project made on the projects page
 // and a task of three lake photos made from a selection in the lake grid
-// (its frames in grid order), a box drawn by mouse and found stored
+// (its frames in grid order; "Select all matching" makes them a task of a
+// second project too), a box drawn by mouse and found stored
 // where the drag went, moved, relabelled by hotkey, the change undone, a
 // frame marked empty, a suggestion of the default detector accepted and
 // stored as human, the task completed (status 2 in Get Task List, the boxes

@@ -84,6 +84,8 @@ try {
 
   // A task of the three photos, made from a selection in the lake grid:
   // picked out of order, its frames come in the grid's order.
+  const second = (await rest('/projects', { method: 'POST', body: JSON.stringify({ projectName: 'second look', contentType: 2,
+    labels: [{ labelName: 'dog' }] }) })).projectId
   await page.goto(`${BASE}/?q=${encodeURIComponent('collection = "photos"')}&sort=date_created&order=ASC`)
   const cell = (i) => page.locator(`[data-testid=grid-item][data-index="${i}"]`)
   await cell(2).waitFor()
@@ -103,6 +105,17 @@ try {
   check(ws.task.taskName === 'three photos' && JSON.stringify(ws.frames.map((f) => f.uniqueName)) === JSON.stringify(want.names),
     `the task's frames are the selection in grid order: ${JSON.stringify(ws.frames.map((f) => f.uniqueName))}`)
   await shot('a1-grid-task-made')
+  // "Select all matching" makes the same files a task of another project too.
+  await byTest('select-clear').click()
+  await byTest('select-all').click()
+  await page.locator('[data-testid=selection-action][data-action=task]').click()
+  await byTest('selection-project').selectOption(second)
+  await byTest('selection-task-name').fill('second look at three')
+  await byTest('selection-apply').click()
+  await page.locator(`[data-testid=selection-task]:not([data-task-id="${taskId}"])`).waitFor()
+  const ws2 = await rest(`/tasks/${await byTest('selection-task').getAttribute('data-task-id')}/frames`)
+  check(ws2.projectId === second && JSON.stringify(ws2.frames.map((f) => f.uniqueName)) === JSON.stringify(want.names),
+    `all matching, in grid order, in the second project: ${JSON.stringify(ws2.frames.map((f) => f.uniqueName))}`)
 
   // The projects page lists it, not started.
   await page.goto(BASE + '/projects')
