@@ -11,7 +11,8 @@
 //   nextFrameCpuMs  the renderer process's CPU time over each of those steps
 //   scroll      the review grid scrolled one view at a time over every box: per step the blank
 //               patches in view 500 ms after the scroll (blankAt500), the ms until none is blank
-//               (fillMs), and the crop responses fetched twice (cropRefetch, 0 when cached)
+//               (fillMs); crops shown again (cropAgain) and of those the ones fetched over the
+//               network again (cropRefetch; 0 when the browser's cache answers them all)
 import { launch } from './chromium.mjs'
 
 const { BASE, KEY, SECRET } = process.env
@@ -116,9 +117,19 @@ try {
   // patch comes from the browser's cache (immutable, ETag).
   await page.locator('.review-scroll').evaluate((el) => { el.scrollTop = 0 })
   await new Promise((r) => setTimeout(r, 1000))
-  const crops = await page.evaluate(() => performance.getEntriesByType('resource').filter((e) => e.name.includes('/crops/')).map((e) => e.name))
-  out.scroll = { boxes: count, steps: blankAt500.length, blankAt500, fillMs, cropRequests: crops.length,
-    cropRefetch: crops.length - new Set(crops).size }
+  const crops = await page.evaluate(() => performance.getEntriesByType('resource').filter((e) => e.name.includes('/crops/'))
+    .map((e) => ({ url: e.name, bytes: e.transferSize })))
+  const seen = new Set()
+  let cropAgain = 0
+  let cropRefetch = 0
+  for (const c of crops) {
+    if (seen.has(c.url)) {
+      cropAgain++
+      if (c.bytes > 0) cropRefetch++ // 0: the browser's cache answered
+    }
+    seen.add(c.url)
+  }
+  out.scroll = { boxes: count, steps: blankAt500.length, blankAt500, fillMs, cropRequests: crops.length, cropAgain, cropRefetch }
   console.log(JSON.stringify(out))
 } finally {
   await close()
