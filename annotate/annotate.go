@@ -19,7 +19,9 @@
 // totalFileCount frames have arrived, however many of them are empty;
 // isDownloadEnable is true exactly then, when its annotations are final.
 // Raising totalFileCount reopens a completed task, and deleting a frame's
-// file takes the frame out of its task.
+// file takes the frame out of its tasks. A lake file may be a frame of tasks
+// of several projects (one task per project), each project keeping its own
+// boxes of it and each task its own frame state.
 //
 // The package owns the tables project, project_label, upload_session (which
 // is also the task: one row, an upl_ and a tsk_ id) and frame.

@@ -243,7 +243,7 @@ func (s *Service) replaceBoxes(ctx context.Context, p Project, e frameEdit, wher
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE frame SET box_count = ?, annotated = 1, version = ?, updated_at = ?
-				WHERE file_seq = ?`, len(boxes), version+1, millis(s.now()), fileSeq); err != nil {
+				WHERE session_seq = ? AND file_seq = ?`, len(boxes), version+1, millis(s.now()), sessionSeq, fileSeq); err != nil {
 				return err
 			}
 			res.Version = version + 1

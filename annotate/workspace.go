@@ -19,8 +19,10 @@ import (
 // CreateTask makes a task of the project from lake images (see NewTask).
 // Its frames are all there at once and not annotated yet: the task is not
 // started (0) until its first edit, and completes only when its annotator
-// marks it done. A file is a frame of one task at most, so a file already
-// in a task is an AlreadyExists error naming it.
+// marks it done. A file may be a frame of tasks of other projects, each
+// project keeping its own boxes of it; within a project it is a frame of one
+// task at most (the project's boxes of a file are one answer), so a file
+// already in a task of the project is an AlreadyExists error naming it.
 func (s *Service) CreateTask(ctx context.Context, projectID string, nt NewTask) (Task, error) {
 	p, err := s.Project(ctx, projectID)
 	if err != nil {
@@ -45,11 +47,12 @@ func (s *Service) CreateTask(ctx context.Context, projectID string, nt NewTask) 
 	err = s.db.Tx(ctx, func(tx *sql.Tx) error {
 		var taken, task string
 		err := tx.QueryRowContext(ctx, `SELECT f.unique_name, s.task_id FROM frame f JOIN upload_session s
-			ON s.seq = f.session_seq WHERE f.file_seq IN (SELECT value FROM json_each(?)) LIMIT 1`,
-			jsonArray(seqs)).Scan(&taken, &task)
+			ON s.seq = f.session_seq WHERE s.project_seq = ? AND f.file_seq IN (SELECT value FROM json_each(?)) LIMIT 1`,
+			p.seq, jsonArray(seqs)).Scan(&taken, &task)
 		if err == nil {
-			return errs.New(errs.AlreadyExists, "uniqueNames", "file %q is already a frame of task %s; a file is "+
-				"a frame of one task at most", taken, task)
+			return errs.New(errs.AlreadyExists, "uniqueNames", "file %q is already a frame of task %s of this "+
+				"project; a file is a frame of one task per project (its boxes there are the project's): make "+
+				"the second task in another project", taken, task)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -421,12 +424,14 @@ type FramePlace struct {
 }
 
 // FramePlaces says, for the files of names that are frames of a task, which
-// task and where, so a review page can open them in the workspace.
-func (s *Service) FramePlaces(ctx context.Context, names []string) (map[string]FramePlace, error) {
+// task and where, so a review page can open them in the workspace. A file
+// in several tasks (of several projects) is placed in taskID when it is one
+// of them, else in the oldest.
+func (s *Service) FramePlaces(ctx context.Context, names []string, taskID string) (map[string]FramePlace, error) {
 	rows, err := s.db.R.QueryContext(ctx, `SELECT f.unique_name, s.task_id, (SELECT count(*) FROM frame g
 		WHERE g.session_seq = f.session_seq AND g.sequence_no < f.sequence_no) FROM frame f
-		JOIN upload_session s ON s.seq = f.session_seq WHERE f.unique_name IN (SELECT value FROM json_each(?))`,
-		jsonArray(names))
+		JOIN upload_session s ON s.seq = f.session_seq WHERE f.unique_name IN (SELECT value FROM json_each(?))
+		ORDER BY s.task_id = ? DESC, s.seq`, jsonArray(names), taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +443,9 @@ func (s *Service) FramePlaces(ctx context.Context, names []string) (map[string]F
 		if err := rows.Scan(&name, &p.TaskID, &p.Index); err != nil {
 			return nil, err
 		}
-		out[name] = p
+		if _, ok := out[name]; !ok {
+			out[name] = p
+		}
 	}
 	return out, rows.Err()
 }

@@ -31,7 +31,10 @@ type PatchQuery struct {
 	Label     string
 	Source    Source  // "" for both
 	FileSeqs  []int64 // only on these files; nil for the whole lake
-	PageIndex int
+	// HumanOperation, when set, keeps the human boxes of that operation only
+	// (a task's project: a file in tasks of two projects has both's boxes).
+	HumanOperation string
+	PageIndex      int
 	PageSize  int
 }
 
@@ -49,6 +52,10 @@ func (l *Lake) Patches(ctx context.Context, q PatchQuery) ([]Patch, int, error) 
 	if q.FileSeqs != nil {
 		where += ` AND a.file_seq IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonArray(q.FileSeqs))
+	}
+	if q.HumanOperation != "" {
+		where += ` AND (a.source <> 'human' OR a.operation = ?)`
+		args = append(args, q.HumanOperation)
 	}
 	var total int
 	if err := l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM annotation a JOIN file f ON f.seq = a.file_seq

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"image"
+	"image/color"
 	"image/jpeg"
 	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v5"
 
@@ -60,10 +62,16 @@ func (s *server) patches(c *echo.Context) error {
 			return err
 		}
 	}
-	if t := q.Get("taskId"); t != "" {
-		if pq.FileSeqs, err = s.Annotate.TaskFileSeqs(ctx, t); err != nil {
+	taskID := q.Get("taskId")
+	if taskID != "" {
+		t, err := s.Annotate.Task(ctx, taskID)
+		if err != nil {
 			return err
 		}
+		if pq.FileSeqs, err = s.Annotate.TaskFileSeqs(ctx, taskID); err != nil {
+			return err
+		}
+		pq.HumanOperation = t.ProjectID
 	}
 	list, total, err := s.Lake.Patches(ctx, pq)
 	if err != nil {
@@ -73,7 +81,7 @@ func (s *server) patches(c *echo.Context) error {
 	for i, p := range list {
 		names[i] = p.UniqueName
 	}
-	places, err := s.Annotate.FramePlaces(ctx, names)
+	places, err := s.Annotate.FramePlaces(ctx, names, taskID)
 	if err != nil {
 		return err
 	}
@@ -114,11 +122,13 @@ func (s *server) crop(c *echo.Context) error {
 	if c.Request().Header.Get("If-None-Match") == etag {
 		return c.NoContent(http.StatusNotModified)
 	}
-	thumb, err := s.Lake.Thumbnail(c.Request().Context(), f, cropSource)
-	if err != nil {
-		return err
-	}
-	src, err := jpeg.Decode(bytes.NewReader(thumb))
+	src, err := s.cropSources.get(f.Blob, func() (image.Image, error) {
+		thumb, err := s.Lake.Thumbnail(c.Request().Context(), f, cropSource)
+		if err != nil {
+			return nil, err
+		}
+		return jpeg.Decode(bytes.NewReader(thumb))
+	})
 	if err != nil {
 		return err
 	}
@@ -153,16 +163,67 @@ func parseBox(v string) ([4]float64, error) {
 }
 
 // fit scales the region r of src to fit in size x size (nearest pixel: a
-// patch is small and looked at for its label, not its detail).
+// patch is small and looked at for its label, not its detail). A JPEG
+// thumbnail decodes to YCbCr, read directly: At and Set cost an interface
+// call and a colour conversion each per pixel.
 func fit(src image.Image, r image.Rectangle, size int) image.Image {
 	k := math.Min(float64(size)/float64(r.Dx()), float64(size)/float64(r.Dy()))
 	w, h := max(1, int(float64(r.Dx())*k)), max(1, int(float64(r.Dy())*k))
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
+	yc, _ := src.(*image.YCbCr)
 	for y := range h {
 		sy := r.Min.Y + int(float64(y)/k)
 		for x := range w {
-			dst.Set(x, y, src.At(r.Min.X+int(float64(x)/k), sy))
+			sx := r.Min.X + int(float64(x)/k)
+			if yc == nil {
+				dst.Set(x, y, src.At(sx, sy))
+				continue
+			}
+			yi, ci := yc.YOffset(sx, sy), yc.COffset(sx, sy)
+			o := dst.PixOffset(x, y)
+			dst.Pix[o], dst.Pix[o+1], dst.Pix[o+2] = color.YCbCrToRGB(yc.Y[yi], yc.Cb[ci], yc.Cr[ci])
+			dst.Pix[o+3] = 255
 		}
 	}
 	return dst
+}
+
+// cropSourcesKept is how many decoded thumbnails crops are cut from are kept.
+const cropSourcesKept = 32
+
+// decodedThumbs keeps the last few decoded thumbnails crops were cut from:
+// a label's boxes are listed file by file, so one page of patches cuts many
+// crops from each thumbnail, decoded once. 32 of 512 px take about 8 MB.
+type decodedThumbs struct {
+	mu   sync.Mutex
+	keys []string // oldest first
+	imgs map[string]image.Image
+}
+
+// get answers the image kept under key, or loads and keeps it.
+func (d *decodedThumbs) get(key string, load func() (image.Image, error)) (image.Image, error) {
+	d.mu.Lock()
+	im, ok := d.imgs[key]
+	d.mu.Unlock()
+	if ok {
+		return im, nil
+	}
+	im, err := load()
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.imgs == nil {
+		d.imgs = map[string]image.Image{}
+	}
+	if _, ok := d.imgs[key]; !ok {
+		if len(d.keys) == cropSourcesKept {
+			delete(d.imgs, d.keys[0])
+			d.keys = d.keys[1:]
+		}
+		d.keys = append(d.keys, key)
+		d.imgs[key] = im
+	}
+	return im, nil
 }

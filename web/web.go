@@ -52,6 +52,8 @@ type server struct {
 	Deps
 	opt Options
 	fns map[string]clientFn // client functions by name
+
+	cropSources decodedThumbs // review crops' decoded thumbnails
 }
 
 // New returns the HTTP handler of the appliance.

@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func run(t *testing.T, args ...string) (string, error) {
+func run(t testing.TB, args ...string) (string, error) {
 	t.Helper()
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	return string(out), err

@@ -17,8 +17,10 @@ import (
 )
 
 // TestWebAppAnnotate drives the annotation workspace of the real binary in
-// Chromium (web/ui/test/annotate.mjs): a project and a task of three lake
-// photos made on the projects page, a box drawn by mouse and found stored
+// Chromium (web/ui/test/annotate.mjs): a project made on the projects page
+// and a task of three lake photos made from a selection in the lake grid
+// (its frames in grid order; "Select all matching" makes them a task of a
+// second project too), a box drawn by mouse and found stored
 // where the drag went, moved, relabelled by hotkey, the change undone, a
 // frame marked empty, a suggestion of the default detector accepted and
 // stored as human, the task completed (status 2 in Get Task List, the boxes
@@ -86,28 +88,39 @@ func TestWebAppAnnotate(t *testing.T) {
 
 // benchTask uploads two 1920x1080 frames with 200 boxes each through an
 // annotation project and returns its task's id and the frames' names.
-func (s *uiServer) benchTask(t *testing.T) map[string]any {
+func (s *uiServer) benchTask(t testing.TB) map[string]any {
+	return s.boxedTask(t, "bench", 2, 1920, 1080, 200, []string{"car", "person"})
+}
+
+// boxedTask makes a project named name with labels and uploads frames
+// JPEGs of w x h with n boxes each (labels in turn, at random places) as its
+// one task; it returns the task's and project's ids and the frames' names.
+func (s *uiServer) boxedTask(t testing.TB, name string, frames, w, h, n int, labels []string) map[string]any {
 	t.Helper()
+	ls := make([]map[string]string, len(labels))
+	for i, l := range labels {
+		ls[i] = map[string]string{"labelName": l}
+	}
+	pj, _ := json.Marshal(map[string]any{"projectName": name, "contentType": 2, "labels": ls})
 	var p struct{ ProjectID string }
-	s.call(t, s.admin, "POST", "/api/v1/projects", "application/json", strings.NewReader(
-		`{"projectName":"bench","contentType":2,"labels":[{"labelName":"car"},{"labelName":"person"}]}`), &p)
+	s.call(t, s.admin, "POST", "/api/v1/projects", "application/json", bytes.NewReader(pj), &p)
 	var up struct{ UploadID string }
 	s.call(t, s.admin, "POST", "/api/v1/projects/"+p.ProjectID+"/uploads", "application/json",
-		strings.NewReader(`{"collectionName":"bench-1080p","totalFileCount":2}`), &up)
+		strings.NewReader(fmt.Sprintf(`{"collectionName":"%s-%dx%d","totalFileCount":%d}`, name, w, h, frames)), &up)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var names []string
-	for i := range 2 {
-		boxes := make([]map[string]any, 200)
+	for i := range frames {
+		boxes := make([]map[string]any, n)
 		for j := range boxes {
-			boxes[j] = map[string]any{"label": []string{"car", "person"}[j%2], "x": rng.IntN(1800), "y": rng.IntN(1000),
+			boxes[j] = map[string]any{"label": labels[j%len(labels)], "x": rng.IntN(w - 120), "y": rng.IntN(h - 80),
 				"width": 20 + rng.IntN(100), "height": 20 + rng.IntN(80)}
 		}
-		labels, _ := json.Marshal(boxes)
+		js, _ := json.Marshal(boxes)
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
-		fw, _ := mw.CreateFormFile("files", fmt.Sprintf("bench-%d.jpg", i))
-		fw.Write(testmedia.JPEG(1920, 1080, 500+i))
-		mw.WriteField("labels", string(labels))
+		fw, _ := mw.CreateFormFile("files", fmt.Sprintf("%s-%d.jpg", name, i))
+		fw.Write(testmedia.JPEG(w, h, 500+i))
+		mw.WriteField("labels", string(js))
 		mw.Close()
 		var r struct{ UniqueName string }
 		s.call(t, s.admin, "POST", "/api/v1/uploads/"+up.UploadID+"/files", mw.FormDataContentType(), &body, &r)

@@ -24,9 +24,10 @@ import (
 type uiServer struct {
 	base, data  string
 	admin, read map[string]string
+	pid         int // the server's process
 }
 
-func startUIServer(t *testing.T, serveArgs ...string) *uiServer {
+func startUIServer(t testing.TB, serveArgs ...string) *uiServer {
 	t.Helper()
 	data := t.TempDir()
 	addr := freeAddr(t)
@@ -37,7 +38,7 @@ func startUIServer(t *testing.T, serveArgs ...string) *uiServer {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	s := &uiServer{base: "http://" + addr, data: data}
+	s := &uiServer{base: "http://" + addr, data: data, pid: srv.Process.Pid}
 	waitHealthy(t, s.base)
 	b, err := os.ReadFile(filepath.Join(data, "admin-key.json"))
 	if err != nil || json.Unmarshal(b, &s.admin) != nil {
@@ -51,7 +52,7 @@ func startUIServer(t *testing.T, serveArgs ...string) *uiServer {
 }
 
 // call sends a request with key k and decodes a JSON answer into out.
-func (s *uiServer) call(t *testing.T, k map[string]string, method, path, ctype string, body io.Reader, out any) {
+func (s *uiServer) call(t testing.TB, k map[string]string, method, path, ctype string, body io.Reader, out any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, s.base+path, body)
 	req.Header.Set("key", k["key"])

@@ -61,12 +61,12 @@ export function Review({ search }) {
     const x = at(i)
     const style = { left: (i % cols) * CELL + 'px', top: Math.floor(i / cols) * CELL + 'px' }
     cells.push(x
-      ? <a class={'patch ' + x.source} style={style} data-testid="patch" data-unique-name={x.uniqueName} data-label={x.label} data-index={i}
+      ? <a key={i} class={'patch ' + x.source} style={style} data-testid="patch" data-unique-name={x.uniqueName} data-label={x.label} data-index={i}
           href={x.taskId ? `/tasks/${x.taskId}?frame=${x.frameIndex}` : '/items/' + encodeURIComponent(x.uniqueName)}
           onClick={(e) => { e.preventDefault(); open(x) }} title={`${x.label} · ${x.source}${x.confidence != null ? ' ' + x.confidence.toFixed(2) : ''} · ${x.uniqueName}`}>
           <img src={x.cropUrl} loading="eager" alt={x.label} draggable={false} />
         </a>
-      : <span class="patch loading" style={style} data-index={i} />)
+      : <span key={i} class="patch loading" style={style} data-index={i} />)
   }
   return (
     <div class="review">

@@ -3,6 +3,7 @@ import { api, fn, qs } from './api.js'
 import { PAGE, invalidate, itemAt, loadPage } from './lake.js'
 import { navigate } from './router.js'
 import { quote } from './qtext.js'
+import { TaskForm } from './gridtask.jsx'
 
 // The grid's selection, kept per listing (its query, type and order) while
 // the tab lives, so refreshing the listing after a tagging keeps it. Items
@@ -64,6 +65,18 @@ export function useSelection(list, enabled) {
     },
     selectAll() { Object.assign(store, { all: true, picked: new Map(), anchor: -1 }); changed() },
     clear() { Object.assign(store, { all: false, picked: new Map(), anchor: -1 }); changed() },
+    // names are the selected files' names in grid order; "all matching"
+    // pages through the listing, up to max names.
+    async names(max) {
+      if (!store.all) return [...store.picked].sort((a, b) => a[1] - b[1]).map(([n]) => n).slice(0, max + 1)
+      const out = []
+      for (let p = 0; out.length <= max; p++) {
+        const items = await loadPage(list, p)
+        out.push(...items.map((it) => it.uniqueName))
+        if (items.length < PAGE) break
+      }
+      return out
+    },
     // queries are the selection as queries of at most MAX_NAMES names each.
     queries() {
       if (store.all) return [list.q]
@@ -77,7 +90,7 @@ export function useSelection(list, enabled) {
   }
 }
 
-const ACTIONS = [['tag', 'Tag'], ['untag', 'Untag'], ['collect', 'Add to collection'], ['model', 'Run model'], ['dataset', 'Create dataset']]
+const ACTIONS = [['tag', 'Tag'], ['untag', 'Untag'], ['collect', 'Add to collection'], ['model', 'Run model'], ['dataset', 'Create dataset'], ['task', 'Create task']]
 
 // SelectionBar shows what is selected and what can be done with it; only
 // keys that may write see it, since every action writes.
@@ -115,6 +128,7 @@ export function SelectionBar({ sel, P, count }) {
       {action === 'collect' && <CollectForm {...props} />}
       {action === 'model' && <ModelForm {...props} />}
       {action === 'dataset' && <DatasetForm {...props} />}
+      {action === 'task' && <TaskForm {...props} />}
       {msg && <span class={msg.ok ? 'selection-done' : 'error'} data-testid="selection-message" role="status">{msg.body}</span>}
     </div>
   )

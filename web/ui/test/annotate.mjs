@@ -71,23 +71,58 @@ async function drag(p, x0, y0, x1, y1) {
 }
 
 try {
-  // Sign in on the projects page; make a project and a task of three lake photos.
+  // Sign in on the projects page and make a project.
   await signIn(page, '/projects')
   await byTest('project-form').waitFor()
   await byTest('project-name').fill('streets-ui')
   await byTest('project-labels').fill('dog, person, truck, bicycle, horse, car')
   await byTest('project-create').click()
-  const proj = page.locator('[data-testid=project-row][data-name="streets-ui"]')
+  let proj = page.locator('[data-testid=project-row][data-name="streets-ui"]')
   await proj.waitFor()
   const pid = await proj.getAttribute('data-project-id')
-  await proj.getByTestId('task-name').fill('three photos')
-  await proj.getByTestId('task-from').selectOption('names')
-  await proj.getByTestId('task-names').fill(want.names.join('\n'))
-  await proj.getByTestId('task-create').click()
-  const row = proj.locator('[data-testid=task-row]')
+  await shot('a0-project')
+
+  // A task of the three photos, made from a selection in the lake grid:
+  // picked out of order, its frames come in the grid's order.
+  const second = (await rest('/projects', { method: 'POST', body: JSON.stringify({ projectName: 'second look', contentType: 2,
+    labels: [{ labelName: 'dog' }] }) })).projectId
+  await page.goto(`${BASE}/?q=${encodeURIComponent('collection = "photos"')}&sort=date_created&order=ASC`)
+  const cell = (i) => page.locator(`[data-testid=grid-item][data-index="${i}"]`)
+  await cell(2).waitFor()
+  for (const i of [2, 0, 1]) await cell(i).click({ modifiers: ['Control'] })
+  check((await page.locator('[data-testid=grid-item][data-selected=true]').count()) === 3, 'three cells selected')
+  const gridOrder = await Promise.all([0, 1, 2].map((i) => cell(i).getAttribute('data-unique-name')))
+  check(JSON.stringify(gridOrder) === JSON.stringify(want.names), `grid order ${gridOrder} is the upload order`)
+  await page.locator('[data-testid=selection-action][data-action=task]').click()
+  await byTest('selection-project').selectOption(pid)
+  await byTest('selection-task-name').fill('three photos')
+  await shot('a1-grid-create-task')
+  await byTest('selection-apply').click()
+  const made = byTest('selection-task')
+  await made.waitFor()
+  const taskId = await made.getAttribute('data-task-id')
+  const ws = await rest(`/tasks/${taskId}/frames`)
+  check(ws.task.taskName === 'three photos' && JSON.stringify(ws.frames.map((f) => f.uniqueName)) === JSON.stringify(want.names),
+    `the task's frames are the selection in grid order: ${JSON.stringify(ws.frames.map((f) => f.uniqueName))}`)
+  await shot('a1-grid-task-made')
+  // "Select all matching" makes the same files a task of another project too.
+  await byTest('select-clear').click()
+  await byTest('select-all').click()
+  await page.locator('[data-testid=selection-action][data-action=task]').click()
+  await byTest('selection-project').selectOption(second)
+  await byTest('selection-task-name').fill('second look at three')
+  await byTest('selection-apply').click()
+  await page.locator(`[data-testid=selection-task]:not([data-task-id="${taskId}"])`).waitFor()
+  const ws2 = await rest(`/tasks/${await byTest('selection-task').getAttribute('data-task-id')}/frames`)
+  check(ws2.projectId === second && JSON.stringify(ws2.frames.map((f) => f.uniqueName)) === JSON.stringify(want.names),
+    `all matching, in grid order, in the second project: ${JSON.stringify(ws2.frames.map((f) => f.uniqueName))}`)
+
+  // The projects page lists it, not started.
+  await page.goto(BASE + '/projects')
+  proj = page.locator('[data-testid=project-row][data-name="streets-ui"]')
+  const row = proj.locator(`[data-testid=task-row][data-task-id="${taskId}"]`)
   await row.waitFor()
   check((await row.getAttribute('data-status')) === '0', 'a new task is not started')
-  const taskId = await row.getAttribute('data-task-id')
   await shot('a1-projects')
 
   // The task opens on its first frame.
