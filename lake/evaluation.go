@@ -39,8 +39,11 @@ type BoxPairQuery struct {
 	HumanOperations []string
 	// MachineOperation is the model run whose machine boxes are read.
 	MachineOperation string
-	PageFiles        int  // files per page; default 1000
-	WithIDs          bool // read the boxes' public ids too (ScoredBox.ID)
+	// FileSeqs, when not nil, narrows the selection to these files (a
+	// dataset version's split).
+	FileSeqs  []int64
+	PageFiles int  // files per page; default 1000
+	WithIDs   bool // read the boxes' public ids too (ScoredBox.ID)
 }
 
 // CountHumanFiles counts the files q selects that have a human box of q's
@@ -59,6 +62,10 @@ func (l *Lake) humanFilesWhere(ctx context.Context, q BoxPairQuery) (string, []a
 	sel, args, err := l.SelectionSQL(ctx, q.Selection)
 	if err != nil {
 		return "", nil, err
+	}
+	if q.FileSeqs != nil {
+		sel = "(" + sel + ") AND f.seq IN (SELECT value FROM json_each(?))"
+		args = append(args, jsonArray(q.FileSeqs))
 	}
 	has := `EXISTS (SELECT 1 FROM annotation a WHERE a.source = 'human' AND a.file_seq = f.seq`
 	if q.HumanOperations != nil {
