@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/sqlitedb"
 )
 
 // SplitFiles returns the lake keys of the files in a built version's split
@@ -20,20 +21,11 @@ func (s *Service) SplitFiles(ctx context.Context, versionID, split string) ([]in
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT file_seq FROM version_item
+	seqs, err := sqlitedb.Int64s(ctx, s.db.R, `SELECT file_seq FROM version_item
 		WHERE version_seq = ? AND build = ? AND derived_from IS NULL AND file_seq IS NOT NULL AND (? = '' OR split = ?)
 		ORDER BY ord`, vr.seq, vr.current, split, split)
-	if err != nil {
-		return nil, err
+	if seqs == nil && err == nil {
+		seqs = []int64{} // not nil: an empty split narrows the evaluation to nothing
 	}
-	defer rows.Close()
-	seqs := []int64{}
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, seq)
-	}
-	return seqs, rows.Err()
+	return seqs, err
 }
