@@ -38,8 +38,11 @@ type centers struct {
 	weight []float64 // nil: 1 for every row
 	minSq  []float32
 	seen   []int32
-	near   []int32   // the index in picked of the row's nearest center so far
-	cc     []float32 // distances between picked centers k > j at k(k-1)/2 + j; nil: no skipping
+	near   []int32 // the index in picked of the row's nearest center so far
+	// cc[j] are the distances from center j to the centers picked after it,
+	// in order, so a refresh reads its nearest center's list in sequence;
+	// nil: no skipping.
+	cc     [][]float32
 	score  []float64 // of the row's minSq (sqrt, times its weight)
 	heap   []int32   // rows not chosen, best score first
 	batch  []int32   // scratch of next
@@ -59,7 +62,7 @@ func kCenter(ctx context.Context, x *vector.Matrix, budget, first int, weight []
 	c := &centers{x: x, weight: weight, minSq: make([]float32, n), seen: make([]int32, n), near: make([]int32, n),
 		score: make([]float64, n), picked: []int{first}}
 	if k := min(budget, n); k <= pruneBudget {
-		c.cc = make([]float32, 0, k*(k-1)/2)
+		c.cc = make([][]float32, 1, k)
 	}
 	workers = max(1, workers)
 	c.firstPass(first, workers)
@@ -143,14 +146,13 @@ const pruneBudget = 2048
 // distances are kept.
 func (c *centers) add(r, workers int) {
 	if c.cc != nil {
-		k, row := len(c.picked), c.x.Row(r)
-		base := len(c.cc)
-		c.cc = c.cc[:base+k]
-		parallel(k, workers, func(lo, hi int) {
+		row := c.x.Row(r)
+		parallel(len(c.picked), workers, func(lo, hi int) {
 			for j := lo; j < hi; j++ {
-				c.cc[base+j] = float32(math.Sqrt(float64(sqDist(c.x, row, c.x.Row(c.picked[j])))))
+				c.cc[j] = append(c.cc[j], float32(math.Sqrt(float64(sqDist(c.x, row, c.x.Row(c.picked[j]))))))
 			}
 		})
+		c.cc = append(c.cc, nil)
 	}
 	c.picked = append(c.picked, r)
 }
@@ -158,27 +160,27 @@ func (c *centers) add(r, workers int) {
 // refresh compares row r with the centers added since it last was.
 func (c *centers) refresh(r int) {
 	row := c.x.Row(r)
-	m, near := c.minSq[r], c.near[r]
+	m, near := c.minSq[r], int(c.near[r])
+	lim := skipBeyond(m)
 	for k := int(c.seen[r]); k < len(c.picked); k++ {
-		if c.cc != nil && c.ruledOut(near, k, m) {
+		if c.cc != nil && c.cc[near][k-near-1] > lim {
 			continue
 		}
 		if d := sqDist(c.x, row, c.x.Row(c.picked[k])); d < m {
-			m, near = d, int32(k)
+			m, near, lim = d, k, skipBeyond(d)
 		}
 	}
-	c.minSq[r], c.near[r] = m, near
+	c.minSq[r], c.near[r] = m, int32(near)
 	c.seen[r] = int32(len(c.picked))
 	c.rescore(r)
 }
 
-// ruledOut says center k cannot be nearer a row than center near, at
-// squared distance m from it: d(near, k) >= 2 sqrt(m), with a margin above
-// float32 rounding (a few 1e-3 of distance for 512-d dot products), so a
-// skip never changes a pick.
-func (c *centers) ruledOut(near int32, k int, m float32) bool {
-	d := float64(c.cc[k*(k-1)/2+int(near)])
-	return d > (2*math.Sqrt(float64(m))+0.03)*(1+1e-3)
+// skipBeyond is the distance from a row's nearest center (at squared
+// distance m) past which another center cannot be nearer the row: 2 sqrt(m),
+// with a margin above float32 rounding (a few 1e-3 of distance for 512-d
+// dot products), so a skip never changes a pick.
+func skipBeyond(m float32) float32 {
+	return float32((2*math.Sqrt(float64(m)) + 0.03) * (1 + 1e-3))
 }
 
 // parallel runs fn over [0, n) split into one contiguous part per worker.
