@@ -17,6 +17,8 @@ type EvaluationRequest struct {
 	GTOperations []string `json:"gt_operations,omitempty"` // annotation project ids; all human boxes when empty
 	Query        string   `json:"query,omitempty"`
 	CollectionID string   `json:"collection_id,omitempty"`
+	VersionID    string   `json:"version_id,omitempty"` // a dataset version's files (its current build)
+	Split        string   `json:"split,omitempty"`      // of VersionID: train, validation or test; all when empty
 	IoU          float64  `json:"iou,omitempty"`
 	Confidence   float64  `json:"confidence,omitempty"` // predicted boxes under it get no outcome
 }
@@ -27,6 +29,8 @@ type EvaluationParams struct {
 	GTOperations []string `json:"gt_operations"`
 	Query        string   `json:"query"`
 	CollectionID string   `json:"collection_id"`
+	VersionID    string   `json:"version_id"`
+	Split        string   `json:"split"`
 	IoU          float64  `json:"iou"`
 	Confidence   float64  `json:"confidence"`
 }

@@ -77,6 +77,8 @@ type Request struct {
 	GTOperations []string // annotation projects whose human boxes are the truth; all human boxes when empty
 	Query        string   // narrows the files (the lake's query language)
 	CollectionID string   // the files of this collection; all images when empty
+	VersionID    string   // the files of this dataset version (its current build)
+	Split        string   // of the version: train, validation or test; "" for all
 	IoU          float64  // outcome threshold; 0 means DefaultIoU
 	Confidence   float64  // predicted boxes under it get no outcome
 	CreatedBy    string
@@ -88,6 +90,8 @@ type Params struct {
 	GTOperations []string `json:"gt_operations"`
 	Query        string   `json:"query"`
 	CollectionID string   `json:"collection_id"`
+	VersionID    string   `json:"version_id"`
+	Split        string   `json:"split"`
 	IoU          float64  `json:"iou"`
 	Confidence   float64  `json:"confidence"`
 }
@@ -214,9 +218,18 @@ type OperationSource interface {
 	HasOperation(ctx context.Context, operation string) (bool, error)
 }
 
+// VersionFiles knows the files of a dataset version's splits.
+type VersionFiles interface {
+	// SplitFiles returns the lake keys of a built version's files in split
+	// ("" for all); errors name the field (version_id, split) at fault.
+	SplitFiles(ctx context.Context, versionID, split string) ([]int64, error)
+}
+
 // Options tune the service.
 type Options struct {
 	Logger *slog.Logger
+	// Versions resolves version_id and split; without it they are refused.
+	Versions VersionFiles
 	// PageFiles is how many files are read per page of boxes; default 1000.
 	PageFiles int
 }

@@ -49,7 +49,7 @@ func (s *Service) Start(ctx context.Context, req Request) (string, error) {
 // check validates a request and returns its parameters with defaults.
 func (s *Service) check(ctx context.Context, req Request) (Params, error) {
 	p := Params{PredRunID: req.PredRunID, GTOperations: req.GTOperations, Query: req.Query,
-		CollectionID: req.CollectionID, IoU: req.IoU, Confidence: req.Confidence}
+		CollectionID: req.CollectionID, VersionID: req.VersionID, Split: req.Split, IoU: req.IoU, Confidence: req.Confidence}
 	if p.GTOperations == nil {
 		p.GTOperations = []string{}
 	}
@@ -78,7 +78,22 @@ func (s *Service) check(ctx context.Context, req Request) (Params, error) {
 	if _, _, err := s.lake.SelectionSQL(ctx, selection(p)); err != nil {
 		return p, err
 	}
-	return p, nil
+	_, err := s.versionFiles(ctx, p)
+	return p, err
+}
+
+// versionFiles returns the files of the evaluation's version split, nil
+// when it names no version.
+func (s *Service) versionFiles(ctx context.Context, p Params) ([]int64, error) {
+	switch {
+	case p.VersionID == "" && p.Split != "":
+		return nil, errs.Invalid("split", "split %q needs version_id: the dataset version it is a split of", p.Split)
+	case p.VersionID == "":
+		return nil, nil
+	case s.opt.Versions == nil:
+		return nil, errs.New(errs.Unavailable, "version_id", "dataset versions are not available to evaluations on this server")
+	}
+	return s.opt.Versions.SplitFiles(ctx, p.VersionID, p.Split)
 }
 
 // checkRun requires a model run id known to the runs or to the lake's boxes.
@@ -153,6 +168,10 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 		return Result{}, err
 	}
 	q := ev.Params.boxQuery(s.opt.PageFiles)
+	var err error
+	if q.FileSeqs, err = s.versionFiles(ctx, ev.Params); err != nil {
+		return Result{}, err
+	}
 	total, err := s.lake.CountHumanFiles(ctx, q)
 	if err != nil {
 		return Result{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"runtime"
 )
 
 // What evaluations and label disagreements need from the lake: the boxes of
@@ -39,8 +40,11 @@ type BoxPairQuery struct {
 	HumanOperations []string
 	// MachineOperation is the model run whose machine boxes are read.
 	MachineOperation string
-	PageFiles        int  // files per page; default 1000
-	WithIDs          bool // read the boxes' public ids too (ScoredBox.ID)
+	// FileSeqs, when not nil, narrows the selection to these files (a
+	// dataset version's split).
+	FileSeqs  []int64
+	PageFiles int  // files per page; default 1000
+	WithIDs   bool // read the boxes' public ids too (ScoredBox.ID)
 }
 
 // CountHumanFiles counts the files q selects that have a human box of q's
@@ -60,6 +64,10 @@ func (l *Lake) humanFilesWhere(ctx context.Context, q BoxPairQuery) (string, []a
 	if err != nil {
 		return "", nil, err
 	}
+	if q.FileSeqs != nil {
+		sel = "(" + sel + ") AND f.seq IN (SELECT value FROM json_each(?))"
+		args = append(args, jsonArray(q.FileSeqs))
+	}
 	has := `EXISTS (SELECT 1 FROM annotation a WHERE a.source = 'human' AND a.file_seq = f.seq`
 	if q.HumanOperations != nil {
 		has += ` AND a.operation IN (SELECT value FROM json_each(?))`
@@ -70,9 +78,11 @@ func (l *Lake) humanFilesWhere(ctx context.Context, q BoxPairQuery) (string, []a
 
 // EachFileBoxPair calls fn, in file order, for every file q selects that
 // has a human box of q's operations, with its human boxes (of those
-// operations) and the machine boxes of q's run. It reads a page of files at
-// a time, the next page while fn works on this one (reading and judging
-// boxes then share two cores), and holds no read transaction between pages.
+// operations) and the machine boxes of q's run. It lists the files a page
+// at a time and reads the boxes of the next pages on several connections
+// while fn works on this one (reading boxes is most of an evaluation's
+// CPU: spread over the cores, it no longer bounds the wall time), and holds
+// no read transaction between pages.
 func (l *Lake) EachFileBoxPair(ctx context.Context, q BoxPairQuery, fn func(BoxPair) error) error {
 	where, args, err := l.humanFilesWhere(ctx, q)
 	if err != nil {
@@ -83,28 +93,41 @@ func (l *Lake) EachFileBoxPair(ctx context.Context, q BoxPairQuery, fn func(BoxP
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Each page has its slot, queued in file order: readers fill slots in
+	// any order, fn takes them in order. The queue's capacity bounds the
+	// pages in memory.
 	type result struct {
 		page []BoxPair
 		err  error
 	}
-	pages := make(chan result, 1)
+	slots := make(chan chan result, pageReaders())
 	go func() {
-		defer close(pages)
+		defer close(slots)
 		after := int64(0)
 		for {
-			page, err := l.boxPairPage(ctx, q, where, args, after)
+			page, idx, err := l.filePage(ctx, where, args, after, q.PageFiles)
+			slot := make(chan result, 1)
 			select {
-			case pages <- result{page, err}:
+			case slots <- slot:
 			case <-ctx.Done():
 				return
 			}
-			if err != nil || len(page) < q.PageFiles {
+			if err != nil || len(page) == 0 {
+				slot <- result{page, err}
+				return
+			}
+			go func() {
+				err := l.readBoxPairs(ctx, q, page, idx)
+				slot <- result{page, err}
+			}()
+			if len(page) < q.PageFiles {
 				return
 			}
 			after = page[len(page)-1].Seq
 		}
 	}()
-	for r := range pages {
+	for slot := range slots {
+		r := <-slot
 		if r.err != nil {
 			return r.err
 		}
@@ -117,30 +140,32 @@ func (l *Lake) EachFileBoxPair(ctx context.Context, q BoxPairQuery, fn func(BoxP
 	return ctx.Err()
 }
 
-func (l *Lake) boxPairPage(ctx context.Context, q BoxPairQuery, where string, args []any, after int64) ([]BoxPair, error) {
+// pageReaders is how many pages of boxes are read at once: one a core, at
+// least two (reading overlaps judging), at most four.
+func pageReaders() int { return min(4, max(2, runtime.GOMAXPROCS(0))) }
+
+// filePage lists the next page of files after key after, with each file's
+// place in the page by key.
+func (l *Lake) filePage(ctx context.Context, where string, args []any, after int64, size int) ([]BoxPair, map[int64]int, error) {
 	// NOT INDEXED: walk the files by key from after, so a page costs its
 	// own files; through a type index the planner sorts every file left.
 	rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, f.unique_name FROM file f NOT INDEXED WHERE f.seq > ? AND `+where+
-		` ORDER BY f.seq LIMIT ?`, append(append([]any{after}, args...), q.PageFiles)...)
+		` ORDER BY f.seq LIMIT ?`, append(append([]any{after}, args...), size)...)
 	if err != nil {
-		return nil, fmt.Errorf("files to evaluate: %w", err)
+		return nil, nil, fmt.Errorf("files to evaluate: %w", err)
 	}
+	defer rows.Close()
 	var page []BoxPair
 	idx := map[int64]int{}
 	for rows.Next() {
 		var fb BoxPair
 		if err := rows.Scan(&fb.Seq, &fb.UniqueName); err != nil {
-			rows.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		idx[fb.Seq] = len(page)
 		page = append(page, fb)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(page) == 0 {
-		return page, err
-	}
-	return page, l.readBoxPairs(ctx, q, page, idx)
+	return page, idx, rows.Err()
 }
 
 // readBoxPairs fills a page's boxes: human and machine boxes each read in
@@ -156,46 +181,77 @@ func (l *Lake) readBoxPairs(ctx context.Context, q BoxPairQuery, page []BoxPair,
 		human += ` AND a.operation IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonArray(q.HumanOperations))
 	}
-	if err := l.readScored(ctx, q.WithIDs, human, args, func(fileSeq int64, b ScoredBox) {
+	if err := l.readScored(ctx, q.WithIDs, true, human, args, func(fileSeq int64, b ScoredBox) {
 		if i, ok := idx[fileSeq]; ok {
-			b.Human = true
 			page[i].Human = append(page[i].Human, b)
 		}
 	}); err != nil {
 		return err
 	}
 	machine := `a.operation = ? AND a.file_seq BETWEEN ? AND ? AND a.source = 'machine'`
-	return l.readScored(ctx, q.WithIDs, machine, []any{q.MachineOperation, lo, hi}, func(fileSeq int64, b ScoredBox) {
+	return l.readScored(ctx, q.WithIDs, false, machine, []any{q.MachineOperation, lo, hi}, func(fileSeq int64, b ScoredBox) {
 		if i, ok := idx[fileSeq]; ok {
-			b.Crowd = false
 			page[i].Machine = append(page[i].Machine, b)
 		}
 	})
 }
 
-func (l *Lake) readScored(ctx context.Context, withIDs bool, where string, args []any, fn func(int64, ScoredBox)) error {
-	id := "''"
+// readScored reads boxes in file and insertion order. Columns are scanned
+// into interface values and asserted, not into typed fields, which
+// database/sql converts through reflection: at millions of boxes that was
+// an eighth of the read. Crowd is only worked out for human boxes.
+func (l *Lake) readScored(ctx context.Context, withIDs, human bool, where string, args []any, fn func(int64, ScoredBox)) error {
+	id, crowd := "''", "0"
 	if withIDs {
 		id = "a.id"
 	}
+	if human {
+		crowd = `a.attributes <> '{}' AND coalesce(json_extract(a.attributes, '$.iscrowd'), 0) NOT IN (0, '', 'false')`
+	}
 	rows, err := l.db.R.QueryContext(ctx, `SELECT a.seq, `+id+`, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h,
-		coalesce(a.confidence, 1),
-		a.attributes <> '{}' AND coalesce(json_extract(a.attributes, '$.iscrowd'), 0) NOT IN (0, '', 'false')
-		FROM annotation a WHERE `+where+` ORDER BY a.file_seq, a.seq`, args...)
+		coalesce(a.confidence, 1.0), `+crowd+` FROM annotation a WHERE `+where+` ORDER BY a.file_seq, a.seq`, args...)
 	if err != nil {
 		return fmt.Errorf("boxes to evaluate: %w", err)
 	}
 	defer rows.Close()
+	var v [11]any
+	dest := make([]any, len(v))
+	for i := range v {
+		dest[i] = &v[i]
+	}
 	for rows.Next() {
-		var b ScoredBox
-		var fileSeq int64
-		if err := rows.Scan(&b.Seq, &b.ID, &fileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Score,
-			&b.Crowd); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		fn(fileSeq, b)
+		b := ScoredBox{Seq: asInt(v[0]), Frame: int(asInt(v[3])), X: asFloat(v[5]), Y: asFloat(v[6]), W: asFloat(v[7]),
+			H: asFloat(v[8]), Score: asFloat(v[9]), Human: human, Crowd: asInt(v[10]) != 0}
+		b.ID, _ = v[1].(string)
+		b.Label, _ = v[4].(string)
+		fn(asInt(v[2]), b)
 	}
 	return rows.Err()
+}
+
+// asInt and asFloat read a scanned SQLite number, whichever storage class
+// it came back in.
+func asInt(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+func asFloat(v any) float64 {
+	switch n := v.(type) {
+	case float64:
+		return n
+	case int64:
+		return float64(n)
+	}
+	return 0
 }
 
 // FileEvalCounts are one file's outcome counts in an evaluation.

@@ -26,11 +26,23 @@ func sqDist(x *vector.Matrix, a, b []float32) float32 {
 // once the top row is up to date it is the farthest row. A new center usually changes few rows' distances, so
 // most rows are never compared with most centers; the answer is the plain
 // greedy's, ties going to the lower row.
+//
+// A refresh also skips, without a dot product, a center that the triangle
+// inequality rules out: with c the row's nearest center so far at distance
+// m, a center p with d(c, p) >= 2m is at least m from the row. The distances
+// between centers are kept for that (for budgets up to pruneBudget). On
+// clustered vectors, where rows near a center are far from the others', this
+// skips most comparisons.
 type centers struct {
 	x      *vector.Matrix
 	weight []float64 // nil: 1 for every row
 	minSq  []float32
 	seen   []int32
+	near   []int32 // the index in picked of the row's nearest center so far
+	// cc[j] are the distances from center j to the centers picked after it,
+	// in order, so a refresh reads its nearest center's list in sequence;
+	// nil: no skipping.
+	cc     [][]float32
 	score  []float64 // of the row's minSq (sqrt, times its weight)
 	heap   []int32   // rows not chosen, best score first
 	batch  []int32   // scratch of next
@@ -47,8 +59,11 @@ func kCenter(ctx context.Context, x *vector.Matrix, budget, first int, weight []
 	if n == 0 || budget < 1 {
 		return nil, nil, nil
 	}
-	c := &centers{x: x, weight: weight, minSq: make([]float32, n), seen: make([]int32, n), score: make([]float64, n),
-		picked: []int{first}}
+	c := &centers{x: x, weight: weight, minSq: make([]float32, n), seen: make([]int32, n), near: make([]int32, n),
+		score: make([]float64, n), picked: []int{first}}
+	if k := min(budget, n); k <= pruneBudget {
+		c.cc = make([][]float32, 1, k)
+	}
 	workers = max(1, workers)
 	c.firstPass(first, workers)
 	c.heap = make([]int32, 0, n-1)
@@ -66,7 +81,8 @@ func kCenter(ctx context.Context, x *vector.Matrix, budget, first int, weight []
 			return nil, nil, err
 		}
 		r := c.next(workers)
-		c.picked, scores = append(c.picked, r), append(scores, c.score[r])
+		c.add(r, workers)
+		scores = append(scores, c.score[r])
 		progress()
 	}
 	return c.picked, scores, nil
@@ -122,16 +138,49 @@ func (c *centers) next(workers int) int {
 
 func (c *centers) fresh(r int32) bool { return int(c.seen[r]) == len(c.picked) }
 
+// pruneBudget bounds the budgets whose center distances are kept: k(k-1)/2
+// floats, 8 MB at 2,048.
+const pruneBudget = 2048
+
+// add makes row r a center, measuring it against the others when their
+// distances are kept.
+func (c *centers) add(r, workers int) {
+	if c.cc != nil {
+		row := c.x.Row(r)
+		parallel(len(c.picked), workers, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				c.cc[j] = append(c.cc[j], float32(math.Sqrt(float64(sqDist(c.x, row, c.x.Row(c.picked[j]))))))
+			}
+		})
+		c.cc = append(c.cc, nil)
+	}
+	c.picked = append(c.picked, r)
+}
+
 // refresh compares row r with the centers added since it last was.
 func (c *centers) refresh(r int) {
 	row := c.x.Row(r)
-	for _, p := range c.picked[c.seen[r]:] {
-		if d := sqDist(c.x, row, c.x.Row(p)); d < c.minSq[r] {
-			c.minSq[r] = d
+	m, near := c.minSq[r], int(c.near[r])
+	lim := skipBeyond(m)
+	for k := int(c.seen[r]); k < len(c.picked); k++ {
+		if c.cc != nil && c.cc[near][k-near-1] > lim {
+			continue
+		}
+		if d := sqDist(c.x, row, c.x.Row(c.picked[k])); d < m {
+			m, near, lim = d, k, skipBeyond(d)
 		}
 	}
+	c.minSq[r], c.near[r] = m, int32(near)
 	c.seen[r] = int32(len(c.picked))
 	c.rescore(r)
+}
+
+// skipBeyond is the distance from a row's nearest center (at squared
+// distance m) past which another center cannot be nearer the row: 2 sqrt(m),
+// with a margin above float32 rounding (a few 1e-3 of distance for 512-d
+// dot products), so a skip never changes a pick.
+func skipBeyond(m float32) float32 {
+	return float32((2*math.Sqrt(float64(m)) + 0.03) * (1 + 1e-3))
 }
 
 // parallel runs fn over [0, n) split into one contiguous part per worker.

@@ -36,6 +36,8 @@ func (s *server) evaluateDetections(c *echo.Context) error {
 		GTOperations []string `json:"gt_operations"`
 		Query        string   `json:"query"`
 		CollectionID string   `json:"collection_id"`
+		VersionID    string   `json:"version_id"`
+		Split        string   `json:"split"`
 		IoU          float64  `json:"iou"`
 		Confidence   float64  `json:"confidence"`
 		Key          string   `json:"key" validate:"required"`
@@ -44,7 +46,8 @@ func (s *server) evaluateDetections(c *echo.Context) error {
 		return err
 	}
 	id, err := svc.Start(c.Request().Context(), evaluate.Request{Key: p.Key, PredRunID: p.PredRunID,
-		GTOperations: p.GTOperations, Query: p.Query, CollectionID: p.CollectionID, IoU: p.IoU,
+		GTOperations: p.GTOperations, Query: p.Query, CollectionID: p.CollectionID,
+		VersionID: p.VersionID, Split: p.Split, IoU: p.IoU,
 		Confidence: p.Confidence, CreatedBy: caller(c).Name})
 	if err != nil {
 		return err

@@ -15,7 +15,8 @@ import (
 	"github.com/framelake/framelake/client"
 )
 
-const evalUse = `usage: framelake eval run KEY --run RUN_ID [--gt PROJECT,...] [--query Q] [--collection ID] [--iou 0.5] [--confidence 0] [--no-wait]
+const evalUse = `usage: framelake eval run KEY --run RUN_ID [--gt PROJECT,...] [--query Q] [--collection ID]
+                         [--version VERSION_ID [--split train|validation|test]] [--iou 0.5] [--confidence 0] [--no-wait]
        framelake eval show KEY
        framelake eval compare KEY_A KEY_B
        framelake eval list
@@ -57,6 +58,8 @@ func evalRun(ctx context.Context, args []string) error {
 	gt := fs.String("gt", "", "annotation project ids (comma-separated) whose human boxes are the truth; default all human boxes")
 	fs.StringVar(&r.Query, "query", "", "only the files this query selects")
 	fs.StringVar(&r.CollectionID, "collection", "", "only the files of this collection (default: the lake's images)")
+	fs.StringVar(&r.VersionID, "version", "", "only the files of this dataset version (its current build)")
+	fs.StringVar(&r.Split, "split", "", "with --version: only its train, validation or test split")
 	fs.Float64Var(&r.IoU, "iou", 0.5, "IoU at which boxes match for the per-box outcomes and precision/recall")
 	fs.Float64Var(&r.Confidence, "confidence", 0, "predicted boxes under this score get no outcome (they still rank for AP)")
 	noWait := fs.Bool("no-wait", false, "print the job id and return instead of waiting for the figures")
@@ -166,7 +169,14 @@ func fig(v float64) string {
 }
 
 func printEvaluation(w io.Writer, ev client.Evaluation) {
-	fmt.Fprintf(w, "evaluation %s: run %s at IoU %g\n", ev.Key, ev.Params.PredRunID, ev.Params.IoU)
+	over := ""
+	if p := ev.Params; p.VersionID != "" {
+		over = " over version " + p.VersionID
+		if p.Split != "" {
+			over += " (" + p.Split + ")"
+		}
+	}
+	fmt.Fprintf(w, "evaluation %s: run %s at IoU %g%s\n", ev.Key, ev.Params.PredRunID, ev.Params.IoU, over)
 	fmt.Fprintf(w, "mAP %s  AP50 %s  AP75 %s  small %s  medium %s  large %s  VOC AP50 %s  AR100 %s\n",
 		fig(ev.MAP), fig(ev.AP50), fig(ev.AP75), fig(ev.MAPSmall), fig(ev.MAPMedium), fig(ev.MAPLarge),
 		fig(ev.VOCAP50), fig(ev.AR100))

@@ -105,6 +105,49 @@ func TestEvalCommands(t *testing.T) {
 	if out, err = run(t, append([]string{"eval", "show", "nope"}, creds...)...); err == nil || !strings.Contains(out, `evaluation "nope" not found`) {
 		t.Errorf("eval show nope: %v\n%s", err, out)
 	}
+	evalVersionSplit(t, c, creds, started.RunID)
+}
+
+// evalVersionSplit evaluates over a dataset version's split: a version of
+// e1 alone, all in train, so train holds the miss and validation nothing.
+func evalVersionSplit(t *testing.T, c *client.Client, creds []string, runID string) {
+	ctx := context.Background()
+	v, err := c.CreateDatasetFromDatalake(ctx, "evalsplit", "image", client.DatasetSpec{
+		SplitInfo: client.SplitInfo{Train: 100}, Labels: []string{"thing"}, Query: "name = e1.jpg"})
+	if err == nil {
+		_, err = waitCompleted(ctx, c, v.JobID)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, append([]string{"eval", "run", "onsplit", "--run", runID, "--version", v.VersionID, "--split", "train", "--json"}, creds...)...)
+	var ev client.Evaluation
+	if err != nil || json.Unmarshal([]byte(out), &ev) != nil {
+		t.Fatalf("eval run --version --split: %v\n%s", err, out)
+	}
+	if th := ev.Labels["thing"]; th.TP != 0 || th.FP != 1 || th.FN != 1 || ev.Params.VersionID != v.VersionID || ev.Params.Split != "train" {
+		t.Errorf("over the train split: %+v params %+v", ev.Labels, ev.Params)
+	}
+	if n, err := c.GetItemCountFromLake(ctx, "image", "eval.onsplit.fn >= 0", nil); err != nil || n[0].Count != 1 {
+		t.Errorf("files evaluated over the split: %v %v, want 1", n, err)
+	}
+	out, err = run(t, append([]string{"eval", "run", "onval", "--run", runID, "--version", v.VersionID, "--split", "validation"}, creds...)...)
+	if err != nil || !strings.Contains(out, "over version "+v.VersionID+" (validation)") || strings.Contains(out, "thing") {
+		t.Errorf("eval over an empty split: %v\n%s", err, out)
+	}
+	for _, bad := range []struct {
+		r    client.EvaluationRequest
+		code string
+	}{
+		{client.EvaluationRequest{Split: "train"}, "invalid_argument"},
+		{client.EvaluationRequest{VersionID: v.VersionID, Split: "dev"}, "invalid_argument"},
+		{client.EvaluationRequest{VersionID: "dsv_nope"}, "not_found"},
+	} {
+		bad.r.PredRunID, bad.r.Key = runID, "bad"
+		if _, err := c.EvaluateDetections(ctx, bad.r); client.CodeOf(err) != bad.code {
+			t.Errorf("%+v: %v, want %s", bad.r, err, bad.code)
+		}
+	}
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }

@@ -15,10 +15,14 @@ class EvaluationFunctions:
 
     def evaluate_detections(self, pred_run_id: str, key: str, gt_operations: Optional[list] = None,
                             query: Optional[str] = None, collection_id: Optional[str] = None,
-                            iou: Optional[float] = None, confidence: Optional[float] = None) -> dict:
-        """Evaluates the run's boxes against human boxes (of gt_operations, else all); key names the result."""
+                            iou: Optional[float] = None, confidence: Optional[float] = None,
+                            version_id: Optional[str] = None, split: Optional[str] = None) -> dict:
+        """Evaluates the run's boxes against human boxes (of gt_operations, else all); key names the result.
+
+        version_id (and split: train, validation or test) narrow the files to a dataset version's."""
         return self.call("evaluate_detections", pred_run_id=pred_run_id, key=key, gt_operations=gt_operations,
-                         query=query, collection_id=collection_id, iou=iou, confidence=confidence)
+                         query=query, collection_id=collection_id, iou=iou, confidence=confidence,
+                         version_id=version_id, split=split)
 
     def get_evaluation(self, key: str, unique_name: Optional[str] = None) -> dict:
         """The figures; with unique_name also "boxes", the outcome of each box of that file."""

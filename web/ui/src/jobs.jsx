@@ -6,7 +6,7 @@ const live = (j) => j.status === 'queued' || j.status === 'running'
 
 // usePolled fetches path now and every second while live(data) says the
 // server is still working; it stops when the page goes away.
-function usePolled(path, isLive) {
+export function usePolled(path, isLive) {
   const [data, setData] = useState(null)
   const [error, setError] = useState(null)
   const [tick, setTick] = useState(0)
@@ -65,7 +65,7 @@ export function Job({ id, me }) {
   )
 }
 
-function JobRow({ job: j, me, onChange }) {
+export function JobRow({ job: j, me, onChange }) {
   const [err, setErr] = useState(null)
   const cancel = () => api(`/jobs/${encodeURIComponent(j.id)}/cancel`, { method: 'POST' }).then(onChange, setErr)
   return (

@@ -11,6 +11,10 @@ import { navigate, route, useLocation } from './router.js'
 import { MapPage } from './lazy.jsx'
 import { Models } from './models.jsx'
 import { TaskWorkspace } from './workspace.jsx'
+import { Evaluations } from './evaluations.jsx'
+import { Evaluation } from './evaluation.jsx'
+import { EvalCompare } from './evalcompare.jsx'
+import { LabelNext } from './labelnext.jsx'
 import './style.css'
 
 // App: nothing but sign-in until a key is verified (GET /api/v1/me); then
@@ -40,6 +44,8 @@ function App() {
           <NavLink to="/jobs" on={r.page === 'jobs' || r.page === 'job'}>Jobs</NavLink>
           <NavLink to="/projects" on={r.page === 'projects' || r.page === 'task'}>Projects</NavLink>
           <NavLink to="/review" on={r.page === 'review'}>Review</NavLink>
+          <NavLink to="/evaluations" on={r.page.startsWith('eval')}>Evaluations</NavLink>
+          <NavLink to="/label-next" on={r.page === 'label-next'}>Label next</NavLink>
         </nav>
         <span class="who" data-testid="who" data-role={me.role}>{me.name || me.key} <span class="role">{me.role}</span></span>
         <button class="ghost" onClick={() => { forgetCreds(); setMe(null) }}>Sign out</button>
@@ -56,6 +62,10 @@ function App() {
         {r.page === 'projects' && <Projects me={me} />}
         {r.page === 'review' && <Review search={loc.search} />}
         {r.page === 'task' && <TaskWorkspace id={r.id} search={loc.search} me={me} />}
+        {r.page === 'evaluations' && <Evaluations me={me} />}
+        {r.page === 'evaluation' && <Evaluation id={r.id} />}
+        {r.page === 'eval-compare' && <EvalCompare search={loc.search} />}
+        {r.page === 'label-next' && <LabelNext me={me} search={loc.search} />}
         {r.page === 'missing' && <div class="error">No page at {loc.path}.</div>}
       </main>
     </div>

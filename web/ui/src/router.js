@@ -24,6 +24,10 @@ export function route(path) {
   if ((m = path.match(/^\/datasets\/([^/]+)$/))) return { page: 'dataset', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/jobs\/([^/]+)$/))) return { page: 'job', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/tasks\/([^/]+)$/))) return { page: 'task', id: decodeURIComponent(m[1]) }
+  if (path === '/evaluations/compare') return { page: 'eval-compare' }
+  if ((m = path.match(/^\/evaluations\/([^/]+)$/))) return { page: 'evaluation', id: decodeURIComponent(m[1]) }
+  if (path === '/evaluations') return { page: 'evaluations' }
+  if (path === '/label-next') return { page: 'label-next' }
   if (path === '/projects') return { page: 'projects' }
   if (path === '/review') return { page: 'review' }
   if (path === '/jobs') return { page: 'jobs' }
