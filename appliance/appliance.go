@@ -66,7 +66,7 @@ type Config struct {
 	// replica.DefaultSyncInterval, 200ms) and one upload.
 	Replica             string
 	ReplicaSyncInterval time.Duration
-	URLTTL        time.Duration // lifetime of signed media URLs; default 24h
+	URLTTL              time.Duration // lifetime of signed media URLs; default 24h
 	// MaxPixels is the largest image the lake takes, width times height,
 	// read from its header; default lake.DefaultMaxPixels (100 million).
 	MaxPixels int

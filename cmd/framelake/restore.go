@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,7 +45,10 @@ func restoreReplica(ctx context.Context, from, data, at string, asJSON bool) err
 	out := replicaRestore{Out: data}
 	path := filepath.Join(data, "framelake.db")
 	var err error
-	if out.Position, err = replica.Restore(ctx, from, path, when, nil); err != nil {
+	// Litestream's progress notes would mix with what restore prints.
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	slog.SetDefault(quiet)
+	if out.Position, err = replica.Restore(ctx, from, path, when, quiet); err != nil {
 		return err
 	}
 	db, err := sqlitedb.Open(ctx, path, sqlitedb.Options{Readers: 1, Points: 1})
@@ -67,7 +71,7 @@ func restoreReplica(ctx context.Context, from, data, at string, asJSON bool) err
 	if out.Media != "" {
 		fmt.Printf("the media is in %s, which the database names\n", out.Media)
 	} else if out.Files > 0 {
-		fmt.Printf("the media was in the old data folder's media/, which the replica does not hold: " +
+		fmt.Printf("the media was in the old data folder's media/, which the replica does not hold: "+
 			"copy it into %s (framelake check names what is missing)\n", filepath.Join(data, "media"))
 	}
 	return nil

@@ -52,6 +52,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	slog.SetDefault(log) // Litestream (serve --replica) logs some of its work there
 	maxPixels, err := parsePixels(*pixels)
 	if err != nil {
 		return err
