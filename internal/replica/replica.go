@@ -118,7 +118,6 @@ func Start(ctx context.Context, path, rawURL string, opt Options) (*Replicator, 
 	}
 	log := opt.Logger.With("replica", redact(rawURL))
 	db := litestream.NewDB(path)
-	db.SetLogger(log)
 	db.MonitorInterval = opt.SyncInterval
 	r := litestream.NewReplicaWithClient(db, c)
 	r.SyncInterval = opt.SyncInterval
@@ -128,6 +127,7 @@ func Start(ctx context.Context, path, rawURL string, opt Options) (*Replicator, 
 	db.Replica = r
 	store := litestream.NewStore([]*litestream.DB{db}, litestream.DefaultCompactionLevels)
 	store.Logger = log
+	db.SetLogger(log) // NewStore gave it slog.Default's
 	if err := store.Open(ctx); err != nil {
 		return nil, fmt.Errorf("replica %s: %w", redact(rawURL), err)
 	}
