@@ -119,14 +119,15 @@ func probeLag(b *testing.B, a *appliance.Appliance, done <-chan struct{}) (lower
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	record := true
 	for i := 0; ; i++ {
+		time.Sleep(50 * time.Millisecond)
+		record := true
 		select {
 		case <-watched:
 			return lower, upper
 		case <-done:
 			record = false
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
 		if _, _, err := a.Keys.Create(context.Background(), fmt.Sprintf("probe-%d", i), auth.Read, 0); err != nil {
 			b.Fatal(err)
