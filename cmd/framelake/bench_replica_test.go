@@ -40,44 +40,57 @@ func BenchmarkReplicaLag(b *testing.B) {
 	}
 	srv := tests3.Shared(b)
 	srv.SetEnv(b)
-	ctx := context.Background()
-	for b.Loop() {
-		a, err := appliance.Open(ctx, appliance.Config{DataDir: b.TempDir(), JobWorkers: -1,
-			Media: srv.Bucket(b, "media"), Replica: srv.Bucket(b, "db")})
-		if err != nil {
-			b.Fatal(err)
-		}
-		load0, cpu0, start := loadAvg(), cpuTime(), time.Now()
-		done := make(chan struct{})
-		var sum labelimport.Summary
-		var importErr error
-		go func() {
-			defer close(done)
-			sum, importErr = labelimport.Run(ctx, media, labelimport.Options{Collection: "bench"},
-				labelimport.LakeSink(a.Lake, a.Annotate, "bench"), a.Annotate)
-		}()
-		lower, upper := probeLag(b, a, done)
-		secs, cpu := time.Since(start).Seconds(), cpuTime()-cpu0
-		if importErr != nil || sum.Stored != n {
-			b.Fatalf("import: stored %d of %d: %v", sum.Stored, n, importErr)
-		}
-		if err := a.Close(); err != nil {
-			b.Fatal(err)
-		}
-		pct := func(lags []time.Duration, p float64) float64 {
-			slices.Sort(lags)
-			return float64(lags[int(p*float64(len(lags)-1))].Milliseconds())
-		}
-		b.ReportMetric(pct(upper, 0.5), "lag-p50-ms")
-		b.ReportMetric(pct(upper, 0.99), "lag-p99-ms")
-		b.ReportMetric(pct(upper, 1), "lag-max-ms")
-		b.ReportMetric(pct(lower, 0.5), "lower-p50-ms")
-		b.ReportMetric(pct(lower, 0.99), "lower-p99-ms")
-		b.ReportMetric(float64(len(upper)), "probes")
-		b.ReportMetric(n/secs, "files/s")
-		b.ReportMetric(cpu.Seconds(), "cpu-s")
-		b.ReportMetric((load0+loadAvg())/2, "load-avg")
+	// idle: the probe alone for 20 s, the floor of the lag on this machine.
+	for _, importing := range []bool{true, false} {
+		b.Run(map[bool]string{true: "import", false: "idle"}[importing], func(b *testing.B) {
+			for b.Loop() {
+				replicaLag(b, srv, media, importing)
+			}
+		})
 	}
+}
+
+func replicaLag(b *testing.B, srv *tests3.Server, media string, importing bool) {
+	ctx := context.Background()
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: b.TempDir(), JobWorkers: -1,
+		Media: srv.Bucket(b, "media"), Replica: srv.Bucket(b, "db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	load0, cpu0, start := loadAvg(), cpuTime(), time.Now()
+	done := make(chan struct{})
+	var sum labelimport.Summary
+	var importErr error
+	go func() {
+		defer close(done)
+		if !importing {
+			time.Sleep(20 * time.Second)
+			return
+		}
+		sum, importErr = labelimport.Run(ctx, media, labelimport.Options{Collection: "bench"},
+			labelimport.LakeSink(a.Lake, a.Annotate, "bench"), a.Annotate)
+	}()
+	lower, upper := probeLag(b, a, done)
+	secs, cpu := time.Since(start).Seconds(), cpuTime()-cpu0
+	if importing && (importErr != nil || sum.Stored == 0) {
+		b.Fatalf("import: stored %d: %v", sum.Stored, importErr)
+	}
+	if err := a.Close(); err != nil {
+		b.Fatal(err)
+	}
+	pct := func(lags []time.Duration, p float64) float64 {
+		slices.Sort(lags)
+		return float64(lags[int(p*float64(len(lags)-1))].Milliseconds())
+	}
+	b.ReportMetric(pct(upper, 0.5), "lag-p50-ms")
+	b.ReportMetric(pct(upper, 0.99), "lag-p99-ms")
+	b.ReportMetric(pct(upper, 1), "lag-max-ms")
+	b.ReportMetric(pct(lower, 0.5), "lower-p50-ms")
+	b.ReportMetric(pct(lower, 0.99), "lower-p99-ms")
+	b.ReportMetric(float64(len(upper)), "probes")
+	b.ReportMetric(float64(sum.Stored)/secs, "files/s")
+	b.ReportMetric(cpu.Seconds(), "cpu-s")
+	b.ReportMetric((load0+loadAvg())/2, "load-avg")
 }
 
 // probeLag commits a write every 50 ms until done closes and returns, for
