@@ -24,6 +24,7 @@ import (
 	"github.com/framelake/framelake/evaluate"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/internal/replica"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
@@ -58,7 +59,14 @@ type Config struct {
 	// bucket media links redirect to presigned object URLs.
 	Media         string
 	MediaRedirect bool
-	URLTTL        time.Duration // lifetime of signed media URLs; default 24h
+	// Replica, when set, streams the database continuously with Litestream
+	// to s3://bucket/prefix?endpoint=...&region=... (credentials as for
+	// Media) or file:///folder; `framelake restore --from` brings it back.
+	// A commit reaches it within about two ReplicaSyncIntervals (default
+	// replica.DefaultSyncInterval, 200ms) and one upload.
+	Replica             string
+	ReplicaSyncInterval time.Duration
+	URLTTL              time.Duration // lifetime of signed media URLs; default 24h
 	// MaxPixels is the largest image the lake takes, width times height,
 	// read from its header; default lake.DefaultMaxPixels (100 million).
 	MaxPixels int
@@ -106,6 +114,7 @@ type Appliance struct {
 
 	cfg      Config
 	db       *sqlitedb.DB
+	replica  *replica.Replicator
 	listener net.Listener
 	log      *slog.Logger
 
@@ -138,11 +147,18 @@ func Open(ctx context.Context, cfg Config) (*Appliance, error) {
 }
 
 func (a *Appliance) open(ctx context.Context) error {
-	db, err := sqlitedb.Open(ctx, filepath.Join(a.cfg.DataDir, "framelake.db"), sqlitedb.Options{MmapSize: a.cfg.DBMmapSize})
+	path := filepath.Join(a.cfg.DataDir, "framelake.db")
+	db, err := sqlitedb.Open(ctx, path, sqlitedb.Options{MmapSize: a.cfg.DBMmapSize, NoAutoCheckpoint: a.cfg.Replica != ""})
 	if err != nil {
 		return err
 	}
 	a.db = db
+	if a.cfg.Replica != "" {
+		if a.replica, err = replica.Start(ctx, path, a.cfg.Replica,
+			replica.Options{Logger: a.log, SyncInterval: a.cfg.ReplicaSyncInterval}); err != nil {
+			return err
+		}
+	}
 	for _, m := range []struct {
 		owner string
 		fs    fs.FS
@@ -283,6 +299,23 @@ func (a *Appliance) Close() error {
 	if a.db != nil {
 		errList = append(errList, a.db.Close())
 	}
+	// After the database: Litestream must outlive the connections writing
+	// it, and uploads what they committed last.
+	if a.replica != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		errList = append(errList, a.replica.Close(ctx))
+		cancel()
+	}
 	a.lock.Release()
 	return errors.Join(errList...)
+}
+
+// ReplicaPositions are the newest transaction Litestream has read from the
+// WAL and the newest it has uploaded (0, 0 without Config.Replica); the gap
+// is what a crash now would lose.
+func (a *Appliance) ReplicaPositions() (local, replicated uint64) {
+	if a.replica == nil {
+		return 0, 0
+	}
+	return a.replica.Positions()
 }

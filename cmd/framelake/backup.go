@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/framelake/framelake/dataset"
+	"github.com/framelake/framelake/internal/replica"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/lake"
 )
@@ -109,11 +110,13 @@ func backup(ctx context.Context, data, out string) (backupSummary, error) {
 }
 
 // skipInData are the data folder's entries a backup does not copy as they
-// are: the live database (copied by VACUUM INTO), media (only named blobs)
-// and the lock.
+// are: the live database (copied by VACUUM INTO), media (only named blobs),
+// the lock and Litestream's state of serve --replica (a restored backup
+// starts its replication anew).
 func skipInData(rel string) bool {
 	switch rel {
-	case "framelake.db", "framelake.db-wal", "framelake.db-shm", "media", "framelake.lock", "framelake.db.part":
+	case "framelake.db", "framelake.db-wal", "framelake.db-shm", "media", "framelake.lock", "framelake.db.part",
+		".framelake.db-litestream":
 		return true
 	}
 	return false
@@ -282,14 +285,23 @@ func finishFolder(dir, part, final string) error {
 
 func cmdRestore(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
-	from := fs.String("from", "", "backup folder made by framelake backup")
+	from := fs.String("from", "", "backup folder made by framelake backup, or the replica URL serve --replica streams to "+
+		"(s3://bucket/prefix?endpoint=URL&region=R or file:///folder)")
 	data := fs.String("data", envOr("FRAMELAKE_DATA", "./framelake-data"), "new data folder to create (must not exist, or be empty)")
+	at := fs.String("timestamp", "", "with a replica URL: restore the database as it was at this time "+
+		"(RFC 3339, e.g. 2026-11-25T16:04:05Z; default its newest replicated state)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
 	if *from == "" {
 		return errors.New("--from is required")
+	}
+	if replica.IsURL(*from) {
+		return restoreReplica(ctx, *from, *data, *at, *asJSON)
+	}
+	if *at != "" {
+		return errors.New("--timestamp needs a replica URL in --from: a backup folder holds one moment")
 	}
 	start := time.Now()
 	s := backupSummary{Out: *data}

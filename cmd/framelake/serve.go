@@ -33,6 +33,9 @@ func cmdServe(ctx context.Context, args []string) error {
 		"(env FRAMELAKE_MEDIA; default: what the lake records, local for a new one)")
 	redirect := fs.Bool("media-redirect", os.Getenv("FRAMELAKE_MEDIA_REDIRECT") == "1",
 		"bucket media links redirect to presigned object URLs (env FRAMELAKE_MEDIA_REDIRECT=1)")
+	replicaURL := fs.String("replica", os.Getenv("FRAMELAKE_REPLICA"), "stream the database with Litestream to "+
+		"s3://bucket/prefix?endpoint=URL&region=R (credentials as --media) or file:///folder; "+
+		"`framelake restore --from URL` brings it back (env FRAMELAKE_REPLICA)")
 	pixels := maxPixelsFlag(fs)
 	headerTimeout := fs.String("header-timeout", envOr("FRAMELAKE_HEADER_TIMEOUT", "10s"), "longest time to send a request's headers")
 	idleTimeout := fs.String("idle-timeout", envOr("FRAMELAKE_IDLE_TIMEOUT", "60s"), "close keep-alive connections idle this long")
@@ -49,6 +52,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	slog.SetDefault(log) // Litestream (serve --replica) logs some of its work there
 	maxPixels, err := parsePixels(*pixels)
 	if err != nil {
 		return err
@@ -66,7 +70,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	cfg := appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
 		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels, ArchiveLimits: limits,
-		Media: *media, MediaRedirect: *redirect}
+		Media: *media, MediaRedirect: *redirect, Replica: *replicaURL}
 	if err := serverLimits(&cfg, *headerTimeout, *idleTimeout, *bodyRate, *maxConns); err != nil {
 		return err
 	}

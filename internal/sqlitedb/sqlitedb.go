@@ -60,6 +60,10 @@ type Options struct {
 	// 256 MiB. Mapped pages count in the process's RSS, so the window is a
 	// memory budget: reads past it go through SQLite's page cache.
 	MmapSize int64
+	// NoAutoCheckpoint leaves checkpoints to another party: Litestream,
+	// which replicates the database from its WAL, must control them
+	// (internal/replica). Without it SQLite checkpoints every 1000 pages.
+	NoAutoCheckpoint bool
 }
 
 var pragmas = []string{
@@ -71,12 +75,15 @@ var pragmas = []string{
 	"cache_size(-16000)", // 16 MB of page cache per connection
 }
 
-func dsn(path string, mmap int64, readOnly bool) string {
+func dsn(path string, opt Options, readOnly bool) string {
 	q := url.Values{}
 	for _, p := range pragmas {
 		q.Add("_pragma", p)
 	}
-	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", mmap))
+	q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", opt.MmapSize))
+	if opt.NoAutoCheckpoint {
+		q.Add("_pragma", "wal_autocheckpoint(0)")
+	}
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {
@@ -102,7 +109,7 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err := ownerOnly(path); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	w, err := sql.Open("sqlite", dsn(path, opt.MmapSize, false))
+	w, err := sql.Open("sqlite", dsn(path, opt, false))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -115,11 +122,11 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open %s: sqlite-vec not available: %w", path, err)
 	}
-	if db.R, err = readers(ctx, path, opt.MmapSize, opt.Readers); err != nil {
+	if db.R, err = readers(ctx, path, opt, opt.Readers); err != nil {
 		w.Close()
 		return nil, err
 	}
-	if db.Point, err = readers(ctx, path, opt.MmapSize, opt.Points); err != nil {
+	if db.Point, err = readers(ctx, path, opt, opt.Points); err != nil {
 		w.Close()
 		db.R.Close()
 		return nil, err
@@ -145,8 +152,8 @@ func ownerOnly(path string) error {
 	return nil
 }
 
-func readers(ctx context.Context, path string, mmap int64, n int) (*sql.DB, error) {
-	r, err := sql.Open("sqlite", dsn(path, mmap, true))
+func readers(ctx context.Context, path string, opt Options, n int) (*sql.DB, error) {
+	r, err := sql.Open("sqlite", dsn(path, opt, true))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

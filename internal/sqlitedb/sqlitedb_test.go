@@ -214,3 +214,42 @@ func TestTurnsMatchReaders(t *testing.T) {
 		t.Fatalf("a turn after one came back: %v", err)
 	}
 }
+
+// TestNoAutoCheckpoint: with NoAutoCheckpoint no connection checkpoints on
+// commit (Litestream must control checkpoints), so commits past SQLite's
+// default 1000 pages keep growing the WAL; without it SQLite checkpoints
+// and starts the WAL over.
+func TestNoAutoCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	for _, off := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "t.db")
+		db, err := Open(ctx, path, Options{NoAutoCheckpoint: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]int{false: 1000, true: 0}[off]
+		for _, pool := range []*sql.DB{db.W, db.R, db.Point} {
+			var n int
+			if err := pool.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&n); err != nil || n != want {
+				t.Fatalf("NoAutoCheckpoint %v: wal_autocheckpoint %d (%v), want %d", off, n, err, want)
+			}
+		}
+		if _, err := db.W.ExecContext(ctx, `CREATE TABLE b (x BLOB)`); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 { // 3 x 600 pages of 4 KiB: past 1000 pages
+			if _, err := db.W.ExecContext(ctx, `WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM s WHERE n < 600)
+				INSERT INTO b SELECT randomblob(4000) FROM s`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pages := st.Size() / (4096 + 24); off && pages < 1800 || !off && pages >= 1800 {
+			t.Fatalf("NoAutoCheckpoint %v: the WAL holds %d pages after 1800 written", off, pages)
+		}
+		db.Close()
+	}
+}
