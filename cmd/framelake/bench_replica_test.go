@@ -23,7 +23,7 @@ import (
 
 // BenchmarkReplicaLag imports the 4,000 JPEGs of about 163 KB of
 // BenchmarkImportBucket into a lake whose media and replica are buckets of
-// a SeaweedFS on loopback, while a probe commits a small write (an API key)
+// a versitygw on loopback, while a probe commits a small write (an API key)
 // every 50 ms and times how long until the replica holds it. Litestream
 // numbers its syncs of the WAL; a commit made while local sync N is the
 // newest is in sync N+1, or in N+2 when N+1 was reading the WAL already:
@@ -163,7 +163,7 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkReplicaRestore100k replicates a generated lake of 100,000 files
-// and 300,000 boxes to a bucket of a SeaweedFS on loopback and times
+// and 300,000 boxes to a bucket of a versitygw on loopback and times
 // `framelake restore --from` into a new folder with the real binary.
 func BenchmarkReplicaRestore100k(b *testing.B) {
 	ctx := context.Background()

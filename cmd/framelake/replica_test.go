@@ -169,7 +169,7 @@ func checkRestored(t *testing.T, data string) {
 }
 
 // TestReplicaKillRestore streams a server's database to a bucket of a real
-// S3 server (SeaweedFS on loopback) while uploads and metadata patches run
+// S3 server (versitygw on loopback) while uploads and metadata patches run
 // through the API, kills the server with SIGKILL, restores into a new
 // folder, serves it and finds every write acknowledged before the restored
 // position (Litestream's, printed by restore), and the position within the
