@@ -131,3 +131,32 @@ func TestHashPairsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestHashMatchesExact compares HashMatches with every query and hash
+// compared one by one, at every threshold.
+func TestHashMatchesExact(t *testing.T) {
+	hashes := plantedHashes(2000)
+	queries := plantedHashes(2600)[1000:] // near copies of hashes among them
+	for th := 0; th <= MaxHamming; th++ {
+		want := map[[2]int32]int{}
+		for q, h := range queries {
+			for i, o := range hashes {
+				if d := bits.OnesCount64(h ^ o); d <= th {
+					want[[2]int32{int32(q), int32(i)}] = d
+				}
+			}
+		}
+		got := map[[2]int32]int{}
+		var mu sync.Mutex
+		reported := 0
+		HashMatches(hashes, queries, th, func(q, i int32, d int) {
+			mu.Lock()
+			got[[2]int32{q, i}] = d
+			reported++
+			mu.Unlock()
+		})
+		if reported != len(want) || !maps.Equal(got, want) {
+			t.Fatalf("threshold %d: %d matches reported (%d distinct), %d exist", th, reported, len(got), len(want))
+		}
+	}
+}

@@ -22,7 +22,7 @@ const (
 	maxBranches  = 200 // with the strays, a label fits a byte
 	kmeansSample = 20  // members a split's k-means is fitted on, per cell made
 	kmeansRounds = 4
-	maxDepth     = 40 // a deeper cell is a leaf whatever its size (bounds stay exact)
+	maxDepth     = 40  // a deeper cell is a leaf whatever its size (bounds stay exact)
 	strayMargin  = 0.1 // radians past a group's 90th percentile of angles that make a stray
 )
 

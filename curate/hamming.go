@@ -167,3 +167,33 @@ func neighbours(out []uint32, v uint32, w uint, r int) []uint32 {
 	}
 	return out
 }
+
+// HashMatches calls fn once for every query q and hash i at Hamming
+// distance at most t, from several goroutines at once: the multi-index of
+// HashPairs over hashes, probed by each query.
+func HashMatches(hashes, queries []uint64, t int, fn func(q, i int32, d int)) {
+	if len(hashes) == 0 || len(queries) == 0 || t < 0 {
+		return
+	}
+	m := bandCount(len(hashes), t)
+	idx := newMultiIndex(hashes, m)
+	r := t / m
+	parallelRange(len(queries), func(lo, hi int) {
+		probes := make([]uint32, 0, 256)
+		for q := lo; q < hi; q++ {
+			h := queries[q]
+			for bi := range idx.bands {
+				b := &idx.bands[bi]
+				probes = neighbours(probes[:0], b.value(h), b.width, r)
+				for _, u := range probes {
+					for k := b.start[u]; k < b.start[u+1]; k++ {
+						o := b.hash[k]
+						if d := bits.OnesCount64(h ^ o); d <= t && !idx.metEarlier(h, o, bi, r) {
+							fn(int32(q), b.seq[k], d)
+						}
+					}
+				}
+			}
+		}
+	})
+}
