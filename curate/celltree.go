@@ -193,7 +193,7 @@ func (t *tree) radius(c *cell) float64 {
 	return r
 }
 
-// kmeans fits up to branch centres to a sample of members: k-means++
+// kmeans fits up to branches(m) centres to a sample of members: k-means++
 // seeding (a next centre drawn with odds 1 - its best cosine so far), then
 // kmeansRounds rounds of Lloyd's with normalised means.
 func (t *tree) kmeans(members []int32, seed uint64) [][]float32 {
