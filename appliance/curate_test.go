@@ -13,16 +13,20 @@ import (
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/internal/testphotos"
+	"github.com/framelake/framelake/internal/vips"
 )
 
 // curatePhotos are real photos and near-duplicate copies: dog twice
-// (re-encoded at quality 40, half size), horses once (brighter).
+// (re-encoded at quality 40, cropped by 10% on every side), horses once
+// (brighter).
 func curatePhotos(t *testing.T) map[string][]byte {
 	t.Helper()
 	read := func(name string) []byte { return testphotos.Read(t, testphotos.Darknet+name) }
 	dog, horses := read("dog.jpg"), read("horses.jpg")
 	return map[string][]byte{"dog.jpg": dog, "dog-q40.jpg": testphotos.Edit(t, dog, 40, nil),
-		"dog-half.jpg": testphotos.Half(t, dog), "horses.jpg": horses,
+		"dog-crop.jpg": testphotos.Edit(t, dog, 90, func(r *vips.Raster) (*vips.Raster, error) {
+			return r.Crop(77, 58, 768-2*77, 576-2*58) // dog.jpg is 768x576
+		}), "horses.jpg": horses,
 		"horses-bright.jpg": testphotos.Edit(t, horses, 90, testphotos.Brighter),
 		"eagle.jpg":         read("eagle.jpg"), "giraffe.jpg": read("giraffe.jpg"), "kite.jpg": read("kite.jpg")}
 }
@@ -166,7 +170,7 @@ func TestNearDuplicatesAndLeakage(t *testing.T) {
 	if dr.Groups != 2 || dr.Duplicates != 3 || dr.Tagged != 3 || dr.Method != "phash" || dr.Threshold != 10 ||
 		fmt.Sprint(groups[un[horsesKeeper]]) != fmt.Sprint([]string{un[horsesKeeper], un[horsesCopy]}) ||
 		len(groups[un["dog.jpg"]]) != 3 || groups[un["dog.jpg"]][0] != un["dog.jpg"] ||
-		!slices.Contains(groups[un["dog.jpg"]], un["dog-q40.jpg"]) || !slices.Contains(groups[un["dog.jpg"]], un["dog-half.jpg"]) {
+		!slices.Contains(groups[un["dog.jpg"]], un["dog-q40.jpg"]) || !slices.Contains(groups[un["dog.jpg"]], un["dog-crop.jpg"]) {
 		t.Fatalf("groups %+v; want dog.jpg keeping its two copies, %s keeping %s", dr, horsesKeeper, horsesCopy)
 	}
 	for q, want := range map[string]int{"duplicates.count > 1": 5, "duplicates.count = 3": 3,
@@ -176,18 +180,18 @@ func TestNearDuplicatesAndLeakage(t *testing.T) {
 			t.Errorf("%s: %d files, want %d", q, n, want)
 		}
 	}
-	d, err := e.read.GetFileDetails(ctx, un["dog-half.jpg"], map[string]bool{"duplicates": true})
+	d, err := e.read.GetFileDetails(ctx, un["dog-crop.jpg"], map[string]bool{"duplicates": true})
 	if dup, _ := d["duplicates"].(map[string]any); err != nil || dup["group"] != un["dog.jpg"] || dup["count"] != 3.0 {
 		t.Fatalf("details: %v %v", d, err)
 	}
 
-	// Leakage: pairs are (dog, dog-q40), (dog, dog-half), (dog-q40, dog-half), (horses, horses-bright).
+	// Leakage: pairs are (dog, dog-q40), (dog, dog-crop), (dog-q40, dog-crop), (horses, horses-bright).
 	spec := client.DatasetSpec{SplitInfo: client.SplitInfo{Train: 34, Test: 33, Validation: 33}, Labels: []string{"x"}}
 	b := e.built(t)(e.write.CreateDatasetFromDatalake(ctx, "leaky", "", spec))
 	splits := splitsOf(e.frames(t, b.VersionID, "yolo"))
 	want := map[string]int{"train/test": 0, "train/validation": 0, "test/validation": 0}
 	crossing := 0
-	for _, p := range [][2]string{{"dog.jpg", "dog-q40.jpg"}, {"dog.jpg", "dog-half.jpg"}, {"dog-q40.jpg", "dog-half.jpg"},
+	for _, p := range [][2]string{{"dog.jpg", "dog-q40.jpg"}, {"dog.jpg", "dog-crop.jpg"}, {"dog-q40.jpg", "dog-crop.jpg"},
 		{"horses.jpg", "horses-bright.jpg"}} {
 		a, c := splits[un[p[0]]], splits[un[p[1]]]
 		if a != c {
@@ -218,8 +222,8 @@ func TestNearDuplicatesAndLeakage(t *testing.T) {
 		t.Fatalf("keep_duplicates_together: %+v %v", leak2, err)
 	}
 	s2 := splitsOf(e.frames(t, b2.VersionID, "yolo"))
-	if g := s2[un["dog.jpg"]]; s2[un["dog-q40.jpg"]] != g || s2[un["dog-half.jpg"]] != g {
-		t.Fatalf("dog's group split %s %s %s", g, s2[un["dog-q40.jpg"]], s2[un["dog-half.jpg"]])
+	if g := s2[un["dog.jpg"]]; s2[un["dog-q40.jpg"]] != g || s2[un["dog-crop.jpg"]] != g {
+		t.Fatalf("dog's group split %s %s %s", g, s2[un["dog-q40.jpg"]], s2[un["dog-crop.jpg"]])
 	}
 	if _, err := e.read.GetDatasetLeakage(ctx, "dsv_nope", nil); client.CodeOf(err) != "not_found" {
 		t.Fatalf("unknown version: %v", err)

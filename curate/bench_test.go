@@ -9,9 +9,11 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/framelake/framelake/internal/testphotos"
 	"github.com/framelake/framelake/internal/vips"
+	"github.com/framelake/framelake/lake"
 )
 
 // BenchmarkScore1080p scores 1920x1080 JPEGs of a real photo (darknet's
@@ -130,4 +132,62 @@ func TestHashPairsExact(t *testing.T) {
 			t.Logf("threshold %d: %d pairs among %d hashes, as all pairs compared one by one", th, len(want), len(hashes))
 		}
 	}
+}
+
+// TestHashMatchesExact compares HashMatches with every query and hash
+// compared one by one, at every threshold.
+func TestHashMatchesExact(t *testing.T) {
+	hashes := plantedHashes(2000)
+	queries := plantedHashes(2600)[1000:] // near copies of hashes among them
+	for th := 0; th <= MaxHamming; th++ {
+		want := map[[2]int32]int{}
+		for q, h := range queries {
+			for i, o := range hashes {
+				if d := bits.OnesCount64(h ^ o); d <= th {
+					want[[2]int32{int32(q), int32(i)}] = d
+				}
+			}
+		}
+		got := map[[2]int32]int{}
+		var mu sync.Mutex
+		reported := 0
+		HashMatches(hashes, queries, th, func(q, i int32, d int) {
+			mu.Lock()
+			got[[2]int32{q, i}] = d
+			reported++
+			mu.Unlock()
+		})
+		if reported != len(want) || !maps.Equal(got, want) {
+			t.Fatalf("threshold %d: %d matches reported (%d distinct), %d exist", th, reported, len(got), len(want))
+		}
+	}
+}
+
+// BenchmarkScoredPairs1M is the pair search of a find_duplicates job by
+// hash over 1,000,000 images: plantedHashes as the whole-image hashes, and
+// two centre hashes each (random, but every tenth image's first centre hash
+// is a near copy of an earlier image's whole hash: a crop of it).
+func BenchmarkScoredPairs1M(b *testing.B) {
+	hashes := plantedHashes(1_000_000)
+	r := rand.New(rand.NewPCG(7, 8))
+	items := make([]lake.Scored, len(hashes))
+	for i, h := range hashes {
+		items[i] = lake.Scored{PHash: h, CentreHashes: [2]uint64{r.Uint64(), r.Uint64()}, HasCentre: true}
+		if i%10 == 5 {
+			items[i].CentreHashes[0] = hashes[r.IntN(i)] ^ 1<<r.IntN(64)
+		}
+	}
+	runtime.GC()
+	b.ResetTimer()
+	cpu0, t0 := cpuSeconds(), time.Now()
+	pairs := 0
+	for b.Loop() {
+		pairs = 0
+		ScoredPairs(items, DefaultHamming, func(i, j int32, _ int) { pairs++ })
+	}
+	b.ReportMetric(time.Since(t0).Seconds()/float64(b.N), "wall-s")
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s")
+	b.ReportMetric(float64(pairs), "pairs")
+	b.ReportMetric(maxRSS(), "maxRSS-MiB")
+	b.ReportMetric(load1(), "load1")
 }

@@ -15,7 +15,9 @@
 //   - aspect: stored width / height (as the lake probed it).
 //   - phash: 64-bit DCT perceptual hash: the image averaged down to 32x32,
 //     its 2-D DCT-II, and one bit per coefficient of the 8x8 lowest
-//     frequencies, set when above their median.
+//     frequencies, set when above their median; and the same hash of the
+//     image's centre 0.9 and 0.8 of its width and height (CentreScales), so
+//     that centred crops meet their original (ScoredPairs).
 //
 // The lake stores the scores (lake.Quality); quality at ingest is
 // Score passed to lake.Lake.ScoreAtIngest. Jobs (ComputeJob, DuplicatesJob)

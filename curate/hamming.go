@@ -167,3 +167,41 @@ func neighbours(out []uint32, v uint32, w uint, r int) []uint32 {
 	}
 	return out
 }
+
+// HashMatches calls fn once for every query q and hash i at Hamming
+// distance at most t, from several goroutines at once. Both sides are
+// multi-indexed as in HashPairs, with the same bands, and the work goes
+// bucket by bucket: the queries of a bucket meet the hashes of its
+// neighbouring buckets together.
+func HashMatches(hashes, queries []uint64, t int, fn func(q, i int32, d int)) {
+	if len(hashes) == 0 || len(queries) == 0 || t < 0 {
+		return
+	}
+	m := bandCount(len(hashes), t)
+	idx, qidx := newMultiIndex(hashes, m), newMultiIndex(queries, m)
+	r := t / m
+	for bi := range idx.bands {
+		b, qb := &idx.bands[bi], &qidx.bands[bi]
+		parallelRange(len(b.start)-1, func(lo, hi int) {
+			probes := make([]uint32, 0, 256)
+			for v := lo; v < hi; v++ {
+				qlo, qhi := qb.start[v], qb.start[v+1]
+				if qlo == qhi {
+					continue
+				}
+				probes = neighbours(probes[:0], uint32(v), b.width, r)
+				for _, u := range probes {
+					cands, cseq := b.hash[b.start[u]:b.start[u+1]], b.seq[b.start[u]:b.start[u+1]]
+					for q := qlo; q < qhi; q++ {
+						h := qb.hash[q]
+						for k, o := range cands {
+							if d := bits.OnesCount64(h ^ o); d <= t && !idx.metEarlier(h, o, bi, r) {
+								fn(qb.seq[q], cseq[k], d)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}

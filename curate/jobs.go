@@ -179,11 +179,7 @@ func (s *Service) duplicatesJob(ctx context.Context, r *job.Run) error {
 		u.union(i, j)
 	}
 	if req.Method == PHash {
-		hashes := make([]uint64, len(items))
-		for i, it := range items {
-			hashes[i] = it.PHash
-		}
-		HashPairs(hashes, int(*req.Threshold), func(i, j int32, _ int) { join(i, j) })
+		ScoredPairs(items, int(*req.Threshold), func(i, j int32, _ int) { join(i, j) })
 	} else {
 		vecs, keep, err := s.vectorsOf(ctx, req.ModelName, items)
 		if err != nil {

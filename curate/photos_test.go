@@ -5,11 +5,12 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sync"
+
 	"testing"
 
 	"github.com/framelake/framelake/internal/testphotos"
 	"github.com/framelake/framelake/internal/vips"
+	"github.com/framelake/framelake/lake"
 )
 
 func readPhotos(t testing.TB) [][]byte {
@@ -40,8 +41,9 @@ func tiles(t testing.TB, b []byte, n int) [][]byte {
 	return out
 }
 
-// cropPct is how much the cropped copy loses on every side, in percent.
-var cropPct = 3
+// cropPct is how much the cropped copy loses on every side, in percent; a
+// second copy, cropped10, loses 10%.
+var cropPct = 5
 
 func TestScoresOfRealPhotos(t *testing.T) {
 	photo := readPhotos(t)[0] // darknet's dog, 768x576
@@ -97,15 +99,16 @@ func TestScoresOfRealPhotos(t *testing.T) {
 }
 
 // TestNearDuplicatePrecision: real photos cut into 3x3 tiles (117 distinct
-// pictures), each with six near-duplicate copies (see copies), all mixed and
-// grouped as find_duplicates groups them (pairs at DefaultHamming, joined).
-// At least 95% of the copies must land in their original's group, and at
-// most 1% of the pairs of distinct pictures may share a group.
+// pictures), each with seven near-duplicate copies (see copies; cropped by
+// cropPct and by 10% a side), all mixed and grouped as find_duplicates
+// groups them (ScoredPairs at DefaultHamming, joined). At least 95% of the
+// copies must land in their original's group, and at most 1% of the pairs
+// of distinct pictures may share a group.
 func TestNearDuplicatePrecision(t *testing.T) {
 	if p := os.Getenv("CROP"); p != "" {
 		fmt.Sscan(p, &cropPct)
 	}
-	var hashes []uint64
+	var items []lake.Scored
 	var family []int
 	var kindOf []string
 	for _, photo := range readPhotos(t) {
@@ -119,29 +122,31 @@ func TestNearDuplicatePrecision(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				hashes, family, kindOf = append(hashes, q.PHash), append(family, fam), append(kindOf, kind)
+				items = append(items, lake.Scored{PHash: q.PHash, CentreHashes: q.CentreHashes, HasCentre: true})
+				family, kindOf = append(family, fam), append(kindOf, kind)
 			}
 			add("original", tile)
 			kinds := testphotos.Copies(t, tile, cropPct)
+			kinds["cropped10"] = edit(t, tile, 90, func(r *vips.Raster) (*vips.Raster, error) {
+				w, h := r.Width(), r.Height()
+				return r.Crop(w/10, h/10, w-2*(w/10), h-2*(h/10))
+			})
 			for _, kind := range slices.Sorted(maps.Keys(kinds)) {
 				add(kind, kinds[kind])
 			}
 		}
 	}
-	u := newUnionFind(len(hashes))
+	u := newUnionFind(len(items))
 	direct := map[[2]int32]bool{}
-	var mu sync.Mutex // HashPairs calls from several goroutines
-	HashPairs(hashes, DefaultHamming, func(i, j int32, d int) {
-		mu.Lock()
+	ScoredPairs(items, DefaultHamming, func(i, j int32, d int) {
 		direct[[2]int32{i, j}] = true
-		mu.Unlock()
 		u.union(i, j)
 	})
 	// Per copy: found with its original directly (a pair) and in its group.
 	perKind := map[string][3]int{} // pair, group, copies
 	var copiesN, inGroup, withPair int
 	orig := 0
-	for i := range hashes {
+	for i := range items {
 		if kindOf[i] == "original" {
 			orig = i
 			continue
@@ -160,8 +165,8 @@ func TestNearDuplicatePrecision(t *testing.T) {
 		perKind[kindOf[i]] = k
 	}
 	var across, falseGrouped, falsePairs int
-	for i := range hashes {
-		for j := i + 1; j < len(hashes); j++ {
+	for i := range items {
+		for j := i + 1; j < len(items); j++ {
 			if family[i] != family[j] {
 				across++
 				if u.find(int32(i)) == u.find(int32(j)) {
@@ -175,9 +180,9 @@ func TestNearDuplicatePrecision(t *testing.T) {
 	}
 	recall := float64(inGroup) / float64(copiesN)
 	falseRate := float64(falseGrouped) / float64(across)
-	t.Logf("%d images (%d pictures, %d copies; crop %d%% a side), Hamming <= %d: copies in their original's group %d (%.4f), "+
+	t.Logf("%d images (%d pictures, %d copies; crops %d%% and 10%% a side), Hamming <= %d: copies in their original's group %d (%.4f), "+
 		"as a direct pair %d (%.4f); pairs of distinct pictures in one group %d of %d (%.4f%%), as a direct pair %d (%.4f%%)",
-		len(hashes), family[len(family)-1]+1, copiesN, cropPct, DefaultHamming, inGroup, recall, withPair,
+		len(items), family[len(family)-1]+1, copiesN, cropPct, DefaultHamming, inGroup, recall, withPair,
 		float64(withPair)/float64(copiesN), falseGrouped, across, 100*falseRate, falsePairs, 100*float64(falsePairs)/float64(across))
 	for _, k := range slices.Sorted(maps.Keys(perKind)) {
 		v := perKind[k]

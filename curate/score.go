@@ -52,6 +52,7 @@ func Measure(g vips.Grey) lake.Quality {
 	q.Sharpness = laplacianVariance(g)
 	q.Aspect = float64(g.W) / float64(g.H)
 	q.PHash = phash(g)
+	q.CentreHashes = centreHashes(g)
 	return q
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/framelake/framelake/curate"
 	"github.com/framelake/framelake/errs"
@@ -118,24 +117,17 @@ func (s *Service) leakageOf(ctx context.Context, splits map[int64]string, thresh
 		}
 	}
 	out.Frames, out.Unscored = len(items), len(splits)-len(items)
-	hashes := make([]uint64, len(items))
-	for i, it := range items {
-		hashes[i] = it.PHash
-	}
 	type pair struct {
 		i, j int32
 		d    int
 	}
 	var crossing []pair
 	pairs := 0
-	var mu sync.Mutex
-	curate.HashPairs(hashes, threshold, func(i, j int32, d int) {
-		mu.Lock()
+	curate.ScoredPairs(items, threshold, func(i, j int32, d int) {
 		pairs++
 		if splits[items[i].Seq] != splits[items[j].Seq] {
 			crossing = append(crossing, pair{i, j, d})
 		}
-		mu.Unlock()
 	})
 	out.Pairs, out.Crossing = pairs, len(crossing)
 	slices.SortFunc(crossing, func(a, b pair) int {

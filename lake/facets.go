@@ -181,6 +181,7 @@ type Histogram struct {
 type histField struct {
 	col     string
 	boxes   bool
+	join    string // a table of the file's figures the column is in
 	integer bool   // bins on whole numbers
 	group   string // SQL of the value to group by in one pass; "" for two passes
 }
@@ -192,6 +193,17 @@ var HistogramFields = map[string]histField{
 	"fileSize":              {col: "f.size", integer: true},
 	"createdAt":             {col: "f.created_at", integer: true},
 	"annotation.confidence": {col: "a.confidence", boxes: true, group: "round(a.confidence, 3)"},
+	"quality.sharpness":     qualityField("sharpness"),
+	"quality.brightness":    qualityField("brightness"),
+	"quality.contrast":      qualityField("contrast"),
+	"quality.entropy":       qualityField("entropy"),
+	"quality.aspect":        qualityField("aspect"),
+}
+
+// qualityField is a quality score as a histogram reads it: files without
+// scores are left out, as files without a value of any field are.
+func qualityField(col string) histField {
+	return histField{col: "fq." + col, join: " JOIN file_quality fq ON fq.file_seq = f.seq"}
 }
 
 // MaxBins caps a histogram's bins.
@@ -204,7 +216,7 @@ func (l *Lake) Histogram(ctx context.Context, sel Selection, field string, bins 
 	h := Histogram{Field: field, Bins: []Bin{}}
 	hf, ok := HistogramFields[field]
 	if !ok {
-		return h, errs.Invalid("field", "no histogram of %q; fields: width, height, fileSize, createdAt, annotation.confidence", field)
+		return h, errs.Invalid("field", "no histogram of %q; fields: width, height, fileSize, createdAt, annotation.confidence, quality.*", field)
 	}
 	if bins < 1 || bins > MaxBins {
 		return h, errs.Invalid("bins", "bins must be in 1..%d, got %d", MaxBins, bins)
@@ -213,7 +225,7 @@ func (l *Lake) Histogram(ctx context.Context, sel Selection, field string, bins 
 	if err != nil {
 		return h, err
 	}
-	from, where, args := "file f", c.where+" AND "+hf.col+" IS NOT NULL", c.args
+	from, where, args := "file f"+hf.join, c.where+" AND "+hf.col+" IS NOT NULL", c.args
 	if hf.boxes {
 		from = "file f JOIN annotation a ON a.file_seq = f.seq"
 		if all {

@@ -159,6 +159,32 @@ func TestHistogramAndComplete(t *testing.T) {
 	}
 }
 
+// TestQualityHistogram: quality scores have histograms over the files that
+// have scores (the query narrowing them as for any field).
+func TestQualityHistogram(t *testing.T) {
+	ctx := context.Background()
+	l, stored := curatedLake(t)
+	scores := map[int64]lake.Quality{}
+	for i, f := range stored[:8] { // f00..f07 scored, sharpness 10, 20, .. 80
+		scores[f.Seq()] = lake.Quality{Sharpness: float64(10 * (i + 1)), Brightness: 0.5, Aspect: 1}
+	}
+	if err := l.PutQuality(ctx, scores); err != nil {
+		t.Fatal(err)
+	}
+	h, err := l.Histogram(ctx, lake.Selection{}, "quality.sharpness", 7)
+	if err != nil || h.Total != 8 || h.Min != 10 || h.Max != 80 || len(h.Bins) != 7 || h.Bins[0].Count != 1 || h.Bins[6].Count != 2 {
+		t.Fatalf("sharpness histogram %+v, %v: want 8 scored files, 10..80, one in the first of 7 bins and two in the last", h, err)
+	}
+	h, err = l.Histogram(ctx, lake.Selection{Query: "collection = a AND quality.sharpness > 30"}, "quality.sharpness", 4)
+	if err != nil || h.Total != 3 || h.Min != 40 || h.Max != 60 {
+		t.Errorf("sharpness histogram of collection a over 30: %+v, %v; want 40, 50, 60", h, err)
+	}
+	h, err = l.Histogram(ctx, lake.Selection{}, "quality.brightness", 5)
+	if err != nil || h.Total != 8 || len(h.Bins) != 1 || h.Bins[0].Count != 8 {
+		t.Errorf("brightness histogram (one value): %+v, %v", h, err)
+	}
+}
+
 // TestWholeLakeCountsFollowEdits checks the label and tag counts that
 // triggers keep (used for a selection of every file) against counting the
 // boxes and tags themselves, after boxes are replaced, tags added and

@@ -19,6 +19,9 @@ type Quality struct {
 	Entropy    float64 `json:"entropy"`
 	Aspect     float64 `json:"aspect"`
 	PHash      uint64  `json:"-"`
+	// CentreHashes are the perceptual hashes of the image's centres (table
+	// file_centre_hash); all zero: none.
+	CentreHashes [2]uint64 `json:"-"`
 }
 
 // Scorer computes the quality of an image's bytes; width and height are its
@@ -58,6 +61,12 @@ func insertQuality(ctx context.Context, tx *sql.Tx, seq int64, q Quality) error 
 		brightness = excluded.brightness, contrast = excluded.contrast, entropy = excluded.entropy,
 		aspect = excluded.aspect, phash = excluded.phash`,
 		seq, q.Sharpness, q.Brightness, q.Contrast, q.Entropy, q.Aspect, int64(q.PHash))
+	if err != nil || q.CentreHashes == [2]uint64{} {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO file_centre_hash (file_seq, centre90, centre80) VALUES (?, ?, ?)
+		ON CONFLICT (file_seq) DO UPDATE SET centre90 = excluded.centre90, centre80 = excluded.centre80`,
+		seq, int64(q.CentreHashes[0]), int64(q.CentreHashes[1]))
 	return err
 }
 
@@ -143,6 +152,9 @@ type Scored struct {
 	Size       int64
 	Sharpness  float64
 	PHash      uint64
+	// CentreHashes are Quality.CentreHashes, when HasCentre.
+	CentreHashes [2]uint64
+	HasCentre    bool
 }
 
 // EachScored calls fn with pages of the scored images sel selects, by key.
@@ -167,7 +179,8 @@ func (l *Lake) eachScored(ctx context.Context, join string, args []any, fn func(
 	page := make([]Scored, 0, scoredPage)
 	for {
 		rows, err := l.db.R.QueryContext(ctx, `SELECT q.file_seq, f.unique_name, coalesce(f.width, 0) * coalesce(f.height, 0),
-			f.size, q.sharpness, q.phash FROM file_quality q `+join+` AND q.file_seq > ? ORDER BY q.file_seq LIMIT ?`,
+			f.size, q.sharpness, q.phash, ch.centre90, ch.centre80
+			FROM file_quality q LEFT JOIN file_centre_hash ch ON ch.file_seq = q.file_seq `+join+` AND q.file_seq > ? ORDER BY q.file_seq LIMIT ?`,
 			append(append([]any(nil), args...), after, scoredPage)...)
 		if err != nil {
 			return err
@@ -176,11 +189,13 @@ func (l *Lake) eachScored(ctx context.Context, join string, args []any, fn func(
 		for rows.Next() {
 			var s Scored
 			var h int64
-			if err := rows.Scan(&s.Seq, &s.UniqueName, &s.Pixels, &s.Size, &s.Sharpness, &h); err != nil {
+			var c90, c80 sql.NullInt64
+			if err := rows.Scan(&s.Seq, &s.UniqueName, &s.Pixels, &s.Size, &s.Sharpness, &h, &c90, &c80); err != nil {
 				rows.Close()
 				return err
 			}
 			s.PHash = uint64(h)
+			s.CentreHashes, s.HasCentre = [2]uint64{uint64(c90.Int64), uint64(c80.Int64)}, c90.Valid
 			page = append(page, s)
 		}
 		rows.Close()

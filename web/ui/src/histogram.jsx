@@ -14,6 +14,20 @@ const FIELDS = {
     write: (v, up) => String((up ? Math.ceil(v * 1000) : Math.floor(v * 1000)) / 1000),
   },
   createdAt: { title: 'created', show: (v) => minute(v).replace('T', ' '), write: (v, up) => minute(up ? Math.ceil(v / 60000) * 60000 : v) },
+  'quality.sharpness': score('sharpness', 1),
+  'quality.brightness': score('brightness', 1000),
+  'quality.contrast': score('contrast', 1000),
+  'quality.entropy': score('entropy', 100),
+  'quality.aspect': score('aspect', 1000),
+}
+
+// score is a quality score's field, its bounds written to 1/per.
+function score(name, per) {
+  const digits = Math.round(Math.log10(per))
+  return {
+    title: name, show: (v) => v.toFixed(Math.max(digits, 1)),
+    write: (v, up) => String((up ? Math.ceil(v * per) : Math.floor(v * per)) / per),
+  }
 }
 
 function bytes(v) {
