@@ -313,6 +313,13 @@ func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int,
 	if err != nil {
 		return err
 	}
+	return l.walk(ctx, sel, idx, size, sort, target, "", l.opt.PageBudget, scan, reset)
+}
+
+// walk runs page idx of size rows of a listing (cols of each; "" for whole
+// rows), first in the Page shape within budget, then in the Count shape.
+func (l *Lake) walk(ctx context.Context, sel Selection, idx, size int, sort Sort, target query.Target, cols string,
+	budget time.Duration, scan func(*sql.Rows) error, reset func()) error {
 	run := func(ctx context.Context, shape query.Shape) error {
 		c, err := l.plan(ctx, sel, shape, defaultStr(sort.Field, "date_modified"), target == query.Files)
 		if err != nil {
@@ -324,7 +331,7 @@ func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int,
 			}
 			return errs.Invalid("item_type", "item_type %q lists files, not collections", sel.ItemType)
 		}
-		q, args, err := pageSQL(c, sort, idx, size)
+		q, args, err := pageSQL(c, sort, idx, size, cols)
 		if err != nil {
 			return err
 		}
@@ -345,10 +352,10 @@ func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int,
 		}
 		return rows.Err()
 	}
-	budget, cancel := context.WithTimeout(ctx, l.opt.PageBudget)
+	within, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	err = run(budget, query.Page)
-	if err == nil || ctx.Err() != nil || budget.Err() == nil {
+	err := run(within, query.Page)
+	if err == nil || ctx.Err() != nil || within.Err() == nil {
 		return err
 	}
 	reset()
