@@ -126,7 +126,7 @@ type Options struct {
 	PageBudget time.Duration
 	// FacetSample is how many selected files (the newest) the sidebar's
 	// counts (SetCounts, Histogram, ClauseCounts) read of a selection of
-	// more files, scaling their counts to all of them; default 10,000.
+	// more files, scaling their counts to all of them; default 5,000.
 	FacetSample int
 	// ThumbDir caches display thumbnails; "": made on every request.
 	ThumbDir string
@@ -172,7 +172,7 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 		opt.PageBudget = 30 * time.Millisecond
 	}
 	if opt.FacetSample <= 0 {
-		opt.FacetSample = 10000
+		opt.FacetSample = 5000
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 2 * runtime.GOMAXPROCS(0)
