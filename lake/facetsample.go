@@ -52,6 +52,17 @@ const sampleWalk = 20
 // seconds at a million files, and a click in the sidebar asks for several
 // such counts.
 func (l *Lake) facetSource(ctx context.Context, sel Selection) (facetFiles, error) {
+	key, _ := json.Marshal(sel)
+	v, err := l.keep(ctx, "sample "+string(key), func() (any, bool, error) {
+		ff, err := l.findSample(ctx, sel)
+		return ff, ff.sampled > 0, err
+	})
+	ff, _ := v.(facetFiles)
+	return ff, err
+}
+
+// findSample is facetSource without the keeping.
+func (l *Lake) findSample(ctx context.Context, sel Selection) (facetFiles, error) {
 	n := l.opt.FacetSample
 	seqs, passed, err := l.sampleWalk(ctx, sel, n+1, sampleWalk*n)
 	if err != nil {
@@ -127,59 +138,75 @@ func (l *Lake) sampleWalk(ctx context.Context, sel Selection, want, most int) ([
 	return seqs, passed, rows.Err()
 }
 
-// totalTTL is how long a selection's count is kept for scaling estimates.
-const totalTTL = 10 * time.Second
+// keptTTL is how long a selection's sample and count are kept for estimates.
+const keptTTL = 10 * time.Second
 
-// totals keeps the counts of selections that estimates were scaled by, a
-// few seconds: one click in the sidebar asks for several estimates of the
-// same selection at once, and each would count it again (the grid's own
-// count, which must be exact, never comes from here). Requests arriving
-// while a count runs wait for it.
-type totals struct {
+// kept holds, a few seconds, what estimates of a selection are made from:
+// its sample and its count. One click in the sidebar asks for several
+// estimates of the same selection at once, and each would find them again;
+// requests arriving while they are found wait for them. Only estimates use
+// it: a selection read whole, and the grid's own count, are read anew.
+type kept struct {
 	mu sync.Mutex
-	m  map[string]*total
+	m  map[string]*keptValue
 }
 
-type total struct {
+type keptValue struct {
 	done chan struct{}
-	n    int
+	v    any
 	err  error
 	at   time.Time
 }
 
-// estimateTotal is the number of files sel selects, counted at most
-// totalTTL ago.
-func (l *Lake) estimateTotal(ctx context.Context, sel Selection) (int, error) {
-	key, _ := json.Marshal(sel)
-	l.totals.mu.Lock()
-	if l.totals.m == nil || len(l.totals.m) > 64 {
-		l.totals.m = map[string]*total{}
+// keep returns find's value for key, found at most keptTTL ago; find says
+// whether its value may be kept.
+func (l *Lake) keep(ctx context.Context, key string, find func() (any, bool, error)) (any, error) {
+	k := &l.kept
+	k.mu.Lock()
+	if k.m == nil || len(k.m) > 64 {
+		k.m = map[string]*keptValue{}
 	}
-	e := l.totals.m[string(key)]
+	e := k.m[key]
 	stale := e == nil
 	if e != nil {
 		select {
 		case <-e.done:
-			stale = e.err != nil || l.now().Sub(e.at) > totalTTL
-		default: // being counted
+			stale = e.err != nil || l.now().Sub(e.at) > keptTTL
+		default: // being found
 		}
 	}
 	if !stale {
-		l.totals.mu.Unlock()
+		k.mu.Unlock()
 		select {
 		case <-e.done:
-			return e.n, e.err
+			return e.v, e.err
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
-	e = &total{done: make(chan struct{})}
-	l.totals.m[string(key)] = e
-	l.totals.mu.Unlock()
-	e.n, e.err = l.Count(ctx, sel)
+	e = &keptValue{done: make(chan struct{})}
+	k.m[key] = e
+	k.mu.Unlock()
+	var ok bool
+	e.v, ok, e.err = find()
 	e.at = l.now()
+	if !ok {
+		e.at = time.Time{} // stale at once
+	}
 	close(e.done)
-	return e.n, e.err
+	return e.v, e.err
+}
+
+// estimateTotal is the number of files sel selects, counted at most
+// keptTTL ago.
+func (l *Lake) estimateTotal(ctx context.Context, sel Selection) (int, error) {
+	key, _ := json.Marshal(sel)
+	v, err := l.keep(ctx, "count "+string(key), func() (any, bool, error) {
+		n, err := l.Count(ctx, sel)
+		return n, true, err
+	})
+	n, _ := v.(int)
+	return n, err
 }
 
 // Estimate says whether counts were read from a sample of the selection.

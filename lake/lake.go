@@ -150,7 +150,7 @@ type Lake struct {
 	// and each decode holds memory and a core.
 	thumbSlots chan struct{}
 
-	totals totals // selection counts that estimates are scaled by
+	kept kept // samples and counts of selections that estimates are made from
 
 	deleteHooks []DeleteHook
 	scorer      Scorer // quality at ingest; nil: none (ScoreAtIngest)
