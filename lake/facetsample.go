@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -179,6 +180,9 @@ func (l *Lake) keep(ctx context.Context, key string, find func() (any, bool, err
 		k.mu.Unlock()
 		select {
 		case <-e.done:
+			if e.err != nil && ctx.Err() == nil && (errors.Is(e.err, context.Canceled) || errors.Is(e.err, context.DeadlineExceeded)) {
+				return l.keep(ctx, key, find) // the caller who ran it gave up; this one has not
+			}
 			return e.v, e.err
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -202,7 +206,7 @@ func (l *Lake) keep(ctx context.Context, key string, find func() (any, bool, err
 func (l *Lake) estimateTotal(ctx context.Context, sel Selection) (int, error) {
 	key, _ := json.Marshal(sel)
 	v, err := l.keep(ctx, "count "+string(key), func() (any, bool, error) {
-		n, err := l.Count(ctx, sel)
+		n, err := l.count(ctx, sel)
 		return n, true, err
 	})
 	n, _ := v.(int)
