@@ -15,7 +15,7 @@ func (l *Lake) PageSQL(sel Selection, idx, size int, s Sort) (string, []any, err
 	if err != nil {
 		return "", nil, err
 	}
-	return pageSQL(c, s, idx, size)
+	return pageSQL(c, s, idx, size, "")
 }
 
 // CountSQL is the statement Count runs.

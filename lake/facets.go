@@ -42,20 +42,15 @@ const MaxFacetValues = 200
 type SetCount struct {
 	Values []ValueCount `json:"values"`
 	More   bool         `json:"more"` // values past the limit have files
-	// Estimated: counting every selected file ran past the lake's
-	// FacetBudget, so the counts are those of the newest FacetSample
-	// selected files scaled to all of them.
-	Estimated bool `json:"estimated"`
-	Sampled   int  `json:"sampled,omitempty"` // files counted when Estimated
+	Estimate
 }
 
 // SetCounts returns the values of set (a key of SetFacets) most common among
 // the files sel selects, most files first, at most limit of them. Every
 // (file, value) pair is counted once: for a selection of every file from the
 // counts triggers keep (labels, tags) or the set's index on (value,
-// file_seq), otherwise through each selected file's rows of the set; when
-// more files than FacetSample are selected and that runs past FacetBudget (a
-// query selecting most of a large lake), from a sample of the selected files.
+// file_seq), otherwise through each selected file's rows of the set, or
+// those of its newest FacetSample files when it has more (see facetSource).
 func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit int) (SetCount, error) {
 	f, ok := SetFacets[set]
 	if !ok {
@@ -64,7 +59,7 @@ func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit i
 	if limit <= 0 || limit > MaxFacetValues {
 		return SetCount{}, errs.Invalid("limit", "limit must be in 1..%d, got %d", MaxFacetValues, limit)
 	}
-	c, all, err := l.fileSelection(ctx, sel)
+	_, all, err := l.fileSelection(ctx, sel)
 	if err != nil {
 		return SetCount{}, err
 	}
@@ -75,33 +70,16 @@ func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit i
 		}
 		return l.setCounts(ctx, set, q, nil, limit)
 	}
-	files := func(from, where string) string {
-		return `SELECT v, count(*) AS n FROM (SELECT ` + f.distinct + ` s.file_seq, ` + f.value + ` AS v FROM ` + from + ` JOIN ` +
-			f.from + ` ON s.file_seq = f.seq WHERE ` + where + `) GROUP BY v`
-	}
-	// A selection no larger than a sample is counted exactly, however long
-	// that takes on a busy machine: the sample would read the same files.
-	total, err := l.Count(ctx, sel)
+	ff, err := l.facetSource(ctx, sel)
 	if err != nil {
 		return SetCount{}, err
 	}
-	budget, cancel := context.WithTimeout(ctx, l.opt.FacetBudget)
-	defer cancel()
-	if total <= l.opt.FacetSample {
-		budget = ctx
+	out, err := l.setCounts(ctx, set, `SELECT v, count(*) AS n FROM (SELECT `+f.distinct+` s.file_seq, `+f.value+
+		` AS v FROM `+ff.from+` JOIN `+f.from+` ON s.file_seq = f.seq WHERE `+ff.where+`) GROUP BY v`, ff.args, limit)
+	for i := range out.Values {
+		out.Values[i].Count = ff.scaled(out.Values[i].Count)
 	}
-	out, err := l.setCounts(budget, set, files(`file f`, c.where), c.args, limit)
-	if err == nil || ctx.Err() != nil || budget.Err() == nil {
-		return out, err
-	}
-	sample := `(SELECT f.seq FROM file f WHERE ` + c.where + ` ORDER BY f.seq DESC LIMIT ` + fmt.Sprint(l.opt.FacetSample) + `) f`
-	out, err = l.setCounts(ctx, set, files(sample, "1"), c.args, limit)
-	if n := l.opt.FacetSample; err == nil {
-		out.Estimated, out.Sampled = true, n
-		for i := range out.Values {
-			out.Values[i].Count = int(math.Round(float64(out.Values[i].Count) * float64(total) / float64(n)))
-		}
-	}
+	out.Estimate = ff.estimate()
 	return out, err
 }
 
@@ -172,6 +150,9 @@ type Histogram struct {
 	Max   float64 `json:"max"`
 	Total int     `json:"total"` // values counted: files, or boxes for annotation.confidence
 	Bins  []Bin   `json:"bins"`
+	// Estimated: the counts (and the range) are those of the selection's
+	// newest FacetSample files, scaled to all of it (see facetSource).
+	Estimate
 }
 
 // histField is a numeric field as histograms read it: a column of file f, or
@@ -221,53 +202,61 @@ func (l *Lake) Histogram(ctx context.Context, sel Selection, field string, bins 
 	if bins < 1 || bins > MaxBins {
 		return h, errs.Invalid("bins", "bins must be in 1..%d, got %d", MaxBins, bins)
 	}
-	c, all, err := l.fileSelection(ctx, sel)
+	ff, err := l.facetSource(ctx, sel)
 	if err != nil {
 		return h, err
 	}
-	from, where, args := "file f"+hf.join, c.where+" AND "+hf.col+" IS NOT NULL", c.args
+	from, where := ff.from+hf.join, ff.where+" AND "+hf.col+" IS NOT NULL"
 	if hf.boxes {
-		from = "file f JOIN annotation a ON a.file_seq = f.seq"
-		if all {
-			from, where, args = "annotation a", hf.col+" IS NOT NULL", nil
-		}
+		from += " JOIN annotation a ON a.file_seq = f.seq"
 	}
+	err = l.histogram(ctx, &h, hf, from, where, ff.args, bins)
+	h.Total = ff.scaled(h.Total)
+	for i := range h.Bins {
+		h.Bins[i].Count = ff.scaled(h.Bins[i].Count)
+	}
+	h.Estimate = ff.estimate()
+	return h, err
+}
+
+// histogram fills h with the values of hf among the rows of from and where.
+func (l *Lake) histogram(ctx context.Context, h *Histogram, hf histField, from, where string, args []any, bins int) error {
 	release, err := l.db.Turn(ctx)
 	if err != nil {
-		return h, err
+		return err
 	}
 	defer release()
 	if hf.group != "" {
-		return h, l.histogramByValue(ctx, &h, hf, `SELECT `+hf.group+` AS v, count(*) FROM `+from+` WHERE `+where+
+		return l.histogramByValue(ctx, h, hf, `SELECT `+hf.group+` AS v, count(*) FROM `+from+` WHERE `+where+
 			` GROUP BY v`, args, bins)
 	}
 	var lo, hi sql.NullFloat64
 	err = l.db.R.QueryRowContext(ctx, `SELECT min(`+hf.col+`), max(`+hf.col+`), count(*) FROM `+from+` WHERE `+where,
 		args...).Scan(&lo, &hi, &h.Total)
 	if err != nil || !lo.Valid {
-		return h, err
+		return err
 	}
 	h.Min, h.Max = lo.Float64, hi.Float64
 	step := h.binning(hf.integer, bins)
 	if step == 0 {
 		h.Bins[0].Count = h.Total
-		return h, nil
+		return nil
 	}
 	q := `SELECT min(CAST((` + hf.col + ` - ?) / ? AS INTEGER), ?) AS b, count(*) FROM ` + from + ` WHERE ` + where +
 		` GROUP BY b`
 	rows, err := l.db.R.QueryContext(ctx, q, append([]any{h.Min, step, len(h.Bins) - 1}, args...)...)
 	if err != nil {
-		return h, err
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var b, k int
 		if err := rows.Scan(&b, &k); err != nil {
-			return h, err
+			return err
 		}
 		h.Bins[max(0, min(b, len(h.Bins)-1))].Count += k
 	}
-	return h, rows.Err()
+	return rows.Err()
 }
 
 // histogramByValue reads (value, count) rows and bins them.

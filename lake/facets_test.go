@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/framelake/framelake/internal/testmedia"
 	"github.com/framelake/framelake/lake"
@@ -234,19 +233,42 @@ func TestWholeLakeCountsFollowEdits(t *testing.T) {
 	}
 }
 
-// TestSetCountsEstimateOverBudget: when counting every selected file runs
-// past the budget, the newest files are counted and scaled to all of them.
-func TestSetCountsEstimateOverBudget(t *testing.T) {
+// TestFacetsEstimateOverSample: a selection of more than FacetSample files
+// is counted from its FacetSample most recently modified, scaled to all of
+// it and said to be estimated, by label counts, histograms and clause
+// counts alike; a smaller one is counted whole.
+func TestFacetsEstimateOverSample(t *testing.T) {
 	ctx := context.Background()
-	l, _ := curatedLake(t, func(o *lake.Options) { o.FacetBudget, o.FacetSample = time.Nanosecond, 4 })
-	// The newest four files are 8..11: dog on 9, cat on 8; 12 selected files scale each by 3.
-	got, err := l.SetCounts(ctx, lake.Selection{Query: "fileSize >= 0"}, "annotation.label", 10)
-	if err != nil || !got.Estimated || got.Sampled != 4 || fmt.Sprint(got.Values) != "[{cat 3} {dog 3}]" {
+	l, _ := curatedLake(t, func(o *lake.Options) { o.FacetSample = 4 })
+	// The four files modified last are those whose boxes were written last:
+	// 4 and 8 (cat), 6 and 9 (dog); 12 selected files scale each by 3.
+	many := lake.Selection{Query: "fileSize >= 0"}
+	got, err := l.SetCounts(ctx, many, "annotation.label", 10)
+	if err != nil || !got.Estimated || got.Sampled != 4 || fmt.Sprint(got.Values) != "[{cat 6} {dog 6}]" {
 		t.Errorf("estimate: %+v %v", got, err)
 	}
-	// A selection of every file reads the kept counts, within any budget.
+	// A selection of every file reads the kept counts.
 	got, err = l.SetCounts(ctx, lake.Selection{}, "annotation.label", 10)
 	if err != nil || got.Estimated || fmt.Sprint(got.Values) != "[{dog 4} {cat 3}]" {
 		t.Errorf("whole lake: %+v %v", got, err)
+	}
+	// They are 20, 22, 24 and 25 px wide.
+	h, err := l.Histogram(ctx, many, "width", 4)
+	if err != nil || !h.Estimated || h.Sampled != 4 || h.Total != 12 || h.Min != 20 || h.Max != 25 || fmt.Sprint(h.Bins) != "[{20 22 3} {22 24 3} {24 26 6}]" {
+		t.Errorf("width histogram: %+v %v", h, err)
+	}
+	// Four dog files (0, 3, 6, 9) are no more than the sample: read whole.
+	dogs := lake.Selection{Query: "annotation.label = dog"}
+	if h, err := l.Histogram(ctx, dogs, "width", 2); err != nil || h.Estimated || h.Total != 4 || h.Min != 16 || h.Max != 25 {
+		t.Errorf("dog width histogram: %+v %v", h, err)
+	}
+	sources := []string{"annotation.source = human", "annotation.source = machine", "annotation.count = 0"}
+	n, est, err := l.ClauseCounts(ctx, many, sources)
+	if err != nil || !est.Estimated || est.Sampled != 4 || fmt.Sprint(n) != "[6 6 0]" {
+		t.Errorf("sources of the sample: %v %+v %v", n, est, err)
+	}
+	n, est, err = l.ClauseCounts(ctx, dogs, sources)
+	if err != nil || est.Estimated || fmt.Sprint(n) != "[4 1 0]" {
+		t.Errorf("sources of the dog files: %v %+v %v", n, est, err)
 	}
 }

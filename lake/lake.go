@@ -123,11 +123,9 @@ type Options struct {
 	// wins when they are rare, or when a typo matches nothing) takes over;
 	// default 30ms.
 	PageBudget time.Duration
-	// FacetBudget is how long SetCounts counts every selected file before it
-	// counts a sample instead; default 250ms.
-	FacetBudget time.Duration
-	// FacetSample is how many selected files (the newest) an estimated
-	// SetCounts reads; default 20,000.
+	// FacetSample is how many selected files (the newest) the sidebar's
+	// counts (SetCounts, Histogram, ClauseCounts) read of a selection of
+	// more files, scaling their counts to all of them; default 5,000.
 	FacetSample int
 	// ThumbDir caches display thumbnails; "": made on every request.
 	ThumbDir string
@@ -162,6 +160,8 @@ type Lake struct {
 	// and each decode holds memory and a core.
 	thumbSlots chan struct{}
 
+	kept kept // samples and counts of selections that estimates are made from
+
 	deleteHooks []DeleteHook
 	scorer      Scorer // quality at ingest; nil: none (ScoreAtIngest)
 	blobUsers   []BlobUser
@@ -181,11 +181,8 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	if opt.PageBudget <= 0 {
 		opt.PageBudget = 30 * time.Millisecond
 	}
-	if opt.FacetBudget <= 0 {
-		opt.FacetBudget = 250 * time.Millisecond
-	}
 	if opt.FacetSample <= 0 {
-		opt.FacetSample = 20000
+		opt.FacetSample = 5000
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 2 * runtime.GOMAXPROCS(0)

@@ -152,18 +152,21 @@ func (c compiled) allArgs() []any {
 	return append(append([]any(nil), c.drive.args...), c.args...)
 }
 
-// pageSQL is the statement of one page of c. LIMIT and OFFSET are checked
+// pageSQL is the statement of one page of c, reading cols ("": whole rows). LIMIT and OFFSET are checked
 // integers written into the SQL: bound as parameters, SQLite plans with their
 // values and so prepares the statement twice, which doubled the time of a
 // 1M-file page.
-func pageSQL(c compiled, s Sort, idx, size int) (string, []any, error) {
+func pageSQL(c compiled, s Sort, idx, size int, cols string) (string, []any, error) {
 	order, err := orderBy(s, c.target)
 	if err != nil {
 		return "", nil, err
 	}
-	cols := fileColumns
-	if c.target == query.Collections {
+	switch {
+	case cols != "":
+	case c.target == query.Collections:
 		cols = collectionColumns
+	default:
+		cols = fileColumns
 	}
 	limit := ` LIMIT ` + strconv.Itoa(size) + ` OFFSET ` + strconv.Itoa(idx*size)
 	if c.drive == nil && c.byName {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v5"
@@ -24,11 +25,14 @@ type facetValue struct {
 	Value  string `json:"value"`
 	Count  int    `json:"count"`
 	Clause string `json:"clause,omitempty"` // what to AND to the query to select it
+	lake.Estimate
 }
 
 // lakeFacets counts the files of a selection by type and by annotation
 // source (raw: no box), so a page can show counts beside the values that
-// narrow the query. Types are counted for the query alone, sources within itemType.
+// narrow the query. Types are counted for the query alone, exactly; sources
+// within itemType, in one pass over the selection (estimated from a sample
+// of a large one, see lake.ClauseCounts).
 func (s *server) lakeFacets(c *echo.Context) error {
 	q := c.Request().URL.Query()
 	query, itemType := q.Get("query"), q.Get("itemType")
@@ -41,29 +45,36 @@ func (s *server) lakeFacets(c *echo.Context) error {
 	ctx := c.Request().Context()
 	out := map[string][]facetValue{}
 	for _, f := range facetValues {
+		if f.field == "type" {
+			for _, v := range f.values {
+				n, err := s.typeCount(ctx, v[0], query)
+				if err != nil {
+					return err
+				}
+				out[f.field] = append(out[f.field], facetValue{Value: v[0], Count: n})
+			}
+			continue
+		}
+		var clauses []string
 		for _, v := range f.values {
-			sel := lake.Selection{ItemType: itemType, Query: and(query, v[1])}
-			if f.field == "type" {
-				sel.ItemType = v[0]
-			}
-			n, err := s.Lake.Count(ctx, sel)
-			if err != nil {
-				return err
-			}
-			out[f.field] = append(out[f.field], facetValue{Value: v[0], Count: n, Clause: v[1]})
+			clauses = append(clauses, v[1])
+		}
+		ns, est, err := s.Lake.ClauseCounts(ctx, lake.Selection{ItemType: itemType, Query: query}, clauses)
+		if err != nil {
+			return err
+		}
+		for i, v := range f.values {
+			out[f.field] = append(out[f.field], facetValue{Value: v[0], Count: ns[i], Clause: v[1], Estimate: est})
 		}
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
-// and joins two queries. Its parentheses move a parse error's column, so
-// pages place errors from the listing and count, which take the query alone.
-func and(a, b string) string {
-	switch {
-	case b == "":
-		return a
-	case a == "":
-		return b
+// typeCount counts the files of type t a query selects, skipping the count
+// when the lake has no file of that type.
+func (s *server) typeCount(ctx context.Context, t, query string) (int, error) {
+	if ok, err := s.Lake.HasType(ctx, lake.FileType(t)); err != nil || !ok {
+		return 0, err
 	}
-	return "(" + a + "\n) AND " + b
+	return s.Lake.Count(ctx, lake.Selection{ItemType: t, Query: query})
 }

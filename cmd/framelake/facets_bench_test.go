@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -50,6 +51,13 @@ func BenchmarkFacets1M(b *testing.B) {
 	complete := func(vocab, prefix string) func() error {
 		return func() error { _, err := l.Complete(ctx, vocab, prefix, 12); return err }
 	}
+	sources := func(q string) func() error {
+		return func() error {
+			_, _, err := l.ClauseCounts(ctx, lake.Selection{Query: q}, []string{"annotation.source = human",
+				"annotation.source = machine", "annotation.count = 0"})
+			return err
+		}
+	}
 	cases := []struct {
 		name string
 		fn   func() error
@@ -66,6 +74,16 @@ func BenchmarkFacets1M(b *testing.B) {
 		{"hist-createdAt", hist("createdAt", "")},
 		{"hist-confidence", hist("annotation.confidence", "")},
 		{"hist-fileSize-of-dog", hist("fileSize", "annotation.label = dog")},
+		{"hist-width-of-dog", hist("width", "annotation.label = dog")},
+		{"hist-confidence-of-dog", hist("annotation.confidence", "annotation.label = dog")},
+		{"sources", sources("")},
+		{"sources-of-dog", sources("annotation.label = dog")},
+		{"sources-of-2026", sources(`createdAt >= "2026-01-01"`)},
+		// What the web app asks of the lake at a click on a label (the
+		// sidebar's counts and histogram, the grid's count and first page, at
+		// once), each run a query of its own so no run reuses another's count.
+		{"click-label", click(l, "annotation.label = label07 AND fileSize >= ")},
+		{"click-machine", click(l, "annotation.source = machine AND fileSize >= ")},
 		{"complete-labels", complete("annotation.label", "label1")},
 		{"complete-collections", complete("collection", "collection-0004")},
 	}
@@ -80,11 +98,60 @@ func BenchmarkFacets1M(b *testing.B) {
 			b.ReportMetric(ms(cpu), c.name+"-cpu-ms")
 		}
 	}
+	b.ReportMetric(loadAvg(), "load")
 	for _, q := range []string{"", "annotation.label = dog", "collection = collection-00042", `createdAt >= "2026-01-01"`} {
 		r, err := l.SetCounts(ctx, lake.Selection{Query: q}, "annotation.label", 20)
 		b.Logf("labels of %q: estimated=%v sampled=%d top %v (err %v)", q, r.Estimated, r.Sampled, r.Values[:min(3, len(r.Values))], err)
 	}
 }
+
+// click asks the lake at once for what the web app asks at a click that
+// makes the query prefix+N (N counting up from 0 at each call, every file
+// being larger): the sidebar's label counts (the query without its label
+// term: every file), tag, collection and source counts, type counts, the
+// width histogram, the grid's count and first page of 250.
+func click(l *lake.Lake, prefix string) func() error {
+	n := 0
+	return func() error {
+		q := prefix + strconv.Itoa(n)
+		n++
+		sel := lake.Selection{Query: q}
+		ctx := context.Background()
+		var g group
+		g.Go(func() error { _, err := l.SetCounts(ctx, lake.Selection{}, "annotation.label", 10); return err })
+		for _, set := range []string{"Tags", "collection"} {
+			g.Go(func() error { _, err := l.SetCounts(ctx, sel, set, 10); return err })
+		}
+		g.Go(func() error {
+			_, _, err := l.ClauseCounts(ctx, sel, []string{"annotation.source = human", "annotation.source = machine",
+				"annotation.count = 0"})
+			return err
+		})
+		g.Go(func() error { _, err := l.Histogram(ctx, sel, "width", 24); return err })
+		for range 2 { // the grid's count, and the sidebar's count of its type
+			g.Go(func() error { _, err := l.Count(ctx, sel); return err })
+		}
+		g.Go(func() error { _, err := l.ListFiles(ctx, sel, 0, 250, lake.Sort{}); return err })
+		return g.Wait()
+	}
+}
+
+// group runs functions at once and keeps the first error.
+type group struct {
+	wg   sync.WaitGroup
+	once sync.Once
+	err  error
+}
+
+func (g *group) Go(fn func() error) {
+	g.wg.Go(func() {
+		if err := fn(); err != nil {
+			g.once.Do(func() { g.err = err })
+		}
+	})
+}
+
+func (g *group) Wait() error { g.wg.Wait(); return g.err }
 
 // medianCPU times fn n times after a warm-up and returns the median wall
 // time and the median CPU time of the process (user and system): on a

@@ -22,7 +22,9 @@ import (
 // 1,000,000, with three boxes each over 50 labels and real JPEGs shared by
 // the files): the first grid page with its thumbnails loaded, a jump to
 // item 900,000, a facet click and a typed query until the count changes
-// (web/ui/test/bench.mjs), medians of five rounds, and the server's peak RSS.
+// (web/ui/test/bench.mjs), medians of five rounds, each with the CPU time
+// the server and Chromium spent on it (<figure>ServerCpu-ms, BrowserCpu-ms), the server's peak
+// RSS and the one-minute load average before and after.
 func BenchmarkWebApp(b *testing.B) {
 	files := 1_000_000
 	if n, err := strconv.Atoi(os.Getenv("FRAMELAKE_BENCH_UI_FILES")); err == nil && n > 0 {
@@ -58,7 +60,8 @@ func BenchmarkWebApp(b *testing.B) {
 		cmd := exec.Command(node, "test/bench.mjs")
 		cmd.Dir = ui
 		cmd.Env = append(os.Environ(), "BASE="+base, "KEY="+key["key"], "SECRET="+key["secret"],
-			"JUMP="+strconv.Itoa(files*9/10))
+			"JUMP="+strconv.Itoa(files*9/10), "SERVER_PID="+strconv.Itoa(srv.Process.Pid))
+		load0 := loadAvg()
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		res, err := cmd.Output()
@@ -73,6 +76,8 @@ func BenchmarkWebApp(b *testing.B) {
 			b.Fatalf("bench.mjs printed %q: %v", res, err)
 		}
 		b.Logf("rounds (ms): %s", res)
+		b.ReportMetric(load0, "load-before")
+		b.ReportMetric(loadAvg(), "load-after")
 		for name, ms := range figures {
 			slices.Sort(ms)
 			b.ReportMetric(ms[len(ms)/2], name+"-ms")

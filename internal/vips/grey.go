@@ -6,7 +6,7 @@ package vips
 #include <stdint.h>
 #include <vips/vips.h>
 
-int fl_jpeg_grey(const uint8_t *buf, size_t len, int size, uint8_t **pix, int *w, int *h, char *err, size_t errlen);
+int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, uint8_t **pix, int *w, int *h, char *err, size_t errlen);
 
 // fl_grey shrinks buf to fit a size x size square (never enlarging; JPEG
 // shrinks on load), without EXIF rotation, takes the first page, converts it
@@ -78,7 +78,7 @@ func DecodeGrey(buf []byte, size int) (Grey, error) {
 		var p *C.uint8_t
 		var w, h C.int
 		var msg [200]C.char
-		switch C.fl_jpeg_grey((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(size), &p, &w, &h,
+		switch C.fl_jpeg_scaled((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(size), 0, &p, &w, &h,
 			&msg[0], C.size_t(len(msg))) {
 		case 0:
 			g := Grey{W: int(w), H: int(h), Pix: C.GoBytes(unsafe.Pointer(p), w*h)}
@@ -97,37 +97,47 @@ func DecodeGrey(buf []byte, size int) (Grey, error) {
 	return Grey{W: int(w), H: int(h), Pix: C.GoBytes(p, w*h)}, nil
 }
 
-// fit averages g down to fit size x size: each output pixel is the mean of
-// the input area it covers, partly covered pixels weighted by how much.
+// fit averages g down to fit size x size (see fitArea).
 func (g Grey) fit(size int) Grey {
-	if g.W <= size && g.H <= size {
-		return g
+	pix, w, h := fitArea(g.Pix, g.W, g.H, 1, size)
+	return Grey{W: w, H: h, Pix: pix}
+}
+
+// fitArea averages a w x h image of bands bytes per pixel down to fit size
+// x size: each output pixel is the mean of the input area it covers, partly
+// covered pixels weighted by how much. An image that fits is returned as is.
+func fitArea(pix []byte, w, h, bands, size int) ([]byte, int, int) {
+	if w <= size && h <= size {
+		return pix, w, h
 	}
-	scale := float64(size) / float64(max(g.W, g.H))
-	tw, th := max(1, int(float64(g.W)*scale+0.5)), max(1, int(float64(g.H)*scale+0.5))
-	cols, rows := areaWeights(g.W, tw), areaWeights(g.H, th)
-	tmp := make([]float32, g.H*tw) // rows resized first
-	for y := range g.H {
-		src := g.Pix[y*g.W : (y+1)*g.W]
+	scale := float64(size) / float64(max(w, h))
+	tw, th := max(1, int(float64(w)*scale+0.5)), max(1, int(float64(h)*scale+0.5))
+	cols, rows := areaWeights(w, tw), areaWeights(h, th)
+	row := tw * bands
+	tmp := make([]float32, h*row) // rows resized first
+	for y := range h {
+		src := pix[y*w*bands : (y+1)*w*bands]
 		for x, ws := range cols {
-			s := float32(0)
-			for _, w := range ws.w {
-				s += w.f * float32(src[w.i])
+			for b := range bands {
+				s := float32(0)
+				for _, wt := range ws.w {
+					s += wt.f * float32(src[wt.i*bands+b])
+				}
+				tmp[y*row+x*bands+b] = s
 			}
-			tmp[y*tw+x] = s
 		}
 	}
-	out := Grey{W: tw, H: th, Pix: make([]byte, tw*th)}
+	out := make([]byte, th*row)
 	for y, ws := range rows {
-		for x := range tw {
+		for x := range row {
 			s := float32(0)
-			for _, w := range ws.w {
-				s += w.f * tmp[w.i*tw+x]
+			for _, wt := range ws.w {
+				s += wt.f * tmp[wt.i*row+x]
 			}
-			out.Pix[y*tw+x] = byte(min(255, s+0.5))
+			out[y*row+x] = byte(min(255, s+0.5))
 		}
 	}
-	return out
+	return out, tw, th
 }
 
 type weight struct {

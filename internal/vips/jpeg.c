@@ -404,13 +404,14 @@ int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, si
 	return compress(planes, 1, quality, into, room, dst, dstlen, err, errlen);
 }
 
-// fl_jpeg_grey decodes a JPEG's luminance at the largest DCT scale-down (1/8,
-// 1/4, 1/2) that keeps its longer side at least size: libjpeg then runs the
-// inverse DCT of the luminance blocks alone at that scale, with no
-// upsampling or colour conversion. *pix gets w*h bytes (g_free them).
-// Returns 0, 1 when the JPEG is not one libjpeg converts to grey (CMYK), or
-// -1 with err set.
-int fl_jpeg_grey(const uint8_t *buf, size_t len, int size, uint8_t **pix, int *w, int *h, char *err, size_t errlen) {
+// fl_jpeg_scaled decodes a JPEG at the largest DCT scale-down (1/8, 1/4,
+// 1/2) that keeps its longer side at least size, as luminance alone (rgb 0:
+// libjpeg then runs the inverse DCT of the luminance blocks alone at that
+// scale, with no upsampling or colour conversion) or as RGB (rgb 1). *pix
+// gets w*h (RGB: 3*w*h) bytes (g_free them). Returns 0, 1 when the JPEG is
+// not one this reads as asked (CMYK; for RGB also an embedded colour
+// profile, which libvips applies), or -1 with err set.
+int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, uint8_t **pix, int *w, int *h, char *err, size_t errlen) {
 	struct jpeg_decompress_struct d;
 	fl_jerr e;
 	uint8_t *volatile out = NULL;
@@ -424,8 +425,12 @@ int fl_jpeg_grey(const uint8_t *buf, size_t len, int size, uint8_t **pix, int *w
 		return -1;
 	}
 	jpeg_mem_src(&d, buf, len);
+	if (rgb) jpeg_save_markers(&d, JPEG_APP0 + 2, 0xffff);
 	jpeg_read_header(&d, TRUE);
-	if (d.jpeg_color_space != JCS_YCbCr && d.jpeg_color_space != JCS_GRAYSCALE) {
+	int profiled = 0;
+	for (jpeg_saved_marker_ptr m = d.marker_list; m; m = m->next)
+		if (m->marker == JPEG_APP0 + 2 && m->data_length >= 12 && !memcmp(m->data, "ICC_PROFILE", 12)) profiled = 1;
+	if ((d.jpeg_color_space != JCS_YCbCr && d.jpeg_color_space != JCS_GRAYSCALE) || profiled) {
 		jpeg_destroy_decompress(&d);
 		return 1;
 	}
@@ -434,12 +439,13 @@ int fl_jpeg_grey(const uint8_t *buf, size_t len, int size, uint8_t **pix, int *w
 	while (denom > 1 && (side + denom - 1) / denom < (unsigned long)size) denom /= 2;
 	d.scale_num = 1;
 	d.scale_denom = denom;
-	d.out_color_space = JCS_GRAYSCALE;
+	d.out_color_space = rgb ? JCS_RGB : JCS_GRAYSCALE;
 	d.dct_method = JDCT_ISLOW;
 	jpeg_start_decompress(&d);
-	out = g_malloc((size_t)d.output_width * d.output_height);
+	size_t row = (size_t)d.output_width * (rgb ? 3 : 1);
+	out = g_malloc(row * d.output_height);
 	while (d.output_scanline < d.output_height) {
-		JSAMPROW rows[1] = {out + (size_t)d.output_scanline * d.output_width};
+		JSAMPROW rows[1] = {out + (size_t)d.output_scanline * row};
 		jpeg_read_scanlines(&d, rows, 1);
 	}
 	*w = d.output_width;

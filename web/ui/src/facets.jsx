@@ -18,11 +18,13 @@ export function Facets({ q, itemType, go, list }) {
     <aside class="facets">
       {facets && Object.entries(LABELS).map(([field, title]) => (
         <section>
-          <h4>{title}</h4>
+          <h4 title={facets[field][0]?.estimated ? `estimated from the newest ${facets[field][0].sampled.toLocaleString('en')} files` : undefined}>
+            {title}{facets[field][0]?.estimated ? ' ≈' : ''}
+          </h4>
           {facets[field].map((v) => {
             const on = field === 'type' ? v.value === itemType : hasTerm(q, v.clause)
             return (
-              <FacetButton field={field} value={v.value} count={v.count} on={on}
+              <FacetButton field={field} value={v.value} count={v.count} on={on} about={v.estimated}
                 onClick={() => go(field === 'type' ? { itemType: v.value } : { q: toggleTerm(q, v.clause) })} />
             )
           })}

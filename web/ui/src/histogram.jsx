@@ -79,6 +79,8 @@ export function Histogram({ q, itemType, go, list }) {
         </select>
         {(r.lo || r.hi) && <button class="ghost clear" data-testid="histogram-clear" title="remove the bounds"
           onClick={() => go({ q: withRange(q, field, null, null) })}>✕</button>}
+        {h?.estimated && <span class="muted" data-testid="histogram-estimated"
+          title={`estimated from the newest ${h.sampled.toLocaleString('en')} files`}> ≈</span>}
       </h4>
       {h && bins.length === 0 && <div class="muted">no values</div>}
       {bins.length > 0 && (
@@ -90,7 +92,7 @@ export function Histogram({ q, itemType, go, list }) {
             {bins.map((b, i) => {
               const bh = b.count ? Math.max(1.5, (H * b.count) / top) : 0
               return <rect x={i * bw + 0.5} y={H - bh} width={Math.max(0.5, bw - 1)} height={bh} class={brushed(i) ? 'on' : ''}
-                data-testid="histogram-bin" data-count={b.count}><title>{`${F.show(b.from)} – ${F.show(b.to)}: ${b.count}`}</title></rect>
+                data-testid="histogram-bin" data-count={b.count}><title>{`${F.show(b.from)} – ${F.show(b.to)}: ${h.estimated ? '≈' : ''}${b.count}`}</title></rect>
             })}
           </svg>
           <div class="hist-axis muted"><span>{F.show(h.min)}</span><span>{F.show(h.max)}</span></div>

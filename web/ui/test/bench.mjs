@@ -2,19 +2,28 @@
 // as BenchmarkWebApp (cmd/framelake) runs it:
 //   BASE, KEY, SECRET  the server and a read key
 //   JUMP    the 1-based item to jump to (default 900000)
-//   QUERY   a query to type (default annotation.label = label-7)
+//   QUERY   a query to type (default annotation.label = label07; rounds change the number)
 //   FACET   the facet to click, field=value (default annotation.source=machine)
 //   ROUNDS  rounds of each figure (default 5)
-// It prints one JSON object: each figure's milliseconds per round.
-//   firstPage  navigation to the grid (signed in) until every thumbnail in view has loaded
-//   jump       "go to item JUMP" until that cell's thumbnail has loaded
-//   facet      a click on the FACET value until the item count changes
-//   query      a typed query (Enter) until the item count changes
+//   SERVER_PID  the server's process id, to count its CPU time
+// It prints one JSON object: each figure's milliseconds per round, and as
+// <figure>ServerCpu and <figure>BrowserCpu the CPU milliseconds (user and
+// system) the server and Chromium's processes spent on it, which a machine
+// shared with other work inflates far less than the wall time.
+//   firstPage   navigation to the grid (signed in) until every thumbnail in view has loaded
+//   jump        "go to item JUMP" until that cell's thumbnail has loaded
+//   facet       a click on the FACET value until the grid and the sidebar are updated
+//   labelFacet  a click on the first label of the sidebar, the same
+//   query       a typed query (Enter), the same
+// "Updated" is: the item count changed, every API request the change made
+// has been answered (the sidebar's counts and histogram, the grid's page),
+// and every thumbnail in view has loaded.
+import { readFileSync, readdirSync } from 'node:fs'
 import { launch } from './chromium.mjs'
 
 const { BASE, KEY, SECRET } = process.env
 const JUMP = +(process.env.JUMP || 900000)
-const QUERY = process.env.QUERY || 'annotation.label = label-7'
+const QUERY = process.env.QUERY || 'annotation.label = label07'
 const ROUNDS = +(process.env.ROUNDS || 5)
 const [FIELD, VALUE] = (process.env.FACET || 'annotation.source=machine').split('=')
 const { ctx, page, close } = await launch()
@@ -23,7 +32,47 @@ await ctx.addInitScript(([k, s]) => {
   sessionStorage.setItem('framelake.key', k)
   sessionStorage.setItem('framelake.secret', s)
 }, [KEY, SECRET])
-const out = { firstPage: [], jump: [], facet: [], query: [] }
+const out = {}
+
+// cpuMs is the CPU time of the server and of every process under this one
+// (Chromium's), in milliseconds, from /proc (clock ticks of 10 ms).
+function cpuMs() {
+  const server = +process.env.SERVER_PID
+  const stat = new Map()
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const f = readFileSync(`/proc/${d}/stat`, 'utf8')
+      const v = f.slice(f.lastIndexOf(')') + 2).split(' ')
+      stat.set(+d, { ppid: +v[1], ticks: +v[11] + +v[12] })
+    } catch { /* gone */ }
+  }
+  const ours = (pid) => { for (let p = pid; p > 1; p = stat.get(p)?.ppid ?? 0) if (p === process.pid) return true; return false }
+  const ms = { server: (stat.get(server)?.ticks ?? 0) * 10, browser: 0 }
+  for (const [pid, v] of stat) if (pid !== process.pid && ours(pid)) ms.browser += v.ticks * 10
+  return ms
+}
+
+// time runs one round of a figure and records its wall and CPU milliseconds.
+async function time(name, fn) {
+  const t = Date.now(), c = cpuMs()
+  await fn()
+  const wall = Date.now() - t, d = cpuMs()
+  ;(out[name] ??= []).push(wall)
+  ;(out[name + 'ServerCpu'] ??= []).push(d.server - c.server)
+  ;(out[name + 'BrowserCpu'] ??= []).push(d.browser - c.browser)
+}
+
+// API requests in flight, so a figure ends when the page has every answer it asked for.
+let inflight = 0
+const api = (r) => r.url().includes('/api/')
+page.on('request', (r) => api(r) && inflight++)
+page.on('requestfinished', (r) => api(r) && inflight--)
+page.on('requestfailed', (r) => api(r) && inflight--)
+const answered = () => new Promise((resolve) => {
+  const poll = () => (inflight === 0 ? resolve() : setTimeout(poll, 2))
+  poll()
+})
 
 // thumbsLoaded: every grid cell in the viewport (or the one with index i) has its thumbnail decoded.
 const thumbsLoaded = (i) => page.waitForFunction((i) => {
@@ -36,6 +85,12 @@ const thumbsLoaded = (i) => page.waitForFunction((i) => {
 }, i, { polling: 'raf', timeout: 60000 })
 
 const count = () => page.getByTestId('item-count').textContent()
+// updated waits until a change from count `from` has reached the whole page.
+const updated = async (from) => {
+  await countChanges(from)
+  await answered()
+  await thumbsLoaded()
+}
 const countChanges = (from) => page.waitForFunction((from) => {
   const t = document.querySelector('[data-testid=item-count]')?.textContent
   return t && t !== from && t !== '…'
@@ -43,34 +98,44 @@ const countChanges = (from) => page.waitForFunction((from) => {
 
 try {
   for (let r = 0; r < ROUNDS; r++) {
-    let t = Date.now()
-    await page.goto(`${BASE}/`)
-    await thumbsLoaded()
-    out.firstPage.push(Date.now() - t)
+    await time('firstPage', async () => {
+      await page.goto(`${BASE}/`)
+      await thumbsLoaded()
+    })
     await countChanges('')
 
-    t = Date.now()
-    await page.getByTestId('goto-input').fill(String(JUMP - r))
-    await page.getByTestId('goto-input').press('Enter')
-    await thumbsLoaded(JUMP - r - 1)
-    out.jump.push(Date.now() - t)
+    await time('jump', async () => {
+      await page.getByTestId('goto-input').fill(String(JUMP - r))
+      await page.getByTestId('goto-input').press('Enter')
+      await thumbsLoaded(JUMP - r - 1)
+    })
 
     let before = await count()
     const facet = page.locator(`[data-testid=facet-value][data-field="${FIELD}"][data-value="${VALUE}"]`)
-    t = Date.now()
-    await facet.click()
-    await countChanges(before)
-    out.facet.push(Date.now() - t)
-    const narrowed = await count()
+    await time('facet', async () => {
+      await facet.click()
+      await updated(before)
+    })
+    let narrowed = await count()
     await facet.click() // and out again
-    await countChanges(narrowed)
+    await updated(narrowed)
 
     before = await count()
-    t = Date.now()
-    await page.getByTestId('query-input').fill(r % 2 ? QUERY : QUERY.replace(/\d+$/, (n) => String(+n + r)))
-    await page.getByTestId('query-input').press('Enter')
-    await countChanges(before)
-    out.query.push(Date.now() - t)
+    const label = page.locator('[data-testid=facet-value][data-field="annotation.label"]').nth(r)
+    await time('labelFacet', async () => {
+      await label.click()
+      await updated(before)
+    })
+    narrowed = await count()
+    await label.click()
+    await updated(narrowed)
+
+    before = await count()
+    await time('query', async () => {
+      await page.getByTestId('query-input').fill(r % 2 ? QUERY : QUERY.replace(/\d+$/, (n) => String(+n + r).padStart(n.length, '0')))
+      await page.getByTestId('query-input').press('Enter')
+      await updated(before)
+    })
   }
   console.log(JSON.stringify(out))
 } finally {
