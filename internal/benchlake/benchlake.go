@@ -12,7 +12,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/lake"
 )
 
 // Spec sizes a generated lake.
@@ -51,12 +52,19 @@ func Ensure(ctx context.Context, dir string, s Spec) error {
 		return nil
 	}
 	os.RemoveAll(dir)
-	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: -1})
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// Only the lake's tables: the binary adds the other owners' tables, the
+	// signing key and the rest of the folder the first time it opens it.
+	db, err := sqlitedb.Open(ctx, filepath.Join(dir, "framelake.db"), sqlitedb.Options{})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	db := a.Lake.DB()
+	defer db.Close()
+	if err := db.Migrate(ctx, "lake", lake.Migrations); err != nil {
+		return err
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	span := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli() - start
