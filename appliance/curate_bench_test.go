@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/framelake/framelake/appliance"
-	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake/benchlake"
 	"github.com/framelake/framelake/lake"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/framelake/framelake/appliance"
-	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 // BenchmarkDiff100kVersions compares two versions of 100,000 frames with 3

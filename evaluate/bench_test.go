@@ -17,7 +17,7 @@ import (
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/evaluate"
-	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 // The figure: 100,000 images with 1,000,000 human and 2,000,000

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/framelake/framelake/appliance"
-	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake/benchlake"
 	"github.com/framelake/framelake/lake"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/client"
-	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 // Operations of the annotators' load.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/client"
-	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 // pageSize is the page of every listing, the web grid's.

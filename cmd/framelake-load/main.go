@@ -27,7 +27,7 @@ import (
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/internal/auth"
-	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 func main() {

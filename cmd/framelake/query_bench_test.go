@@ -16,7 +16,7 @@ import (
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/client"
-	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake/benchlake"
 	"github.com/framelake/framelake/lake"
 )
 

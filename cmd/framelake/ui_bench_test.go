@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/client"
-	"github.com/framelake/framelake/internal/benchlake"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 // BenchmarkWebApp times the web app in headless Chromium against the real
