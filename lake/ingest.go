@@ -331,7 +331,7 @@ func (l *Lake) stage(ctx context.Context, up Upload, same []File) (out stageResu
 	// Probed: the bytes wait on disk, so an upload of many parts does not
 	// hold them all in memory until the last is staged.
 	q := l.scoreStaged(pend, p)
-	pend.Data = nil
+	pend.Data, p.grey = nil, nil
 	return stageResult{staged: staged{up: up, pend: pend, p: p, q: q}}
 }
 

@@ -153,7 +153,7 @@ type Lake struct {
 	thumbSlots chan struct{}
 
 	deleteHooks []DeleteHook
-	scorer      Scorer // quality at ingest; nil: none (ScoreAtIngest)
+	scorer      *Scorer // quality at ingest; nil: none (ScoreAtIngest)
 	blobUsers   []BlobUser
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/vips"
 	"github.com/framelake/framelake/lake/query"
 )
 
@@ -21,21 +22,33 @@ type Quality struct {
 	PHash      uint64  `json:"-"`
 }
 
-// Scorer computes the quality of an image's bytes; width and height are its
-// stored size as the lake probed it.
-type Scorer func(data []byte, width, height int) (Quality, error)
+// Scorer computes the quality of images at ingest. Bytes scores an encoded
+// image whose stored size is width x height. Grey, when set, scores a JPEG
+// from its luminance at GreySize, which vips.CheckGrey decodes while the
+// lake checks the JPEG: one decode where Bytes after the check made two,
+// the larger part of a 640x480 image's ingest. Grey must give what Bytes
+// gives for the same image.
+type Scorer struct {
+	Bytes    func(data []byte, width, height int) (Quality, error)
+	GreySize int
+	Grey     func(g vips.Grey, width, height int) Quality
+}
 
 // ScoreAtIngest makes every image Add stores get its quality row in the
 // transaction that inserts it; call it before serving requests. An image
 // the scorer cannot read is stored without scores (a later compute_quality
 // job retries it).
-func (l *Lake) ScoreAtIngest(s Scorer) { l.scorer = s }
+func (l *Lake) ScoreAtIngest(s Scorer) { l.scorer = &s }
 
 // scoreStaged scores a probed image while its bytes are still at hand, on
 // the staging worker, so the cost is spread like the probe's.
 func (l *Lake) scoreStaged(pend *Pending, p probed) *Quality {
 	if l.scorer == nil || p.Type != Image {
 		return nil
+	}
+	if p.grey != nil {
+		q := l.scorer.Grey(*p.grey, p.Width, p.Height)
+		return &q
 	}
 	b := pend.Data
 	if b == nil {
@@ -44,7 +57,7 @@ func (l *Lake) scoreStaged(pend *Pending, p probed) *Quality {
 			return nil
 		}
 	}
-	q, err := l.scorer(b, p.Width, p.Height)
+	q, err := l.scorer.Bytes(b, p.Width, p.Height)
 	if err != nil {
 		l.log.Warn("quality at ingest", "error", err)
 		return nil

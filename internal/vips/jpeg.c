@@ -404,13 +404,18 @@ int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, si
 	return compress(planes, 1, quality, into, room, dst, dstlen, err, errlen);
 }
 
-// fl_jpeg_grey decodes a JPEG's luminance at the largest DCT scale-down (1/8,
-// 1/4, 1/2) that keeps its longer side at least size: libjpeg then runs the
-// inverse DCT of the luminance blocks alone at that scale, with no
-// upsampling or colour conversion. *pix gets w*h bytes (g_free them).
-// Returns 0, 1 when the JPEG is not one libjpeg converts to grey (CMYK), or
+// fl_jpeg_grey decodes a JPEG's luminance at the smallest DCT scale M/8
+// (libjpeg-turbo scales by 1/8 to 8/8) that keeps its longer side at least
+// size: libjpeg then runs the inverse DCT of the luminance blocks alone at
+// that scale, with no upsampling or colour conversion, and a 640x480 frame
+// decodes at 3/8 straight to 240x180. *pix gets w*h bytes (g_free them).
+// The header goes to hdr (W, H, bands) first; over max_pixels nothing is
+// decoded. Every scan is read to the end with fl_jpeg_check's warnings, so
+// a decode that succeeds is also that check. Returns 0, 1 when the JPEG is
+// not one libjpeg converts to grey (CMYK), 2 when it is over max_pixels, or
 // -1 with err set.
-int fl_jpeg_grey(const uint8_t *buf, size_t len, int size, uint8_t **pix, int *w, int *h, char *err, size_t errlen) {
+int fl_jpeg_grey(const uint8_t *buf, size_t len, int size, long long max_pixels, fl_raster *hdr, uint8_t **pix, int *w,
+		 int *h, char *err, size_t errlen) {
 	struct jpeg_decompress_struct d;
 	fl_jerr e;
 	uint8_t *volatile out = NULL;
@@ -425,15 +430,22 @@ int fl_jpeg_grey(const uint8_t *buf, size_t len, int size, uint8_t **pix, int *w
 	}
 	jpeg_mem_src(&d, buf, len);
 	jpeg_read_header(&d, TRUE);
+	hdr->W = d.image_width;
+	hdr->H = d.image_height;
+	hdr->bands = d.num_components;
 	if (d.jpeg_color_space != JCS_YCbCr && d.jpeg_color_space != JCS_GRAYSCALE) {
 		jpeg_destroy_decompress(&d);
 		return 1;
 	}
+	if ((long long)d.image_width * d.image_height > max_pixels) {
+		jpeg_destroy_decompress(&d);
+		return 2;
+	}
 	unsigned long side = d.image_width > d.image_height ? d.image_width : d.image_height;
-	int denom = 8;
-	while (denom > 1 && (side + denom - 1) / denom < (unsigned long)size) denom /= 2;
-	d.scale_num = 1;
-	d.scale_denom = denom;
+	int num = 1;
+	while (num < 8 && (side * num + 7) / 8 < (unsigned long)size) num++;
+	d.scale_num = num;
+	d.scale_denom = 8;
 	d.out_color_space = JCS_GRAYSCALE;
 	d.dct_method = JDCT_ISLOW;
 	jpeg_start_decompress(&d);
@@ -444,7 +456,7 @@ int fl_jpeg_grey(const uint8_t *buf, size_t len, int size, uint8_t **pix, int *w
 	}
 	*w = d.output_width;
 	*h = d.output_height;
-	jpeg_finish_decompress(&d);
+	jpeg_finish_decompress(&d); // reads to the end, so truncation shows
 	jpeg_destroy_decompress(&d);
 	*pix = out;
 	return 0;
