@@ -65,12 +65,15 @@ func (l *Lake) scoreStaged(pend *Pending, p probed) *Quality {
 	return &q
 }
 
-func insertQuality(ctx context.Context, tx *sql.Tx, seq int64, q Quality) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO file_quality (file_seq, sharpness, brightness, contrast, entropy, aspect, phash)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_seq) DO UPDATE SET sharpness = excluded.sharpness,
-		brightness = excluded.brightness, contrast = excluded.contrast, entropy = excluded.entropy,
-		aspect = excluded.aspect, phash = excluded.phash`,
-		seq, q.Sharpness, q.Brightness, q.Contrast, q.Entropy, q.Aspect, int64(q.PHash))
+// qualityInsert sets a file's quality row.
+const qualityInsert = `INSERT INTO file_quality (file_seq, sharpness, brightness, contrast, entropy, aspect, phash)
+	VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_seq) DO UPDATE SET sharpness = excluded.sharpness,
+	brightness = excluded.brightness, contrast = excluded.contrast, entropy = excluded.entropy,
+	aspect = excluded.aspect, phash = excluded.phash`
+
+// insertQuality runs qualityInsert prepared as ins.
+func insertQuality(ctx context.Context, ins *sql.Stmt, seq int64, q Quality) error {
+	_, err := ins.ExecContext(ctx, seq, q.Sharpness, q.Brightness, q.Contrast, q.Entropy, q.Aspect, int64(q.PHash))
 	return err
 }
 
@@ -81,6 +84,11 @@ func (l *Lake) PutQuality(ctx context.Context, scores map[int64]Quality) error {
 		return nil
 	}
 	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, qualityInsert)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
 		for seq, q := range scores {
 			var one int
 			switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM file WHERE seq = ?`, seq).Scan(&one); err {
@@ -90,7 +98,7 @@ func (l *Lake) PutQuality(ctx context.Context, scores map[int64]Quality) error {
 			default:
 				return err
 			}
-			if err := insertQuality(ctx, tx, seq, q); err != nil {
+			if err := insertQuality(ctx, ins, seq, q); err != nil {
 				return fmt.Errorf("store quality: %w", err)
 			}
 		}
