@@ -10,22 +10,27 @@ import (
 	"github.com/framelake/framelake/lake"
 )
 
-// ImportProject finds the project a labelled import goes to, by id (prj_...)
-// or by name, creating an image project of that name when none has it, and
-// adds to its labels, after those it has, the given ones it lacks. It
-// returns the labels it added.
+// ImportProject finds the project an import goes to, by id (prj_...) or by
+// name, creating an image project of that name when none has it, and adds
+// to its labels, after those it has, the given ones it lacks. It returns the
+// labels it added. An import of media without labels creates a project
+// without labels: its frames can be reviewed, and a labelled import into it
+// later brings the labels (a project made through the API needs labels).
 func (s *Service) ImportProject(ctx context.Context, ref string, labels []string) (p Project, created bool, added []string, err error) {
 	ref = strings.TrimSpace(ref)
 	if strings.HasPrefix(ref, "prj_") {
 		p, err = s.Project(ctx, ref)
 	} else {
 		p, err = s.projectByName(ctx, ref)
-		if errs.Is(err, errs.NotFound) && len(labels) > 0 {
+		if errs.Is(err, errs.NotFound) {
 			np := NewProject{Name: ref, ContentType: Image}
 			for _, l := range labels {
 				np.Labels = append(np.Labels, Label{Name: l})
 			}
-			p, err = s.CreateProject(ctx, np)
+			if err := checkNewProject(np, false); err != nil {
+				return Project{}, false, nil, err
+			}
+			p, err = s.insertProject(ctx, np)
 			return p, err == nil, labels, err
 		}
 	}

@@ -14,9 +14,13 @@ import (
 
 // CreateProject creates a project with its labels.
 func (s *Service) CreateProject(ctx context.Context, np NewProject) (Project, error) {
-	if err := checkNewProject(np); err != nil {
+	if err := checkNewProject(np, true); err != nil {
 		return Project{}, err
 	}
+	return s.insertProject(ctx, np)
+}
+
+func (s *Service) insertProject(ctx context.Context, np NewProject) (Project, error) {
 	now := s.now().UTC().Truncate(1e6)
 	p := Project{ID: id.New("prj"), Name: strings.TrimSpace(np.Name), ContentType: np.ContentType,
 		Labels: make([]Label, len(np.Labels)), CreatedAt: now}
@@ -42,7 +46,9 @@ func (s *Service) CreateProject(ctx context.Context, np NewProject) (Project, er
 	return p, nil
 }
 
-func checkNewProject(np NewProject) error {
+// checkNewProject refuses a project that is not well formed; one without
+// labels only when needLabels.
+func checkNewProject(np NewProject, needLabels bool) error {
 	switch {
 	case strings.TrimSpace(np.Name) == "":
 		return errs.Invalid("projectName", "projectName is required")
@@ -52,7 +58,7 @@ func checkNewProject(np NewProject) error {
 		return errs.Invalid("projectName", "projectName contains control characters")
 	case np.ContentType != Video && np.ContentType != Image:
 		return errs.Invalid("contentType", "contentType must be 1 (video) or 2 (image), got %d", np.ContentType)
-	case len(np.Labels) == 0:
+	case len(np.Labels) == 0 && needLabels:
 		return errs.Invalid("labels", "labels is required: give at least one label")
 	case len(np.Labels) > 10000:
 		return errs.Invalid("labels", "a project has at most 10000 labels")

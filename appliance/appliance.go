@@ -194,7 +194,7 @@ func (a *Appliance) open(ctx context.Context) error {
 		return err
 	}
 	a.Lake.OnDelete(deleteEmbeddings(a.Vectors))
-	a.Lake.ScoreAtIngest(curate.Score)
+	a.Lake.ScoreAtIngest(curate.IngestScorer())
 	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
 	a.Vectors.HandleProjections(a.Jobs)
 	a.Curate = curate.New(a.Lake, a.Vectors, a.Jobs, curate.Options{Logger: a.log})

@@ -20,7 +20,7 @@
 //     that centred crops meet their original (ScoredPairs).
 //
 // The lake stores the scores (lake.Quality); quality at ingest is
-// Score passed to lake.Lake.ScoreAtIngest. Jobs (ComputeJob, DuplicatesJob)
+// IngestScorer passed to lake.Lake.ScoreAtIngest. Jobs (ComputeJob, DuplicatesJob)
 // score existing files and record near-duplicate groups.
 package curate
 
@@ -35,7 +35,8 @@ import (
 
 // ScoreSize is the longest side, in pixels, that scores are computed at:
 // 240 lets a 1920x1080 JPEG (the commonest camera frame) load at libjpeg's
-// 1/8 DCT scale with no resize, the cheapest decode there is.
+// 1/8 DCT scale with no resize, the cheapest decode there is, and a 640x480
+// one at 3/8, also with no resize.
 const ScoreSize = 240
 
 // Job types.

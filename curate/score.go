@@ -9,18 +9,28 @@ import (
 )
 
 // Score computes the quality of an encoded image whose stored size is width
-// x height (0 when unknown: the decoded size gives the aspect). It has the
-// lake.Scorer signature.
+// x height (0 when unknown: the decoded size gives the aspect).
 func Score(data []byte, width, height int) (lake.Quality, error) {
 	g, err := vips.DecodeGrey(data, ScoreSize)
 	if err != nil {
 		return lake.Quality{}, err
 	}
+	return ScoreGrey(g, width, height), nil
+}
+
+// ScoreGrey is Score of the image whose DecodeGrey at ScoreSize is g.
+func ScoreGrey(g vips.Grey, width, height int) lake.Quality {
 	q := Measure(g)
 	if width > 0 && height > 0 {
 		q.Aspect = float64(width) / float64(height)
 	}
-	return q, nil
+	return q
+}
+
+// IngestScorer is Score for lake.Lake.ScoreAtIngest, a JPEG scored from
+// the luminance the lake's check decodes.
+func IngestScorer() lake.Scorer {
+	return lake.Scorer{Bytes: Score, GreySize: ScoreSize, Grey: ScoreGrey}
 }
 
 // Measure computes the scores of a greyscale image (see the package comment).

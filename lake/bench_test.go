@@ -23,7 +23,7 @@ func BenchmarkAddScored1080p(b *testing.B) { benchAdd(b, 1920, 1080, true) }
 func benchAdd(b *testing.B, w, h int, scored bool) {
 	l, _ := openLake(b)
 	if scored {
-		l.ScoreAtIngest(curate.Score)
+		l.ScoreAtIngest(curate.IngestScorer())
 	}
 	imgs := make([][]byte, 64)
 	for i := range imgs {

@@ -249,7 +249,7 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 			if err != nil {
 				return res, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
 			}
-			args = append(args, id.New("ann"), f.Seq(), b.Frame, b.Label, b.X, b.Y, b.W, b.H, operation, attrs, now, now)
+			args = append(args, id.Ordered("ann"), f.Seq(), b.Frame, b.Label, b.X, b.Y, b.W, b.H, operation, attrs, now, now)
 			if rows++; rows == boxRowsPerInsert {
 				if err := flush(); err != nil {
 					return res, err

@@ -373,7 +373,7 @@ func (l *Lake) stage(ctx context.Context, up Upload, same []File) (out stageResu
 	// Probed: the bytes wait on disk, so an upload of many parts does not
 	// hold them all in memory until the last is staged.
 	q := l.scoreStaged(pend, p)
-	pend.Data = nil
+	pend.Data, p.grey = nil, nil
 	return stageResult{staged: staged{up: up, pend: pend, p: p, q: q}}
 }
 
@@ -433,32 +433,29 @@ func (l *Lake) insertFiles(ctx context.Context, opt AddOptions, meta string, fil
 				return err
 			}
 		}
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO file (id, unique_name, name, type, blob, ext, mime, size,
-			format, width, height, frame_count, frame_rate, duration, video_index, metadata, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
+		st, err := prepareFileStatements(ctx, tx)
 		if err != nil {
 			return err
 		}
-		defer ins.Close()
+		defer st.close()
 		for _, s := range files {
 			f := File{ID: id.New("fil"), UniqueName: uniqueName(collName, s.up.Name), Name: s.up.Name,
 				Type: s.p.Type, Blob: s.pend.Hash, Ext: s.p.Ext, MIME: s.p.MIME, Size: s.pend.Size, Format: s.p.Format,
 				Width: s.p.Width, Height: s.p.Height, FrameCount: s.p.FrameCount, FrameRate: s.p.FrameRate,
 				Duration: s.p.Duration, VideoIndex: s.up.VideoIndex, Metadata: json.RawMessage(meta),
 				CreatedAt: now, UpdatedAt: now}
-			if err := ins.QueryRowContext(ctx, f.ID, f.UniqueName, f.Name, f.Type, f.Blob, f.Ext, f.MIME, f.Size,
+			if err := st.file.QueryRowContext(ctx, f.ID, f.UniqueName, f.Name, f.Type, f.Blob, f.Ext, f.MIME, f.Size,
 				f.Format, nullInt(f.Width), nullInt(f.Height), nullInt(f.FrameCount), nullFloat(f.FrameRate),
 				nullFloat(f.Duration), f.VideoIndex, meta, millis(now), millis(now)).Scan(&f.seq); err != nil {
 				return fmt.Errorf("insert %s: %w", f.Name, err)
 			}
 			if s.q != nil {
-				if err := insertQuality(ctx, tx, f.seq, *s.q); err != nil {
+				if err := insertQuality(ctx, st.quality, st.centre, f.seq, *s.q); err != nil {
 					return fmt.Errorf("insert %s: quality: %w", f.Name, err)
 				}
 			}
 			if collSeq != 0 {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO collection_file (collection_seq, file_seq, added_at)
-					VALUES (?, ?, ?)`, collSeq, f.seq, millis(now)); err != nil {
+				if _, err := st.member.ExecContext(ctx, collSeq, f.seq, millis(now)); err != nil {
 					return err
 				}
 			}
@@ -470,6 +467,40 @@ func (l *Lake) insertFiles(ctx context.Context, opt AddOptions, meta string, fil
 		return nil
 	})
 	return out, err
+}
+
+// fileStatements are insertFiles' statements, prepared once a transaction:
+// prepared per file, parsing them cost a quarter of their inserts.
+type fileStatements struct{ file, quality, centre, member *sql.Stmt }
+
+func prepareFileStatements(ctx context.Context, tx *sql.Tx) (*fileStatements, error) {
+	st := &fileStatements{}
+	for _, p := range []struct {
+		s **sql.Stmt
+		q string
+	}{
+		{&st.file, `INSERT INTO file (id, unique_name, name, type, blob, ext, mime, size, format, width, height,
+			frame_count, frame_rate, duration, video_index, metadata, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`},
+		{&st.quality, qualityInsert},
+		{&st.centre, centreInsert},
+		{&st.member, `INSERT INTO collection_file (collection_seq, file_seq, added_at) VALUES (?, ?, ?)`},
+	} {
+		var err error
+		if *p.s, err = tx.PrepareContext(ctx, p.q); err != nil {
+			st.close()
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func (st *fileStatements) close() {
+	for _, s := range []*sql.Stmt{st.file, st.quality, st.centre, st.member} {
+		if s != nil {
+			s.Close()
+		}
+	}
 }
 
 // collectionTypeOf is the type a new collection gets from the files that

@@ -163,7 +163,7 @@ type Lake struct {
 	kept kept // samples and counts of selections that estimates are made from
 
 	deleteHooks []DeleteHook
-	scorer      Scorer // quality at ingest; nil: none (ScoreAtIngest)
+	scorer      *Scorer // quality at ingest; nil: none (ScoreAtIngest)
 	blobUsers   []BlobUser
 }
 

@@ -30,6 +30,7 @@ type probed struct {
 	FrameCount int
 	FrameRate  float64
 	Duration   float64
+	grey       *vips.Grey // the luminance the check decoded for the scorer; nil when none
 }
 
 var imageExts = map[string]bool{"jpg": true, "jpeg": true, "png": true, "gif": true, "webp": true,
@@ -116,7 +117,14 @@ func (l *Lake) probeImage(pend *Pending) (probed, error) {
 			return probed{}, err
 		}
 	}
-	info, err := vips.Check(b, l.opt.MaxPixels)
+	var info vips.Info
+	var grey *vips.Grey
+	var err error
+	if l.scorer != nil && l.scorer.Grey != nil {
+		info, grey, err = vips.CheckGrey(b, l.opt.MaxPixels, l.scorer.GreySize)
+	} else {
+		info, err = vips.Check(b, l.opt.MaxPixels)
+	}
 	switch {
 	case errors.Is(err, vips.ErrTooManyPixels):
 		return probed{}, fmt.Errorf("%w: image of %dx%d pixels is over the limit of %d pixels", errTooManyPixels,
@@ -129,7 +137,7 @@ func (l *Lake) probeImage(pend *Pending) (probed, error) {
 		return probed{}, fmt.Errorf("%w: image format %q is not supported", errUnreadable, info.Format)
 	}
 	return probed{Type: Image, Ext: fe[0], MIME: fe[1], Format: info.Format,
-		Width: info.Width, Height: info.Height, FrameCount: info.Pages}, nil
+		Width: info.Width, Height: info.Height, FrameCount: info.Pages, grey: grey}, nil
 }
 
 // ffprobeOut is the part of `ffprobe -print_format json` output we read.

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/vips"
 	"github.com/framelake/framelake/lake/query"
 )
 
@@ -24,21 +25,33 @@ type Quality struct {
 	CentreHashes [2]uint64 `json:"-"`
 }
 
-// Scorer computes the quality of an image's bytes; width and height are its
-// stored size as the lake probed it.
-type Scorer func(data []byte, width, height int) (Quality, error)
+// Scorer computes the quality of images at ingest. Bytes scores an encoded
+// image whose stored size is width x height. Grey, when set, scores a JPEG
+// from its luminance at GreySize, which vips.CheckGrey decodes while the
+// lake checks the JPEG: one decode where Bytes after the check made two,
+// the larger part of a 640x480 image's ingest. Grey must give what Bytes
+// gives for the same image.
+type Scorer struct {
+	Bytes    func(data []byte, width, height int) (Quality, error)
+	GreySize int
+	Grey     func(g vips.Grey, width, height int) Quality
+}
 
 // ScoreAtIngest makes every image Add stores get its quality row in the
 // transaction that inserts it; call it before serving requests. An image
 // the scorer cannot read is stored without scores (a later compute_quality
 // job retries it).
-func (l *Lake) ScoreAtIngest(s Scorer) { l.scorer = s }
+func (l *Lake) ScoreAtIngest(s Scorer) { l.scorer = &s }
 
 // scoreStaged scores a probed image while its bytes are still at hand, on
 // the staging worker, so the cost is spread like the probe's.
 func (l *Lake) scoreStaged(pend *Pending, p probed) *Quality {
 	if l.scorer == nil || p.Type != Image {
 		return nil
+	}
+	if p.grey != nil {
+		q := l.scorer.Grey(*p.grey, p.Width, p.Height)
+		return &q
 	}
 	b := pend.Data
 	if b == nil {
@@ -47,7 +60,7 @@ func (l *Lake) scoreStaged(pend *Pending, p probed) *Quality {
 			return nil
 		}
 	}
-	q, err := l.scorer(b, p.Width, p.Height)
+	q, err := l.scorer.Bytes(b, p.Width, p.Height)
 	if err != nil {
 		l.log.Warn("quality at ingest", "error", err)
 		return nil
@@ -55,18 +68,24 @@ func (l *Lake) scoreStaged(pend *Pending, p probed) *Quality {
 	return &q
 }
 
-func insertQuality(ctx context.Context, tx *sql.Tx, seq int64, q Quality) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO file_quality (file_seq, sharpness, brightness, contrast, entropy, aspect, phash)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_seq) DO UPDATE SET sharpness = excluded.sharpness,
-		brightness = excluded.brightness, contrast = excluded.contrast, entropy = excluded.entropy,
-		aspect = excluded.aspect, phash = excluded.phash`,
-		seq, q.Sharpness, q.Brightness, q.Contrast, q.Entropy, q.Aspect, int64(q.PHash))
+// qualityInsert sets a file's quality row; centreInsert its centre hashes.
+const (
+	qualityInsert = `INSERT INTO file_quality (file_seq, sharpness, brightness, contrast, entropy, aspect, phash)
+	VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_seq) DO UPDATE SET sharpness = excluded.sharpness,
+	brightness = excluded.brightness, contrast = excluded.contrast, entropy = excluded.entropy,
+	aspect = excluded.aspect, phash = excluded.phash`
+	centreInsert = `INSERT INTO file_centre_hash (file_seq, centre90, centre80) VALUES (?, ?, ?)
+	ON CONFLICT (file_seq) DO UPDATE SET centre90 = excluded.centre90, centre80 = excluded.centre80`
+)
+
+// insertQuality runs qualityInsert prepared as ins and, when q has centre
+// hashes, centreInsert prepared as centre.
+func insertQuality(ctx context.Context, ins, centre *sql.Stmt, seq int64, q Quality) error {
+	_, err := ins.ExecContext(ctx, seq, q.Sharpness, q.Brightness, q.Contrast, q.Entropy, q.Aspect, int64(q.PHash))
 	if err != nil || q.CentreHashes == [2]uint64{} {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO file_centre_hash (file_seq, centre90, centre80) VALUES (?, ?, ?)
-		ON CONFLICT (file_seq) DO UPDATE SET centre90 = excluded.centre90, centre80 = excluded.centre80`,
-		seq, int64(q.CentreHashes[0]), int64(q.CentreHashes[1]))
+	_, err = centre.ExecContext(ctx, seq, int64(q.CentreHashes[0]), int64(q.CentreHashes[1]))
 	return err
 }
 
@@ -77,6 +96,16 @@ func (l *Lake) PutQuality(ctx context.Context, scores map[int64]Quality) error {
 		return nil
 	}
 	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, qualityInsert)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		centre, err := tx.PrepareContext(ctx, centreInsert)
+		if err != nil {
+			return err
+		}
+		defer centre.Close()
 		for seq, q := range scores {
 			var one int
 			switch err := tx.QueryRowContext(ctx, `SELECT 1 FROM file WHERE seq = ?`, seq).Scan(&one); err {
@@ -86,7 +115,7 @@ func (l *Lake) PutQuality(ctx context.Context, scores map[int64]Quality) error {
 			default:
 				return err
 			}
-			if err := insertQuality(ctx, tx, seq, q); err != nil {
+			if err := insertQuality(ctx, ins, centre, seq, q); err != nil {
 				return fmt.Errorf("store quality: %w", err)
 			}
 		}

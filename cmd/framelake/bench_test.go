@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +21,8 @@ func benchDir(b *testing.B, name string) string {
 }
 
 // BenchmarkImport10k imports 10,000 generated 640x480 JPEGs into a new data
-// folder with the real binary and reports files/s and the importer's peak RSS.
+// folder with the real binary and reports files per CPU second and per
+// second, the importer's peak RSS and the load average (reportImport).
 func BenchmarkImport10k(b *testing.B) {
 	const n = 10000
 	media := benchDir(b, "jpeg-640x480-10k")
@@ -35,6 +35,7 @@ func BenchmarkImport10k(b *testing.B) {
 	for b.Loop() {
 		data := b.TempDir()
 		cmd := exec.Command(bin, "import", media, "--data", data, "--collection", "bench", "--json")
+		load0 := loadAvg()
 		start := time.Now()
 		out, err := cmd.Output()
 		secs := time.Since(start).Seconds()
@@ -45,9 +46,7 @@ func BenchmarkImport10k(b *testing.B) {
 		if json.Unmarshal(out, &sum); sum.Stored != n {
 			b.Fatalf("stored %d of %d: %s", sum.Stored, n, out)
 		}
-		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
-		b.ReportMetric(n/secs, "files/s")
-		b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
+		reportImport(b, cmd, "files", n, secs, load0)
 	}
 }
 

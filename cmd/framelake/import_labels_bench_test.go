@@ -175,16 +175,21 @@ func benchLabelled(b *testing.B, name string, write func(*testing.B, string)) {
 		if json.Unmarshal(out, &sum); sum.Stored != benchImages || sum.Labels.Boxes != benchImages*boxesPerImage {
 			b.Fatalf("stored %d of %d, %d boxes: %.500s", sum.Stored, benchImages, sum.Labels.Boxes, out)
 		}
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		rss := ru.Maxrss // KiB on Linux
-		// CPU seconds the importer used: on a machine shared with other
-		// work, images per CPU second says what the wall clock cannot.
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-		b.ReportMetric(float64(benchImages)/cpu, "images/cpu-s")
-		b.ReportMetric(float64(benchImages)/secs, "images/s")
-		b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
-		b.ReportMetric((load0+loadAvg())/2, "load-avg")
+		reportImport(b, cmd, "images", benchImages, secs, load0)
 	}
+}
+
+// reportImport reports an import of n units that took secs and started at
+// load average load0: units per CPU second of the importer (user+sys; on a
+// machine shared with other work it says what the wall clock cannot), per
+// second, its peak RSS and the load over the run.
+func reportImport(b *testing.B, cmd *exec.Cmd, unit string, n int, secs, load0 float64) {
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	b.ReportMetric(float64(n)/cpu, unit+"/cpu-s")
+	b.ReportMetric(float64(n)/secs, unit+"/s")
+	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB") // Maxrss is KiB on Linux
+	b.ReportMetric((load0+loadAvg())/2, "load-avg")
 }
 
 // loadAvg is the machine's one-minute load average.

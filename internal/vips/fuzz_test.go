@@ -15,6 +15,7 @@ import (
 // FuzzCheck feeds arbitrary bytes to the image check every upload and
 // import passes: it never crashes the process, refuses with ErrDecode or
 // ErrTooManyPixels, and what it accepts has a size within the pixel limit.
+// CheckGrey, the check of a lake that scores at ingest, judges alike.
 // The corpus lives in testdata/fuzz/FuzzCheck.
 func FuzzCheck(f *testing.F) {
 	var p, g bytes.Buffer
@@ -35,6 +36,10 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("Check: %v, want ErrDecode or ErrTooManyPixels", err)
 		case info.Width <= 0 || info.Height <= 0 || info.Width*info.Height > limit:
 			t.Fatalf("Check accepted a %dx%d image over the limit of %d pixels", info.Width, info.Height, limit)
+		}
+		ginfo, _, gerr := CheckGrey(b, limit, 32)
+		if (gerr == nil) != (err == nil) || err == nil && ginfo != info {
+			t.Fatalf("CheckGrey = %+v, %v; Check = %+v, %v", ginfo, gerr, info, err)
 		}
 	})
 }

@@ -5,8 +5,7 @@ package vips
 #include <stdlib.h>
 #include <stdint.h>
 #include <vips/vips.h>
-
-int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, uint8_t **pix, int *w, int *h, char *err, size_t errlen);
+#include "raster.h"
 
 // fl_grey shrinks buf to fit a size x size square (never enlarging; JPEG
 // shrinks on load), without EXIF rotation, takes the first page, converts it
@@ -48,6 +47,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -60,9 +60,9 @@ type Grey struct {
 // DecodeGrey decodes an encoded image to 8-bit luminance no larger than
 // size x size, aspect ratio kept and never enlarged, in stored orientation
 // (no EXIF rotation). JPEGs decode their luminance alone through
-// libjpeg-turbo at the largest DCT scale-down (1/8, 1/4, 1/2) that keeps the
-// longer side at least size, then are averaged down to size: a 1920x1080
-// JPEG at size 240 is decoded at 1/8 scale with nothing left to resize.
+// libjpeg-turbo at the smallest DCT scale M/8 that keeps the longer side at
+// least size, then are averaged down to size: a 1920x1080 JPEG at size 240
+// decodes at 1/8 and a 640x480 one at 3/8, with nothing left to resize.
 // Other formats go through libvips (shrink-on-load where the format has it).
 func DecodeGrey(buf []byte, size int) (Grey, error) {
 	if err := startup(); err != nil {
@@ -75,17 +75,9 @@ func DecodeGrey(buf []byte, size int) (Grey, error) {
 		return Grey{}, fmt.Errorf("vips: grey size %d", size)
 	}
 	if isJPEG(buf) {
-		var p *C.uint8_t
-		var w, h C.int
-		var msg [200]C.char
-		switch C.fl_jpeg_scaled((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(size), 0, &p, &w, &h,
-			&msg[0], C.size_t(len(msg))) {
-		case 0:
-			g := Grey{W: int(w), H: int(h), Pix: C.GoBytes(unsafe.Pointer(p), w*h)}
-			C.g_free(C.gpointer(p))
-			return g.fit(size), nil
-		case -1:
-			return Grey{}, fmt.Errorf("%w: %s", ErrDecode, C.GoString(&msg[0]))
+		_, g, ok, err := jpegGrey(buf, size, math.MaxInt64)
+		if ok || err != nil {
+			return g, err
 		}
 	}
 	var p unsafe.Pointer
@@ -95,6 +87,55 @@ func DecodeGrey(buf []byte, size int) (Grey, error) {
 	}
 	defer C.g_free(C.gpointer(p))
 	return Grey{W: int(w), H: int(h), Pix: C.GoBytes(p, w*h)}, nil
+}
+
+// CheckGrey is Check that also returns, for a JPEG libjpeg converts to
+// grey, the luminance DecodeGrey(buf, size) gives, from the same one
+// decode: its scans are all read, with the warnings Check fails on, so the
+// grey decode is the check. For any other image grey is nil and the image
+// is checked by Check.
+func CheckGrey(buf []byte, maxPixels, size int) (info Info, grey *Grey, err error) {
+	if err := startup(); err != nil {
+		return Info{}, nil, err
+	}
+	if size < 1 || len(buf) == 0 || !isJPEG(buf) {
+		info, err = Check(buf, maxPixels)
+		return info, nil, err
+	}
+	info, g, ok, err := jpegGrey(buf, size, int64(maxPixels))
+	if !ok && err == nil {
+		info, err = Check(buf, maxPixels)
+		return info, nil, err
+	}
+	if err != nil {
+		return info, nil, err
+	}
+	return info, &g, nil
+}
+
+// jpegGrey decodes a JPEG's luminance (fl_jpeg_scaled) and averages it down
+// to size; ok is false, with no error, for a JPEG libjpeg does not convert
+// to grey (CMYK). Over maxPixels it fails with ErrTooManyPixels and the
+// header's Info.
+func jpegGrey(buf []byte, size int, maxPixels int64) (info Info, g Grey, ok bool, err error) {
+	var hdr C.fl_raster
+	var p *C.uint8_t
+	var w, h C.int
+	var msg [200]C.char
+	rc := C.fl_jpeg_scaled((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(size), 0, C.longlong(maxPixels),
+		&hdr, &p, &w, &h, &msg[0], C.size_t(len(msg)))
+	info = Info{Width: int(hdr.W), Height: int(hdr.H), Bands: int(hdr.bands), Pages: 1, Format: "jpeg"}
+	switch rc {
+	case 0:
+		g := Grey{W: int(w), H: int(h), Pix: C.GoBytes(unsafe.Pointer(p), w*h)}
+		C.g_free(C.gpointer(p))
+		return info, g.fit(size), true, nil
+	case 1:
+		return info, Grey{}, false, nil
+	case 2:
+		return info, Grey{}, false, fmt.Errorf("%w: %dx%d", ErrTooManyPixels, info.Width, info.Height)
+	}
+	return Info{}, Grey{}, false, fmt.Errorf("%w: %s", ErrDecode, C.GoString(&msg[0]))
 }
 
 // fit averages g down to fit size x size (see fitArea).

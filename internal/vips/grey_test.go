@@ -1,13 +1,17 @@
 package vips
 
 import (
+	"math"
 	"os"
+	"slices"
 	"testing"
 )
 
 // TestDecodeGreyPaths: a JPEG decodes its luminance through libjpeg at a
 // DCT scale-down, any other format through libvips; both give the same
 // size and nearly the same pixels for the same picture, and never enlarge.
+// CheckGrey gives a JPEG's DecodeGrey exactly (the lake's ingest scores
+// from it, a compute_quality job from DecodeGrey).
 func TestDecodeGreyPaths(t *testing.T) {
 	photo, err := os.ReadFile("/usr/share/darknet/data/dog.jpg") // 768x576, Debian package darknet
 	if err != nil {
@@ -27,6 +31,10 @@ func TestDecodeGreyPaths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		_, c, err := CheckGrey(jpg, math.MaxInt, size)
+		if err != nil || c == nil || !slices.Equal(c.Pix, a.Pix) || c.W != a.W {
+			t.Fatalf("size %d: CheckGrey's grey is not DecodeGrey's (%v)", size, err)
+		}
 		b, err := DecodeGrey(png, size)
 		if err != nil {
 			t.Fatal(err)
@@ -38,7 +46,9 @@ func TestDecodeGreyPaths(t *testing.T) {
 		for i := range a.Pix {
 			sum += abs(int(a.Pix[i]) - int(b.Pix[i]))
 		}
-		if mean := float64(sum) / float64(len(a.Pix)); mean > 3 {
+		// 3.25: a JPEG's DCT scaling to 3/8 (288 px, then averaged to 256)
+		// keeps a little more detail than libvips' 3x3 box shrink of the PNG.
+		if mean := float64(sum) / float64(len(a.Pix)); mean > 3.25 {
 			t.Errorf("size %d: JPEG and PNG greys differ by %.2f grey levels on average", size, mean)
 		}
 	}

@@ -404,14 +404,21 @@ int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, si
 	return compress(planes, 1, quality, into, room, dst, dstlen, err, errlen);
 }
 
-// fl_jpeg_scaled decodes a JPEG at the largest DCT scale-down (1/8, 1/4,
-// 1/2) that keeps its longer side at least size, as luminance alone (rgb 0:
-// libjpeg then runs the inverse DCT of the luminance blocks alone at that
-// scale, with no upsampling or colour conversion) or as RGB (rgb 1). *pix
-// gets w*h (RGB: 3*w*h) bytes (g_free them). Returns 0, 1 when the JPEG is
-// not one this reads as asked (CMYK; for RGB also an embedded colour
-// profile, which libvips applies), or -1 with err set.
-int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, uint8_t **pix, int *w, int *h, char *err, size_t errlen) {
+// fl_jpeg_scaled decodes a JPEG scaled down by its DCT, as luminance alone
+// (rgb 0: libjpeg then runs the inverse DCT of the luminance blocks alone at
+// that scale, with no upsampling or colour conversion) or as RGB (rgb 1).
+// Luminance takes the smallest scale M/8 (libjpeg-turbo scales by 1/8 to
+// 8/8) that keeps the longer side at least size, so a 640x480 frame decodes
+// at 3/8 straight to 240x180; RGB, for thumbnails, the largest of 1/8, 1/4
+// and 1/2 that does, whose inverse DCTs libjpeg-turbo runs in SIMD. *pix
+// gets w*h (RGB: 3*w*h) bytes (g_free them). The header goes to hdr (W, H,
+// bands) first; over max_pixels nothing is decoded. Every scan is read to
+// the end with fl_jpeg_check's warnings, so a decode that succeeds is also
+// that check. Returns 0; 1 when the JPEG is not one this reads as asked
+// (CMYK; for RGB also an embedded colour profile, which libvips applies); 2
+// when it is over max_pixels; or -1 with err set.
+int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, long long max_pixels, fl_raster *hdr, uint8_t **pix,
+		   int *w, int *h, char *err, size_t errlen) {
 	struct jpeg_decompress_struct d;
 	fl_jerr e;
 	uint8_t *volatile out = NULL;
@@ -427,6 +434,9 @@ int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, uint8_t **
 	jpeg_mem_src(&d, buf, len);
 	if (rgb) jpeg_save_markers(&d, JPEG_APP0 + 2, 0xffff);
 	jpeg_read_header(&d, TRUE);
+	hdr->W = d.image_width;
+	hdr->H = d.image_height;
+	hdr->bands = d.num_components;
 	int profiled = 0;
 	for (jpeg_saved_marker_ptr m = d.marker_list; m; m = m->next)
 		if (m->marker == JPEG_APP0 + 2 && m->data_length >= 12 && !memcmp(m->data, "ICC_PROFILE", 12)) profiled = 1;
@@ -434,10 +444,18 @@ int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, uint8_t **
 		jpeg_destroy_decompress(&d);
 		return 1;
 	}
+	if ((long long)d.image_width * d.image_height > max_pixels) {
+		jpeg_destroy_decompress(&d);
+		return 2;
+	}
 	unsigned long side = d.image_width > d.image_height ? d.image_width : d.image_height;
-	int denom = 8;
-	while (denom > 1 && (side + denom - 1) / denom < (unsigned long)size) denom /= 2;
-	d.scale_num = 1;
+	int num = 1, denom = 8;
+	if (rgb) {
+		while (denom > 1 && (side + denom - 1) / denom < (unsigned long)size) denom /= 2;
+	} else {
+		while (num < 8 && (side * num + 7) / 8 < (unsigned long)size) num++;
+	}
+	d.scale_num = num;
 	d.scale_denom = denom;
 	d.out_color_space = rgb ? JCS_RGB : JCS_GRAYSCALE;
 	d.dct_method = JDCT_ISLOW;
@@ -450,7 +468,7 @@ int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, uint8_t **
 	}
 	*w = d.output_width;
 	*h = d.output_height;
-	jpeg_finish_decompress(&d);
+	jpeg_finish_decompress(&d); // reads to the end, so truncation shows
 	jpeg_destroy_decompress(&d);
 	*pix = out;
 	return 0;

@@ -54,6 +54,10 @@ int fl_jpeg_decode(const uint8_t *buf, size_t len, fl_raster *out, int mirror, u
 // pixels, all of its scan data (see jpeg.c): 0 readable, 1 over the limit,
 // -1 with err set when not readable.
 int fl_jpeg_check(const uint8_t *buf, size_t len, long long max_pixels, fl_raster *out, char *err, size_t errlen);
+// fl_jpeg_scaled decodes a JPEG scaled down by its DCT, as luminance or RGB
+// (see jpeg.c).
+int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, long long max_pixels, fl_raster *hdr, uint8_t **pix,
+		   int *w, int *h, char *err, size_t errlen);
 // fl_jpeg_encode writes the whole raster (window = image) as a baseline
 // 4:2:0 JPEG into the room bytes at into, or, when it does not fit (or
 // room is 0), into memory it mallocs: *dst is into or that memory (free

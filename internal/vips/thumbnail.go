@@ -7,8 +7,6 @@ package vips
 #include <vips/vips.h>
 #include "raster.h"
 
-int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, uint8_t **pix, int *w, int *h, char *err, size_t errlen);
-
 // fl_save_srgb_jpeg flattens alpha onto white, converts to 8-bit sRGB and
 // encodes as JPEG at quality q. It takes t and unrefs it.
 static int fl_save_srgb_jpeg(VipsImage *t, int q, void **out, size_t *outlen) {
@@ -68,6 +66,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"unsafe"
 )
@@ -136,11 +135,12 @@ func fitJPEGDirect(path string, size, q int) (out []byte, ok bool, err error) {
 	if err != nil || !isJPEG(buf) {
 		return nil, false, nil // libvips names the file in its error
 	}
+	var hdr C.fl_raster
 	var p *C.uint8_t
 	var w, h C.int
 	var msg [200]C.char
-	if C.fl_jpeg_scaled((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(size), 1, &p, &w, &h,
-		&msg[0], C.size_t(len(msg))) != 0 {
+	if C.fl_jpeg_scaled((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(size), 1, C.longlong(math.MaxInt64),
+		&hdr, &p, &w, &h, &msg[0], C.size_t(len(msg))) != 0 {
 		return nil, false, nil // damaged data too: libvips shows what decodes of it, as before
 	}
 	pix := C.GoBytes(unsafe.Pointer(p), 3*w*h)

@@ -28,6 +28,15 @@ func testJPEG(t testing.TB, w, h int) []byte {
 	return b.Bytes()
 }
 
+// checks are Check and CheckGrey, which must judge every image alike.
+var checks = map[string]func([]byte, int) (Info, error){
+	"Check": Check,
+	"CheckGrey": func(b []byte, maxPixels int) (Info, error) {
+		info, _, err := CheckGrey(b, maxPixels, 240)
+		return info, err
+	},
+}
+
 func TestProbeAndCheck(t *testing.T) {
 	j := testJPEG(t, 64, 48)
 	var p bytes.Buffer
@@ -51,15 +60,17 @@ func TestProbeAndCheck(t *testing.T) {
 		{"svg is untrusted", []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>`), Info{}, true, true},
 	}
 	for _, c := range cases {
-		got, err := Check(c.data, math.MaxInt)
-		if c.bad {
-			if err == nil || !errors.Is(err, ErrDecode) {
-				t.Errorf("%s: Check = %+v, %v; want ErrDecode", c.name, got, err)
+		for fn, check := range checks {
+			got, err := check(c.data, math.MaxInt)
+			if c.bad {
+				if err == nil || !errors.Is(err, ErrDecode) {
+					t.Errorf("%s: %s = %+v, %v; want ErrDecode", c.name, fn, got, err)
+				}
+			} else if err != nil || got != c.want {
+				t.Errorf("%s: %s = %+v, %v; want %+v", c.name, fn, got, err, c.want)
 			}
-		} else if err != nil || got != c.want {
-			t.Errorf("%s: Check = %+v, %v; want %+v", c.name, got, err, c.want)
 		}
-		_, err = Probe(c.data)
+		_, err := Probe(c.data)
 		if c.badHdr && err == nil || !c.bad && err != nil {
 			t.Errorf("%s: Probe err = %v", c.name, err)
 		}
@@ -74,16 +85,18 @@ func TestCheckPixelLimit(t *testing.T) {
 	png.Encode(&p, image.NewGray(image.Rect(0, 0, 10, 7)))
 	j := testJPEG(t, 64, 48)
 	for name, b := range map[string][]byte{"png": p.Bytes(), "jpeg": j} {
-		info, err := Check(b, 10*7)
-		if name == "png" && err != nil {
-			t.Errorf("png: 10x7 with a limit of 70 pixels: %v", err)
-		}
-		if name == "jpeg" && (!errors.Is(err, ErrTooManyPixels) || info.Width != 64) {
-			t.Errorf("jpeg: 64x48 with a limit of 70 pixels = %+v, %v; want ErrTooManyPixels", info, err)
-		}
-		info, err = Check(testmedia.WithSize(b, 50000, 50000), 100_000_000)
-		if !errors.Is(err, ErrTooManyPixels) || info.Width != 50000 || info.Height != 50000 {
-			t.Errorf("%s: 50000x50000 = %+v, %v; want ErrTooManyPixels with the size", name, info, err)
+		for fn, check := range checks {
+			info, err := check(b, 10*7)
+			if name == "png" && err != nil {
+				t.Errorf("png: %s: 10x7 with a limit of 70 pixels: %v", fn, err)
+			}
+			if name == "jpeg" && (!errors.Is(err, ErrTooManyPixels) || info.Width != 64) {
+				t.Errorf("jpeg: %s: 64x48 with a limit of 70 pixels = %+v, %v; want ErrTooManyPixels", fn, info, err)
+			}
+			info, err = check(testmedia.WithSize(b, 50000, 50000), 100_000_000)
+			if !errors.Is(err, ErrTooManyPixels) || info.Width != 50000 || info.Height != 50000 {
+				t.Errorf("%s: %s: 50000x50000 = %+v, %v; want ErrTooManyPixels with the size", name, fn, info, err)
+			}
 		}
 	}
 }
