@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/framelake/framelake/appliance"
-	"github.com/framelake/framelake/lake/benchlake"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 // BenchmarkLeakage100k is get_dataset_leakage's work (read the version's

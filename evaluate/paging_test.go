@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/framelake/framelake/appliance"
-	"github.com/framelake/framelake/lake/benchlake"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 // TestBoxPairsInPages: the boxes an evaluation reads come in file and

@@ -28,14 +28,14 @@ type Patch struct {
 
 // PatchQuery selects the boxes of one label, oldest first.
 type PatchQuery struct {
-	Label     string
-	Source    Source  // "" for both
-	FileSeqs  []int64 // only on these files; nil for the whole lake
+	Label    string
+	Source   Source  // "" for both
+	FileSeqs []int64 // only on these files; nil for the whole lake
 	// HumanOperation, when set, keeps the human boxes of that operation only
 	// (a task's project: a file in tasks of two projects has both's boxes).
 	HumanOperation string
 	PageIndex      int
-	PageSize  int
+	PageSize       int
 }
 
 // Patches pages through the boxes of a label (on image files: a crop needs

@@ -16,9 +16,9 @@ import (
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/internal/auth"
-	"github.com/framelake/framelake/lake/benchlake"
 	"github.com/framelake/framelake/internal/tests3"
 	"github.com/framelake/framelake/labelimport"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 // BenchmarkReplicaLag imports the 4,000 JPEGs of about 163 KB of

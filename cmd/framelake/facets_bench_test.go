@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/appliance"
-	"github.com/framelake/framelake/lake/benchlake"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 // BenchmarkFacets1M times what the web app's sidebar and query bar ask of

@@ -16,8 +16,8 @@ import (
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/client"
-	"github.com/framelake/framelake/lake/benchlake"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/benchlake"
 )
 
 const benchQuery = `annotation.label=dog AND createdAt >= "2026-01-01"`

@@ -32,7 +32,9 @@ func TestWebAppEval(t *testing.T) {
 		}
 		s.upload(t, filepath.Base(p), p)
 	}
-	var items struct{ Items []struct{ UniqueName, Name string } }
+	var items struct {
+		Items []struct{ UniqueName, Name string }
+	}
 	s.call(t, s.read, "GET", "/api/v1/lake/items?pageSize=10&sortBy=name&sortOrder=ASC", "", nil, &items)
 	for _, it := range items.Items {
 		var i int
@@ -51,7 +53,7 @@ func TestWebAppEval(t *testing.T) {
 	truth := [][]string{
 		{truck, bike}, // both found
 		{truck},       // the bike is spurious
-		{strings.Replace(truck, "truck", "car", 1)},                  // a car taken for a truck; the bike spurious
+		{strings.Replace(truck, "truck", "car", 1)},                // a car taken for a truck; the bike spurious
 		{`{"label":"truck","x":0,"y":200,"width":50,"height":50}`}, // missed; both boxes spurious
 	} // ev-4 has no human box: not judged
 	var files []string
