@@ -25,11 +25,7 @@ import (
 // thumbnail a frame in the data folder's cache, and a crop asked again with
 // its ETag answered 304. Run it with -benchtime=1x.
 func BenchmarkAnnotateUI(b *testing.B) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		b.Fatal("node is not installed; make test installs it (Debian nodejs)")
-	}
-	ui, _ := filepath.Abs("../../web/ui")
+	node, ui := needBrowser(b)
 	s := startUIServer(b)
 	bench := s.benchTask(b)
 	review := s.boxedTask(b, "review", 50, 1280, 720, 200, []string{"car"})

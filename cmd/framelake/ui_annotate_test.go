@@ -29,17 +29,7 @@ import (
 // It fails, never skips, when Node, Chromium, the photos or the models are
 // missing.
 func TestWebAppAnnotate(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not installed; make test installs it (Debian nodejs)")
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-		t.Fatal("/usr/bin/chromium is missing; make test installs it (Debian chromium)")
-	}
-	ui, _ := filepath.Abs("../../web/ui")
-	if _, err := os.Stat(filepath.Join(ui, "node_modules", "playwright-core")); err != nil {
-		t.Fatal("web/ui/node_modules/playwright-core is missing; run make ui-deps (npm ci in web/ui)")
-	}
+	node, ui := needBrowser(t)
 	t.Setenv("FRAMELAKE_MODELS_DIR", builtModelsDir(t))
 	s := startUIServer(t)
 	var names []string

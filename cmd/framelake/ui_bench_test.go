@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,11 +29,7 @@ func BenchmarkWebApp(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("FRAMELAKE_BENCH_UI_FILES")); err == nil && n > 0 {
 		files = n
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		b.Fatal("node is not installed; make test installs it (Debian nodejs)")
-	}
-	ui, _ := filepath.Abs("../../web/ui")
+	node, ui := needBrowser(b)
 	dir := benchDir(b, fmt.Sprintf("ui-lake-%d", files))
 	ctx := context.Background()
 	t0 := time.Now()

@@ -23,7 +23,7 @@ import (
 // auto tagging job from the selection. Like TestWebAppInBrowser it fails,
 // never skips, when Node, Chromium or playwright-core is missing.
 func TestWebAppCurate(t *testing.T) {
-	node, ui := browserTools(t)
+	node, ui := needBrowser(t)
 	s := startUIServer(t)
 	// car on 0, 2, 3; person on 1, 2; none on 4, 5.
 	s.uploadLabelled(t, 640, 480, []string{
@@ -90,22 +90,4 @@ func TestWebAppCurate(t *testing.T) {
 	if !strings.Contains(string(out), "curate checks passed") {
 		t.Fatal("curate.mjs ended without passing")
 	}
-}
-
-// browserTools finds node and the web app's folder with playwright-core,
-// failing (not skipping) when one is missing.
-func browserTools(t *testing.T) (node, ui string) {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not installed; make test installs it (Debian nodejs)")
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-		t.Fatal("/usr/bin/chromium is missing; make test installs it (Debian chromium)")
-	}
-	ui, _ = filepath.Abs("../../web/ui")
-	if _, err := os.Stat(filepath.Join(ui, "node_modules", "playwright-core")); err != nil {
-		t.Fatal("web/ui/node_modules/playwright-core is missing; run make ui-deps (npm ci in web/ui)")
-	}
-	return node, ui
 }

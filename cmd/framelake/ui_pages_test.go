@@ -18,24 +18,6 @@ import (
 	"github.com/framelake/framelake/vector"
 )
 
-// needBrowser returns node and web/ui, failing (never skipping) when Node,
-// Chromium or playwright-core is missing: `make test` installs them.
-func needBrowser(t testing.TB) (node, ui string) {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not installed; make test installs it (Debian nodejs)")
-	}
-	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-		t.Fatal("/usr/bin/chromium is missing; make test installs it (Debian chromium)")
-	}
-	ui, _ = filepath.Abs("../../web/ui")
-	if _, err := os.Stat(filepath.Join(ui, "node_modules", "playwright-core")); err != nil {
-		t.Fatal("web/ui/node_modules/playwright-core is missing; run make ui-deps (npm ci in web/ui)")
-	}
-	return node, ui
-}
-
 // shotsDir is where a browser test keeps its screenshots.
 func shotsDir(t testing.TB, name string) string {
 	t.Helper()

@@ -18,7 +18,7 @@ import (
 // browser tests it fails, never skips, when Node, Chromium or
 // playwright-core is missing.
 func TestWebAppQualityHistogram(t *testing.T) {
-	node, ui := browserTools(t)
+	node, ui := needBrowser(t)
 	s := startUIServer(t)
 	const n = 12
 	var body bytes.Buffer

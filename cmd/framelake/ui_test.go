@@ -185,11 +185,10 @@ func (s *uiServer) uploadLabelled(t *testing.T, w, h int, labels []string) []str
 	return names
 }
 
-// TestWebAppInBrowser signs in to the real binary's web app in Chromium and
-// checks the grid, the count, a placed query error and a box's position
-// against its annotation (web/ui/test/browser.mjs). It fails, never skips,
-// when Node, Chromium or playwright-core is missing: `make test` installs them.
-func TestWebAppInBrowser(t *testing.T) {
+// needBrowser returns node and web/ui, failing (never skipping) when Node,
+// Chromium or playwright-core is missing: `make test` installs them.
+func needBrowser(t testing.TB) (node, ui string) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node is not installed; make test installs it (Debian nodejs)")
@@ -197,10 +196,19 @@ func TestWebAppInBrowser(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Fatal("/usr/bin/chromium is missing; make test installs it (Debian chromium)")
 	}
-	ui, _ := filepath.Abs("../../web/ui")
+	ui, _ = filepath.Abs("../../web/ui")
 	if _, err := os.Stat(filepath.Join(ui, "node_modules", "playwright-core")); err != nil {
 		t.Fatal("web/ui/node_modules/playwright-core is missing; run make ui-deps (npm ci in web/ui)")
 	}
+	return node, ui
+}
+
+// TestWebAppInBrowser signs in to the real binary's web app in Chromium and
+// checks the grid, the count, a placed query error and a box's position
+// against its annotation (web/ui/test/browser.mjs). It fails, never skips,
+// when Node, Chromium or playwright-core is missing: `make test` installs them.
+func TestWebAppInBrowser(t *testing.T) {
+	node, ui := needBrowser(t)
 	s := startUIServer(t)
 	names := s.uploadLabelled(t, 640, 480, []string{
 		`[{"label":"car","x":100,"y":60,"width":200,"height":120}]`,

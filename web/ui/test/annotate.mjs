@@ -9,22 +9,12 @@
 //   OUT           folder for screenshots
 // It prints the figures as JSON lines and exits non-zero naming the first
 // check that failed.
-import { chromium } from 'playwright-core'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { launch } from './chromium.mjs'
 
 const { BASE, KEY, SECRET, OUT } = process.env
 const want = JSON.parse(process.env.EXPECT)
-const profile = mkdtempSync(join(tmpdir(), 'framelake-chromium-'))
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1500, height: 1000 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic'],
-})
-const page = ctx.pages()[0] ?? (await ctx.newPage())
+const { ctx, page, close } = await launch({ viewport: { width: 1500, height: 1000 } })
 const shot = (name, p = page) => p.screenshot({ path: join(OUT, name + '.png') })
 function check(ok, what) {
   if (!ok) throw new Error('check failed: ' + what)
@@ -296,6 +286,5 @@ try {
   console.error(e.message)
   process.exitCode = 1
 } finally {
-  await ctx.close()
-  rmSync(profile, { recursive: true, force: true })
+  await close()
 }

@@ -8,22 +8,13 @@
 //             similar: the uniqueNames nearest to uniqueName, in order}
 //   OUT       folder for screenshots
 // It exits non-zero naming the first check that failed.
-import { chromium } from 'playwright-core'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { launch } from './chromium.mjs'
 
 const { BASE, KEY, SECRET, OUT } = process.env
 const want = JSON.parse(process.env.EXPECT)
-const profile = mkdtempSync(join(tmpdir(), 'framelake-chromium-'))
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1280, height: 800 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic'],
-})
-const page = ctx.pages()[0] ?? (await ctx.newPage())
+const { page, close } = await launch()
 const shot = (name) => page.screenshot({ path: join(OUT, name + '.png') })
 function check(ok, what) {
   if (!ok) throw new Error('check failed: ' + what)
@@ -213,6 +204,8 @@ try {
   await byTest('signin-key').fill(process.env.WRITE_KEY)
   await byTest('signin-secret').fill(process.env.WRITE_SECRET)
   await byTest('signin-submit').click()
+  // The key is kept once the server has accepted it: leave the page only then.
+  await page.getByText('Sign out').waitFor()
   await page.goto(`${BASE}/`)
   await page.waitForFunction((n) => document.querySelector('[data-testid=item-count]')?.textContent === n + ' items', total)
   await byTest('upload-button').click()
@@ -236,6 +229,5 @@ try {
   console.error(e.message)
   process.exitCode = 1
 } finally {
-  await ctx.close()
-  rmSync(profile, { recursive: true, force: true })
+  await close()
 }

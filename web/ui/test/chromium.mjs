@@ -1,17 +1,17 @@
-// launch starts Debian's headless Chromium for the page scripts (pages.mjs,
-// mapbench.mjs, curate.mjs, bench.mjs) with WebGL through SwiftShader, as there is no GPU; close()
-// also removes the throwaway profile.
+// launch starts Debian's headless Chromium for the page scripts with WebGL
+// through SwiftShader, as there is no GPU, in a viewport of 1280x800 unless
+// told; close() also removes the throwaway profile.
 import { chromium } from 'playwright-core'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-export async function launch() {
+export async function launch({ viewport = { width: 1280, height: 800 } } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'framelake-chromium-'))
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
-    viewport: { width: 1280, height: 800 },
+    viewport,
     args: ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   })
