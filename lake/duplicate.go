@@ -47,25 +47,11 @@ func (l *Lake) ReplaceDuplicates(ctx context.Context, scope []int64, groups []Du
 
 // DuplicateGroups returns the group id of each of seqs that has one.
 func (l *Lake) DuplicateGroups(ctx context.Context, seqs []int64) (map[int64]string, error) {
-	out := map[int64]string{}
 	if len(seqs) == 0 {
-		return out, nil
+		return map[int64]string{}, nil
 	}
-	rows, err := l.db.R.QueryContext(ctx, `SELECT file_seq, group_id FROM file_duplicate
-		WHERE file_seq IN (SELECT value FROM json_each(?))`, jsonArray(seqs))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var seq int64
-		var g string
-		if err := rows.Scan(&seq, &g); err != nil {
-			return nil, err
-		}
-		out[seq] = g
-	}
-	return out, rows.Err()
+	return groupsOf(l.db.R.QueryContext(ctx, `SELECT file_seq, group_id FROM file_duplicate
+		WHERE file_seq IN (SELECT value FROM json_each(?))`, jsonArray(seqs)))
 }
 
 // fileDuplicate is a file's group and its member count, or nil.
@@ -107,7 +93,11 @@ func (l *Lake) RemoveFromCollection(ctx context.Context, collectionID string, se
 
 // AllDuplicateGroups returns the group id of every file that has one.
 func (l *Lake) AllDuplicateGroups(ctx context.Context) (map[int64]string, error) {
-	rows, err := l.db.R.QueryContext(ctx, `SELECT file_seq, group_id FROM file_duplicate`)
+	return groupsOf(l.db.R.QueryContext(ctx, `SELECT file_seq, group_id FROM file_duplicate`))
+}
+
+// groupsOf reads rows of (file_seq, group_id) into a map.
+func groupsOf(rows *sql.Rows, err error) (map[int64]string, error) {
 	if err != nil {
 		return nil, err
 	}
