@@ -38,10 +38,16 @@ export function useCompletion(input, value, setValue) {
   const accept = (item) => {
     const { start, end } = list.ctx
     const next = value.slice(0, start) + item.text + value.slice(end)
+    const at = start + item.text.length
+    // The text and cursor change together, now: a cursor placed on a later
+    // frame lands behind keys typed in between (a fast typist, a busy tab).
+    const el = input.current
+    if (el) {
+      el.value = next
+      el.setSelectionRange(at, at)
+    }
     setValue(next)
     setList(null)
-    const at = start + item.text.length
-    requestAnimationFrame(() => input.current?.setSelectionRange(at, at))
   }
 
   // onKey handles the list's keys; it returns true when it used the key.
