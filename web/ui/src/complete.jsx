@@ -10,6 +10,7 @@ import { BOX_FIELDS, contextAt, quote } from './qtext.js'
 export function useCompletion(input, value, setValue) {
   const [list, setList] = useState(null) // {ctx, items, at}
   const asked = useRef(0)
+  const pause = useRef(0)
 
   // Typing asks once a word has begun (so Enter after `label = ` still runs
   // the query); Ctrl+Space asks at once.
@@ -31,8 +32,8 @@ export function useCompletion(input, value, setValue) {
   useEffect(() => {
     const el = input.current
     if (!el || document.activeElement !== el) return
-    const t = setTimeout(() => ask(value, el.selectionStart), 60)
-    return () => clearTimeout(t)
+    pause.current = setTimeout(() => ask(value, el.selectionStart), 60)
+    return () => clearTimeout(pause.current)
   }, [value])
 
   const accept = (item) => {
@@ -50,6 +51,17 @@ export function useCompletion(input, value, setValue) {
     setList(null)
   }
 
+  // forget drops a question not yet asked and an answer still on its way,
+  // so no list opens after Esc, a run query or a lost focus.
+  const forget = () => {
+    clearTimeout(pause.current)
+    asked.current++
+  }
+  const close = () => {
+    forget()
+    setList(null)
+  }
+
   // onKey handles the list's keys; it returns true when it used the key.
   const onKey = (e) => {
     if (e.key === ' ' && e.ctrlKey) {
@@ -57,7 +69,10 @@ export function useCompletion(input, value, setValue) {
       ask(value, e.currentTarget.selectionStart, true)
       return true
     }
-    if (!list) return false
+    if (!list) {
+      if (e.key === 'Escape' || (e.key === 'Enter' && !e.shiftKey)) forget()
+      return false
+    }
     const n = list.items.length
     const move = { ArrowDown: 1, ArrowUp: -1 }[e.key]
     if (move) {
@@ -72,7 +87,7 @@ export function useCompletion(input, value, setValue) {
     }
     if (e.key === 'Escape') {
       e.preventDefault()
-      setList(null)
+      close()
       return true
     }
     return false
@@ -88,5 +103,5 @@ export function useCompletion(input, value, setValue) {
       ))}
     </ul>
   )
-  return { popup, onKey, close: () => setList(null) }
+  return { popup, onKey, close }
 }
