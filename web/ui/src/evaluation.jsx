@@ -79,6 +79,11 @@ export function Evaluation({ id }) {
       <div class="pr-curves">{labels.map((l) => <PRCurve label={l} curve={ev.pr?.[l]} ap={ev.labels[l].AP50} />)}</div>
       <h3>Confusion <span class="muted">(rows: human labels, columns: predicted; click a count for its files)</span></h3>
       <Confusion c={ev.confusion} onOpen={(r, c) => open(q.cell(r, c))} />
+      <p class="muted confusion-note" data-testid="confusion-note">
+        Counts are boxes. A count opens the files that hold such a mistake and a box of each label on its side; a
+        file with several labels can be among them for another of its boxes, so the grid may show more files than
+        the cell counts.
+      </p>
     </div>
   )
 }

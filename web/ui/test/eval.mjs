@@ -56,6 +56,7 @@ try {
     const got = await cell(row, col).getAttribute('data-count')
     check(+got === n, `confusion ${row} → ${col}: ${got}, want ${n}`)
   }
+  check(/more files than\s+the cell counts/.test(await byTest('confusion-note').textContent()), 'the page says a cell opens files, maybe more than it counts')
   check(await byTest('pr-curve').count() === 3, 'a PR curve per label')
   check(+(await page.locator('[data-testid=pr-curve][data-label=truck]').getAttribute('data-points')) > 0, 'the truck curve has points')
   const bikeRow = page.locator('[data-testid=eval-label-row][data-label=bike]')
