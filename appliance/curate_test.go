@@ -134,6 +134,20 @@ func TestQualityScores(t *testing.T) {
 	if e.job(t, jobID, err, &qr); qr.Scored != 0 {
 		t.Fatalf("a second compute_quality scored %+v", qr)
 	}
+	// Files scored before centre hashes existed (migration 007) are scored
+	// again, so near-duplicate search finds their centred crops too.
+	res, err := e.a.Lake.DB().W.ExecContext(ctx, `DELETE FROM file_centre_hash WHERE file_seq IN
+		(SELECT seq FROM file WHERE name LIKE 'dog%')`)
+	if n, _ := res.RowsAffected(); err != nil || n != 3 {
+		t.Fatalf("dropping centre hashes: %d rows, %v", n, err)
+	}
+	jobID, err = e.write.ComputeQuality(ctx, "")
+	var centres int
+	e.job(t, jobID, err, &qr)
+	e.a.Lake.DB().R.QueryRowContext(ctx, `SELECT count(*) FROM file_centre_hash`).Scan(&centres)
+	if qr.Scored != 3 || centres != len(photos) {
+		t.Fatalf("compute_quality over files without centre hashes scored %+v, %d of %d have them", qr, centres, len(photos))
+	}
 	if _, err := e.read.ComputeQuality(ctx, ""); client.CodeOf(err) != "permission_denied" {
 		t.Fatalf("a read key computed quality: %v", err)
 	}

@@ -21,7 +21,7 @@ type Quality struct {
 	Aspect     float64 `json:"aspect"`
 	PHash      uint64  `json:"-"`
 	// CentreHashes are the perceptual hashes of the image's centres (table
-	// file_centre_hash); all zero: none.
+	// file_centre_hash).
 	CentreHashes [2]uint64 `json:"-"`
 }
 
@@ -78,11 +78,11 @@ const (
 	ON CONFLICT (file_seq) DO UPDATE SET centre90 = excluded.centre90, centre80 = excluded.centre80`
 )
 
-// insertQuality runs qualityInsert prepared as ins and, when q has centre
-// hashes, centreInsert prepared as centre.
+// insertQuality runs qualityInsert prepared as ins and centreInsert
+// prepared as centre: a file is scored when it has both rows.
 func insertQuality(ctx context.Context, ins, centre *sql.Stmt, seq int64, q Quality) error {
 	_, err := ins.ExecContext(ctx, seq, q.Sharpness, q.Brightness, q.Contrast, q.Entropy, q.Aspect, int64(q.PHash))
-	if err != nil || q.CentreHashes == [2]uint64{} {
+	if err != nil {
 		return err
 	}
 	_, err = centre.ExecContext(ctx, seq, int64(q.CentreHashes[0]), int64(q.CentreHashes[1]))
@@ -135,19 +135,24 @@ func (l *Lake) imageSelection(ctx context.Context, sel Selection) (string, []any
 	return `f.type = 'image' AND ` + c.where, c.args, nil
 }
 
-// CountUnscored counts the images sel selects that have no quality row.
+// unscored is the condition on "file AS f" of an image not yet scored: no
+// quality row, or no centre hashes (scored before they existed, migration
+// 007), so that compute_quality brings old lakes up to date.
+const unscored = ` AND (NOT EXISTS (SELECT 1 FROM file_quality q WHERE q.file_seq = f.seq)
+	OR NOT EXISTS (SELECT 1 FROM file_centre_hash ch WHERE ch.file_seq = f.seq))`
+
+// CountUnscored counts the images sel selects that are not yet scored.
 func (l *Lake) CountUnscored(ctx context.Context, sel Selection) (int, error) {
 	where, args, err := l.imageSelection(ctx, sel)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	err = l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM file f WHERE `+where+
-		` AND NOT EXISTS (SELECT 1 FROM file_quality q WHERE q.file_seq = f.seq)`, args...).Scan(&n)
+	err = l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM file f WHERE `+where+unscored, args...).Scan(&n)
 	return n, err
 }
 
-// Unscored returns up to limit images sel selects that have no quality row
+// Unscored returns up to limit images sel selects that are not yet scored
 // and whose key is above after, by key: a job that pages through them
 // resumes where it stopped, and files scored meanwhile drop out.
 func (l *Lake) Unscored(ctx context.Context, sel Selection, after int64, limit int) ([]File, error) {
@@ -156,7 +161,7 @@ func (l *Lake) Unscored(ctx context.Context, sel Selection, after int64, limit i
 		return nil, err
 	}
 	rows, err := l.db.R.QueryContext(ctx, `SELECT `+fileColumns+` FROM file f WHERE f.seq > ? AND `+where+
-		` AND NOT EXISTS (SELECT 1 FROM file_quality q WHERE q.file_seq = f.seq) ORDER BY f.seq LIMIT ?`,
+		unscored+` ORDER BY f.seq LIMIT ?`,
 		append(append([]any{after}, args...), limit)...)
 	if err != nil {
 		return nil, err
