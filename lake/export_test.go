@@ -15,7 +15,7 @@ func (l *Lake) PageSQL(sel Selection, idx, size int, s Sort) (string, []any, err
 	if err != nil {
 		return "", nil, err
 	}
-	return pageSQL(c, s, idx, size, "")
+	return pageSQL(c, s, idx, size, "", false)
 }
 
 // CountSQL is the statement Count runs.
@@ -23,3 +23,14 @@ func (l *Lake) CountSQL(sel Selection) (string, []any, error) {
 	c, err := l.plan(context.Background(), sel, query.Count, "", true)
 	return `SELECT count(*) FROM ` + c.source() + ` WHERE ` + c.fullWhere(), c.allArgs(), err
 }
+
+// SetTailFrom sets how deep a page must start before it may be read from
+// the listing's far end, for a test; the returned function restores it.
+func SetTailFrom(rows int) func() {
+	old := tailFrom
+	tailFrom = rows
+	return func() { tailFrom = old }
+}
+
+// Fallbacks is how many listings ran out of their page budget.
+func (l *Lake) Fallbacks() int64 { return l.fallbacks.Load() }

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/framelake/framelake/internal/sqlitedb"
@@ -161,6 +162,8 @@ type Lake struct {
 	thumbSlots chan struct{}
 
 	kept kept // samples and counts of selections that estimates are made from
+	// fallbacks counts listings whose page budget ran out (see walk).
+	fallbacks atomic.Int64
 
 	deleteHooks []DeleteHook
 	scorer      *Scorer // quality at ingest; nil: none (ScoreAtIngest)

@@ -93,3 +93,44 @@ func TestDrivenBySet(t *testing.T) {
 		}
 	}
 }
+
+// TestPageBudgetStartsWithTheTurn: a listing that waits for a reader turn
+// (every turn taken by other reads, as at a click in the sidebar) keeps its
+// whole page budget for its walk, instead of losing it in the queue and
+// falling back to the plan that reads every selected file.
+func TestPageBudgetStartsWithTheTurn(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t, func(o *lake.Options) { o.PageBudget = 2 * time.Second })
+	var ups []lake.Upload
+	for i := range 6 {
+		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
+	}
+	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 6 {
+		t.Fatal(err, res.Rejected)
+	}
+	var taken []func()
+	for {
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		release, err := l.DB().Turn(short)
+		cancel()
+		if err != nil {
+			break
+		}
+		taken = append(taken, release)
+	}
+	done := make(chan error)
+	go func() {
+		fs, err := l.ListFiles(ctx, lake.Selection{Query: "width = 16"}, 0, 4, lake.Sort{})
+		if err == nil && len(fs) != 4 {
+			err = fmt.Errorf("%d files", len(fs))
+		}
+		done <- err
+	}()
+	time.Sleep(2500 * time.Millisecond) // longer than the budget
+	for _, release := range taken {
+		release()
+	}
+	if err := <-done; err != nil || l.Fallbacks() != 0 {
+		t.Errorf("listing after a wait for a turn: %v, %d fallbacks", err, l.Fallbacks())
+	}
+}
