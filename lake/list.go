@@ -353,17 +353,7 @@ func (l *Lake) walk(ctx context.Context, sel Selection, idx, size int, sort Sort
 			within, cancel = context.WithTimeout(ctx, budget)
 			defer cancel()
 		}
-		rows, err := l.db.R.QueryContext(within, q, args...)
-		if err != nil {
-			return within.Err() != nil && ctx.Err() == nil, err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return false, err
-			}
-		}
-		err = rows.Err()
+		err = l.scanRows(within, q, args, scan)
 		return err != nil && within.Err() != nil && ctx.Err() == nil, err
 	}
 	if budget > 0 {
@@ -376,6 +366,21 @@ func (l *Lake) walk(ctx context.Context, sel Selection, idx, size int, sort Sort
 	}
 	_, err := run(query.Count, 0)
 	return err
+}
+
+// scanRows runs q on a reader and calls scan for each row.
+func (l *Lake) scanRows(ctx context.Context, q string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := l.db.R.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // IsCollectionType reports whether an item type lists collections.

@@ -134,3 +134,22 @@ func TestPageBudgetStartsWithTheTurn(t *testing.T) {
 		t.Errorf("listing after a wait for a turn: %v, %d fallbacks", err, l.Fallbacks())
 	}
 }
+
+// TestPageBudgetRunningOutMidPage: a budget that runs out while a page's
+// rows are read (a slow reader, a busy machine) gives the page from the
+// other plan, not the deadline as an error.
+func TestPageBudgetRunningOutMidPage(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	var ups []lake.Upload
+	for i := range 6 {
+		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
+	}
+	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 6 {
+		t.Fatal(err, res.Rejected)
+	}
+	seqs, err := l.WalkSeqs(lake.Selection{Query: "width = 16"}, 6, 50*time.Millisecond, func() { time.Sleep(30 * time.Millisecond) })
+	if err != nil || len(seqs) != 6 || l.Fallbacks() != 1 {
+		t.Errorf("walk whose budget ran out mid-page: %v %v, %d fallbacks", seqs, err, l.Fallbacks())
+	}
+}
