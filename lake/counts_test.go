@@ -83,7 +83,7 @@ func TestCountsFromKeptCountsStayExact(t *testing.T) {
 // of two types.
 func TestDeepPagesFromTheTail(t *testing.T) {
 	ctx := context.Background()
-	l, _ := openLake(t)
+	l, _ := openLake(t, func(o *lake.Options) { o.DeepPage = 1 })
 	var ups []lake.Upload
 	for i := range 11 {
 		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", (i*7)%11), testmedia.JPEG(16+i%3, 16, i)))
@@ -92,7 +92,6 @@ func TestDeepPagesFromTheTail(t *testing.T) {
 	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 13 {
 		t.Fatal(err, res.Rejected)
 	}
-	defer lake.SetTailFrom(1)()
 	for _, field := range []string{"date_modified", "date_created", "name", "size", "video_index"} {
 		for _, order := range []string{"ASC", "DESC"} {
 			s := lake.Sort{Field: field, Order: order}

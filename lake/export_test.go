@@ -26,14 +26,6 @@ func (l *Lake) CountSQL(sel Selection) (string, []any, error) {
 	return `SELECT count(*) FROM ` + c.source() + ` WHERE ` + c.fullWhere(), c.allArgs(), err
 }
 
-// SetTailFrom sets how deep a page must start before it may be read from
-// the listing's far end, for a test; the returned function restores it.
-func SetTailFrom(rows int) func() {
-	old := tailFrom
-	tailFrom = rows
-	return func() { tailFrom = old }
-}
-
 // Fallbacks is how many listings ran out of their page budget.
 func (l *Lake) Fallbacks() int64 { return l.fallbacks.Load() }
 

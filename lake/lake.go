@@ -128,6 +128,10 @@ type Options struct {
 	// counts (SetCounts, Histogram, ClauseCounts) read of a selection of
 	// more files, scaling their counts to all of them; default 5,000.
 	FacetSample int
+	// DeepPage is how many rows deep a page of every file of a type starts
+	// at least before it may be read from the listing's far end (see
+	// tailPageSQL); default 10,000.
+	DeepPage int
 	// ThumbDir caches display thumbnails; "": made on every request.
 	ThumbDir string
 	// Media is where media lives: "" for what the database records (the
@@ -186,6 +190,9 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	}
 	if opt.FacetSample <= 0 {
 		opt.FacetSample = 5000
+	}
+	if opt.DeepPage <= 0 {
+		opt.DeepPage = 10_000
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 2 * runtime.GOMAXPROCS(0)

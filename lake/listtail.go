@@ -8,15 +8,11 @@ import (
 	"github.com/framelake/framelake/lake/query"
 )
 
-// tailFrom is how many rows deep a page of every file of a type starts at
-// least before it may be read from the listing's far end.
-var tailFrom = 10_000
-
 // fromTail reports whether page idx of a listing of every file of sel's type
 // lies in the listing's second half, by the type's count of at most keptTTL
 // ago: a guess that only picks the faster end; the page itself is exact.
 func (l *Lake) fromTail(ctx context.Context, sel Selection, target query.Target, idx, size int) bool {
-	if target != query.Files || idx*size < tailFrom || strings.TrimSpace(sel.Query) != "" || sel.Filter != nil ||
+	if target != query.Files || idx*size < l.opt.DeepPage || strings.TrimSpace(sel.Query) != "" || sel.Filter != nil ||
 		sel.CollectionID != "" || IsCollectionType(sel.ItemType) {
 		return false
 	}
