@@ -319,9 +319,10 @@ func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int,
 
 // walk runs page idx of size rows of a listing (cols of each; "" for whole
 // rows), first in the Page shape within budget, then in the Count shape
-// when the walk found few rows in that time (a rare selection), or again in
-// the Page shape without a budget when it found many (a common one on a
-// busy machine).
+// when the walk found few rows in that time (a rare selection). One that
+// found many (a common selection on a busy machine) is run again in the
+// Page shape with a longer budget first, which it would meet at the rate it
+// found them.
 func (l *Lake) walk(ctx context.Context, sel Selection, idx, size int, sort Sort, target query.Target, cols string,
 	budget time.Duration, scan func(*sql.Rows) error, reset func()) error {
 	tail := l.fromTail(ctx, sel, target, idx, size)
@@ -367,8 +368,10 @@ func (l *Lake) walk(ctx context.Context, sel Selection, idx, size int, sort Sort
 		}
 		reset()
 		if found*commonShare >= size {
-			_, _, err = run(query.Page, 0)
-			return err
+			if out, _, err = run(query.Page, 10*budget); !out {
+				return err
+			}
+			reset() // the rows ran out past the first ones: rare after all
 		}
 		l.fallbacks.Add(1)
 	}
@@ -380,6 +383,9 @@ func (l *Lake) walk(ctx context.Context, sel Selection, idx, size int, sort Sort
 // the budget lists a common selection, slowed by the machine, not by
 // rarity. A page of annotation.source = machine (632,075 of a million
 // files) takes 20-30 ms alone, over the budget on a loaded machine.
+// Matches bunched at the start of the sort order (files created today,
+// sorted by modification) also find many rows at first, so the second
+// walk has a budget too.
 const commonShare = 8
 
 // scanRows runs q on a reader and calls scan for each row.

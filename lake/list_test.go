@@ -155,3 +155,28 @@ func TestPageBudgetRunningOutMidPage(t *testing.T) {
 		t.Errorf("walk whose budget ran out mid-page: %v %v, %d fallbacks", seqs, err, l.Fallbacks())
 	}
 }
+
+// TestPageBudgetRunningOutTwice: a walk that found rows at once but no more
+// after them (matches bunched at the start of the sort order) runs out of
+// its second budget too and takes the other plan.
+func TestPageBudgetRunningOutTwice(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	var ups []lake.Upload
+	for i := range 6 {
+		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
+	}
+	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 6 {
+		t.Fatal(err, res.Rejected)
+	}
+	calls := 0
+	slow := func() { // three rows at once, then one a tenth of a second
+		if calls++; calls > 3 {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	seqs, err := l.WalkSeqs(lake.Selection{Query: "width = 16"}, 6, 20*time.Millisecond, slow)
+	if err != nil || len(seqs) != 6 || l.Fallbacks() != 1 {
+		t.Errorf("walk that slowed after its first rows: %v %v, %d fallbacks", seqs, err, l.Fallbacks())
+	}
+}
