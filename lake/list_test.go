@@ -170,13 +170,50 @@ func TestPageBudgetRunningOutTwice(t *testing.T) {
 		t.Fatal(err, res.Rejected)
 	}
 	calls := 0
-	slow := func() { // three rows at once, then one a tenth of a second
+	slow := func() { // three rows at once, then one each fifth of a second
 		if calls++; calls > 3 {
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	seqs, err := l.WalkSeqs(lake.Selection{Query: "width = 16"}, 6, 20*time.Millisecond, slow)
 	if err != nil || len(seqs) != 6 || l.Fallbacks() != 1 {
 		t.Errorf("walk that slowed after its first rows: %v %v, %d fallbacks", seqs, err, l.Fallbacks())
+	}
+}
+
+// TestPageBudgetCommonSelection: a walk that found few rows before its
+// budget ran out (a busy machine) is walked again when most of the newest
+// files match, and left to the set-driven plan when few do.
+func TestPageBudgetCommonSelection(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	var ups []lake.Upload
+	for i := range 20 {
+		w := 16
+		if i == 7 {
+			w = 17
+		}
+		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(w, 16, i)))
+	}
+	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 20 {
+		t.Fatal(err, res.Rejected)
+	}
+	for _, c := range []struct {
+		query     string
+		files     int
+		fallbacks int64
+	}{{"width = 16", 19, 0}, {"width = 17", 1, 1}} {
+		calls := 0
+		stall := func() { // the first row a tenth of a second: past the budget
+			if calls++; calls == 1 {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		before := l.Fallbacks()
+		seqs, err := l.WalkSeqs(lake.Selection{Query: c.query}, 20, 50*time.Millisecond, stall)
+		if err != nil || len(seqs) != c.files || l.Fallbacks()-before != c.fallbacks {
+			t.Errorf("%q: %d files %v, %d fallbacks; want %d files, %d fallbacks", c.query, len(seqs), err,
+				l.Fallbacks()-before, c.files, c.fallbacks)
+		}
 	}
 }
