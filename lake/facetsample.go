@@ -65,6 +65,9 @@ func (l *Lake) facetSource(ctx context.Context, sel Selection) (facetFiles, erro
 // findSample is facetSource without the keeping.
 func (l *Lake) findSample(ctx context.Context, sel Selection) (facetFiles, error) {
 	n := l.opt.FacetSample
+	if ff, ok, err := l.sparseSample(ctx, sel, n); ok || err != nil {
+		return ff, err
+	}
 	seqs, passed, err := l.sampleWalk(ctx, sel, n+1, sampleWalk*n)
 	if err != nil {
 		return facetFiles{}, err
@@ -92,6 +95,12 @@ func (l *Lake) findSample(ctx context.Context, sel Selection) (facetFiles, error
 			return facetFiles{}, err
 		}
 	}
+	return sampleOf(seqs, n, total)
+}
+
+// sampleOf is the facetFiles of the files seqs: all of them, or, when they
+// are more than n, their first n standing for a selection of total files.
+func sampleOf(seqs []int64, n, total int) (facetFiles, error) {
 	ff := facetFiles{from: "file f", where: "f.seq IN (SELECT value FROM json_each(?))"}
 	if len(seqs) > n {
 		seqs, ff.sampled, ff.scale = seqs[:n], n, float64(total)/float64(n)

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/framelake/framelake/internal/sqlitedb"
@@ -127,6 +128,10 @@ type Options struct {
 	// counts (SetCounts, Histogram, ClauseCounts) read of a selection of
 	// more files, scaling their counts to all of them; default 5,000.
 	FacetSample int
+	// DeepPage is how many rows deep a page of every file of a type starts
+	// at least before it may be read from the listing's far end (see
+	// tailPageSQL); default 10,000.
+	DeepPage int
 	// ThumbDir caches display thumbnails; "": made on every request.
 	ThumbDir string
 	// Media is where media lives: "" for what the database records (the
@@ -161,6 +166,8 @@ type Lake struct {
 	thumbSlots chan struct{}
 
 	kept kept // samples and counts of selections that estimates are made from
+	// fallbacks counts listings whose page budget ran out (see walk).
+	fallbacks atomic.Int64
 
 	deleteHooks []DeleteHook
 	scorer      *Scorer // quality at ingest; nil: none (ScoreAtIngest)
@@ -183,6 +190,9 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	}
 	if opt.FacetSample <= 0 {
 		opt.FacetSample = 5000
+	}
+	if opt.DeepPage <= 0 {
+		opt.DeepPage = 10_000
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 2 * runtime.GOMAXPROCS(0)

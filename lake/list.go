@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -318,49 +319,114 @@ func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int,
 }
 
 // walk runs page idx of size rows of a listing (cols of each; "" for whole
-// rows), first in the Page shape within budget, then in the Count shape.
+// rows), first in the Page shape within budget, then in the Count shape
+// when the selection is rare. One that found many rows in that time, or
+// that many of the newest files match (see common), is a common selection
+// on a busy machine: it is run again in the Page shape with a longer
+// budget first.
 func (l *Lake) walk(ctx context.Context, sel Selection, idx, size int, sort Sort, target query.Target, cols string,
 	budget time.Duration, scan func(*sql.Rows) error, reset func()) error {
-	run := func(ctx context.Context, shape query.Shape) error {
+	tail := l.fromTail(ctx, sel, target, idx, size)
+	// run reports whether its budget (0: none) ran out, and the rows it read.
+	run := func(shape query.Shape, budget time.Duration) (bool, int, error) {
 		c, err := l.plan(ctx, sel, shape, defaultStr(sort.Field, "date_modified"), target == query.Files)
 		if err != nil {
-			return err
+			return false, 0, err
 		}
 		if c.target != target {
 			if target == query.Files {
-				return errs.Invalid("item_type", "item_type %s lists collections, not files", sel.ItemType)
+				return false, 0, errs.Invalid("item_type", "item_type %s lists collections, not files", sel.ItemType)
 			}
-			return errs.Invalid("item_type", "item_type %q lists files, not collections", sel.ItemType)
+			return false, 0, errs.Invalid("item_type", "item_type %q lists files, not collections", sel.ItemType)
 		}
-		q, args, err := pageSQL(c, sort, idx, size, cols)
+		q, args, err := pageSQL(c, sort, idx, size, cols, tail)
 		if err != nil {
-			return err
+			return false, 0, err
 		}
 		release, err := l.db.Turn(ctx)
 		if err != nil {
-			return err
+			return false, 0, err
 		}
 		defer release()
-		rows, err := l.db.R.QueryContext(ctx, q, args...)
-		if err != nil {
+		// The budget starts with the turn: a click in the sidebar queues
+		// five reads with the grid's page, and a budget spent waiting for
+		// them sent a page of a common value (632,075 files) to the plan
+		// that reads every one of them (1.5-4 s of CPU).
+		within := ctx
+		if budget > 0 {
+			var cancel context.CancelFunc
+			within, cancel = context.WithTimeout(ctx, budget)
+			defer cancel()
+		}
+		n := 0
+		err = l.scanRows(within, q, args, func(rows *sql.Rows) error { n++; return scan(rows) })
+		return err != nil && within.Err() != nil && ctx.Err() == nil, n, err
+	}
+	if budget > 0 {
+		out, found, err := run(query.Page, budget)
+		if !out {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
+		reset()
+		if found*commonShare >= size || l.common(ctx, sel, target) {
+			if out, _, err = run(query.Page, 20*budget); !out {
 				return err
 			}
+			reset() // the rows ran out past the first ones: rare after all
 		}
-		return rows.Err()
+		l.fallbacks.Add(1)
 	}
-	within, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	err := run(within, query.Page)
-	if err == nil || ctx.Err() != nil || within.Err() == nil {
+	_, _, err := run(query.Count, 0)
+	return err
+}
+
+// commonShare: a walk that found at least 1/commonShare of its page within
+// the budget lists a common selection, slowed by the machine, not by
+// rarity. A page of annotation.source = machine (632,075 of a million
+// files) takes 20-30 ms alone, over the budget on a loaded machine.
+// Matches bunched at the start of the sort order (files created today,
+// sorted by modification) also find many rows at first, so the second
+// walk has a budget too.
+const commonShare = 8
+
+// commonProbe is how many of the newest files common tests.
+const commonProbe = 1000
+
+// common reports whether at least one in commonShare of the commonProbe
+// files of sel's type modified last are selected by sel: a few milliseconds
+// that tell a common selection whose walk the machine slowed (a page of a
+// value on 632,075 of a million files missed a 30 ms budget on a loaded
+// machine and fell back to reading all its files, 1.5-2 s of CPU a page)
+// from a rare one (or one whose matches are all among the newest files,
+// which the walk finds at once and then looks for more in vain).
+func (l *Lake) common(ctx context.Context, sel Selection, target query.Target) bool {
+	if target != query.Files {
+		return false
+	}
+	c, err := l.compile(ctx, sel, query.Page)
+	if err != nil || c.target != query.Files {
+		return false
+	}
+	var probed, n int
+	err = l.db.R.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(`+c.where+`), 0) FROM (SELECT seq FROM file
+		WHERE type = ? ORDER BY updated_at DESC, seq DESC LIMIT `+strconv.Itoa(commonProbe)+`) w JOIN file f ON f.seq = w.seq`,
+		append(append([]any(nil), c.args...), defaultStr(sel.ItemType, "image"))...).Scan(&probed, &n)
+	return err == nil && n > 0 && n*commonShare >= probed
+}
+
+// scanRows runs q on a reader and calls scan for each row.
+func (l *Lake) scanRows(ctx context.Context, q string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := l.db.R.QueryContext(ctx, q, args...)
+	if err != nil {
 		return err
 	}
-	reset()
-	return run(ctx, query.Count)
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // IsCollectionType reports whether an item type lists collections.
@@ -390,8 +456,14 @@ func (l *Lake) count(ctx context.Context, sel Selection) (int, error) {
 		return 0, err
 	}
 	defer release()
+	q, args := `SELECT count(*) FROM `+c.source()+` WHERE `+c.fullWhere(), c.allArgs()
+	if c.bare && c.drive == nil {
+		q = typeCountSQL // every file of the type: the count triggers keep
+	} else if mq, margs, ok := memberCountSQL(sel, q, args); ok {
+		q, args = mq, margs
+	}
 	var n int
-	err = l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM `+c.source()+` WHERE `+c.fullWhere(), c.allArgs()...).Scan(&n)
+	err = l.db.R.QueryRowContext(ctx, q, args...).Scan(&n)
 	return n, err
 }
 

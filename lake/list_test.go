@@ -93,3 +93,127 @@ func TestDrivenBySet(t *testing.T) {
 		}
 	}
 }
+
+// TestPageBudgetStartsWithTheTurn: a listing that waits for a reader turn
+// (every turn taken by other reads, as at a click in the sidebar) keeps its
+// whole page budget for its walk, instead of losing it in the queue and
+// falling back to the plan that reads every selected file.
+func TestPageBudgetStartsWithTheTurn(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t, func(o *lake.Options) { o.PageBudget = 2 * time.Second })
+	var ups []lake.Upload
+	for i := range 6 {
+		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
+	}
+	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 6 {
+		t.Fatal(err, res.Rejected)
+	}
+	var taken []func()
+	for {
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		release, err := l.DB().Turn(short)
+		cancel()
+		if err != nil {
+			break
+		}
+		taken = append(taken, release)
+	}
+	done := make(chan error)
+	go func() {
+		fs, err := l.ListFiles(ctx, lake.Selection{Query: "width = 16"}, 0, 4, lake.Sort{})
+		if err == nil && len(fs) != 4 {
+			err = fmt.Errorf("%d files", len(fs))
+		}
+		done <- err
+	}()
+	time.Sleep(2500 * time.Millisecond) // longer than the budget
+	for _, release := range taken {
+		release()
+	}
+	if err := <-done; err != nil || l.Fallbacks() != 0 {
+		t.Errorf("listing after a wait for a turn: %v, %d fallbacks", err, l.Fallbacks())
+	}
+}
+
+// TestPageBudgetRunningOutMidPage: a budget that runs out while a page's
+// rows are read (a slow reader, a busy machine) gives the page, not the
+// deadline as an error; rows found in the budget say the selection is
+// common, so the walk is run again without one rather than the plan that
+// reads every selected file.
+func TestPageBudgetRunningOutMidPage(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	var ups []lake.Upload
+	for i := range 6 {
+		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
+	}
+	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 6 {
+		t.Fatal(err, res.Rejected)
+	}
+	seqs, err := l.WalkSeqs(lake.Selection{Query: "width = 16"}, 6, 50*time.Millisecond, func() { time.Sleep(30 * time.Millisecond) })
+	if err != nil || len(seqs) != 6 || l.Fallbacks() != 0 {
+		t.Errorf("walk whose budget ran out mid-page: %v %v, %d fallbacks", seqs, err, l.Fallbacks())
+	}
+}
+
+// TestPageBudgetRunningOutTwice: a walk that found rows at once but no more
+// after them (matches bunched at the start of the sort order) runs out of
+// its second budget too and takes the other plan.
+func TestPageBudgetRunningOutTwice(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	var ups []lake.Upload
+	for i := range 6 {
+		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
+	}
+	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 6 {
+		t.Fatal(err, res.Rejected)
+	}
+	calls := 0
+	slow := func() { // three rows at once, then one each fifth of a second
+		if calls++; calls > 3 {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	seqs, err := l.WalkSeqs(lake.Selection{Query: "width = 16"}, 6, 20*time.Millisecond, slow)
+	if err != nil || len(seqs) != 6 || l.Fallbacks() != 1 {
+		t.Errorf("walk that slowed after its first rows: %v %v, %d fallbacks", seqs, err, l.Fallbacks())
+	}
+}
+
+// TestPageBudgetCommonSelection: a walk that found few rows before its
+// budget ran out (a busy machine) is walked again when most of the newest
+// files match, and left to the set-driven plan when few do.
+func TestPageBudgetCommonSelection(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	var ups []lake.Upload
+	for i := range 20 {
+		w := 16
+		if i == 7 {
+			w = 17
+		}
+		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(w, 16, i)))
+	}
+	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 20 {
+		t.Fatal(err, res.Rejected)
+	}
+	for _, c := range []struct {
+		query     string
+		files     int
+		fallbacks int64
+	}{{"width = 16", 19, 0}, {"width = 17", 1, 1}} {
+		calls := 0
+		stall := func() { // the first row a tenth of a second: past the budget
+			if calls++; calls == 1 {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		before := l.Fallbacks()
+		seqs, err := l.WalkSeqs(lake.Selection{Query: c.query}, 20, 50*time.Millisecond, stall)
+		if err != nil || len(seqs) != c.files || l.Fallbacks()-before != c.fallbacks {
+			t.Errorf("%q: %d files %v, %d fallbacks; want %d files, %d fallbacks", c.query, len(seqs), err,
+				l.Fallbacks()-before, c.files, c.fallbacks)
+		}
+	}
+}

@@ -156,7 +156,7 @@ func (c compiled) allArgs() []any {
 // integers written into the SQL: bound as parameters, SQLite plans with their
 // values and so prepares the statement twice, which doubled the time of a
 // 1M-file page.
-func pageSQL(c compiled, s Sort, idx, size int, cols string) (string, []any, error) {
+func pageSQL(c compiled, s Sort, idx, size int, cols string, tail bool) (string, []any, error) {
 	order, err := orderBy(s, c.target)
 	if err != nil {
 		return "", nil, err
@@ -175,6 +175,8 @@ func pageSQL(c compiled, s Sort, idx, size int, cols string) (string, []any, err
 		order = "+" + order
 	}
 	switch {
+	case c.drive == nil && c.bare && idx > 0 && tail:
+		return tailPageSQL(c, s, idx, size, cols, order)
 	case c.drive == nil && c.bare && idx > 0:
 		// The sort indexes hold type, key and seq: skipping OFFSET rows in a
 		// subquery reads nothing else (the last page of 100,000 files in 10

@@ -254,17 +254,21 @@ func overHTTP(b *testing.B, dir string) {
 }
 
 // peakRSS reads a live process's high-water resident set (VmHWM) in KiB.
-func peakRSS(b *testing.B, pid int) int {
+func peakRSS(b *testing.B, pid int) int { return procKB(b, pid, "VmHWM") }
+
+// procKB reads a figure in KiB of a live process's /proc status (VmHWM,
+// RssAnon, RssFile, ...).
+func procKB(b *testing.B, pid int, field string) int {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, _ := strconv.Atoi(strings.Fields(v)[0])
 			return kb
 		}
 	}
-	b.Fatal("no VmHWM in /proc status")
+	b.Fatalf("no %s in /proc status", field)
 	return 0
 }
