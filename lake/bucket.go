@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -232,4 +233,9 @@ func notFound(err error) bool {
 	}
 	code := minio.ToErrorResponse(err).Code
 	return code == "NoSuchKey" || code == "NotFound"
+}
+
+// putBytes stores data as the blob.
+func (b *Bucket) putBytes(ctx context.Context, hash, ext string, data []byte) error {
+	return b.putReader(ctx, hash, ext, bytes.NewReader(data), int64(len(data)))
 }
