@@ -23,10 +23,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestServerKeepsConnections: twenty PUTs one after another travel on one
+// TestS3ServerKeepsConnections: twenty PUTs one after another travel on one
 // TCP connection, as with any S3 service; versitygw's default closed each
 // after its answer, so an import dialled once a file.
-func TestServerKeepsConnections(t *testing.T) {
+func TestS3ServerKeepsConnections(t *testing.T) {
 	srv := Shared(t)
 	var dials atomic.Int32
 	tr := http.DefaultTransport.(*http.Transport).Clone()
