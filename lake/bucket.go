@@ -162,6 +162,19 @@ func (b *Bucket) open(ctx context.Context, hash, ext string) (io.ReadSeekCloser,
 	return o, nil
 }
 
+// get returns a reader of the whole blob from one GET: open's Stat costs a
+// HEAD before it, which a reader that goes from start to end needs not.
+func (b *Bucket) get(ctx context.Context, hash, ext string) (io.ReadCloser, error) {
+	rc, _, _, err := minio.Core{Client: b.c}.GetObject(ctx, b.name, b.key(hash, ext), minio.GetObjectOptions{})
+	if notFound(err) {
+		return nil, errs.NotFoundf("media %s.%s not in store", hash, ext)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("media bucket: get %s.%s: %w", hash, ext, err)
+	}
+	return rc, nil
+}
+
 // stat returns the blob's size, or ok false when it is absent.
 func (b *Bucket) stat(ctx context.Context, hash, ext string) (size int64, ok bool, err error) {
 	info, err := b.c.StatObject(ctx, b.name, b.key(hash, ext), minio.StatObjectOptions{})

@@ -151,7 +151,7 @@ func (s *DiskStore) ReadAll(ctx context.Context, hash, ext string) ([]byte, erro
 		}
 		return b, err
 	}
-	rc, err := s.bucket.open(ctx, hash, ext)
+	rc, err := s.bucket.get(ctx, hash, ext)
 	if err != nil {
 		return nil, err
 	}
