@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -106,23 +107,33 @@ func (b *Bucket) key(hash, ext string) string {
 	return b.prefix + hash[0:2] + "/" + hash[2:4] + "/" + hash + "." + ext
 }
 
-// put stores the file at path as the blob; the object exists whole or not at all.
+// put stores the file at path as the blob.
 func (b *Bucket) put(ctx context.Context, hash, ext, path string) error {
-	opts, err := putOptions(hash)
-	if err == nil {
-		opts.DisableMultipart = true
-		_, err = b.c.FPutObject(ctx, b.name, b.key(hash, ext), path, opts)
-	}
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("media bucket: put %s.%s: %w", hash, ext, err)
 	}
-	return nil
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("media bucket: put %s.%s: %w", hash, ext, err)
+	}
+	return b.putReader(ctx, hash, ext, f, info.Size())
 }
 
-// putReader stores size bytes from r as the blob.
+// putBytes stores data as the blob.
+func (b *Bucket) putBytes(ctx context.Context, hash, ext string, data []byte) error {
+	return b.putReader(ctx, hash, ext, bytes.NewReader(data), int64(len(data)))
+}
+
+// putReader stores size bytes from r as the blob with one PUT, so the
+// object exists whole or not at all and the server checks the SHA-256 of
+// all of it (minio-go would cut anything over 16 MiB into parts, and the
+// whole object's checksum would not be the check).
 func (b *Bucket) putReader(ctx context.Context, hash, ext string, r io.Reader, size int64) error {
 	opts, err := putOptions(hash)
 	if err == nil {
+		opts.DisableMultipart = true
 		_, err = b.c.PutObject(ctx, b.name, b.key(hash, ext), r, size, opts)
 	}
 	if err != nil {
@@ -246,9 +257,4 @@ func notFound(err error) bool {
 	}
 	code := minio.ToErrorResponse(err).Code
 	return code == "NoSuchKey" || code == "NotFound"
-}
-
-// putBytes stores data as the blob.
-func (b *Bucket) putBytes(ctx context.Context, hash, ext string, data []byte) error {
-	return b.putReader(ctx, hash, ext, bytes.NewReader(data), int64(len(data)))
 }

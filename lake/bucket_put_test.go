@@ -56,10 +56,11 @@ func TestBucketPutChecksHash(t *testing.T) {
 	}
 }
 
-// TestBucketGetOneRequest: reading a whole blob, as the stage cache and
-// ReadAll do, is one GET (no HEAD before it), and a missing blob is
-// NotFound.
-func TestBucketGetOneRequest(t *testing.T) {
+// TestBucketOneRequestEach: storing a blob is one PUT, also past the
+// 16 MiB where minio-go would cut it into parts, and reading a whole blob,
+// as the stage cache and ReadAll do, is one GET (no HEAD before it); a
+// missing blob is NotFound.
+func TestBucketOneRequestEach(t *testing.T) {
 	ctx := context.Background()
 	srv := tests3.Shared(t)
 	srv.SetEnv(t)
@@ -74,11 +75,14 @@ func TestBucketGetOneRequest(t *testing.T) {
 		BucketLookup: minio.BucketLookupPath, TrailingHeaders: true}); err != nil {
 		t.Fatal(err)
 	}
-	body := bytes.Repeat([]byte("blob "), 1000)
+	body := bytes.Repeat([]byte("blob "), 17<<20/5)
 	sum := sha256.Sum256(body)
 	hash := hex.EncodeToString(sum[:])
 	if err := b.putBytes(ctx, hash, "jpg", body); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(methods, []string{"PUT"}) {
+		t.Errorf("storing a 17 MiB blob sent %v, want one PUT", methods)
 	}
 	methods = nil
 	rc, err := b.get(ctx, hash, "jpg")
