@@ -63,7 +63,7 @@ type Config struct {
 	// to s3://bucket/prefix?endpoint=...&region=... (credentials as for
 	// Media) or file:///folder; `framelake restore --from` brings it back.
 	// A commit reaches it within about two ReplicaSyncIntervals (default
-	// replica.DefaultSyncInterval, 200ms) and one upload.
+	// replica.DefaultSyncInterval, 100ms) and one upload.
 	Replica             string
 	ReplicaSyncInterval time.Duration
 	URLTTL              time.Duration // lifetime of signed media URLs; default 24h

@@ -139,8 +139,10 @@ const placingName = "placing"
 
 func (s *DiskStore) placingDir() string { return filepath.Join(s.tmp, placingName) }
 
-// writeJournal lists keys in a new journal. It is not synced: the Sync that
-// makes the temp files durable, before any is renamed into place, does that.
+// writeJournal lists keys in a new journal. For the local folder it is not
+// synced: the Sync that makes the temp files durable, before any is renamed
+// into place, does that. With a bucket it is synced here, file and folder,
+// as Sync has nothing else to do.
 func (s *DiskStore) writeJournal(keys []blobKey) (*journal, error) {
 	f, err := os.CreateTemp(s.placingDir(), "add-*")
 	if err != nil {
@@ -153,6 +155,9 @@ func (s *DiskStore) writeJournal(keys []blobKey) (*journal, error) {
 	}
 	if err = unix.Flock(int(f.Fd()), unix.LOCK_EX); err == nil {
 		_, err = f.WriteString(b.String())
+	}
+	if err == nil && s.bucket != nil {
+		err = syncFileAndDir(f)
 	}
 	if err != nil {
 		j.done(true)
@@ -232,4 +237,17 @@ func (l *Lake) sweepLeftovers(ctx context.Context) {
 		}
 		l.store.leftover = nil
 	})
+}
+
+// syncFileAndDir makes f's bytes and its name in its folder durable.
+func syncFileAndDir(f *os.File) error {
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(f.Name()))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -105,23 +107,33 @@ func (b *Bucket) key(hash, ext string) string {
 	return b.prefix + hash[0:2] + "/" + hash[2:4] + "/" + hash + "." + ext
 }
 
-// put stores the file at path as the blob; the object exists whole or not at all.
+// put stores the file at path as the blob.
 func (b *Bucket) put(ctx context.Context, hash, ext, path string) error {
-	opts, err := putOptions(hash)
-	if err == nil {
-		opts.DisableMultipart = true
-		_, err = b.c.FPutObject(ctx, b.name, b.key(hash, ext), path, opts)
-	}
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("media bucket: put %s.%s: %w", hash, ext, err)
 	}
-	return nil
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("media bucket: put %s.%s: %w", hash, ext, err)
+	}
+	return b.putReader(ctx, hash, ext, f, info.Size())
 }
 
-// putReader stores size bytes from r as the blob.
+// putBytes stores data as the blob.
+func (b *Bucket) putBytes(ctx context.Context, hash, ext string, data []byte) error {
+	return b.putReader(ctx, hash, ext, bytes.NewReader(data), int64(len(data)))
+}
+
+// putReader stores size bytes from r as the blob with one PUT, so the
+// object exists whole or not at all and the server checks the SHA-256 of
+// all of it (minio-go would cut anything over 16 MiB into parts, and the
+// whole object's checksum would not be the check).
 func (b *Bucket) putReader(ctx context.Context, hash, ext string, r io.Reader, size int64) error {
 	opts, err := putOptions(hash)
 	if err == nil {
+		opts.DisableMultipart = true
 		_, err = b.c.PutObject(ctx, b.name, b.key(hash, ext), r, size, opts)
 	}
 	if err != nil {
@@ -159,6 +171,19 @@ func (b *Bucket) open(ctx context.Context, hash, ext string) (io.ReadSeekCloser,
 		return nil, fmt.Errorf("media bucket: get %s.%s: %w", hash, ext, err)
 	}
 	return o, nil
+}
+
+// get returns a reader of the whole blob from one GET: open's Stat costs a
+// HEAD before it, which a reader that goes from start to end needs not.
+func (b *Bucket) get(ctx context.Context, hash, ext string) (io.ReadCloser, error) {
+	rc, _, _, err := minio.Core{Client: b.c}.GetObject(ctx, b.name, b.key(hash, ext), minio.GetObjectOptions{})
+	if notFound(err) {
+		return nil, errs.NotFoundf("media %s.%s not in store", hash, ext)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("media bucket: get %s.%s: %w", hash, ext, err)
+	}
+	return rc, nil
 }
 
 // stat returns the blob's size, or ok false when it is absent.

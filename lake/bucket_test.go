@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"image/jpeg"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
@@ -169,4 +172,40 @@ func countFilesUnder(t *testing.T, root, skip string) int {
 		return nil
 	})
 	return n
+}
+
+// TestBucketAddKilledBeforeCommit: with a bucket, a process killed between
+// uploading objects and committing their rows leaves objects no row names;
+// its placing journal, synced on its own as nothing else is with a bucket,
+// lets the next process remove them and keep the one a row names.
+func TestBucketAddKilledBeforeCommit(t *testing.T) {
+	ctx := context.Background()
+	srv := tests3.Shared(t)
+	srv.SetEnv(t)
+	url := srv.Bucket(t, "killed")
+	dir := t.TempDir()
+	l, _ := reopenLake(t, dir, func(o *lake.Options) { o.Media = url })
+	if _, err := l.Add(ctx, lake.AddOptions{}, []lake.Upload{mem("kept.jpg", jpegBytes(t, 32, 24, 10))}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAddKilledBeforeCommit$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "LAKE_KILL_DIR="+dir) // the lake records its bucket
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child was not killed: %v\n%s", err, out)
+	}
+	if n := len(srv.Objects(t, url)); n != 4 {
+		t.Fatalf("%d objects after the kill, want 4 (1 kept, 3 orphaned)", n)
+	}
+	l2, _ := reopenLake(t, dir)
+	if res, err := l2.Add(ctx, lake.AddOptions{}, []lake.Upload{mem("new.jpg", jpegBytes(t, 32, 24, 170))}); err != nil || len(res.Stored) != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if n := len(srv.Objects(t, url)); n != 2 {
+		t.Errorf("%d objects after the sweep, want 2", n)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "media", "tmp", "placing")); len(ents) != 0 {
+		t.Errorf("%d placing journals left", len(ents))
+	}
 }

@@ -79,7 +79,7 @@ func (c *stageCache) get(ctx context.Context, k blobKey) (string, func(), error)
 
 // fetch copies the blob into the folder, whole or not at all.
 func (c *stageCache) fetch(ctx context.Context, k blobKey) (int64, error) {
-	rc, err := c.bucket.open(ctx, k.hash, k.ext)
+	rc, err := c.bucket.get(ctx, k.hash, k.ext)
 	if err != nil {
 		return 0, err
 	}

