@@ -3,6 +3,7 @@ import { useFetch } from './usefetch.js'
 import { api, qs } from './api.js'
 import { chosen, hasTerm, toggleTerm, toggleValue, without } from './qtext.js'
 import { DateRange, Histogram } from './histogram.jsx'
+import { pure } from './pure.js'
 
 const LABELS = { type: 'Type', 'annotation.source': 'Annotations' }
 const SETS = { 'annotation.label': 'Labels', Tags: 'Tags', collection: 'Collections' }
@@ -11,7 +12,7 @@ const SETS = { 'annotation.label': 'Labels', Tags: 'Tags', collection: 'Collecti
 // that write the query when clicked (again to remove). What it shows as
 // chosen is read from the query text (qtext.js), so the bar and the sidebar
 // never disagree.
-export function Facets({ q, itemType, go, list }) {
+export const Facets = pure(function Facets({ q, itemType, go, list }) {
   // a new list (after an upload or a tagging) is counted anew
   const facets = useFetch(() => api('/lake/facets?' + qs({ query: q, itemType })), [q, itemType, list])
   return (
@@ -35,7 +36,7 @@ export function Facets({ q, itemType, go, list }) {
       <Histogram q={q} itemType={itemType} go={go} list={list} />
     </aside>
   )
-}
+})
 
 function FacetButton({ field, value, count, on, onClick, about = false }) {
   return (

@@ -1,10 +1,12 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useLayoutEffect, useState } from 'preact/hooks'
 
 // useFetch runs get whenever deps change and keeps its last answer (null
-// until the first, and after a failure).
+// until the first, and after a failure). It asks from a layout effect, so
+// the request leaves before the browser paints the change that caused it,
+// together with the others of the same change, not a frame later.
 export function useFetch(get, deps) {
   const [v, setV] = useState(null)
-  useEffect(() => {
+  useLayoutEffect(() => {
     let stop = false
     get().then((x) => !stop && setV(x), () => !stop && setV(null))
     return () => (stop = true)
