@@ -14,7 +14,7 @@ const SETS = { 'annotation.label': 'Labels', Tags: 'Tags', collection: 'Collecti
 // never disagree.
 export const Facets = pure(function Facets({ q, itemType, go, list }) {
   // a new list (after an upload or a tagging) is counted anew
-  const facets = useFetch(() => api('/lake/facets?' + qs({ query: q, itemType })), [q, itemType, list])
+  const facets = useFetch(() => api('/lake/facets?' + qs({ query: q, itemType })), [q, itemType, list], { together: true })
   return (
     <aside class="facets">
       {facets && Object.entries(LABELS).map(([field, title]) => (
@@ -54,7 +54,7 @@ function FacetButton({ field, value, count, on, onClick, about = false }) {
 function SetFacet({ field, title, q, itemType, go, list }) {
   const [limit, setLimit] = useState(10)
   const r = useFetch(() => api(`/lake/facets/${encodeURIComponent(field)}?` + qs({ query: without(q, field), itemType, limit })),
-    [q, itemType, list, limit])
+    [q, itemType, list, limit], { together: true })
   const on = chosen(q, field)
   if (!r) return null
   const shown = r.values.map((v) => v.value)

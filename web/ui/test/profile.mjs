@@ -1,6 +1,6 @@
 // Profiles one grid update on a running server, as bench.mjs times it:
 //   BASE, KEY, SECRET  the server and a read key
-//   STEP   labelFacet (default), query or jump
+//   STEP   labelFacet (default), facet (annotation source machine), query or jump
 //   TRACE  a file to write the Chrome trace to (optional)
 //   CPUPROFILE  a file to write the JavaScript profile to (optional; DevTools opens it)
 // It prints the API requests with their start and end (ms from the step's
@@ -56,7 +56,9 @@ try {
   reqs.length = 0
   const c0 = cpuByType()
   t0 = Date.now()
-  if (STEP === 'labelFacet') {
+  if (STEP === 'facet') {
+    await page.locator('[data-testid=facet-value][data-field="annotation.source"][data-value=machine]').click()
+  } else if (STEP === 'labelFacet') {
     await page.locator('[data-testid=facet-value][data-field="annotation.label"]').nth(0).click()
   } else if (STEP === 'query') {
     await page.getByTestId('query-input').fill('annotation.label = label07')
