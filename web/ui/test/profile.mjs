@@ -3,6 +3,9 @@
 //   STEP   labelFacet (default), facet (annotation source machine), query or jump
 //   TRACE  a file to write the Chrome trace to (optional)
 //   CPUPROFILE  a file to write the JavaScript profile to (optional; DevTools opens it)
+//   SAMPLE_US   the JavaScript sampling interval (default 200 µs)
+//   INVALIDATIONS=1  trace what invalidated style and layout (each with its stack,
+//                    which makes DOM writes many times slower: not for timing)
 // It prints the API requests with their start and end (ms from the step's
 // start), the CPU milliseconds of each Chromium process type, and the
 // trace's busiest events per thread (self time).
@@ -47,10 +50,11 @@ try {
   const done = new Promise((r) => cdp.once('Tracing.tracingComplete', r))
   await cdp.send('Tracing.start', {
     transferMode: 'ReportEvents',
-    traceConfig: { includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'cc', 'gpu', 'viz', 'toplevel', 'loading', 'netlog', 'disabled-by-default-devtools.timeline.frame', 'disabled-by-default-devtools.timeline.invalidationTracking'] },
+    traceConfig: { includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'cc', 'gpu', 'viz', 'toplevel', 'loading', 'netlog', 'disabled-by-default-devtools.timeline.frame',
+      ...(process.env.INVALIDATIONS ? ['disabled-by-default-devtools.timeline.invalidationTracking'] : [])] },
   })
   await cdp.send('Profiler.enable')
-  await cdp.send('Profiler.setSamplingInterval', { interval: 200 })
+  await cdp.send('Profiler.setSamplingInterval', { interval: +(process.env.SAMPLE_US || 200) })
   await cdp.send('Profiler.start')
   const before = await count()
   reqs.length = 0
