@@ -24,7 +24,7 @@ function paramsOf(search) {
 
 // Grid is the lake as a virtualised grid: only the rows in view (and one
 // either side) are in the DOM, and only the pages holding them are fetched,
-// once scrolling settles (a jump's at once).
+// once scrolling settles (a jump's before it scrolls).
 export function Grid({ search, me }) {
   const P = paramsOf(search)
   const wanted = listFor(P)
@@ -55,10 +55,17 @@ export function Grid({ search, me }) {
       if (!list.drawn.has(p)) readyPage(list, p, from, to, cell).then(() => setLoaded((x) => x + 1), setError)
     }
   }
-  // a jump fetches the pages of the rows it lands on at once, not after the scroll settles
+  // A jump fetches the pages of the rows it lands on (and decodes their
+  // thumbnails) first and scrolls then, so the grid goes from where it was to
+  // the target screen in one repaint, without placeholders in between.
+  const jumps = useRef(0)
   const jump = (i) => {
-    const row = Math.floor(nav.jump(i) / L.cols)
-    fetchPages(Math.max(0, (row - 1) * L.cols), Math.min(L.n, (row + Math.ceil(view.height / L.rowH) + 1) * L.cols))
+    const n = ++jumps.current
+    const row = Math.floor(Math.min(Math.max(0, i), L.n - 1) / L.cols)
+    const [from, to] = [Math.max(0, (row - 1) * L.cols), Math.min(L.n, (row + Math.ceil(view.height / L.rowH) + 1) * L.cols)]
+    const pages = []
+    for (let p = Math.floor(from / PAGE); p <= Math.floor((to - 1) / PAGE); p++) pages.push(readyPage(list, p, from, to, cell))
+    Promise.all(pages).then(() => n === jumps.current && nav.jump(i), setError)
   }
 
   useLayoutEffect(() => setDraft(P.q), [P.q]) // in the same repaint as the rest of the change

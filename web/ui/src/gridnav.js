@@ -61,7 +61,7 @@ export function useView(list, scroller) {
 
 // useCursor is the keyboard's place in the grid: arrows, Page Up/Down, Home
 // and End move it (scrolling only as far as needed), Enter opens the focused
-// cell; jump scrolls item i to the top and returns where it landed.
+// cell; jump scrolls item i to the top.
 export function useCursor(list, scroller, L, viewWidth) {
   const [cursor, setCursor] = useState(list.cursor)
   const scrollTo = (px) => (scroller.current.scrollTop = px / L.scale)
@@ -83,7 +83,6 @@ export function useCursor(list, scroller, L, viewWidth) {
     const idx = Math.min(Math.max(0, i), L.n - 1)
     scrollTo(Math.floor(idx / L.cols) * L.rowH)
     place(idx)
-    return idx
   }
   const onKey = (e) => {
     const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: L.cols, ArrowUp: -L.cols, PageDown: L.perPage, PageUp: -L.perPage }[e.key]
