@@ -3,6 +3,7 @@ import { useFetch } from './usefetch.js'
 import { api, qs } from './api.js'
 import { chosen, hasTerm, toggleTerm, toggleValue, without } from './qtext.js'
 import { DateRange, Histogram } from './histogram.jsx'
+import { pure } from './pure.js'
 
 const LABELS = { type: 'Type', 'annotation.source': 'Annotations' }
 const SETS = { 'annotation.label': 'Labels', Tags: 'Tags', collection: 'Collections' }
@@ -11,9 +12,9 @@ const SETS = { 'annotation.label': 'Labels', Tags: 'Tags', collection: 'Collecti
 // that write the query when clicked (again to remove). What it shows as
 // chosen is read from the query text (qtext.js), so the bar and the sidebar
 // never disagree.
-export function Facets({ q, itemType, go, list }) {
+export const Facets = pure(function Facets({ q, itemType, go, list }) {
   // a new list (after an upload or a tagging) is counted anew
-  const facets = useFetch(() => api('/lake/facets?' + qs({ query: q, itemType })), [q, itemType, list])
+  const facets = useFetch(() => api('/lake/facets?' + qs({ query: q, itemType })), [q, itemType, list], { together: true })
   return (
     <aside class="facets">
       {facets && Object.entries(LABELS).map(([field, title]) => (
@@ -35,7 +36,7 @@ export function Facets({ q, itemType, go, list }) {
       <Histogram q={q} itemType={itemType} go={go} list={list} />
     </aside>
   )
-}
+})
 
 function FacetButton({ field, value, count, on, onClick, about = false }) {
   return (
@@ -53,7 +54,7 @@ function FacetButton({ field, value, count, on, onClick, about = false }) {
 function SetFacet({ field, title, q, itemType, go, list }) {
   const [limit, setLimit] = useState(10)
   const r = useFetch(() => api(`/lake/facets/${encodeURIComponent(field)}?` + qs({ query: without(q, field), itemType, limit })),
-    [q, itemType, list, limit])
+    [q, itemType, list, limit], { together: true })
   const on = chosen(q, field)
   if (!r) return null
   const shown = r.values.map((v) => v.value)

@@ -1,6 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { pure } from './pure.js'
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { Boxes } from './boxes.jsx'
-import { PAGE, gridPath, invalidate, listFor, loadCount, loadPage, itemAt, thumbFor } from './lake.js'
+import { PAGE, gridPath, invalidate, listFor, loadCount, itemAt, readyPage, thumbFor } from './lake.js'
 import { navigate } from './router.js'
 import { QueryBar } from './query.jsx'
 import { Facets } from './facets.jsx'
@@ -23,38 +24,54 @@ function paramsOf(search) {
 
 // Grid is the lake as a virtualised grid: only the rows in view (and one
 // either side) are in the DOM, and only the pages holding them are fetched,
-// once scrolling settles.
+// once scrolling settles (a jump's before it scrolls).
 export function Grid({ search, me }) {
   const P = paramsOf(search)
-  const list = listFor(P)
-  const [count, setCount] = useState(list.count)
+  const wanted = listFor(P)
   const [error, setError] = useState(null)
-  const [draft, setDraft] = useState(P.q)
   const [cell, setCell] = useState(() => +sessionStorage.getItem('framelake.cell') || 180)
+  const screen = useRef() // the items a listing shows at its top, as [from, to), and the cell size
+  const list = useShown(wanted, setError, () => screen.current())
+  const [draft, setDraft] = useState(P.q)
   const [minConf, setMinConf] = useState(0)
   const [, setLoaded] = useState(0)
   const [uploading, setUploading] = useState(false)
   const scroller = useRef()
+  const opener = useRef()
+  const onOpen = useCallback((...a) => opener.current(...a), []) // one function, so unchanged cells skip rendering
   const view = useView(list, scroller)
-  const L = layout(view, cell, count ?? 0)
+  const L = layout(view, cell, sizeOf(list))
+  screen.current = () => { const T = layout({ ...view, top: 0 }, cell, PAGE); return [T.from, T.to, cell] }
   const nav = useCursor(list, scroller, L, view.width)
   useSlashFocus()
   const sel = useSelection(list, me.role !== 'read')
-  const go = (over) => navigate(gridPath({ ...P, ...over }))
+  const address = useRef()
+  address.current = P
+  const go = useCallback((over) => navigate(gridPath({ ...address.current, ...over })), []) // one function, so the sidebar need not render with the grid
+  // the count shown is the listing's on screen, so the grid and its count never disagree
+  const count = list === wanted ? list.count : null
+  const fetchPages = (from, to) => {
+    for (let p = Math.floor(from / PAGE); p <= Math.floor((to - 1) / PAGE); p++) {
+      if (!list.drawn.has(p)) readyPage(list, p, from, to, cell).then(() => setLoaded((x) => x + 1), setError)
+    }
+  }
+  // A jump fetches the pages of the rows it lands on (and decodes their
+  // thumbnails) first and scrolls then, so the grid goes from where it was to
+  // the target screen in one repaint, without placeholders in between.
+  const jumps = useRef(0)
+  const jump = (i) => {
+    const n = ++jumps.current
+    const row = Math.floor(Math.min(Math.max(0, i), L.n - 1) / L.cols)
+    const [from, to] = [Math.max(0, (row - 1) * L.cols), Math.min(L.n, (row + Math.ceil(view.height / L.rowH) + 1) * L.cols)]
+    const pages = []
+    for (let p = Math.floor(from / PAGE); p <= Math.floor((to - 1) / PAGE); p++) pages.push(readyPage(list, p, from, to, cell))
+    Promise.all(pages).then(() => n === jumps.current && nav.jump(i), setError)
+  }
 
-  useEffect(() => setDraft(P.q), [P.q])
-  useEffect(() => {
-    setError(null)
-    setCount(list.count)
-    loadCount(list).then(setCount, setError)
-  }, [list])
+  useLayoutEffect(() => setDraft(P.q), [P.q]) // in the same repaint as the rest of the change
   useEffect(() => {
     if (L.to <= L.from) return
-    const t = setTimeout(() => {
-      for (let p = Math.floor(L.from / PAGE); p <= Math.floor((L.to - 1) / PAGE); p++) {
-        loadPage(list, p).then(() => setLoaded((x) => x + 1), setError)
-      }
-    }, 60)
+    const t = setTimeout(() => fetchPages(L.from, L.to), 60)
     return () => clearTimeout(t)
   }, [list, L.from, L.to])
 
@@ -63,12 +80,12 @@ export function Grid({ search, me }) {
     nav.place(i)
     navigate('/items/' + encodeURIComponent(item.uniqueName))
   }
+  opener.current = open
   const cells = []
   for (let i = L.from; i < L.to; i++) {
     const [x, y] = L.cellAt(i)
-    const style = { transform: `translate(${x}px, ${y}px)`, width: cell + 'px' }
-    const item = itemAt(list, i)
-    cells.push(<Cell key={i} index={i} item={item} cell={cell} minConf={minConf} style={style} onOpen={open} selected={item && sel.has(item)} />)
+    const item = list.drawn.has(Math.floor(i / PAGE)) ? itemAt(list, i) : undefined
+    cells.push(<Cell key={i} index={i} item={item} cell={cell} minConf={minConf} x={x} y={y} onOpen={onOpen} selected={item && sel.has(item)} />)
   }
 
   return (
@@ -83,7 +100,7 @@ export function Grid({ search, me }) {
           {me.role !== 'read' && !uploading && (
             <button class="ghost" data-testid="upload-button" onClick={() => setUploading(true)}>Upload</button>
           )}
-          <form class="goto" onSubmit={(e) => { e.preventDefault(); nav.jump(+e.currentTarget.elements.n.value - 1) }}>
+          <form class="goto" onSubmit={(e) => { e.preventDefault(); jump(+e.currentTarget.elements.n.value - 1) }}>
             <input name="n" type="number" min="1" max={L.n || 1} placeholder="go to #" data-testid="goto-input" />
           </form>
         </div>
@@ -92,8 +109,8 @@ export function Grid({ search, me }) {
       {uploading && <Upload onDone={invalidate} onClose={() => setUploading(false)} />}
       {error && error.field !== 'query' && <div class="error" role="alert">{error.message}</div>}
       <div class="lake-body">
-        {!P.similar && !P.picked && <Facets q={P.q} itemType={P.itemType} go={go} list={list} />}
-        <div class="scroller" ref={scroller} tabIndex={-1} onKeyDown={nav.onKey}>
+        {!P.similar && !P.picked && <Facets q={P.q} itemType={P.itemType} go={go} list={wanted} />}
+        <div class="scroller" ref={scroller} tabIndex={-1} onKeyDown={nav.onKey} aria-busy={list !== wanted ? 'true' : undefined}>
           <div class="spacer" style={{ height: L.height + 'px' }}>{cells}</div>
           {count === 0 && <div class="empty">No items match.</div>}
         </div>
@@ -101,6 +118,33 @@ export function Grid({ search, me }) {
     </div>
   )
 }
+
+// useShown is the listing on screen. A new one (a facet click, a query)
+// asks for its count and its first page together, from a layout effect so
+// the requests leave before the click is painted, and takes the screen when
+// that page and the thumbnails at its top are ready (or the page failed):
+// the grid goes from the old items to the new in one repaint, not through an
+// empty grid, grey placeholders and a repaint per thumbnail, and shows
+// before its count, which may take longer to compute.
+function useShown(wanted, setError, top) {
+  const [shown, setShown] = useState(wanted)
+  const [, counted] = useState(0)
+  useLayoutEffect(() => {
+    let stop = false
+    const fail = (e) => stop || setError(e)
+    const ready = () => readyPage(wanted, 0, ...top())
+    setError(null)
+    loadCount(wanted).then(() => stop || counted((x) => x + 1), fail)
+    if (wanted !== shown) ready().catch(fail).then(() => stop || setShown(wanted))
+    else if (wanted.count == null) ready().then(() => stop || counted((x) => x + 1), fail) // the first listing
+    return () => (stop = true)
+  }, [wanted])
+  return shown
+}
+
+// sizeOf is how many items a listing has: its count, or until the count
+// arrives the items of its first page.
+const sizeOf = (list) => list.count ?? list.pages.get(0)?.length ?? 0
 
 // Controls are the grid's settings: the similarity banner or type and sort,
 // the thumbnail size and the machine boxes' confidence floor.
@@ -154,7 +198,10 @@ function Controls({ P, go, cell, setCell, minConf, setMinConf }) {
   )
 }
 
-function Cell({ index, item, cell, minConf, style, onOpen, selected }) {
+// Cell is one grid cell; it renders again only when one of its props
+// changes, not on every render of the grid.
+const Cell = pure(function Cell({ index, item, cell, minConf, x, y, onOpen, selected }) {
+  const style = { transform: `translate(${x}px, ${y}px)`, width: cell + 'px' }
   if (!item) return <div class="cell loading" style={style}><div class="frame" style={{ width: cell, height: cell }} /></div>
   const w = item.width || cell
   const h = item.height || cell
@@ -166,7 +213,7 @@ function Cell({ index, item, cell, minConf, style, onOpen, selected }) {
       <div class="well" style={{ height: cell + 'px' }}>
         <div class="frame" style={{ width: w * k + 'px', height: h * k + 'px' }}>
           {item.thumbUrl
-            ? <img src={thumbFor(item.thumbUrl, cell)} alt="" loading="lazy" decoding="async" draggable={false} />
+            ? <img src={thumbFor(item.thumbUrl, cell)} alt="" decoding="async" draggable={false} />
             : <div class="nothumb">{item.type}</div>}
           <Boxes boxes={item.boxes} width={item.width} height={item.height} minConfidence={minConf} />
         </div>
@@ -177,4 +224,4 @@ function Cell({ index, item, cell, minConf, style, onOpen, selected }) {
       </span>
     </a>
   )
-}
+})

@@ -48,7 +48,7 @@ export function Histogram({ q, itemType, go, list }) {
   const [field, setField] = useState(() => sessionStorage.getItem('framelake.hist') || 'width')
   const F = FIELDS[field]
   const base = withRange(q, field, null, null)
-  const h = useFetch(() => api('/lake/histogram?' + qs({ field, query: base, itemType, bins: 24 })), [base, field, itemType, list])
+  const h = useFetch(() => api('/lake/histogram?' + qs({ field, query: base, itemType, bins: 24 })), [base, field, itemType, list], { together: true })
   const [drag, setDrag] = useState(null) // [first bin, last bin] while brushing
   const svg = useRef()
   const r = rangeOf(q, field)

@@ -13,7 +13,7 @@ let current = null
 export function listFor({ q = '', sortBy = 'date_modified', sortOrder = 'DESC', itemType = 'image', similar = '', model = '', picked = '' }) {
   const key = JSON.stringify([q, sortBy, sortOrder, itemType, similar, model, picked])
   if (!current || current.key !== key) {
-    current = { key, q, sortBy, sortOrder, itemType, similar, model, picked, count: null, pages: new Map(), pending: new Map(), cursor: -1, scrollTop: 0 }
+    current = { key, q, sortBy, sortOrder, itemType, similar, model, picked, count: null, pages: new Map(), pending: new Map(), readying: new Map(), drawn: new Set(), cursor: -1, scrollTop: 0 }
   }
   return current
 }
@@ -106,6 +106,36 @@ export function loadPage(list, index) {
 
 export function itemAt(list, i) {
   return list?.pages.get(Math.floor(i / PAGE))?.[i % PAGE]
+}
+
+// readyPage resolves once page p is loaded and the thumbnails of its items
+// in [from, to) are decoded (withThumbs); the grid draws a page's items only
+// then (list.drawn), so each screen of them shows in one repaint.
+export function readyPage(list, p, from, to, cell) {
+  if (!list.readying.has(p)) {
+    const ready = loadPage(list, p)
+      .then(() => withThumbs(list, Math.max(from, p * PAGE), Math.min(to, (p + 1) * PAGE), cell))
+      .then(() => { list.drawn.add(p) }, (err) => { list.readying.delete(p); throw err })
+    list.readying.set(p, ready)
+  }
+  return list.readying.get(p)
+}
+
+// withThumbs resolves once the thumbnails of items [from, to) of a listing
+// are fetched and decoded, or after wait milliseconds if that is sooner: a
+// screen drawn when they are ready shows in one repaint, not in one more for
+// each thumbnail as it arrives (their <img> elements then find them in the
+// page's image cache).
+export function withThumbs(list, from, to, cell, wait = 250) {
+  const ready = []
+  for (let i = from; i < to; i++) {
+    const item = itemAt(list, i)
+    if (!item?.thumbUrl) continue
+    const img = new Image()
+    img.src = thumbFor(item.thumbUrl, cell)
+    ready.push(img.decode().catch(() => {}))
+  }
+  return Promise.race([Promise.all(ready), new Promise((r) => setTimeout(r, wait))])
 }
 
 // thumbFor picks the smallest fixed thumbnail size that fills a cell on this

@@ -17,9 +17,12 @@
 //   query       a typed query (Enter), the same
 // "Updated" is: the item count changed, every API request the change made
 // has been answered (the sidebar's counts and histogram, the grid's page),
-// and every thumbnail in view has loaded.
-import { readFileSync, readdirSync } from 'node:fs'
+// the grid shows the new listing (no aria-busy) and every thumbnail in view
+// has loaded. The waits check on DOM changes and image loads (gridwait.mjs):
+// a check on every animation frame made Chromium draw frames for it.
 import { launch } from './chromium.mjs'
+import { children, procs } from './procs.mjs'
+import { countChanges as countFrom, thumbsLoaded as thumbsIn } from './gridwait.mjs'
 
 const { BASE, KEY, SECRET } = process.env
 const JUMP = +(process.env.JUMP || 900000)
@@ -37,20 +40,8 @@ const out = {}
 // cpuMs is the CPU time of the server and of every process under this one
 // (Chromium's), in milliseconds, from /proc (clock ticks of 10 ms).
 function cpuMs() {
-  const server = +process.env.SERVER_PID
-  const stat = new Map()
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue
-    try {
-      const f = readFileSync(`/proc/${d}/stat`, 'utf8')
-      const v = f.slice(f.lastIndexOf(')') + 2).split(' ')
-      stat.set(+d, { ppid: +v[1], ticks: +v[11] + +v[12] })
-    } catch { /* gone */ }
-  }
-  const ours = (pid) => { for (let p = pid; p > 1; p = stat.get(p)?.ppid ?? 0) if (p === process.pid) return true; return false }
-  const ms = { server: (stat.get(server)?.ticks ?? 0) * 10, browser: 0 }
-  for (const [pid, v] of stat) if (pid !== process.pid && ours(pid)) ms.browser += v.ticks * 10
-  return ms
+  const stat = procs()
+  return { server: stat.get(+process.env.SERVER_PID)?.ms ?? 0, browser: children(stat).reduce((ms, p) => ms + p.ms, 0) }
 }
 
 // time runs one round of a figure and records its wall and CPU milliseconds.
@@ -74,28 +65,15 @@ const answered = () => new Promise((resolve) => {
   poll()
 })
 
-// thumbsLoaded: every grid cell in the viewport (or the one with index i) has its thumbnail decoded.
-const thumbsLoaded = (i) => page.waitForFunction((i) => {
-  const sel = i == null ? '[data-testid=grid-item]' : `[data-testid=grid-item][data-index="${i}"]`
-  const cells = [...document.querySelectorAll(sel)].filter((c) => {
-    const r = c.getBoundingClientRect()
-    return r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth
-  })
-  return cells.length > 0 && cells.every((c) => { const img = c.querySelector('img'); return img && img.complete && img.naturalWidth > 0 })
-}, i, { polling: 'raf', timeout: 60000 })
-
 const count = () => page.getByTestId('item-count').textContent()
+const thumbsLoaded = (i) => thumbsIn(page, i)
+const countChanges = (from) => countFrom(page, from)
 // updated waits until a change from count `from` has reached the whole page.
 const updated = async (from) => {
   await countChanges(from)
   await answered()
   await thumbsLoaded()
 }
-const countChanges = (from) => page.waitForFunction((from) => {
-  const t = document.querySelector('[data-testid=item-count]')?.textContent
-  return t && t !== from && t !== '…'
-}, from, { polling: 'raf', timeout: 60000 })
-
 try {
   for (let r = 0; r < ROUNDS; r++) {
     await time('firstPage', async () => {
