@@ -15,17 +15,13 @@ import (
 // centre 0.9, by 10% its centre 0.8.
 var CentreScales = [2]float64{0.9, 0.8}
 
-// centreHashes are the perceptual hashes of g's centres at CentreScales.
-func centreHashes(g vips.Grey) [2]uint64 {
+// centreHashes are the perceptual hashes of g's centres at CentreScales,
+// from g's summed-area table.
+func centreHashes(g vips.Grey, s sums) [2]uint64 {
 	var out [2]uint64
 	for k, f := range CentreScales {
 		w, h := max(1, int(float64(g.W)*f+0.5)), max(1, int(float64(g.H)*f+0.5))
-		x0, y0 := (g.W-w)/2, (g.H-h)/2
-		c := vips.Grey{W: w, H: h, Pix: make([]byte, w*h)}
-		for y := range h {
-			copy(c.Pix[y*w:(y+1)*w], g.Pix[(y0+y)*g.W+x0:])
-		}
-		out[k] = phash(c)
+		out[k] = dctHash(s.shrink((g.W-w)/2, (g.H-h)/2, w, h))
 	}
 	return out
 }

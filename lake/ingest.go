@@ -439,7 +439,9 @@ func (l *Lake) insertFiles(ctx context.Context, opt AddOptions, meta string, fil
 		}
 		defer st.close()
 		for _, s := range files {
-			f := File{ID: id.New("fil"), UniqueName: uniqueName(collName, s.up.Name), Name: s.up.Name,
+			// Ordered: a new id goes to the end of the unique index on ids,
+			// not to a random page of it for the commit to write out again.
+			f := File{ID: id.Ordered("fil"), UniqueName: uniqueName(collName, s.up.Name), Name: s.up.Name,
 				Type: s.p.Type, Blob: s.pend.Hash, Ext: s.p.Ext, MIME: s.p.MIME, Size: s.pend.Size, Format: s.p.Format,
 				Width: s.p.Width, Height: s.p.Height, FrameCount: s.p.FrameCount, FrameRate: s.p.FrameRate,
 				Duration: s.p.Duration, VideoIndex: s.up.VideoIndex, Metadata: json.RawMessage(meta),

@@ -45,7 +45,7 @@ func cmdImport(ctx context.Context, args []string) error {
 		"(env FRAMELAKE_MEDIA; default: what the lake records)")
 	fs.StringVar(&f.project, "project", "", "annotation project (name or id) whose upload sessions, one per split, receive the files and boxes; a new name creates an image project")
 	format := fs.String("format", "auto", "labels to read with the media: auto, yolo, coco, voc, cvat, labelstudio or raw (media only)")
-	fs.IntVar(&f.batch, "batch", 64, "files per batch")
+	fs.IntVar(&f.batch, "batch", 0, "files per batch (default 256 with --data, 64 with --url)")
 	fs.IntVar(&f.parallel, "parallel", 4, "batches in flight at once")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pixels := maxPixelsFlag(fs)
@@ -60,6 +60,15 @@ func cmdImport(ctx context.Context, args []string) error {
 	}
 	if (f.data == "") == (f.url == "") {
 		return errors.New("give exactly one of --data DIR (write the data folder directly) or --url URL (send to a server)")
+	}
+	if f.batch == 0 {
+		// Into a data folder a batch is one transaction: 256 files wrote
+		// their rows in two thirds of the CPU time that 64 did, the pages
+		// of the indexes they share written out once a commit.
+		f.batch = 64
+		if f.data != "" {
+			f.batch = 256
+		}
 	}
 	if f.batch < 1 || f.parallel < 1 {
 		return errors.New("--batch and --parallel must be at least 1")

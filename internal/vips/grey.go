@@ -147,6 +147,13 @@ func (g Grey) fit(size int) Grey {
 // fitArea averages a w x h image of bands bytes per pixel down to fit size
 // x size: each output pixel is the mean of the input area it covers, partly
 // covered pixels weighted by how much. An image that fits is returned as is.
+// Each sum adds its weighted pixels in input order in float32, rows first,
+// so it gives the same bytes however the loops run. Here they add term k of
+// every output of a row before term k+1, every output the same number of
+// terms (areaWeights pads with zero weights, which leave a sum of
+// non-negative terms as it is): summed one output at a time, each waiting on
+// its last addition and its count of 2 or 3 terms varying from pixel to
+// pixel, the whole took as long as the JPEG decode before it at ingest.
 func fitArea(pix []byte, w, h, bands, size int) ([]byte, int, int) {
 	if w <= size && h <= size {
 		return pix, w, h
@@ -157,50 +164,80 @@ func fitArea(pix []byte, w, h, bands, size int) ([]byte, int, int) {
 	row := tw * bands
 	tmp := make([]float32, h*row) // rows resized first
 	for y := range h {
-		src := pix[y*w*bands : (y+1)*w*bands]
-		for x, ws := range cols {
-			for b := range bands {
-				s := float32(0)
-				for _, wt := range ws.w {
-					s += wt.f * float32(src[wt.i*bands+b])
+		src, dst := pix[y*w*bands:(y+1)*w*bands], tmp[y*row:(y+1)*row]
+		for k := range cols.n {
+			idx, f := cols.term(k)
+			if bands == 1 {
+				for x, i := range idx {
+					dst[x] += f[x] * float32(src[i])
 				}
-				tmp[y*row+x*bands+b] = s
+				continue
+			}
+			for x, i := range idx {
+				for b := range bands {
+					dst[x*bands+b] += f[x] * float32(src[i*bands+b])
+				}
 			}
 		}
 	}
 	out := make([]byte, th*row)
-	for y, ws := range rows {
-		for x := range row {
-			s := float32(0)
-			for _, wt := range ws.w {
-				s += wt.f * tmp[wt.i*row+x]
+	acc := make([]float32, row)
+	for y := range th {
+		clear(acc)
+		for k := range rows.n {
+			idx, f := rows.term(k)
+			if f[y] == 0 {
+				break // padding
 			}
-			out[y*row+x] = byte(min(255, s+0.5))
+			for x, v := range tmp[idx[y]*row : (idx[y]+1)*row] {
+				acc[x] += f[y] * v
+			}
+		}
+		dst := out[y*row : (y+1)*row]
+		for x, s := range acc {
+			dst[x] = byte(min(255, s+0.5))
 		}
 	}
 	return out, tw, th
 }
 
-type weight struct {
-	i int
-	f float32
+// weights maps each of m output pixels to the n input pixels it covers:
+// term(k) gives, for every output j, the input pixel and weight of its term
+// k. An output of fewer terms is padded with zero weights on its last pixel.
+type weights struct {
+	m, n int
+	idx  []int
+	f    []float32
 }
 
-type weights struct{ w []weight }
+func (ws weights) term(k int) ([]int, []float32) {
+	return ws.idx[k*ws.m : (k+1)*ws.m], ws.f[k*ws.m : (k+1)*ws.m]
+}
 
 // areaWeights maps n input pixels onto m < n output pixels: output j
 // covers input [j*n/m, (j+1)*n/m), each input pixel weighted by its overlap.
-func areaWeights(n, m int) []weights {
-	out := make([]weights, m)
+func areaWeights(n, m int) weights {
 	step := float64(n) / float64(m)
-	for j := range out {
+	firsts, fs := make([]int, m), make([][]float32, m)
+	most := 1
+	for j := range m {
 		lo, hi := float64(j)*step, float64(j+1)*step
+		firsts[j] = int(lo)
 		for i := int(lo); i < n && float64(i) < hi; i++ {
+			// Positive for every i the loop reaches: int(lo) <= i < hi.
 			overlap := min(hi, float64(i+1)) - max(lo, float64(i))
-			if overlap > 0 {
-				out[j].w = append(out[j].w, weight{i, float32(overlap / step)})
+			fs[j] = append(fs[j], float32(overlap/step))
+		}
+		most = max(most, len(fs[j]))
+	}
+	ws := weights{m: m, n: most, idx: make([]int, m*most), f: make([]float32, m*most)}
+	for j := range m {
+		for k := range most {
+			ws.idx[k*m+j] = min(firsts[j]+k, firsts[j]+len(fs[j])-1)
+			if k < len(fs[j]) {
+				ws.f[k*m+j] = fs[j][k]
 			}
 		}
 	}
-	return out
+	return ws
 }

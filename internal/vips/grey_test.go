@@ -2,6 +2,7 @@ package vips
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
@@ -58,5 +59,95 @@ func TestDecodeGreyPaths(t *testing.T) {
 	}
 	if _, err := DecodeGrey([]byte{0xFF, 0xD8, 0xFF, 0xE0, 1, 2}, 240); err == nil {
 		t.Fatal("a broken JPEG decoded")
+	}
+}
+
+// TestFitAreaAsFirstWritten: fitArea, rearranged for speed, gives the bytes
+// its first form gave (fitAreaFirst, kept here as written), for grey and
+// RGB and for the sizes scores and thumbnails ask of common frames and of
+// odd ones: scores stored at ingest must equal those a job computes later.
+func TestFitAreaAsFirstWritten(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct{ w, h, bands, size int }{
+		{350, 263, 1, 240}, {288, 216, 1, 240}, {1400, 1050, 1, 240}, {263, 350, 1, 240}, {241, 17, 1, 240},
+		{1000, 3, 1, 240}, {5, 700, 1, 7}, {480, 270, 3, 256}, {960, 540, 3, 256}, {333, 777, 3, 100}, {300, 200, 3, 299},
+	} {
+		pix := make([]byte, c.w*c.h*c.bands)
+		for i := range pix {
+			pix[i] = byte(rng.IntN(256))
+		}
+		if c.w == 350 { // smooth too, where sums land near .5
+			for i := range pix {
+				pix[i] = byte(i % 7 * 37)
+			}
+		}
+		got, gw, gh := fitArea(pix, c.w, c.h, c.bands, c.size)
+		want, ww, wh := fitAreaFirst(pix, c.w, c.h, c.bands, c.size)
+		if gw != ww || gh != wh || !slices.Equal(got, want) {
+			t.Fatalf("%dx%dx%d to %d: %dx%d, first form %dx%d, bytes equal %v", c.w, c.h, c.bands, c.size, gw, gh, ww, wh,
+				slices.Equal(got, want))
+		}
+	}
+}
+
+func fitAreaFirst(pix []byte, w, h, bands, size int) ([]byte, int, int) {
+	if w <= size && h <= size {
+		return pix, w, h
+	}
+	type weight struct {
+		i int
+		f float32
+	}
+	areaWeights := func(n, m int) [][]weight {
+		out := make([][]weight, m)
+		step := float64(n) / float64(m)
+		for j := range out {
+			lo, hi := float64(j)*step, float64(j+1)*step
+			for i := int(lo); i < n && float64(i) < hi; i++ {
+				overlap := min(hi, float64(i+1)) - max(lo, float64(i))
+				if overlap > 0 {
+					out[j] = append(out[j], weight{i, float32(overlap / step)})
+				}
+			}
+		}
+		return out
+	}
+	scale := float64(size) / float64(max(w, h))
+	tw, th := max(1, int(float64(w)*scale+0.5)), max(1, int(float64(h)*scale+0.5))
+	cols, rows := areaWeights(w, tw), areaWeights(h, th)
+	row := tw * bands
+	tmp := make([]float32, h*row)
+	for y := range h {
+		src := pix[y*w*bands : (y+1)*w*bands]
+		for x, ws := range cols {
+			for b := range bands {
+				s := float32(0)
+				for _, wt := range ws {
+					s += wt.f * float32(src[wt.i*bands+b])
+				}
+				tmp[y*row+x*bands+b] = s
+			}
+		}
+	}
+	out := make([]byte, th*row)
+	for y, ws := range rows {
+		for x := range row {
+			s := float32(0)
+			for _, wt := range ws {
+				s += wt.f * tmp[wt.i*row+x]
+			}
+			out[y*row+x] = byte(min(255, s+0.5))
+		}
+	}
+	return out, tw, th
+}
+
+func BenchmarkFitArea(b *testing.B) {
+	pix := make([]byte, 350*263)
+	for i := range pix {
+		pix[i] = byte(i * 7)
+	}
+	for b.Loop() {
+		fitArea(pix, 350, 263, 1, 240)
 	}
 }
