@@ -99,15 +99,8 @@ func TestDrivenBySet(t *testing.T) {
 // whole page budget for its walk, instead of losing it in the queue and
 // falling back to the plan that reads every selected file.
 func TestPageBudgetStartsWithTheTurn(t *testing.T) {
+	l := sixSmallFiles(t, func(o *lake.Options) { o.PageBudget = 2 * time.Second })
 	ctx := context.Background()
-	l, _ := openLake(t, func(o *lake.Options) { o.PageBudget = 2 * time.Second })
-	var ups []lake.Upload
-	for i := range 6 {
-		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
-	}
-	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 6 {
-		t.Fatal(err, res.Rejected)
-	}
 	var taken []func()
 	for {
 		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
@@ -135,21 +128,27 @@ func TestPageBudgetStartsWithTheTurn(t *testing.T) {
 	}
 }
 
+// sixSmallFiles opens a lake holding six 16x16 JPEGs.
+func sixSmallFiles(t *testing.T, opts ...func(*lake.Options)) *lake.Lake {
+	t.Helper()
+	l, _ := openLake(t, opts...)
+	var ups []lake.Upload
+	for i := range 6 {
+		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
+	}
+	if res, err := l.Add(context.Background(), lake.AddOptions{}, ups); err != nil || len(res.Stored) != 6 {
+		t.Fatal(err, res.Rejected)
+	}
+	return l
+}
+
 // TestPageBudgetRunningOutMidPage: a budget that runs out while a page's
 // rows are read (a slow reader, a busy machine) gives the page, not the
 // deadline as an error; rows found in the budget say the selection is
 // common, so the walk is run again without one rather than the plan that
 // reads every selected file.
 func TestPageBudgetRunningOutMidPage(t *testing.T) {
-	ctx := context.Background()
-	l, _ := openLake(t)
-	var ups []lake.Upload
-	for i := range 6 {
-		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
-	}
-	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 6 {
-		t.Fatal(err, res.Rejected)
-	}
+	l := sixSmallFiles(t)
 	seqs, err := l.WalkSeqs(lake.Selection{Query: "width = 16"}, 6, 50*time.Millisecond, func() { time.Sleep(30 * time.Millisecond) })
 	if err != nil || len(seqs) != 6 || l.Fallbacks() != 0 {
 		t.Errorf("walk whose budget ran out mid-page: %v %v, %d fallbacks", seqs, err, l.Fallbacks())
@@ -160,15 +159,7 @@ func TestPageBudgetRunningOutMidPage(t *testing.T) {
 // after them (matches bunched at the start of the sort order) runs out of
 // its second budget too and takes the other plan.
 func TestPageBudgetRunningOutTwice(t *testing.T) {
-	ctx := context.Background()
-	l, _ := openLake(t)
-	var ups []lake.Upload
-	for i := range 6 {
-		ups = append(ups, mem(fmt.Sprintf("f%02d.jpg", i), testmedia.JPEG(16, 16, i)))
-	}
-	if res, err := l.Add(ctx, lake.AddOptions{}, ups); err != nil || len(res.Stored) != 6 {
-		t.Fatal(err, res.Rejected)
-	}
+	l := sixSmallFiles(t)
 	calls := 0
 	slow := func() { // three rows at once, then one each fifth of a second
 		if calls++; calls > 3 {
