@@ -62,6 +62,8 @@ try {
   const bikeRow = page.locator('[data-testid=eval-label-row][data-label=bike]')
   check(await bikeRow.getByTestId('eval-fp').textContent() === String(ev.labels.bike.fp), 'bike fp in the table')
   await shot('3-evaluation')
+  await byTest('confusion-note').scrollIntoViewIfNeeded()
+  await shot('3b-confusion')
 
   // A false-positive cell opens the grid on the files with a spurious bike.
   await cell('background', 'bike').locator('button').click()
