@@ -77,7 +77,13 @@ func (s *server) stop(t *testing.T) {
 // writeKey makes a write key on data (a server may be running on it).
 func writeKey(t *testing.T, data string) (key, secret string) {
 	t.Helper()
-	out, err := run(t, "keys", "create", "--data", data, "--name", "crash", "--role", "write", "--json")
+	return namedWriteKey(t, data, "crash")
+}
+
+// namedWriteKey is writeKey with the key's name, which the web app shows.
+func namedWriteKey(t *testing.T, data, name string) (key, secret string) {
+	t.Helper()
+	out, err := run(t, "keys", "create", "--data", data, "--name", name, "--role", "write", "--json")
 	var k map[string]string
 	if err != nil || json.Unmarshal([]byte(out), &k) != nil {
 		t.Fatalf("keys create: %v %s", err, out)

@@ -7,11 +7,9 @@ import (
 	"math/rand/v2"
 	"mime/multipart"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/framelake/framelake/internal/testmedia"
 )
@@ -29,7 +27,7 @@ import (
 // It fails, never skips, when Node, Chromium, the photos or the models are
 // missing.
 func TestWebAppAnnotate(t *testing.T) {
-	node, ui := needBrowser(t)
+	needBrowser(t)
 	t.Setenv("FRAMELAKE_MODELS_DIR", builtModelsDir(t))
 	s := startUIServer(t)
 	var names []string
@@ -56,24 +54,8 @@ func TestWebAppAnnotate(t *testing.T) {
 		sizes = append(sizes, [2]int{res.Stored[0].Width, res.Stored[0].Height})
 	}
 	bench := s.benchTask(t)
-	shots := os.Getenv("FRAMELAKE_UI_SHOTS")
-	if shots == "" {
-		shots = filepath.Join(os.TempDir(), "framelake-annotate-shots-"+time.Now().UTC().Format("20060102-150405"))
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshots in %s", shots)
-	expect, _ := json.Marshal(map[string]any{"names": names, "sizes": sizes, "bench": bench})
-	cmd := exec.Command(node, "test/annotate.mjs")
-	cmd.Dir = ui
-	cmd.Env = append(os.Environ(), "BASE="+s.base, "KEY="+s.admin["key"], "SECRET="+s.admin["secret"],
-		"EXPECT="+string(expect), "OUT="+shots)
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("browser checks: %v", err)
-	}
+	expect := map[string]any{"names": names, "sizes": sizes, "bench": bench}
+	s.browserCheck(t, "annotate.mjs", s.admin, expect, shotsDir(t, "annotate"))
 }
 
 // benchTask uploads two 1920x1080 frames with 200 boxes each through an

@@ -2,16 +2,11 @@ package main_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/framelake/framelake/internal/testmedia"
 )
@@ -23,7 +18,7 @@ import (
 // auto tagging job from the selection. Like TestWebAppInBrowser it fails,
 // never skips, when Node, Chromium or playwright-core is missing.
 func TestWebAppCurate(t *testing.T) {
-	node, ui := needBrowser(t)
+	needBrowser(t)
 	s := startUIServer(t)
 	// car on 0, 2, 3; person on 1, 2; none on 4, 5.
 	s.uploadLabelled(t, 640, 480, []string{
@@ -63,31 +58,12 @@ func TestWebAppCurate(t *testing.T) {
 		t.Errorf("completion of labels from p: %v", done.Values)
 	}
 
-	shots := os.Getenv("FRAMELAKE_UI_SHOTS")
-	if shots == "" {
-		shots = filepath.Join(os.TempDir(), "framelake-ui-shots-"+time.Now().UTC().Format("20060102-150405"))
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshots in %s", shots)
-	created, err := run(t, "keys", "create", "--data", s.data, "--name", "curator", "--role", "write", "--json")
-	var write map[string]string
-	if err != nil || json.Unmarshal([]byte(created), &write) != nil {
-		t.Fatalf("keys create: %v %s", err, created)
-	}
-	expect, _ := json.Marshal(map[string]any{"count": 6 + small, "small": small, "model": "fixed",
-		"labels": map[string]int{"car": 3, "person": 2, "both": 1}})
-	cmd := exec.Command(node, "test/curate.mjs")
-	cmd.Dir = ui
-	cmd.Env = append(os.Environ(), "BASE="+s.base, "KEY="+s.read["key"], "SECRET="+s.read["secret"],
-		"WRITE_KEY="+write["key"], "WRITE_SECRET="+write["secret"], "EXPECT="+string(expect), "OUT="+shots)
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("browser checks: %v", err)
-	}
-	if !strings.Contains(string(out), "curate checks passed") {
+	shots := shotsDir(t, "ui")
+	key, secret := namedWriteKey(t, s.data, "curator")
+	expect := map[string]any{"count": 6 + small, "small": small, "model": "fixed",
+		"labels": map[string]int{"car": 3, "person": 2, "both": 1}}
+	out := s.browserCheck(t, "curate.mjs", s.read, expect, shots, "WRITE_KEY="+key, "WRITE_SECRET="+secret)
+	if !strings.Contains(out, "curate checks passed") {
 		t.Fatal("curate.mjs ended without passing")
 	}
 }

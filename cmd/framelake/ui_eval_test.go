@@ -1,10 +1,8 @@
 package main_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +19,7 @@ import (
 // on the files that have one, a second evaluation is compared, and a
 // selection opens its tagged files in the grid.
 func TestWebAppEval(t *testing.T) {
-	node, ui := needBrowser(t)
+	needBrowser(t)
 	s := startUIServer(t)
 	dir := t.TempDir()
 	names := make([]string, 5)
@@ -64,16 +62,8 @@ func TestWebAppEval(t *testing.T) {
 		strings.NewReader(`{"operation":"import:truth","files":[`+strings.Join(files, ",")+`]}`), nil)
 
 	shots := shotsDir(t, "ui-eval")
-	expect, _ := json.Marshal(map[string]any{"run": runs.RunList[0].RunID, "images": len(names),
+	expect := map[string]any{"run": runs.RunList[0].RunID, "images": len(names),
 		// files with a spurious bike: ev-1, ev-2, ev-3.
-		"bikeFP": 3})
-	cmd := exec.Command(node, "test/eval.mjs")
-	cmd.Dir = ui
-	cmd.Env = append(os.Environ(), "BASE="+s.base, "KEY="+s.admin["key"], "SECRET="+s.admin["secret"],
-		"EXPECT="+string(expect), "OUT="+shots)
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("browser checks: %v", err)
-	}
+		"bikeFP": 3}
+	s.browserCheck(t, "eval.mjs", s.admin, expect, shots)
 }

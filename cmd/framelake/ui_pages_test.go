@@ -50,7 +50,7 @@ func greyVideo(t *testing.T, path string, frames int) {
 // lasso narrows the grid to what it caught, a video steps frame by frame
 // with the boxes of each frame, and /models shows the model and its run.
 func TestWebAppPages(t *testing.T) {
-	node, ui := needBrowser(t)
+	needBrowser(t)
 	s := startUIServer(t, "--models", builtModelsDir(t))
 	ctx := context.Background()
 	names := s.uploadLabelled(t, 320, 240, []string{
@@ -87,19 +87,11 @@ func TestWebAppPages(t *testing.T) {
 		{"frame":4,"label":"cat","x":80,"y":50,"width":60,"height":50}]}]}`, vid)), nil)
 
 	shots := shotsDir(t, "ui-pages")
-	expect, _ := json.Marshal(map[string]any{"images": names, "video": vid, "fps": 10, "frames": 20,
+	expect := map[string]any{"images": names, "video": vid, "fps": 10, "frames": 20,
 		"boxes": map[string]any{"3": map[string]any{"label": "dog", "x": 10, "y": 20, "width": 40, "height": 30},
 			"4": map[string]any{"label": "cat", "x": 80, "y": 50, "width": 60, "height": 50}},
-		"run": run.RunID, "job": run.JobID})
-	cmd := exec.Command(node, "test/pages.mjs")
-	cmd.Dir = ui
-	cmd.Env = append(os.Environ(), "BASE="+s.base, "KEY="+s.read["key"], "SECRET="+s.read["secret"],
-		"EXPECT="+string(expect), "OUT="+shots)
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("browser checks: %v", err)
-	}
+		"run": run.RunID, "job": run.JobID}
+	s.browserCheck(t, "pages.mjs", s.read, expect, shots)
 }
 
 // projectionPage is GET /api/v1/models/{name}/projection's answer.

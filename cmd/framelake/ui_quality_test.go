@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"mime/multipart"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -18,7 +16,7 @@ import (
 // browser tests it fails, never skips, when Node, Chromium or
 // playwright-core is missing.
 func TestWebAppQualityHistogram(t *testing.T) {
-	node, ui := needBrowser(t)
+	needBrowser(t)
 	s := startUIServer(t)
 	const n = 12
 	var body bytes.Buffer
@@ -29,17 +27,8 @@ func TestWebAppQualityHistogram(t *testing.T) {
 	}
 	mw.Close()
 	s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, nil)
-	shots := t.TempDir()
-	if d := os.Getenv("FRAMELAKE_UI_SHOTS"); d != "" {
-		shots = d
-	}
-	cmd := exec.Command(node, "test/quality.mjs")
-	cmd.Dir = ui
-	cmd.Env = append(os.Environ(), "BASE="+s.base, "KEY="+s.read["key"], "SECRET="+s.read["secret"],
-		"EXPECT="+fmt.Sprintf(`{"count":%d}`, n), "OUT="+shots)
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil || !strings.Contains(string(out), "quality checks passed") {
-		t.Fatalf("browser checks: %v", err)
+	out := s.browserCheck(t, "quality.mjs", s.read, map[string]int{"count": n}, shotsDir(t, "ui-quality"))
+	if !strings.Contains(out, "quality checks passed") {
+		t.Fatal("quality.mjs ended without passing")
 	}
 }

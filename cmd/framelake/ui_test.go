@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/internal/testmedia"
@@ -185,6 +184,28 @@ func (s *uiServer) uploadLabelled(t *testing.T, w, h int, labels []string) []str
 	return names
 }
 
+// browserCheck runs web/ui/test/<script> in Node against s, signed in
+// with key, with expect as EXPECT (JSON), screenshots into shots and env
+// besides; it fails the test when the script fails and returns its output.
+func (s *uiServer) browserCheck(t *testing.T, script string, key map[string]string, expect any, shots string, env ...string) string {
+	t.Helper()
+	node, ui := needBrowser(t)
+	want, err := json.Marshal(expect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "test/"+script)
+	cmd.Dir = ui
+	cmd.Env = append(append(os.Environ(), "BASE="+s.base, "KEY="+key["key"], "SECRET="+key["secret"],
+		"EXPECT="+string(want), "OUT="+shots), env...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("browser checks: %v", err)
+	}
+	return string(out)
+}
+
 // needBrowser returns node and web/ui, failing (never skipping) when Node,
 // Chromium or playwright-core is missing: `make test` installs them.
 func needBrowser(t testing.TB) (node, ui string) {
@@ -208,7 +229,7 @@ func needBrowser(t testing.TB) (node, ui string) {
 // against its annotation (web/ui/test/browser.mjs). It fails, never skips,
 // when Node, Chromium or playwright-core is missing: `make test` installs them.
 func TestWebAppInBrowser(t *testing.T) {
-	node, ui := needBrowser(t)
+	needBrowser(t)
 	s := startUIServer(t)
 	names := s.uploadLabelled(t, 640, 480, []string{
 		`[{"label":"car","x":100,"y":60,"width":200,"height":120}]`,
@@ -239,36 +260,16 @@ func TestWebAppInBrowser(t *testing.T) {
 	s.call(t, s.admin, "POST", "/api/v1/client/create_dataset_from_datalake", "application/json", strings.NewReader(
 		`{"dataset_name":"streets","labels":["car","person"],"split_info":{"train":70,"test":20,"validation":10}}`), &ds)
 	t.Logf("dataset: %v", ds)
-	shots := os.Getenv("FRAMELAKE_UI_SHOTS")
-	if shots == "" {
-		shots = filepath.Join(os.TempDir(), "framelake-ui-shots-"+time.Now().UTC().Format("20060102-150405"))
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshots in %s", shots)
-	expect, _ := json.Marshal(map[string]any{"count": 3 + fillers, "uniqueName": names[0], "width": 640, "height": 480, "datasetId": ds["datasetId"],
+	shots := shotsDir(t, "ui")
+	expect := map[string]any{"count": 3 + fillers, "uniqueName": names[0], "width": 640, "height": 480, "datasetId": ds["datasetId"],
 		"similar": names[1:3],
-		"box":     map[string]any{"label": "car", "x": 100, "y": 60, "width": 200, "height": 120}})
-	created, err := run(t, "keys", "create", "--data", s.data, "--name", "curator", "--role", "write", "--json")
-	var write map[string]string
-	if err != nil || json.Unmarshal([]byte(created), &write) != nil {
-		t.Fatalf("keys create: %v %s", err, created)
-	}
+		"box":     map[string]any{"label": "car", "x": 100, "y": 60, "width": 200, "height": 120}}
+	key, secret := namedWriteKey(t, s.data, "curator")
 	fresh := filepath.Join(t.TempDir(), "fresh.jpg")
 	if err := os.WriteFile(fresh, testmedia.JPEG(320, 240, 4242), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "test/browser.mjs")
-	cmd.Dir = ui
-	cmd.Env = append(os.Environ(), "BASE="+s.base, "KEY="+s.read["key"], "SECRET="+s.read["secret"],
-		"EXPECT="+string(expect), "OUT="+shots, "WRITE_KEY="+write["key"], "WRITE_SECRET="+write["secret"],
-		"UPLOAD_JPEG="+fresh)
-	out, err := cmd.CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("browser checks: %v", err)
-	}
+	s.browserCheck(t, "browser.mjs", s.read, expect, shots, "WRITE_KEY="+key, "WRITE_SECRET="+secret, "UPLOAD_JPEG="+fresh)
 }
 
 // TestThumbnailsAndMe checks the routes the web app adds: /api/v1/me names
