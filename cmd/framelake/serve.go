@@ -43,10 +43,18 @@ func cmdServe(ctx context.Context, args []string) error {
 	maxConns := fs.String("max-conns", envOr("FRAMELAKE_MAX_CONNS", "1024"), "most connections served at once")
 	probeTimeout := fs.String("probe-timeout", envOr("FRAMELAKE_PROBE_TIMEOUT", "60s"),
 		"longest ffprobe run on an uploaded video; a video that takes longer is refused as unreadable")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for go tool pprof)")
 	var limits labelimport.Limits
 	archiveLimitFlags(fs, &limits)
 	if err := parse(fs, args, 0); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	log, err := newLogger(*logFormat)
 	if err != nil {
