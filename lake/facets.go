@@ -70,6 +70,12 @@ func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit i
 		}
 		return l.setCounts(ctx, set, q, nil, limit)
 	}
+	// A set no file is in (a lake without tags) has no values whatever the
+	// selection: no need to find the selection's files.
+	var none bool
+	if err := l.db.R.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM `+f.from+`)`).Scan(&none); err != nil || none {
+		return SetCount{Values: []ValueCount{}}, err
+	}
 	ff, err := l.facetSource(ctx, sel)
 	if err != nil {
 		return SetCount{}, err

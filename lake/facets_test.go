@@ -68,6 +68,8 @@ func TestSetCountsFollowTheQuery(t *testing.T) {
 		{"annotation.label", "width >= 100", 10, "[]", false},
 		{"collection", "", 10, "[{a 6} {b 6}]", false},
 		{"collection", "annotation.label = dog", 10, "[{a 2} {b 2}]", false},
+		{"Tags", "", 10, "[]", false}, // no file has a tag
+		{"Tags", "annotation.label = dog", 10, "[]", false},
 	}
 	for _, c := range cases {
 		got, err := l.SetCounts(ctx, lake.Selection{Query: c.query}, c.set, c.limit)
@@ -77,6 +79,9 @@ func TestSetCountsFollowTheQuery(t *testing.T) {
 	}
 	if _, err := l.SetCounts(ctx, lake.Selection{Query: "width >"}, "annotation.label", 5); err == nil {
 		t.Error("a bad query counted")
+	}
+	if _, err := l.SetCounts(ctx, lake.Selection{Query: "width >"}, "Tags", 5); err == nil {
+		t.Error("a bad query counted in a set no file is in")
 	}
 	if _, err := l.SetCounts(ctx, lake.Selection{}, "name", 5); err == nil {
 		t.Error("counts by name, which is not a set")

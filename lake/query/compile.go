@@ -1,6 +1,7 @@
 package query
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -151,7 +152,9 @@ func (c *compiler) leaf(f Field, op Op, vs []Value) (string, bool, error) {
 	}
 	var s string
 	var nullable bool
-	if sp.kind == fMeta && c.opt.Target == Files && (positive == Eq || positive == opIn) && MetaIndexed(vs...) {
+	if z, ok := c.zeroTest(sp, positive, vs[0]); ok {
+		s = z
+	} else if sp.kind == fMeta && c.opt.Target == Files && (positive == Eq || positive == opIn) && MetaIndexed(vs...) {
 		// The same test on file_meta, the index of top-level scalars.
 		pred := "q_m.key = " + c.bind(f.Key) + " AND "
 		sp = spec{kind: fMember, col: "q_m.value", from: "file_meta q_m", key: "q_m.file_seq", numbers: true}
@@ -170,6 +173,33 @@ func (c *compiler) leaf(f Field, op Op, vs []Value) (string, bool, error) {
 		return negate(s, nullable), false, nil
 	}
 	return s, nullable, nil
+}
+
+// zeroTest writes a comparison of a count of rows with zero (= 0, < 1,
+// <= 0; > 0, >= 1) as the NOT EXISTS or EXISTS it means, which stops at the
+// first row where count(*) reads them all: the sidebar's "raw" count
+// (annotation.count = 0) over 5,000 files took half the time so.
+func (c *compiler) zeroTest(sp spec, op Op, v Value) (string, bool) {
+	if sp.counted == "" || !v.Number {
+		return "", false
+	}
+	n, err := strconv.ParseFloat(v.Text, 64)
+	if err != nil {
+		return "", false
+	}
+	var none bool
+	switch {
+	case op == Eq && n == 0, op == Lt && n == 1, op == Le && n == 0:
+		none = true
+	case op == Gt && n == 0, op == Ge && n == 1:
+	default:
+		return "", false
+	}
+	c.args = append(c.args, sp.colArgs...)
+	if none {
+		return "NOT EXISTS (SELECT 1 " + sp.counted + ")", true
+	}
+	return "EXISTS (SELECT 1 " + sp.counted + ")", true
 }
 
 // membership wraps a predicate on related rows into a test on the target row,

@@ -29,6 +29,7 @@ type spec struct {
 	from     string // member: FROM clause of the related rows
 	key      string // member: column of the related row that equals the target's seq
 	numbers  bool   // a literal written as a number compares as one (metadata values)
+	counted  string // a count of rows: "FROM ... WHERE ..." of the rows col counts (see zeroTest)
 }
 
 var (
@@ -223,11 +224,12 @@ func (c *compiler) annotationField(f Field) spec {
 	case "annotation.operation":
 		return member("q_a.operation", vText, nil)
 	case "annotation.count":
-		col := "(SELECT count(*) FROM " + from + " WHERE " + key + " = " + c.outer + ".seq"
-		if f.Arg == nil {
-			return spec{col: col + ")", typ: vNumber}
+		rows := "FROM " + from + " WHERE " + key + " = " + c.outer + ".seq"
+		var args []any
+		if f.Arg != nil {
+			rows, args = rows+" AND q_a.label = ?", []any{f.Arg.Text}
 		}
-		return spec{col: col + " AND q_a.label = ?)", colArgs: []any{f.Arg.Text}, typ: vNumber}
+		return spec{col: "(SELECT count(*) " + rows + ")", colArgs: args, typ: vNumber, counted: rows}
 	}
 	return spec{}
 }
