@@ -75,6 +75,10 @@ type Config struct {
 	// (default "ffprobe" on PATH).
 	ProbeTimeout time.Duration
 	FFprobe      string
+	// FacetSample is how many of a selection's newest files the web app's
+	// sidebar counts are estimated from when it selects more
+	// (lake.Options.FacetSample; default lake.DefaultFacetSample).
+	FacetSample int
 	// DBMmapSize is how much of the database file is memory-mapped
 	// (sqlitedb.Options.MmapSize; default 256 MiB). Mapped pages count in
 	// the RSS: a bulk import (import --data) maps less.
@@ -184,7 +188,7 @@ func (a *Appliance) open(ctx context.Context) error {
 	a.Lake, err = lake.Open(ctx, db, lake.Options{MediaDir: filepath.Join(a.cfg.DataDir, "media"), SigningKey: key,
 		BaseURL: a.cfg.BaseURL, URLTTL: a.cfg.URLTTL, MaxPixels: a.cfg.MaxPixels, Logger: a.log,
 		ProbeTimeout: a.cfg.ProbeTimeout, FFprobe: a.cfg.FFprobe, ThumbDir: filepath.Join(a.cfg.DataDir, "thumbs"),
-		Media: a.cfg.Media, MediaRedirect: a.cfg.MediaRedirect})
+		Media: a.cfg.Media, MediaRedirect: a.cfg.MediaRedirect, FacetSample: a.cfg.FacetSample})
 	if err != nil {
 		return err
 	}

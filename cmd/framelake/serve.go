@@ -16,6 +16,7 @@ import (
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/internal/vips"
 	"github.com/framelake/framelake/labelimport"
+	"github.com/framelake/framelake/lake"
 )
 
 func cmdServe(ctx context.Context, args []string) error {
@@ -43,11 +44,17 @@ func cmdServe(ctx context.Context, args []string) error {
 	maxConns := fs.String("max-conns", envOr("FRAMELAKE_MAX_CONNS", "1024"), "most connections served at once")
 	probeTimeout := fs.String("probe-timeout", envOr("FRAMELAKE_PROBE_TIMEOUT", "60s"),
 		"longest ffprobe run on an uploaded video; a video that takes longer is refused as unreadable")
+	facetSample := fs.Int("facet-sample", int(envInt64("FRAMELAKE_FACET_SAMPLE", lake.DefaultFacetSample)),
+		"the web app's sidebar estimates the counts of a selection of more files from its newest this many "+
+			"(env FRAMELAKE_FACET_SAMPLE): more is closer, fewer is faster")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for go tool pprof)")
 	var limits labelimport.Limits
 	archiveLimitFlags(fs, &limits)
 	if err := parse(fs, args, 0); err != nil {
 		return err
+	}
+	if *facetSample < 1 {
+		return fmt.Errorf("--facet-sample must be at least 1, got %d", *facetSample)
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -78,7 +85,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	cfg := appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
 		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels, ArchiveLimits: limits,
-		Media: *media, MediaRedirect: *redirect, Replica: *replicaURL}
+		Media: *media, MediaRedirect: *redirect, Replica: *replicaURL, FacetSample: *facetSample}
 	if err := serverLimits(&cfg, *headerTimeout, *idleTimeout, *bodyRate, *maxConns); err != nil {
 		return err
 	}
