@@ -41,7 +41,7 @@ func BenchmarkImportMedia(b *testing.B) {
 	for _, where := range []string{"local", "bucket"} {
 		b.Run(where, func(b *testing.B) {
 			for b.Loop() {
-				data := b.TempDir()
+				data := importTarget(b)
 				args := []string{"import", media, "--data", data, "--collection", "bench", "--json"}
 				if where == "bucket" {
 					args = append(args, "--media", srv.Bucket(b, "bench"))

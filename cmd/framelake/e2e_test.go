@@ -37,8 +37,16 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	tests3.StopShared()
 	os.RemoveAll(dir)
+	for _, d := range atExit {
+		os.RemoveAll(d)
+	}
 	os.Exit(code)
 }
+
+// atExit lists folders TestMain removes once every test and benchmark has run.
+var atExit []string
+
+func removeAtExit(dir string) { atExit = append(atExit, dir) }
 
 func run(t testing.TB, args ...string) (string, error) {
 	t.Helper()

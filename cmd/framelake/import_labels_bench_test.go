@@ -151,11 +151,7 @@ func benchLabelled(b *testing.B, name string, write func(*testing.B, string)) {
 	for b.Loop() {
 		// Not b.TempDir: its cleanup of 100,000 blobs failed once with
 		// "directory not empty" and took the run's figures with it.
-		data, err := os.MkdirTemp("", "framelake-bench-")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer os.RemoveAll(data)
+		data := importTarget(b)
 		args := []string{"import", dir, "--data", data, "--collection", "bench", "--json"}
 		if prof := os.Getenv("FRAMELAKE_BENCH_CPUPROFILE"); prof != "" {
 			args = append(args, "--cpuprofile", filepath.Join(prof, name+".pprof"))
