@@ -83,6 +83,10 @@ type Config struct {
 	// (sqlitedb.Options.MmapSize; default 256 MiB). Mapped pages count in
 	// the RSS: a bulk import (import --data) maps less.
 	DBMmapSize int64
+	// DBCheckpointPages is sqlitedb.Options.CheckpointPages: how far the
+	// WAL grows between checkpoints (default 1,000 pages). A bulk import
+	// (import --data) checkpoints less often.
+	DBCheckpointPages int
 	// ArchiveLimits bound what an archive uploaded to POST
 	// /api/v1/lake/imports may unpack to (labelimport's defaults when zero).
 	ArchiveLimits labelimport.Limits
@@ -152,7 +156,8 @@ func Open(ctx context.Context, cfg Config) (*Appliance, error) {
 
 func (a *Appliance) open(ctx context.Context) error {
 	path := filepath.Join(a.cfg.DataDir, "framelake.db")
-	db, err := sqlitedb.Open(ctx, path, sqlitedb.Options{MmapSize: a.cfg.DBMmapSize, NoAutoCheckpoint: a.cfg.Replica != ""})
+	db, err := sqlitedb.Open(ctx, path, sqlitedb.Options{MmapSize: a.cfg.DBMmapSize, NoAutoCheckpoint: a.cfg.Replica != "",
+		CheckpointPages: a.cfg.DBCheckpointPages})
 	if err != nil {
 		return err
 	}

@@ -165,8 +165,10 @@ func importDir(ctx context.Context, dir string, f importFlags) (labelimport.Summ
 	if f.data != "" {
 		// A 32 MiB window: an import mostly writes, and a database of a
 		// million boxes mapped whole put 250 MB into the importer's RSS.
+		// Checkpoints every 10,000 pages (40 MB of WAL) instead of 1,000:
+		// 100,000 COCO images took 8% less CPU and 10% less time.
 		a, err := appliance.Open(ctx, appliance.Config{DataDir: f.data, JobWorkers: -1, MaxPixels: f.maxPixels,
-			DBMmapSize: 32 << 20, Media: f.media})
+			DBMmapSize: 32 << 20, DBCheckpointPages: 10_000, Media: f.media})
 		if err != nil {
 			return labelimport.Summary{}, err
 		}

@@ -219,19 +219,30 @@ func TestTurnsMatchReaders(t *testing.T) {
 // commit (Litestream must control checkpoints), so commits past SQLite's
 // default 1000 pages keep growing the WAL; without it SQLite checkpoints
 // and starts the WAL over.
-func TestNoAutoCheckpoint(t *testing.T) {
+// TestAutoCheckpoint: by default a commit past 1,000 pages of WAL copies
+// them into the database; NoAutoCheckpoint leaves that to Litestream and
+// CheckpointPages moves the mark.
+func TestAutoCheckpoint(t *testing.T) {
 	ctx := context.Background()
-	for _, off := range []bool{false, true} {
+	for _, c := range []struct {
+		opt        Options
+		want       int
+		checkpoint bool // 1800 pages written pass the mark
+	}{
+		{Options{}, 1000, true},
+		{Options{NoAutoCheckpoint: true}, 0, false},
+		{Options{CheckpointPages: 5000}, 5000, false},
+		{Options{CheckpointPages: 500}, 500, true},
+	} {
 		path := filepath.Join(t.TempDir(), "t.db")
-		db, err := Open(ctx, path, Options{NoAutoCheckpoint: off})
+		db, err := Open(ctx, path, c.opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[bool]int{false: 1000, true: 0}[off]
 		for _, pool := range []*sql.DB{db.W, db.R, db.Point} {
 			var n int
-			if err := pool.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&n); err != nil || n != want {
-				t.Fatalf("NoAutoCheckpoint %v: wal_autocheckpoint %d (%v), want %d", off, n, err, want)
+			if err := pool.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&n); err != nil || n != c.want {
+				t.Fatalf("%+v: wal_autocheckpoint %d (%v), want %d", c.opt, n, err, c.want)
 			}
 		}
 		if _, err := db.W.ExecContext(ctx, `CREATE TABLE b (x BLOB)`); err != nil {
@@ -247,8 +258,8 @@ func TestNoAutoCheckpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pages := st.Size() / (4096 + 24); off && pages < 1800 || !off && pages >= 1800 {
-			t.Fatalf("NoAutoCheckpoint %v: the WAL holds %d pages after 1800 written", off, pages)
+		if pages := st.Size() / (4096 + 24); c.checkpoint == (pages >= 1800) {
+			t.Fatalf("%+v: the WAL holds %d pages after 1800 written", c.opt, pages)
 		}
 		db.Close()
 	}
