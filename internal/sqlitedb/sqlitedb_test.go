@@ -215,13 +215,10 @@ func TestTurnsMatchReaders(t *testing.T) {
 	}
 }
 
-// TestNoAutoCheckpoint: with NoAutoCheckpoint no connection checkpoints on
-// commit (Litestream must control checkpoints), so commits past SQLite's
-// default 1000 pages keep growing the WAL; without it SQLite checkpoints
-// and starts the WAL over.
 // TestAutoCheckpoint: by default a commit past 1,000 pages of WAL copies
-// them into the database; NoAutoCheckpoint leaves that to Litestream and
-// CheckpointPages moves the mark.
+// them into the database and the WAL starts over; with NoAutoCheckpoint no
+// connection checkpoints on commit (Litestream must control checkpoints),
+// so the WAL keeps growing; CheckpointPages moves the mark.
 func TestAutoCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
