@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +40,13 @@ func BenchmarkWebApp(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("lake ready in %s (built once, then reused from %s)", time.Since(t0).Round(time.Second), dir)
+	// The figures are those of a server whose database is in the page cache,
+	// as after its first minutes of use: read once here, it is, whatever ran
+	// before. Evicted by 10 GB of other writes, the 1.3 GB database gave a
+	// label click of 0.5-1.2 s in every round.
+	if err := readThrough(filepath.Join(dir, "framelake.db")); err != nil {
+		b.Fatal(err)
+	}
 	out, err := exec.Command(bin, "keys", "create", "--data", dir, "--name", "bench", "--role", "read", "--json").Output()
 	var key map[string]string
 	if err != nil || json.Unmarshal(out, &key) != nil {
@@ -86,4 +95,15 @@ func BenchmarkWebApp(b *testing.B) {
 		b.ReportMetric(float64(anon)/1024, "server-end-RSS-anon-MB")
 		b.ReportMetric(float64(file)/1024, "server-end-RSS-file-MB")
 	}
+}
+
+// readThrough reads a file to its end, which leaves it in the page cache.
+func readThrough(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(io.Discard, f)
+	return err
 }
