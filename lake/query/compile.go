@@ -178,7 +178,7 @@ func (c *compiler) leaf(f Field, op Op, vs []Value) (string, bool, error) {
 // zeroTest writes a comparison of a count of rows with zero (= 0, < 1,
 // <= 0; > 0, >= 1) as the NOT EXISTS or EXISTS it means, which stops at the
 // first row where count(*) reads them all: the sidebar's "raw" count
-// (annotation.count = 0) over 5,000 files took half the time so.
+// (annotation.count = 0) over its sample took half the time so.
 func (c *compiler) zeroTest(sp spec, op Op, v Value) (string, bool) {
 	if sp.counted == "" || !v.Number {
 		return "", false
