@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"strings"
@@ -26,7 +27,22 @@ func TestWebAppQualityHistogram(t *testing.T) {
 		fw.Write(testmedia.JPEG(64, 48, i*20))
 	}
 	mw.Close()
-	s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, nil)
+	var up struct {
+		Stored   []json.RawMessage `json:"stored"`
+		Rejected []json.RawMessage `json:"rejected"`
+	}
+	s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, &up)
+	if len(up.Stored) != n {
+		t.Fatalf("upload stored %d files, want %d; rejected: %s", len(up.Stored), n, up.Rejected)
+	}
+	// The server's answer first, so a failure below is the page's.
+	var h struct {
+		Total int `json:"total"`
+	}
+	s.call(t, s.read, "GET", "/api/v1/lake/histogram?field=quality.brightness", "", nil, &h)
+	if h.Total != n {
+		t.Fatalf("histogram of quality.brightness counts %d files, want %d", h.Total, n)
+	}
 	out := s.browserCheck(t, "quality.mjs", s.read, map[string]int{"count": n}, shotsDir(t, "ui-quality"))
 	if !strings.Contains(out, "quality checks passed") {
 		t.Fatal("quality.mjs ended without passing")

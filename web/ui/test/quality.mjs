@@ -26,9 +26,15 @@ try {
   const fields = await byTest('histogram-field').locator('option').evaluateAll((os) => os.map((o) => o.value))
   for (const f of ['sharpness', 'brightness', 'contrast', 'entropy', 'aspect']) check(fields.includes('quality.' + f), 'histogram offers quality.' + f + ': ' + fields)
   await byTest('histogram-field').selectOption('quality.brightness')
-  await page.locator('[data-testid=histogram-bin]').first().waitFor()
-  const counts = await page.locator('[data-testid=histogram-bin]').evaluateAll((bs) => bs.map((b) => +b.dataset.count))
-  check(counts.reduce((a, b) => a + b, 0) === want.count, `brightness bins count ${counts} files, want ${want.count}`)
+  // The bars of the field shown before stay until the new answer arrives:
+  // wait for bars whose counts add up, and name what was drawn if none do.
+  const counts = () => page.locator('[data-testid=histogram-bin]').evaluateAll((bs) => bs.map((b) => +b.dataset.count))
+  const drawn = await page.waitForFunction((n) => {
+    const bs = [...document.querySelectorAll('[data-testid=histogram-bin]')]
+    return bs.length > 1 && bs.reduce((a, b) => a + +b.dataset.count, 0) === n
+  }, want.count, { timeout: 10000 }).then(() => true, () => false)
+  if (!drawn) await page.screenshot({ path: join(OUT, 'quality-histogram-failed.png') })
+  check(drawn, `brightness bins count ${await counts()} files, want ${want.count} in more than one bin`)
   // A drag over the first bars writes bounds on quality.brightness into the query.
   const box = await byTest('histogram-bars').boundingBox()
   await page.mouse.move(box.x + 2, box.y + box.height / 2)
