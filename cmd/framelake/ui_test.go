@@ -36,6 +36,13 @@ func startUIServer(t testing.TB, serveArgs ...string) *uiServer {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Cleanups run last first: the server is stopped, and its output whole,
+	// before a failed test shows it.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server output:\n%s", log.Bytes())
+		}
+	})
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
 	s := &uiServer{base: "http://" + addr, data: data, pid: srv.Process.Pid}
 	waitHealthy(t, s.base)
