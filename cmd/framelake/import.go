@@ -74,19 +74,7 @@ func cmdImport(ctx context.Context, args []string) error {
 	if f.format, err = labelio.ParseFormat(*format); err != nil {
 		return err
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// The importer holds the labels of the whole data set (a million
-		// COCO boxes are some 100 MB) while SQLite's page cache and mapped
-		// file grow beside them; left to GOGC alone the heap's garbage
-		// doubled them, and peak RSS passed 400 MB at 100,000 images.
-		debug.SetMemoryLimit(importHeapLimit)
-		if os.Getenv("GOGC") == "" {
-			// Under the limit the heap may grow to five times what is live
-			// between collections: with GOGC's 100 a 10,000-image import of
-			// a small live heap spent a fifth of its CPU time collecting.
-			debug.SetGCPercent(400)
-		}
-	}
+	limitImportHeap()
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
@@ -121,6 +109,25 @@ func cmdImport(ctx context.Context, args []string) error {
 	return report(sum, *asJSON)
 }
 
+// limitImportHeap sets import's heap limit and GC percent, unless the
+// environment sets them.
+func limitImportHeap() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The importer holds the labels of the whole data set (a million
+		// COCO boxes are some 100 MB) while SQLite's page cache and mapped
+		// file grow beside them; left to GOGC alone the heap's garbage
+		// doubled them, and peak RSS passed 400 MB at 100,000 images.
+		debug.SetMemoryLimit(importHeapLimit)
+		if os.Getenv("GOGC") == "" {
+			// Under the limit the heap may grow to five times what is live
+			// between collections: with GOGC's 100 a 10,000-image import of
+			// a small live heap spent a fifth of its CPU time collecting.
+			debug.SetGCPercent(400)
+		}
+	}
+}
+
+// startCPUProfile profiles the process into the file at path until stop.
 func startCPUProfile(path string) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {

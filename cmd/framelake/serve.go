@@ -21,76 +21,28 @@ import (
 
 func cmdServe(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	data := fs.String("data", envOr("FRAMELAKE_DATA", "./framelake-data"), "data folder (env FRAMELAKE_DATA)")
-	addr := fs.String("addr", envOr("FRAMELAKE_ADDR", "127.0.0.1:8080"), "listen address (env FRAMELAKE_ADDR)")
-	base := fs.String("base-url", os.Getenv("FRAMELAKE_BASE_URL"), "public URL prefix of media links (env FRAMELAKE_BASE_URL; default http://ADDR)")
-	logFormat := fs.String("log-format", envOr("FRAMELAKE_LOG_FORMAT", "text"), "log format: text or json (env FRAMELAKE_LOG_FORMAT)")
-	upload := fs.String("max-upload", envOr("FRAMELAKE_MAX_UPLOAD", "8GiB"), "largest upload request (env FRAMELAKE_MAX_UPLOAD)")
-	models := fs.String("models", "", "folder of the system default models that make models builds (env "+
-		"FRAMELAKE_MODELS_DIR; default: the first that holds them of DATA/models, REPO/build/models for REPO/bin/framelake, "+
-		"models beside the binary)")
-	media := fs.String("media", os.Getenv("FRAMELAKE_MEDIA"), "where media lives: local (DATA/media) or "+
-		"s3://bucket/prefix?endpoint=URL&region=R, credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY "+
-		"(env FRAMELAKE_MEDIA; default: what the lake records, local for a new one)")
-	redirect := fs.Bool("media-redirect", os.Getenv("FRAMELAKE_MEDIA_REDIRECT") == "1",
-		"bucket media links redirect to presigned object URLs (env FRAMELAKE_MEDIA_REDIRECT=1)")
-	replicaURL := fs.String("replica", os.Getenv("FRAMELAKE_REPLICA"), "stream the database with Litestream to "+
-		"s3://bucket/prefix?endpoint=URL&region=R (credentials as --media) or file:///folder; "+
-		"`framelake restore --from URL` brings it back (env FRAMELAKE_REPLICA)")
-	pixels := maxPixelsFlag(fs)
-	headerTimeout := fs.String("header-timeout", envOr("FRAMELAKE_HEADER_TIMEOUT", "10s"), "longest time to send a request's headers")
-	idleTimeout := fs.String("idle-timeout", envOr("FRAMELAKE_IDLE_TIMEOUT", "60s"), "close keep-alive connections idle this long")
-	bodyRate := fs.String("body-min-rate", envOr("FRAMELAKE_BODY_MIN_RATE", "64KiB/30s"), "cut request bodies slower than this")
-	maxConns := fs.String("max-conns", envOr("FRAMELAKE_MAX_CONNS", "1024"), "most connections served at once")
-	probeTimeout := fs.String("probe-timeout", envOr("FRAMELAKE_PROBE_TIMEOUT", "60s"),
-		"longest ffprobe run on an uploaded video; a video that takes longer is refused as unreadable")
-	facetSample := fs.Int("facet-sample", int(envInt64("FRAMELAKE_FACET_SAMPLE", lake.DefaultFacetSample)),
-		"the web app's sidebar estimates the counts of a selection of more files from its newest this many "+
-			"(env FRAMELAKE_FACET_SAMPLE): more is closer, fewer is faster")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for go tool pprof)")
-	var limits labelimport.Limits
-	archiveLimitFlags(fs, &limits)
+	f := serveFlagSet(fs)
 	if err := parse(fs, args, 0); err != nil {
 		return err
 	}
-	if *facetSample < 1 {
-		return fmt.Errorf("--facet-sample must be at least 1, got %d", *facetSample)
+	if *f.facetSample < 1 {
+		return fmt.Errorf("--facet-sample must be at least 1, got %d", *f.facetSample)
 	}
-	if *cpuProfile != "" {
-		stop, err := startCPUProfile(*cpuProfile)
+	if *f.cpuProfile != "" {
+		stop, err := startCPUProfile(*f.cpuProfile)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
-	log, err := newLogger(*logFormat)
+	log, err := newLogger(*f.logFormat)
 	if err != nil {
 		return err
 	}
 	slog.SetDefault(log) // Litestream (serve --replica) logs some of its work there
-	maxPixels, err := parsePixels(*pixels)
+	cfg, err := f.config(log)
 	if err != nil {
 		return err
-	}
-	maxUpload, err := parseBytes(*upload)
-	if err != nil {
-		return fmt.Errorf("--max-upload: %w", err)
-	}
-	modelsDir, foundBy, searched := findModels(*models, *data)
-	if modelsDir != "" {
-		log.Info("system default models", "folder", modelsDir, "found_by", foundBy)
-	} else {
-		log.Warn("no system default models found; analysis without a model_name fails until `make models` builds them",
-			"searched", strings.Join(searched, ", "))
-	}
-	cfg := appliance.Config{DataDir: *data, Addr: *addr, BaseURL: *base, Logger: log,
-		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels, ArchiveLimits: limits,
-		Media: *media, MediaRedirect: *redirect, Replica: *replicaURL, FacetSample: *facetSample}
-	if err := serverLimits(&cfg, *headerTimeout, *idleTimeout, *bodyRate, *maxConns); err != nil {
-		return err
-	}
-	if cfg.ProbeTimeout, err = time.ParseDuration(*probeTimeout); err != nil || cfg.ProbeTimeout <= 0 {
-		return fmt.Errorf("--probe-timeout: bad duration %q: use e.g. 60s", *probeTimeout)
 	}
 	a, err := appliance.Open(ctx, cfg)
 	if err != nil {
@@ -109,8 +61,81 @@ func cmdServe(ctx context.Context, args []string) error {
 		log.Error("stopped with an error", "err", err)
 		return err
 	}
-	log.Info("stopped; running jobs resume at the next start", "data", *data)
+	log.Info("stopped; running jobs resume at the next start", "data", cfg.DataDir)
 	return nil
+}
+
+// serveFlags are serve's flags, each defaulting to its environment variable.
+type serveFlags struct {
+	data, addr, base, logFormat, upload, models, media, replica, pixels *string
+	headerTimeout, idleTimeout, bodyRate, maxConns, probeTimeout        *string
+	cpuProfile                                                          *string
+	redirect                                                            *bool
+	facetSample                                                         *int
+	limits                                                              labelimport.Limits
+}
+
+func serveFlagSet(fs *flag.FlagSet) *serveFlags {
+	f := &serveFlags{}
+	f.data = fs.String("data", envOr("FRAMELAKE_DATA", "./framelake-data"), "data folder (env FRAMELAKE_DATA)")
+	f.addr = fs.String("addr", envOr("FRAMELAKE_ADDR", "127.0.0.1:8080"), "listen address (env FRAMELAKE_ADDR)")
+	f.base = fs.String("base-url", os.Getenv("FRAMELAKE_BASE_URL"), "public URL prefix of media links (env FRAMELAKE_BASE_URL; default http://ADDR)")
+	f.logFormat = fs.String("log-format", envOr("FRAMELAKE_LOG_FORMAT", "text"), "log format: text or json (env FRAMELAKE_LOG_FORMAT)")
+	f.upload = fs.String("max-upload", envOr("FRAMELAKE_MAX_UPLOAD", "8GiB"), "largest upload request (env FRAMELAKE_MAX_UPLOAD)")
+	f.models = fs.String("models", "", "folder of the system default models that make models builds (env "+
+		"FRAMELAKE_MODELS_DIR; default: the first that holds them of DATA/models, REPO/build/models for REPO/bin/framelake, "+
+		"models beside the binary)")
+	f.media = fs.String("media", os.Getenv("FRAMELAKE_MEDIA"), "where media lives: local (DATA/media) or "+
+		"s3://bucket/prefix?endpoint=URL&region=R, credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY "+
+		"(env FRAMELAKE_MEDIA; default: what the lake records, local for a new one)")
+	f.redirect = fs.Bool("media-redirect", os.Getenv("FRAMELAKE_MEDIA_REDIRECT") == "1",
+		"bucket media links redirect to presigned object URLs (env FRAMELAKE_MEDIA_REDIRECT=1)")
+	f.replica = fs.String("replica", os.Getenv("FRAMELAKE_REPLICA"), "stream the database with Litestream to "+
+		"s3://bucket/prefix?endpoint=URL&region=R (credentials as --media) or file:///folder; "+
+		"`framelake restore --from URL` brings it back (env FRAMELAKE_REPLICA)")
+	f.pixels = maxPixelsFlag(fs)
+	f.headerTimeout = fs.String("header-timeout", envOr("FRAMELAKE_HEADER_TIMEOUT", "10s"), "longest time to send a request's headers")
+	f.idleTimeout = fs.String("idle-timeout", envOr("FRAMELAKE_IDLE_TIMEOUT", "60s"), "close keep-alive connections idle this long")
+	f.bodyRate = fs.String("body-min-rate", envOr("FRAMELAKE_BODY_MIN_RATE", "64KiB/30s"), "cut request bodies slower than this")
+	f.maxConns = fs.String("max-conns", envOr("FRAMELAKE_MAX_CONNS", "1024"), "most connections served at once")
+	f.probeTimeout = fs.String("probe-timeout", envOr("FRAMELAKE_PROBE_TIMEOUT", "60s"),
+		"longest ffprobe run on an uploaded video; a video that takes longer is refused as unreadable")
+	f.facetSample = fs.Int("facet-sample", int(envInt64("FRAMELAKE_FACET_SAMPLE", lake.DefaultFacetSample)),
+		"the web app's sidebar estimates the counts of a selection of more files from its newest this many "+
+			"(env FRAMELAKE_FACET_SAMPLE): more is closer, fewer is faster")
+	f.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for go tool pprof)")
+	archiveLimitFlags(fs, &f.limits)
+	return f
+}
+
+// config is the appliance's configuration the flags give; it logs which
+// models folder it found.
+func (f *serveFlags) config(log *slog.Logger) (appliance.Config, error) {
+	maxPixels, err := parsePixels(*f.pixels)
+	if err != nil {
+		return appliance.Config{}, err
+	}
+	maxUpload, err := parseBytes(*f.upload)
+	if err != nil {
+		return appliance.Config{}, fmt.Errorf("--max-upload: %w", err)
+	}
+	modelsDir, foundBy, searched := findModels(*f.models, *f.data)
+	if modelsDir != "" {
+		log.Info("system default models", "folder", modelsDir, "found_by", foundBy)
+	} else {
+		log.Warn("no system default models found; analysis without a model_name fails until `make models` builds them",
+			"searched", strings.Join(searched, ", "))
+	}
+	cfg := appliance.Config{DataDir: *f.data, Addr: *f.addr, BaseURL: *f.base, Logger: log,
+		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels, ArchiveLimits: f.limits,
+		Media: *f.media, MediaRedirect: *f.redirect, Replica: *f.replica, FacetSample: *f.facetSample}
+	if err := serverLimits(&cfg, *f.headerTimeout, *f.idleTimeout, *f.bodyRate, *f.maxConns); err != nil {
+		return cfg, err
+	}
+	if cfg.ProbeTimeout, err = time.ParseDuration(*f.probeTimeout); err != nil || cfg.ProbeTimeout <= 0 {
+		return cfg, fmt.Errorf("--probe-timeout: bad duration %q: use e.g. 60s", *f.probeTimeout)
+	}
+	return cfg, nil
 }
 
 // findModels picks the folder of the system default models: the one named by
