@@ -6,9 +6,12 @@ import { BOX_FIELDS, contextAt, quote } from './qtext.js'
 // cursor may become (a field name, or a value of the field before it, from
 // GET /api/v1/lake/complete), shown in a list that the keyboard walks:
 // ↑ ↓ move, Tab or Enter accept, Esc closes, Ctrl+Space opens (typing opens
-// it once a word has begun).
+// it once a word has begun). A list belongs to the text it was asked for:
+// once the text has changed it neither shows nor takes a key, so an answer
+// that arrives late, or a key pressed before the next question, cannot
+// write a completion over text it was not made for.
 export function useCompletion(input, value, setValue) {
-  const [list, setList] = useState(null) // {ctx, items, at}
+  const [list, setList] = useState(null) // {text, ctx, items, at}
   const asked = useRef(0)
   const pause = useRef(0)
 
@@ -18,7 +21,7 @@ export function useCompletion(input, value, setValue) {
     const ctx = contextAt(text, cursor)
     const n = ++asked.current
     if (!ctx || (!now && ctx.prefix === '')) return setList(null)
-    const show = (items) => n === asked.current && setList(items.length ? { ctx, items, at: 0 } : null)
+    const show = (items) => n === asked.current && setList(items.length ? { text, ctx, items, at: 0 } : null)
     const starts = (v) => v.toLowerCase().startsWith(ctx.prefix.toLowerCase()) && v !== ctx.prefix
     if (ctx.kind === 'field' && ctx.inBox) return show(BOX_FIELDS.filter(starts).map((v) => ({ v, text: v + ' ' })))
     if (ctx.fixed) return show(ctx.fixed.filter(starts).map((v) => ({ v, text: v + ' ' })))
@@ -28,17 +31,23 @@ export function useCompletion(input, value, setValue) {
       () => show([]))
   }
 
-  // Asked again whenever the text changes, after the person pauses briefly.
+  // Asked again whenever the text changes, after the person pauses briefly;
+  // the text and cursor are read together from the element when asking.
   useEffect(() => {
     const el = input.current
     if (!el || document.activeElement !== el) return
-    pause.current = setTimeout(() => ask(value, el.selectionStart), 60)
+    asked.current++ // an answer on its way is for the text before
+    pause.current = setTimeout(() => ask(el.value, el.selectionStart), 60)
     return () => clearTimeout(pause.current)
   }, [value])
 
+  // current is the list if it was made for the text the element holds now.
+  const current = () => (list && input.current && list.text === input.current.value ? list : null)
+
   const accept = (item) => {
+    if (!current()) return close()
     const { start, end } = list.ctx
-    const next = value.slice(0, start) + item.text + value.slice(end)
+    const next = list.text.slice(0, start) + item.text + list.text.slice(end)
     const at = start + item.text.length
     // The text and cursor change together, now: a cursor placed on a later
     // frame lands behind keys typed in between (a fast typist, a busy tab).
@@ -66,10 +75,11 @@ export function useCompletion(input, value, setValue) {
   const onKey = (e) => {
     if (e.key === ' ' && e.ctrlKey) {
       e.preventDefault()
-      ask(value, e.currentTarget.selectionStart, true)
+      ask(e.currentTarget.value, e.currentTarget.selectionStart, true)
       return true
     }
-    if (!list) {
+    if (!current()) {
+      if (list) setList(null)
       if (e.key === 'Escape' || (e.key === 'Enter' && !e.shiftKey)) forget()
       return false
     }
@@ -93,7 +103,7 @@ export function useCompletion(input, value, setValue) {
     return false
   }
 
-  const popup = list && (
+  const popup = current() && (
     <ul class="completions" data-testid="completion-list" role="listbox">
       {list.items.map((it, i) => (
         <li role="option" aria-selected={i === list.at} class={i === list.at ? 'on' : ''} data-testid="completion"
