@@ -6,12 +6,12 @@ import { BOX_FIELDS, contextAt, quote } from './qtext.js'
 // cursor may become (a field name, or a value of the field before it, from
 // GET /api/v1/lake/complete), shown in a list that the keyboard walks:
 // ↑ ↓ move, Tab or Enter accept, Esc closes, Ctrl+Space opens (typing opens
-// it once a word has begun). A list belongs to the text it was asked for:
-// once the text has changed it neither shows nor takes a key, so an answer
-// that arrives late, or a key pressed before the next question, cannot
+// it once a word has begun). A list belongs to the text and cursor it was
+// asked for: once either has changed it neither shows nor takes a key, so an
+// answer that arrives late, or a key pressed before the next question, cannot
 // write a completion over text it was not made for.
 export function useCompletion(input, value, setValue) {
-  const [list, setList] = useState(null) // {text, ctx, items, at}
+  const [list, setList] = useState(null) // {text, cursor, ctx, items, at}
   const asked = useRef(0)
   const pause = useRef(0)
 
@@ -21,7 +21,7 @@ export function useCompletion(input, value, setValue) {
     const ctx = contextAt(text, cursor)
     const n = ++asked.current
     if (!ctx || (!now && ctx.prefix === '')) return setList(null)
-    const show = (items) => n === asked.current && setList(items.length ? { text, ctx, items, at: 0 } : null)
+    const show = (items) => n === asked.current && setList(items.length ? { text, cursor, ctx, items, at: 0 } : null)
     const starts = (v) => v.toLowerCase().startsWith(ctx.prefix.toLowerCase()) && v !== ctx.prefix
     if (ctx.kind === 'field' && ctx.inBox) return show(BOX_FIELDS.filter(starts).map((v) => ({ v, text: v + ' ' })))
     if (ctx.fixed) return show(ctx.fixed.filter(starts).map((v) => ({ v, text: v + ' ' })))
@@ -41,8 +41,11 @@ export function useCompletion(input, value, setValue) {
     return () => clearTimeout(pause.current)
   }, [value])
 
-  // current is the list if it was made for the text the element holds now.
-  const current = () => (list && input.current && list.text === input.current.value ? list : null)
+  // current is the list if it was made for the element's text and cursor now.
+  const current = () => {
+    const el = input.current
+    return list && el && list.text === el.value && list.cursor === el.selectionStart ? list : null
+  }
 
   const accept = (item) => {
     if (!current()) return close()
@@ -103,7 +106,7 @@ export function useCompletion(input, value, setValue) {
     return false
   }
 
-  const popup = current() && (
+  const popup = current() && list.text === value && (
     <ul class="completions" data-testid="completion-list" role="listbox">
       {list.items.map((it, i) => (
         <li role="option" aria-selected={i === list.at} class={i === list.at ? 'on' : ''} data-testid="completion"

@@ -26,8 +26,8 @@ try {
   const fields = await byTest('histogram-field').locator('option').evaluateAll((os) => os.map((o) => o.value))
   for (const f of ['sharpness', 'brightness', 'contrast', 'entropy', 'aspect']) check(fields.includes('quality.' + f), 'histogram offers quality.' + f + ': ' + fields)
   await byTest('histogram-field').selectOption('quality.brightness')
-  // The bars of the field shown before stay until the new answer arrives:
-  // wait for bars whose counts add up, and name what was drawn if none do.
+  // Wait for the new field's bars (more than one, their counts adding up),
+  // and name what was drawn if none come.
   const counts = () => page.locator('[data-testid=histogram-bin]').evaluateAll((bs) => bs.map((b) => +b.dataset.count))
   const drawn = await page.waitForFunction((n) => {
     const bs = [...document.querySelectorAll('[data-testid=histogram-bin]')]
