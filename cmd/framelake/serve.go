@@ -67,14 +67,14 @@ func cmdServe(ctx context.Context, args []string) error {
 
 // serveFlags are serve's flags, each defaulting to its environment variable.
 type serveFlags struct {
-	data, addr, base, logFormat, upload, models, media, replica, pixels *string
-	headerTimeout, idleTimeout, bodyRate, maxConns, probeTimeout        *string
-	cpuProfile                                                          *string
-	redirect                                                            *bool
-	facetSample                                                         *int
-	limits                                                              labelimport.Limits
+	data, addr, base, logFormat, upload, models, media, replica, pixels      *string
+	headerTimeout, idleTimeout, bodyRate, maxConns, probeTimeout, cpuProfile *string
+	redirect                                                                 *bool
+	facetSample                                                              *int
+	limits                                                                   labelimport.Limits
 }
 
+// serveFlagSet defines serve's flags on fs.
 func serveFlagSet(fs *flag.FlagSet) *serveFlags {
 	f := &serveFlags{}
 	f.data = fs.String("data", envOr("FRAMELAKE_DATA", "./framelake-data"), "data folder (env FRAMELAKE_DATA)")
