@@ -120,11 +120,15 @@ func (p Project) hasLabel(name string) bool {
 }
 
 func (p Project) labelNames() string {
+	return strings.Join(p.labelList(), ", ")
+}
+
+func (p Project) labelList() []string {
 	names := make([]string, len(p.Labels))
 	for i, l := range p.Labels {
 		names[i] = l.Name
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // Box is a frame's labelled rectangle in pixels, origin at the image's
@@ -343,7 +347,30 @@ type NewTask struct {
 	UniqueNames  []string
 	Query        string
 	CollectionID string
+	// StartFrom is where the frames' boxes come from: StartFromLake (the
+	// default, "" too) or StartFromEmpty.
+	StartFrom string
 }
+
+// Where a task made from lake images starts (NewTask.StartFrom).
+//
+// StartFromLake: the project takes over each frame's human boxes that carry
+// one of its labels and belong to no annotation project (imported, uploaded
+// or written through the API): the same boxes, their operation becomes the
+// project's id. A frame that got boxes so is annotated from the start, with
+// its box count; its edits replace them, as any of the project's boxes. So
+// the lake keeps one set of human boxes per file (the project's), which
+// queries, datasets and evaluation see as before, now under operation = the
+// project id. Human boxes of another project, and boxes with a label the
+// project does not have, stay where they are.
+//
+// StartFromEmpty: the frames start with no boxes and not annotated; the
+// lake's human boxes stay with their operations, and the project's edits are
+// a second set of human boxes beside them.
+const (
+	StartFromLake  = "lake"
+	StartFromEmpty = "empty"
+)
 
 // MaxTaskFrames bounds the frames of a task made from lake images.
 const MaxTaskFrames = 100000

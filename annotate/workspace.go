@@ -17,8 +17,10 @@ import (
 )
 
 // CreateTask makes a task of the project from lake images (see NewTask).
-// Its frames are all there at once and not annotated yet: the task is not
-// started (0) until its first edit, and completes only when its annotator
+// Its frames are all there at once. By default they start from the lake's
+// human boxes (StartFromLake): frames that get boxes so are annotated and the
+// task is in progress (1); with none, or StartFromEmpty, the task is not
+// started (0) until its first edit. It completes only when its annotator
 // marks it done. A file may be a frame of tasks of other projects, each
 // project keeping its own boxes of it; within a project it is a frame of one
 // task at most (the project's boxes of a file are one answer), so a file
@@ -27,6 +29,12 @@ func (s *Service) CreateTask(ctx context.Context, projectID string, nt NewTask) 
 	p, err := s.Project(ctx, projectID)
 	if err != nil {
 		return Task{}, err
+	}
+	if nt.StartFrom == "" {
+		nt.StartFrom = StartFromLake
+	}
+	if nt.StartFrom != StartFromLake && nt.StartFrom != StartFromEmpty {
+		return Task{}, errs.Invalid("startFrom", "startFrom is %q or %q, got %q", StartFromLake, StartFromEmpty, nt.StartFrom)
 	}
 	files, err := s.taskFiles(ctx, nt)
 	if err != nil {
@@ -87,12 +95,58 @@ func (s *Service) CreateTask(ctx context.Context, projectID string, nt NewTask) 
 				return fmt.Errorf("insert frame: %w", err)
 			}
 		}
+		if nt.StartFrom == StartFromLake {
+			return s.startFromLake(ctx, tx, p, sessionSeq, seqs)
+		}
 		return nil
 	})
 	if err != nil {
 		return Task{}, errs.Prefix(err, "create task")
 	}
 	return s.Task(ctx, taskID)
+}
+
+// startFromLake gives a new task's frames the lake's human boxes (see
+// StartFromLake): frames with boxes are annotated, and the task's counters
+// say so.
+func (s *Service) startFromLake(ctx context.Context, tx *sql.Tx, p Project, sessionSeq int64, seqs []int64) error {
+	others := []string{} // not nil: json_each('null') is one NULL row, and NOT IN (NULL) keeps nothing
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM project WHERE seq <> ?`, p.seq)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		others = append(others, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	counts, err := lake.TakeOverHumanBoxesTx(ctx, tx, seqs, p.labelList(), others, p.ID)
+	if err != nil || len(counts) == 0 {
+		return err
+	}
+	upd, err := tx.PrepareContext(ctx, `UPDATE frame SET annotated = 1, box_count = ? WHERE session_seq = ? AND file_seq = ?`)
+	if err != nil {
+		return err
+	}
+	defer upd.Close()
+	for seq, n := range counts {
+		if _, err := upd.ExecContext(ctx, n, sessionSeq, seq); err != nil {
+			return err
+		}
+	}
+	c, err := loadCounters(ctx, tx, sessionSeq)
+	if err != nil {
+		return err
+	}
+	c.completed = len(counts)
+	return s.saveCounters(ctx, tx, c)
 }
 
 // taskFiles resolves a NewTask's frames: images only, at least one.

@@ -147,3 +147,110 @@ func TestSuggestions(t *testing.T) {
 		t.Fatalf("after rejecting: %+v", st)
 	}
 }
+
+// TestTaskStartsFromLakeBoxes: a task of labelled lake images (issue 31,
+// item 3) opens with their human boxes, now the project's, and frames with
+// boxes are annotated; boxes of a label the project lacks and another
+// project's boxes stay. An edit replaces the taken-over boxes, so the lake
+// holds one set of human boxes. startFrom "empty" leaves the lake as it was.
+func TestTaskStartsFromLakeBoxes(t *testing.T) {
+	f := open(t, annotate.Image)
+	files := f.lakeImages(t, 4)
+	other, err := f.s.CreateProject(f.ctx, annotate.NewProject{Name: "other", ContentType: annotate.Image,
+		Labels: []annotate.Label{{Name: "car"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(file lake.File, op string, labels ...string) {
+		t.Helper()
+		var boxes []lake.Box
+		for i, l := range labels {
+			boxes = append(boxes, lake.Box{Label: l, X: float64(1 + 10*i), Y: 2, W: 8, H: 8, Source: lake.Human})
+		}
+		if err := f.db.Tx(f.ctx, func(tx *sql.Tx) error {
+			return lake.ReplaceBoxes(f.ctx, tx, file.Seq(), lake.Human, op, 0, boxes)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(files[0], "import:voc", "car", "car", "dog")
+	put(files[1], "import:voc", "bus")
+	put(files[1], other.ID, "car")
+	// files[2] has no human box; files[3] is for startFrom empty.
+	put(files[3], "import:voc", "car")
+
+	names := []string{files[0].UniqueName, files[1].UniqueName, files[2].UniqueName}
+	task, err := f.s.CreateTask(f.ctx, f.proj.ID, annotate.NewTask{UniqueNames: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status != annotate.InProgress || task.CompletedFrames != 2 {
+		t.Fatalf("task of labelled images: %+v", task)
+	}
+	w, err := f.s.TaskWorkspace(f.ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		annotated bool
+		boxes     int
+	}{{true, 2}, {true, 1}, {false, 0}}
+	for i, fr := range w.Frames {
+		if fr.Annotated != want[i].annotated || fr.BoxCount != want[i].boxes {
+			t.Errorf("frame %d: annotated %v, %d boxes; want %+v", i, fr.Annotated, fr.BoxCount, want[i])
+		}
+	}
+	st, err := f.s.FrameState(f.ctx, f.proj.ID, names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []annotate.Annotation
+	json.Unmarshal(st.Annotations, &got)
+	if len(got) != 2 || got[0].Label != "car" || got[1].Label != "car" || !st.Annotated {
+		t.Fatalf("frame 0's project boxes: %s", st.Annotations)
+	}
+	ops := func(file lake.File) map[string]int {
+		t.Helper()
+		rows, err := f.db.R.QueryContext(f.ctx, `SELECT operation || '/' || label, count(*) FROM annotation
+			WHERE file_seq = ? AND source = 'human' GROUP BY 1`, file.Seq())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]int{}
+		for rows.Next() {
+			var k string
+			var n int
+			rows.Scan(&k, &n)
+			out[k] = n
+		}
+		return out
+	}
+	p := f.proj.ID
+	for i, wantOps := range []map[string]int{
+		{p + "/car": 2, "import:voc/dog": 1},
+		{p + "/bus": 1, other.ID + "/car": 1},
+	} {
+		if g := ops(files[i]); fmt.Sprint(g) != fmt.Sprint(wantOps) {
+			t.Errorf("file %d's human boxes: %v, want %v", i, g, wantOps)
+		}
+	}
+	if _, err := f.s.ReplaceFrameBoxesAt(f.ctx, p, names[0], st.Version, []annotate.Box{car(30)}); err != nil {
+		t.Fatal(err)
+	}
+	if g := ops(files[0]); fmt.Sprint(g) != fmt.Sprint(map[string]int{p + "/car": 1, "import:voc/dog": 1}) {
+		t.Errorf("after the edit: %v", g)
+	}
+
+	empty, err := f.s.CreateTask(f.ctx, f.proj.ID, annotate.NewTask{UniqueNames: []string{files[3].UniqueName},
+		StartFrom: annotate.StartFromEmpty})
+	if err != nil || empty.Status != annotate.NotStarted || empty.CompletedFrames != 0 {
+		t.Fatalf("startFrom empty: %+v %v", empty, err)
+	}
+	if g := ops(files[3]); fmt.Sprint(g) != fmt.Sprint(map[string]int{"import:voc/car": 1}) {
+		t.Errorf("startFrom empty moved boxes: %v", g)
+	}
+	if _, err := f.s.CreateTask(f.ctx, other.ID, annotate.NewTask{UniqueNames: names[:1], StartFrom: "nope"}); !errs.Is(err, errs.InvalidArgument) {
+		t.Fatalf("startFrom nope: %v", err)
+	}
+}

@@ -18,6 +18,10 @@ type NewTask struct {
 	UniqueNames  []string `json:"uniqueNames,omitempty"`
 	Query        string   `json:"query,omitempty"`
 	CollectionID string   `json:"collectionId,omitempty"`
+	// StartFrom is "lake" (default: the frames start from the images' human
+	// boxes with the project's labels, which become the project's) or
+	// "empty" (no boxes; the lake's stay as they are).
+	StartFrom string `json:"startFrom,omitempty"`
 }
 
 // Workspace is a task with its project's labels and its frames in order.

@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"github.com/framelake/framelake/errs"
@@ -80,4 +81,48 @@ func (l *Lake) Patches(ctx context.Context, q PatchQuery) ([]Patch, int, error) 
 		out = append(out, p)
 	}
 	return out, total, rows.Err()
+}
+
+// TakeOverHumanBoxesTx makes the human boxes on files (by seq) with one of
+// labels the boxes of operation op, in tx, for annotation tasks that start
+// from the lake's labels: the same rows (ids, frames, attributes) change
+// operation, so the file keeps one set of human boxes rather than a copy per
+// source. Boxes whose operation is op already or one of keep (other
+// annotation projects, each of which keeps its own answer) stay as they are.
+// It returns, per file, how many human boxes of op it has afterwards.
+func TakeOverHumanBoxesTx(ctx context.Context, tx *sql.Tx, fileSeqs []int64, labels, keep []string, op string) (map[int64]int, error) {
+	out := map[int64]int{}
+	if keep == nil {
+		keep = []string{} // json_each('null') is one NULL row, and NOT IN (NULL) keeps nothing
+	}
+	const chunk = 10000
+	for i := 0; i < len(fileSeqs); i += chunk {
+		files := jsonArray(fileSeqs[i:min(len(fileSeqs), i+chunk)])
+		if _, err := tx.ExecContext(ctx, `UPDATE annotation SET operation = ?, updated_at = ?
+			WHERE source = 'human' AND file_seq IN (SELECT value FROM json_each(?))
+			AND label IN (SELECT value FROM json_each(?)) AND operation <> ?
+			AND operation NOT IN (SELECT value FROM json_each(?))`,
+			op, millis(time.Now()), files, jsonArray(labels), op, jsonArray(keep)); err != nil {
+			return nil, fmt.Errorf("take over boxes: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT file_seq, count(*) FROM annotation WHERE source = 'human'
+			AND operation = ? AND file_seq IN (SELECT value FROM json_each(?)) GROUP BY file_seq`, op, files)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var seq int64
+			var n int
+			if err := rows.Scan(&seq, &n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[seq] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -29,12 +29,13 @@ func (s *server) createTask(c *echo.Context) error {
 		UniqueNames  []string `json:"uniqueNames"`
 		Query        string   `json:"query"`
 		CollectionID string   `json:"collectionId"`
+		StartFrom    string   `json:"startFrom"` // "lake" (default) or "empty"
 	}
 	if err := s.bindJSON(c, &req); err != nil {
 		return err
 	}
 	t, err := s.Annotate.CreateTask(c.Request().Context(), c.Param("projectId"), annotate.NewTask{Name: req.TaskName,
-		UniqueNames: req.UniqueNames, Query: req.Query, CollectionID: req.CollectionID})
+		UniqueNames: req.UniqueNames, Query: req.Query, CollectionID: req.CollectionID, StartFrom: req.StartFrom})
 	if err != nil {
 		return err
 	}
