@@ -13,6 +13,9 @@ type SelectRequest struct {
 	Measure  string `json:"measure,omitempty"`    // least_confidence (default), margin, entropy
 	Seed     int64  `json:"seed"`
 	Tag      string `json:"tag,omitempty"` // "" tags the chosen files with the job's id
+	// KeepDuplicates lets the selection choose copies (same bytes, or one
+	// find_duplicates group) of a file it chose; by default it skips them.
+	KeepDuplicates bool `json:"keep_duplicates,omitempty"`
 }
 
 // Selection is a select_samples job's result.
@@ -23,6 +26,8 @@ type Selection struct {
 	Strategy    string    `json:"strategy"`
 	Measure     string    `json:"measure"`
 	Candidates  int       `json:"candidates"`
+	// SkippedDuplicates counts candidates left out as copies of a chosen file.
+	SkippedDuplicates int `json:"skippedDuplicates"`
 }
 
 // UniquenessResult is a compute_uniqueness job's result.

@@ -127,3 +127,47 @@ func (l *Lake) TagFiles(ctx context.Context, seqs []int64, name, operation strin
 		return nil
 	})
 }
+
+// CopyKeys are the keys by which a file is a copy of another: its blob's
+// (byte-identical files share it) and, when find_duplicates recorded one, its
+// near-duplicate group's. Two files with a key in common are duplicates.
+type CopyKeys struct {
+	Blob  string
+	Group string // "" when the file is in no recorded group
+}
+
+// DuplicateKeys returns the CopyKeys of each of seqs that is a lake file.
+func (l *Lake) DuplicateKeys(ctx context.Context, seqs []int64) (map[int64]CopyKeys, error) {
+	out := make(map[int64]CopyKeys, len(seqs))
+	const chunk = 50000
+	for i := 0; i < len(seqs); i += chunk {
+		rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, f.blob, coalesce(d.group_id, '') FROM file AS f
+			LEFT JOIN file_duplicate AS d ON d.file_seq = f.seq
+			WHERE f.seq IN (SELECT value FROM json_each(?))`, jsonArray(seqs[i:min(len(seqs), i+chunk)]))
+		if err != nil {
+			return nil, fmt.Errorf("duplicate keys: %w", err)
+		}
+		for rows.Next() {
+			var seq int64
+			var k CopyKeys
+			if err := rows.Scan(&seq, &k.Blob, &k.Group); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[seq] = k
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// SharedBlobs returns, for every lake file whose bytes another lake file
+// has too, its blob: the byte-identical groups, whether or not
+// find_duplicates ran.
+func (l *Lake) SharedBlobs(ctx context.Context) (map[int64]string, error) {
+	return groupsOf(l.db.R.QueryContext(ctx, `SELECT seq, blob FROM file
+		WHERE blob IN (SELECT blob FROM file GROUP BY blob HAVING count(*) > 1)`))
+}

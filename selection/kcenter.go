@@ -52,7 +52,7 @@ type centers struct {
 // kCenter picks up to budget rows of x: first, then each time the row that
 // maximises weight x distance to the rows chosen so far (weight nil: 1). It
 // returns the rows in order with that score at their pick (0 for the first).
-// progress is called after each pick.
+// progress is called after each pick, the first included.
 func kCenter(ctx context.Context, x *vector.Matrix, budget, first int, weight []float64, workers int,
 	progress func()) ([]int, []float64, error) {
 	n := x.Len()
@@ -76,6 +76,7 @@ func kCenter(ctx context.Context, x *vector.Matrix, budget, first int, weight []
 		c.down(i)
 	}
 	scores := []float64{0}
+	progress()
 	for len(c.picked) < min(budget, n) {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err

@@ -112,23 +112,32 @@ func (s *Service) runSelect(ctx context.Context, r *job.Run) error {
 		return err
 	}
 	var chosen []candidate
-	var pool int
+	var pool, skipped int
 	switch req.Strategy {
 	case Uncertainty:
-		chosen, pool, err = s.byUncertainty(ctx, req, where, args)
+		chosen, pool, skipped, err = s.byUncertainty(ctx, r, req, where, args)
 	case Unique:
-		chosen, pool, err = s.byUniqueness(ctx, r, req, where, args)
+		chosen, pool, skipped, err = s.byUniqueness(ctx, r, req, where, args)
 	default:
-		chosen, pool, err = s.byDistance(ctx, r, req, where, args)
+		chosen, pool, skipped, err = s.byDistance(ctx, r, req, where, args)
 	}
 	if err != nil {
 		return err
 	}
-	return s.finish(ctx, r, req, chosen, pool)
+	return s.finish(ctx, r, req, chosen, pool, skipped)
+}
+
+// top is the first budget of ranked (best first), skipping copies of files
+// chosen before them unless the request keeps duplicates.
+func (s *Service) top(ctx context.Context, req Request, ranked []candidate) ([]candidate, int, error) {
+	if req.KeepDuplicates {
+		return rankTop(ranked, req.Budget), 0, nil
+	}
+	return s.topDistinct(ctx, rankTop(ranked, len(ranked)), req.Budget)
 }
 
 // finish tags the chosen files and stores the result.
-func (s *Service) finish(ctx context.Context, r *job.Run, req Request, chosen []candidate, pool int) error {
+func (s *Service) finish(ctx context.Context, r *job.Run, req Request, chosen []candidate, pool, skipped int) error {
 	seqs := make([]int64, len(chosen))
 	for i, c := range chosen {
 		seqs[i] = c.seq
@@ -142,7 +151,7 @@ func (s *Service) finish(ctx context.Context, r *job.Run, req Request, chosen []
 		names[f.Seq()] = f.UniqueName
 	}
 	res := Result{UniqueNames: []string{}, Scores: []float64{}, Tag: req.Tag, Strategy: req.Strategy,
-		Measure: req.Measure, Candidates: pool}
+		Measure: req.Measure, Candidates: pool, SkippedDuplicates: skipped}
 	if res.Tag == "" {
 		res.Tag = r.Job().ID
 	}
@@ -160,63 +169,86 @@ func (s *Service) finish(ctx context.Context, r *job.Run, req Request, chosen []
 	return r.SetResult(res)
 }
 
-func (s *Service) byUncertainty(ctx context.Context, req Request, where string, args []any) ([]candidate, int, error) {
+// byUncertainty ranks the pool's scored files; its progress is the files
+// scored, all at once (the ranking is one pass).
+func (s *Service) byUncertainty(ctx context.Context, r *job.Run, req Request, where string, args []any) ([]candidate, int, int, error) {
 	confs, err := s.lake.OperationConfidences(ctx, req.RunID, "run_id", where, args)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	return rankTop(uncertain(confs, req.Measure, req.Seed), req.Budget), len(confs), nil
+	chosen, skipped, err := s.top(ctx, req, uncertain(confs, req.Measure, req.Seed))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	r.SetTotal(int64(len(confs)))
+	r.Advance(int64(len(confs)))
+	return chosen, len(confs), skipped, nil
 }
 
-func (s *Service) byUniqueness(ctx context.Context, r *job.Run, req Request, where string, args []any) ([]candidate, int, error) {
+func (s *Service) byUniqueness(ctx context.Context, r *job.Run, req Request, where string, args []any) ([]candidate, int, int, error) {
 	x, err := s.vectors.Vectors(ctx, req.Model, &vector.Filter{Where: where, Args: args})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	r.SetTotal(int64(x.Len()))
+	// Fewer than two rows get no scores and so no progress: count them done.
 	scores, err := uniquenessScores(ctx, x, UniquenessK, s.opt.Workers, func(n int) { r.Advance(int64(n)) })
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
+	}
+	if len(scores) == 0 {
+		r.Advance(int64(x.Len()))
 	}
 	cands := make([]candidate, len(scores))
 	for i, sc := range scores {
 		cands[i] = candidate{seq: x.Seqs[i], score: sc, tie: tieBreak(req.Seed, x.Seqs[i])}
 	}
-	return rankTop(cands, req.Budget), x.Len(), nil
+	chosen, skipped, err := s.top(ctx, req, cands)
+	return chosen, x.Len(), skipped, err
 }
 
 // byDistance runs k-center greedy: diversity from a file the seed draws,
 // hybrid weighted by uncertainty from the most uncertain file.
-func (s *Service) byDistance(ctx context.Context, r *job.Run, req Request, where string, args []any) ([]candidate, int, error) {
+func (s *Service) byDistance(ctx context.Context, r *job.Run, req Request, where string, args []any) ([]candidate, int, int, error) {
 	x, err := s.vectors.Vectors(ctx, req.Model, &vector.Filter{Where: where, Args: args})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	var weight []float64
-	first := 0
 	if req.Strategy == Hybrid {
 		confs, err := s.lake.OperationConfidences(ctx, req.RunID, "run_id", where, args)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		x, weight = weighted(x, uncertain(confs, req.Measure, req.Seed))
-		if x.Len() == 0 {
-			return nil, 0, nil
+	}
+	pool, skipped := x.Len(), 0
+	if !req.KeepDuplicates {
+		if x, weight, skipped, err = s.distinctRows(ctx, x, weight); err != nil {
+			return nil, 0, 0, err
 		}
+	}
+	if x.Len() == 0 {
+		return nil, pool, skipped, nil
+	}
+	first := 0
+	if req.Strategy == Hybrid {
 		first = mostUncertain(x, weight, req.Seed)
-	} else if x.Len() > 0 {
+	} else {
 		first = rand.New(rand.NewPCG(uint64(req.Seed), 0x6b63656e746572)).IntN(x.Len())
 	}
+	// Progress counts picks, the first included, so a completed job's done
+	// equals its total.
 	r.SetTotal(int64(min(req.Budget, x.Len())))
 	rows, scores, err := kCenter(ctx, x, req.Budget, first, weight, s.opt.Workers, func() { r.Advance(1) })
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	out := make([]candidate, len(rows))
 	for i, row := range rows {
 		out[i] = candidate{seq: x.Seqs[row], score: scores[i]}
 	}
-	return out, x.Len(), nil
+	return out, pool, skipped, nil
 }
 
 // weighted keeps the rows of x that have an uncertainty and returns them

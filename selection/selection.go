@@ -33,6 +33,14 @@
 //     most uncertain file; candidates have both a scored box and a vector.
 //     It picks doubtful files without picking many near-copies of one.
 //
+// Duplicates: by default a selection never chooses two copies of one image.
+// Files are copies when they hold the same bytes (the same blob) or when
+// find_duplicates put them in one near-duplicate group. Uncertainty and
+// uniqueness walk their ranking and skip a file that is a copy of one chosen
+// before it; diversity and hybrid keep one file of each set of copies (the
+// first in lake order) as a candidate. KeepDuplicates turns this off; the
+// result's skippedDuplicates counts the files left out.
+//
 // Same request and seed, same lake: same selection. Ties are broken by a
 // hash of the seed and the file's key in the lake, then by file order. The chosen
 // files get the request's tag (made by the selection job: the tag's
@@ -92,6 +100,9 @@ type Request struct {
 	Measure  string `json:"measure,omitempty"` // uncertainty and hybrid; default least_confidence
 	Seed     int64  `json:"seed"`
 	Tag      string `json:"tag"` // default: the job's id
+	// KeepDuplicates lets a selection choose copies of a file it chose
+	// already; by default (false) it skips them (see the package comment).
+	KeepDuplicates bool `json:"keepDuplicates,omitempty"`
 }
 
 // Result is a selection job's result: the chosen files in selection order
@@ -104,6 +115,10 @@ type Result struct {
 	Strategy    string    `json:"strategy"`
 	Measure     string    `json:"measure,omitempty"`
 	Candidates  int       `json:"candidates"` // pool files the strategy could choose from
+	// SkippedDuplicates counts the candidates left out as copies of a file
+	// chosen before them (or, for diversity and hybrid, of a file kept in
+	// their place); 0 with KeepDuplicates.
+	SkippedDuplicates int `json:"skippedDuplicates"`
 }
 
 // UniquenessRequest asks for the uniqueness of the files a query selects.

@@ -250,3 +250,21 @@ func TestDot(t *testing.T) {
 		}
 	}
 }
+
+// TestKCenterProgressCountsEveryPick: a selection job's progress is its
+// picks, so at the end done equals the total it set (min(budget, rows)); the
+// first pick was not counted, and completed jobs showed "5/6" (issue 31,
+// item 6).
+func TestKCenterProgressCountsEveryPick(t *testing.T) {
+	x := matrix(vector.L2, []float32{0, 0}, []float32{1, 0}, []float32{2, 0}, []float32{10, 0}, []float32{6, 0})
+	for _, budget := range []int{1, 3, 5, 9} {
+		calls := 0
+		rows, _, err := kCenter(context.Background(), x, budget, 0, nil, 2, func() { calls++ })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(budget, x.Len()); calls != want || len(rows) != want {
+			t.Errorf("budget %d: %d progress calls for %d picks, want %d", budget, calls, len(rows), want)
+		}
+	}
+}

@@ -32,6 +32,8 @@ func (s *server) selectSamples(c *echo.Context) error {
 		Measure   string `json:"measure"`
 		Seed      int64  `json:"seed"`
 		Tag       string `json:"tag"`
+		// keep_duplicates: true lets the selection choose copies of a chosen file.
+		KeepDuplicates bool `json:"keep_duplicates"`
 	}
 	if err := s.params(c, &p); err != nil {
 		return err
@@ -42,7 +44,7 @@ func (s *server) selectSamples(c *echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	req := selection.Request{Query: p.Query, Budget: p.Budget, Strategy: p.Strategy, RunID: p.RunID,
-		Measure: p.Measure, Seed: p.Seed, Tag: p.Tag}
+		Measure: p.Measure, Seed: p.Seed, Tag: p.Tag, KeepDuplicates: p.KeepDuplicates}
 	if p.Strategy != selection.Uncertainty {
 		// Without model_name: the default embedding model's vectors, as find_similar.
 		if req.Model, err = s.Analysis.EmbeddingName(ctx, p.ModelName); err != nil {
