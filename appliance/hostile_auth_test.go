@@ -61,6 +61,7 @@ var routeAccess = map[string]string{
 	"GET /api/v1/lake/patches":                                        "read",
 
 	"GET /api/v1/datasets":                                  "read",
+	"GET /api/v1/datasets/:datasetGroupId":                  "read",
 	"DELETE /api/v1/datasets/:datasetGroupId":               "write",
 	"POST /api/v1/datasets/:datasetGroupId/versions":        "write",
 	"GET /api/v1/dataset-versions/:datasetVersionId":        "read",

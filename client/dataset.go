@@ -45,6 +45,9 @@ type DatasetSpec struct {
 	// KeepDuplicatesTogether puts each near-duplicate group (FindDuplicates)
 	// in one split, its keeper's.
 	KeepDuplicatesTogether bool
+	// SplitIdentical lets byte-identical files land in different splits;
+	// by default each set of them lands in one (keep_identical_together).
+	SplitIdentical bool
 }
 
 func (s DatasetSpec) params(p map[string]any) map[string]any {
@@ -66,6 +69,9 @@ func (s DatasetSpec) params(p map[string]any) map[string]any {
 	}
 	if s.KeepDuplicatesTogether {
 		p["keep_duplicates_together"] = true
+	}
+	if s.SplitIdentical {
+		p["keep_identical_together"] = false
 	}
 	return p
 }
@@ -174,7 +180,9 @@ type DatasetVersion struct {
 	OperationList    []string        `json:"operationList"` // nil: every annotation source
 	AugmentationList json.RawMessage `json:"augmentationList"`
 	Stats            DatasetStats    `json:"stats"`
-	BuiltAt          *time.Time      `json:"builtAt"`
+	// Leakage is Stats.Leakage, also at the top of the answer.
+	Leakage *DatasetLeakage `json:"leakage"`
+	BuiltAt *time.Time      `json:"builtAt"`
 }
 
 // DatasetGroup is an element of Dataset List.
@@ -189,6 +197,13 @@ type DatasetGroup struct {
 func (c *Client) DatasetList(ctx context.Context) ([]DatasetGroup, error) {
 	var out []DatasetGroup
 	err := c.do(ctx, http.MethodGet, "/api/v1/datasets", "", nil, &out)
+	return out, err
+}
+
+// Dataset returns one dataset group with all its versions, as DatasetList shows it.
+func (c *Client) Dataset(ctx context.Context, datasetGroupID string) (DatasetGroup, error) {
+	var out DatasetGroup
+	err := c.do(ctx, http.MethodGet, "/api/v1/datasets/"+url.PathEscape(datasetGroupID), "", nil, &out)
 	return out, err
 }
 

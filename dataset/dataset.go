@@ -166,6 +166,12 @@ type Spec struct {
 	// KeepDuplicatesTogether puts each near-duplicate group (as
 	// find_duplicates recorded it) in one split: its keeper's.
 	KeepDuplicatesTogether bool `json:"keepDuplicatesTogether,omitempty"`
+	// SplitIdentical lets byte-identical files (one blob) land in different
+	// splits. By default (false) every set of them lands in one split, found
+	// from the lake's blobs whether or not find_duplicates ran: with
+	// KeepDuplicatesTogether, the split of a group one of them is in, else
+	// the split the blob's hash draws.
+	SplitIdentical bool `json:"splitIdentical,omitempty"`
 }
 
 // NewDataset asks for a new group with its version 1.0.

@@ -147,22 +147,44 @@ func (s *Service) leakageOf(ctx context.Context, splits map[int64]string, thresh
 	return out, nil
 }
 
-// bucketOf is how a build puts a new image in a split: by its uniqueName,
-// or, with KeepDuplicatesTogether, by its near-duplicate group's id (the
-// keeper's uniqueName, as find_duplicates last recorded it), so a whole
-// group lands where its keeper does.
+// bucketOf is how a build puts a new image in a split: by its uniqueName;
+// unless SplitIdentical, a file whose bytes another lake file has too by its
+// blob's hash (all of them land together); with KeepDuplicatesTogether, by
+// its near-duplicate group's id (the keeper's uniqueName, as find_duplicates
+// last recorded it), so a whole group lands where its keeper does, and
+// byte-identical files by the group one of them is in.
 func (s *Service) bucketOf(ctx context.Context, b *buildState) (func(lake.File) string, error) {
-	if !b.recipe.KeepDuplicatesTogether {
-		return func(f lake.File) string { return b.recipe.Split.Of(b.v.seed, f.UniqueName) }, nil
+	var groups, blobs map[int64]string
+	var err error
+	if b.recipe.KeepDuplicatesTogether {
+		if groups, err = s.lake.AllDuplicateGroups(ctx); err != nil {
+			return nil, err
+		}
 	}
-	groups, err := s.lake.AllDuplicateGroups(ctx)
-	if err != nil {
-		return nil, err
+	if !b.recipe.SplitIdentical {
+		if blobs, err = s.lake.SharedBlobs(ctx); err != nil {
+			return nil, err
+		}
+	}
+	// A blob's group: the least group id of the files holding it, so copies
+	// follow a group any one of them is in, whatever order they come in.
+	blobGroup := map[string]string{}
+	for seq, blob := range blobs {
+		if g, ok := groups[seq]; ok {
+			if cur, ok := blobGroup[blob]; !ok || g < cur {
+				blobGroup[blob] = g
+			}
+		}
 	}
 	return func(f lake.File) string {
 		key := f.UniqueName
 		if g, ok := groups[f.Seq()]; ok {
 			key = g
+		} else if blob, ok := blobs[f.Seq()]; ok {
+			key = "blob:" + blob
+			if g, ok := blobGroup[blob]; ok {
+				key = g
+			}
 		}
 		return b.recipe.Split.Of(b.v.seed, key)
 	}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,8 +18,38 @@ import (
 // versions oldest first, groups newest first; each version carries the
 // status and job id of its latest build (see the package comment).
 func (s *Service) List(ctx context.Context) ([]Group, error) {
+	return s.groups(ctx, "")
+}
+
+// Group returns one dataset group with all its versions, as List shows it;
+// a group whose last version was deleted has none.
+func (s *Service) Group(ctx context.Context, groupID string) (Group, error) {
+	gs, err := s.groups(ctx, `WHERE g.id = ?`, groupID)
+	if err != nil || len(gs) == 1 {
+		return firstGroup(gs), err
+	}
+	g := Group{ID: groupID, Versions: []Version{}}
+	var created int64
+	err = s.db.R.QueryRowContext(ctx, `SELECT name, created_at FROM dataset_group WHERE id = ?`, groupID).Scan(&g.Name, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Group{}, errs.New(errs.NotFound, "datasetGroupId", "dataset %q not found", groupID)
+	}
+	g.CreatedAt = fromMillis(created)
+	return g, err
+}
+
+func firstGroup(gs []Group) Group {
+	if len(gs) == 0 {
+		return Group{}
+	}
+	return gs[0]
+}
+
+// groups lists the groups with versions that where (a WHERE clause over
+// dataset_group g, or "") keeps.
+func (s *Service) groups(ctx context.Context, where string, args ...any) ([]Group, error) {
 	rows, err := s.db.R.QueryContext(ctx, `SELECT `+versionColumns+`, g.created_at FROM dataset_version v
-		JOIN dataset_group g ON g.seq = v.group_seq ORDER BY g.seq DESC, v.version_no`)
+		JOIN dataset_group g ON g.seq = v.group_seq `+where+` ORDER BY g.seq DESC, v.version_no`, args...)
 	if err != nil {
 		return nil, err
 	}

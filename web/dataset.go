@@ -21,6 +21,7 @@ import (
 // and the dataset client functions.
 func (s *server) datasetRoutes(rest, api *echo.Group) {
 	rest.GET("/datasets", s.datasetList)
+	rest.GET("/datasets/:datasetGroupId", s.getDataset)
 	rest.POST("/datasets/:datasetGroupId/versions", s.createDatasetVersion)
 	rest.GET("/dataset-versions/:datasetVersionId", s.getDatasetVersion)
 	rest.GET("/dataset-versions/:datasetVersionId/data", s.downloadDatasetPage)
@@ -55,7 +56,11 @@ type versionView struct {
 	OperationList   []string        `json:"operationList"`
 	Augmentation    json.RawMessage `json:"augmentationList"`
 	Stats           dataset.Stats   `json:"stats"`
-	BuiltAt         *time.Time      `json:"builtAt"`
+	// Leakage is stats.leakage at the top, for pages that show it: the
+	// near-duplicate pairs of the build's frames across splits ("crossing");
+	// null for builds made before leakage was measured and unbuilt versions.
+	Leakage *dataset.Leakage `json:"leakage"`
+	BuiltAt *time.Time       `json:"builtAt"`
 }
 
 // sourceView is the selection a build added, named as the create and update
@@ -78,7 +83,7 @@ func viewVersion(v dataset.Version) versionView {
 		VersionDetails: v.Details(), DatasetID: v.DatasetID, Status: v.Status, JobID: v.JobID, Error: v.Error,
 		Labels: v.Labels, SplitInfo: v.Split, ExportTypes: v.Export, DownloadFormats: v.Formats,
 		BaseVersionID: v.Base, OperationList: v.Operations, Augmentation: v.Augmentation, Stats: v.Stats,
-		BuiltAt: optTime(v.BuiltAt)}
+		Leakage: v.Stats.Leakage, BuiltAt: optTime(v.BuiltAt)}
 	if src := v.Source; src != nil {
 		out.Source = &sourceView{CollectionID: src.CollectionID, ItemType: src.ItemType, Query: src.Query, Filter: src.Filter}
 	}
@@ -99,12 +104,26 @@ func (s *server) datasetList(c *echo.Context) error {
 	}
 	out := make([]groupView, len(groups))
 	for i, g := range groups {
-		out[i] = groupView{ID: g.ID, Name: g.Name, CreatedAt: g.CreatedAt, VersionList: make([]versionView, len(g.Versions))}
-		for j, v := range g.Versions {
-			out[i].VersionList[j] = viewVersion(v)
-		}
+		out[i] = viewGroup(g)
 	}
 	return c.JSON(http.StatusOK, out)
+}
+
+func viewGroup(g dataset.Group) groupView {
+	out := groupView{ID: g.ID, Name: g.Name, CreatedAt: g.CreatedAt, VersionList: make([]versionView, len(g.Versions))}
+	for j, v := range g.Versions {
+		out.VersionList[j] = viewVersion(v)
+	}
+	return out
+}
+
+// getDataset is one dataset as Dataset List shows it, with its versions.
+func (s *server) getDataset(c *echo.Context) error {
+	g, err := s.Datasets.Group(c.Request().Context(), c.Param("datasetGroupId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, viewGroup(g))
 }
 
 func (s *server) getDatasetVersion(c *echo.Context) error {
@@ -226,6 +245,8 @@ type specParams struct {
 	OperationList          *[]string       `json:"operation_list"`
 	AugmentationList       json.RawMessage `json:"augmentation_list"`
 	KeepDuplicatesTogether bool            `json:"keep_duplicates_together"`
+	// KeepIdenticalTogether (default true) puts byte-identical files in one split.
+	KeepIdenticalTogether *bool `json:"keep_identical_together"`
 }
 
 func (p specParams) spec() (dataset.Spec, error) {
@@ -234,6 +255,7 @@ func (p specParams) spec() (dataset.Spec, error) {
 	}
 	sp := dataset.Spec{Labels: p.Labels, ExportTypes: p.ExportTypes, Augmentation: p.AugmentationList,
 		KeepDuplicatesTogether: p.KeepDuplicatesTogether,
+		SplitIdentical:         p.KeepIdenticalTogether != nil && !*p.KeepIdenticalTogether,
 		Split:                  dataset.Split{Train: p.SplitInfo.Train, Test: p.SplitInfo.Test, Validation: p.SplitInfo.Validation}}
 	if p.OperationList != nil { // null or absent: every operation
 		sp.Operations = *p.OperationList
