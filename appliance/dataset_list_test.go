@@ -86,7 +86,7 @@ func TestDatasetListShowsEveryVersion(t *testing.T) {
 		t.Errorf("queued version %+v", v)
 	}
 	// export_types are the advertised formats: canonical, once each, offered first.
-	if !slices.Equal(v.ExportTypes, []string{"YOLO Darknet", "RAW"}) || len(v.DownloadFormats) != 6 ||
+	if !slices.Equal(v.ExportTypes, []string{"YOLO Darknet", "RAW"}) || len(v.DownloadFormats) != 7 ||
 		!slices.Equal(v.DownloadFormats[:2], v.ExportTypes) {
 		t.Errorf("formats %v, offered %v", v.ExportTypes, v.DownloadFormats)
 	}

@@ -2,6 +2,7 @@ package labelio
 
 import (
 	"bufio"
+	"encoding/json"
 	"math"
 	"os"
 	"path"
@@ -259,15 +260,37 @@ func yamlBlock(ls []string) []string {
 	return list
 }
 
+// stripComment cuts a " #" comment that is not inside a quoted scalar.
 func stripComment(s string) string {
-	if i := strings.Index(s, " #"); i >= 0 {
-		return s[:i]
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote == '"' && c == '\\':
+			i++
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case (c == '"' || c == '\'') && (i == 0 || strings.IndexByte(" \t[,", s[i-1]) >= 0):
+			quote = c // a quote opens a scalar only at its start: "don't" is plain
+		case c == '#' && (i == 0 || s[i-1] == ' ' || s[i-1] == '\t'):
+			return s[:i]
+		}
 	}
 	return s
 }
 
+// unquote reads a plain or quoted YAML scalar; a double-quoted one may
+// carry escapes (framelake's Ultralytics export writes names as JSON
+// strings, which are such scalars).
 func unquote(s string) string {
 	s = strings.TrimSpace(s)
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		var v string
+		if json.Unmarshal([]byte(s), &v) == nil {
+			return v
+		}
+	}
 	if len(s) >= 2 && (s[0] == '\'' || s[0] == '"') && s[len(s)-1] == s[0] {
 		return s[1 : len(s)-1]
 	}

@@ -17,6 +17,8 @@
 //
 //	YOLO Darknet          obj.names, obj.data, train.txt, valid.txt, test.txt, backup/,
 //	                      {train,valid,test}/<uniqueName>.<ext> with <uniqueName>.txt beside it
+//	YOLO Ultralytics      data.yaml, images/{train,val,test}/<uniqueName>.<ext>,
+//	                      labels/{train,val,test}/<uniqueName>.txt
 //	Semantic Segmentation labelmap.txt, ImageSets/Segmentation/{train,val,test}.txt,
 //	                      SegmentationClass/<uniqueName>.png, JPEGImages/<uniqueName>.<ext>
 //	Pascal VOC            VOCdevkit/VOC2007/{Annotations/<uniqueName>.xml, JPEGImages/...,
@@ -31,15 +33,15 @@
 // XML gets <augmented>1</augmented> and <derived_from>, the source's
 // <filename>; TFRecord examples all carry image/augmented (int64 0 or 1) and
 // image/derived_from (the source's image/source_id, empty for real frames);
-// YOLO Darknet and Semantic Segmentation, whose files have no room for it,
-// get augmented/<split>.txt (YOLO: train, valid, test; segmentation: train,
-// val, test), one line per augmented frame: its image and its source's, as
+// YOLO Darknet, YOLO Ultralytics and Semantic Segmentation, whose files have
+// no room for it, get augmented/<split>.txt (Darknet: train, valid, test;
+// Ultralytics and segmentation: train, val, test), one line per augmented frame: its image and its source's, as
 // the split lists name images (YOLO paths, segmentation stems), separated by
 // a space. An augmented frame's source is in the same split, since augmented
 // frames inherit it.
 //
-// Split "validation" is "valid" in folder and list names, and "val" in the two
-// VOC-style layouts, as each ecosystem expects. Media files are named
+// Split "validation" is "valid" in folder and list names, and "val" in the
+// Ultralytics and the two VOC-style layouts, as each ecosystem expects. Media files are named
 // "<uniqueName>.<ext>" with the stored extension lower-cased and "jpeg"
 // spelled "jpg", because darknet and torchvision derive label paths from
 // ".jpg"; the bytes are the stored ones.
@@ -68,9 +70,10 @@ const (
 	COCO                 Format = "COCO"
 	VOC                  Format = "Pascal VOC"
 	TFRecord             Format = "TFRecord"
+	YOLOUltralytics      Format = "YOLO Ultralytics"
 )
 
-var formats = [...]Format{RAW, YOLO, SemanticSegmentation, COCO, VOC, TFRecord}
+var formats = [...]Format{RAW, YOLO, SemanticSegmentation, COCO, VOC, TFRecord, YOLOUltralytics}
 
 // Formats lists every format in a stable order.
 func Formats() []Format { return append([]Format(nil), formats[:]...) }
@@ -214,6 +217,8 @@ func newFormatWriter(f Format, a *archive) (formatWriter, error) {
 	switch f {
 	case YOLO:
 		return newYOLOWriter(a)
+	case YOLOUltralytics:
+		return newUltralyticsWriter(a)
 	case SemanticSegmentation:
 		return newSegWriter(a)
 	case VOC:
