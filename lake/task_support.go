@@ -97,12 +97,18 @@ func TakeOverHumanBoxesTx(ctx context.Context, tx *sql.Tx, fileSeqs []int64, lab
 	}
 	const chunk = 10000
 	for i := 0; i < len(fileSeqs); i += chunk {
-		files := jsonArray(fileSeqs[i:min(len(fileSeqs), i+chunk)])
+		files, now := jsonArray(fileSeqs[i:min(len(fileSeqs), i+chunk)]), millis(time.Now())
 		if _, err := tx.ExecContext(ctx, `UPDATE annotation SET operation = ?, updated_at = ?
 			WHERE source = 'human' AND file_seq IN (SELECT value FROM json_each(?))
 			AND label IN (SELECT value FROM json_each(?)) AND operation <> ?
 			AND operation NOT IN (SELECT value FROM json_each(?))`,
-			op, millis(time.Now()), files, jsonArray(labels), op, jsonArray(keep)); err != nil {
+			op, now, files, jsonArray(labels), op, jsonArray(keep)); err != nil {
+			return nil, fmt.Errorf("take over boxes: %w", err)
+		}
+		// A changed box changes its file, as ReplaceBoxes has it.
+		if _, err := tx.ExecContext(ctx, `UPDATE file SET updated_at = ?1 WHERE seq IN (SELECT DISTINCT file_seq
+			FROM annotation WHERE operation = ?2 AND source = 'human' AND updated_at = ?1
+			AND file_seq IN (SELECT value FROM json_each(?3)))`, now, op, files); err != nil {
 			return nil, fmt.Errorf("take over boxes: %w", err)
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT file_seq, count(*) FROM annotation WHERE source = 'human'
