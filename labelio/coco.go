@@ -1,7 +1,6 @@
 package labelio
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -54,6 +53,13 @@ type cocoDoc struct {
 	off    []int64 // where boxes[i]'s annotation starts in the file
 	imgOff []int64 // where images[i] starts
 	lines  *lineMarks
+	guard  *jsonGuard
+	// perImage counts the boxes kept of each image_id, for Caps.ShapesPerFile;
+	// over, those past it (or past Caps.Shapes), with where the first was.
+	perImage map[int64]int
+	over     map[int64]int
+	overOff  map[int64]int64
+	catsOver int // categories past Caps.Categories
 }
 
 // cocoBox is a box waiting for its category's name: smaller than a Box.
@@ -65,8 +71,9 @@ type cocoBox struct {
 func (rd *reader) coco() error {
 	files := rd.cocoFiles()
 	if len(files) == 0 {
-		return fmt.Errorf("no COCO JSON (an object with images and annotations) under %s", rd.tree.root)
+		return nil // noLabels says what was looked for
 	}
+	rd.found = true
 	names := map[string]bool{}
 	for _, jf := range files {
 		doc, err := rd.readCOCO(jf)
@@ -83,11 +90,10 @@ func (rd *reader) coco() error {
 			continue
 		}
 		for _, c := range sortedCats(doc.cats) {
-			if !names[c] {
-				names[c] = true
-				rd.rep.Categories = append(rd.rep.Categories, c)
-			}
+			rd.category(names, c)
 		}
+		rd.catOver += doc.catsOver
+		rd.cocoOver(jf, doc)
 		if err := rd.emitCOCO(jf, doc); err != nil {
 			return err
 		}
@@ -122,11 +128,13 @@ func sortedCats(cats map[int64]string) []string {
 func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 	f, err := os.Open(rd.tree.abs(rel))
 	if err != nil {
-		return nil, err
+		return nil, relErr(err, rel)
 	}
 	defer f.Close()
-	doc := &cocoDoc{cats: map[int64]string{}, lines: &lineMarks{r: f, path: f.Name()}}
-	dec := json.NewDecoder(bufio.NewReaderSize(doc.lines, 1<<16))
+	doc := &cocoDoc{cats: map[int64]string{}, lines: &lineMarks{r: f, path: f.Name()},
+		perImage: map[int64]int{}, over: map[int64]int{}, overOff: map[int64]int64{}}
+	doc.guard = newJSONGuard(doc.lines)
+	dec := json.NewDecoder(doc.guard)
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return doc, &errAt{0, fmt.Errorf("not a JSON object")}
 	}
@@ -139,19 +147,28 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 		case "images":
 			err = eachElement(dec, func() error {
 				var im cocoImage
-				doc.imgOff = append(doc.imgOff, dec.InputOffset())
-				err := dec.Decode(&im)
+				start := dec.InputOffset()
+				if ok, err := rd.cocoRecord(rel, dec, doc, &im, start, func() string { return fmt.Sprintf("image %d", im.ID) }); !ok {
+					return err
+				}
+				doc.imgOff = append(doc.imgOff, start)
 				doc.images = append(doc.images, im)
-				return err
+				return nil
 			})
 		case "annotations":
 			err = eachElement(dec, func() error { return rd.cocoAnnotation(rel, dec, doc) })
 		case "categories":
 			err = eachElement(dec, func() error {
 				var c cocoCategory
-				err := dec.Decode(&c)
+				if ok, err := rd.cocoRecord(rel, dec, doc, &c, dec.InputOffset(), func() string { return fmt.Sprintf("category %d", c.ID) }); !ok {
+					return err
+				}
+				if _, ok := doc.cats[c.ID]; !ok && len(doc.cats) >= rd.caps.Categories {
+					doc.catsOver++
+					return nil
+				}
 				doc.cats[c.ID] = c.Name
-				return err
+				return nil
 			})
 		default:
 			err = skipValue(dec)
@@ -187,18 +204,46 @@ func (rd *reader) problem(k Kind, rel string, doc *cocoDoc, off int64, format st
 	rd.rep.add(k, rel, line, format, args...)
 }
 
+// cocoRecord decodes the record dec is at into v. A record that holds a
+// value of the wrong type, or one the guard rewrote (NaN, over-deep), is
+// malformed, named by what, and the reading goes on; ok is false then, and
+// err is set only when the file cannot be read on.
+func (rd *reader) cocoRecord(rel string, dec *json.Decoder, doc *cocoDoc, v any, start int64, what func() string) (ok bool, err error) {
+	err = dec.Decode(v)
+	if f, hit := doc.guard.flagged(start, dec.InputOffset()); hit && (err == nil || isTypeErr(err)) {
+		rd.problem(Malformed, rel, doc, start, "%s: %s; not imported", what(), f.message())
+		return false, nil
+	}
+	if isTypeErr(err) {
+		rd.problem(Malformed, rel, doc, start, "%s: %v; not imported", what(), err)
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func isTypeErr(err error) bool {
+	var typeErr *json.UnmarshalTypeError
+	return errors.As(err, &typeErr)
+}
+
 func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) error {
 	// Decoded in place, not as raw bytes unmarshalled again (a third of the
 	// read's time): Decode reads the whole value before filling a, so a
 	// field of the wrong type spoils this annotation only, not the stream.
 	var a cocoAnnotation
 	start := dec.InputOffset()
-	if err := dec.Decode(&a); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if !errors.As(err, &typeErr) {
-			return err
+	if ok, err := rd.cocoRecord(rel, dec, doc, &a, start, func() string { return fmt.Sprintf("annotation %d", a.ID) }); !ok {
+		return err
+	}
+	// Past a cap the annotation is counted, not kept: memory follows the caps, not the file.
+	if doc.perImage[a.ImageID] >= rd.caps.ShapesPerFile || rd.shapes+len(doc.boxes) >= rd.caps.Shapes {
+		if doc.over[a.ImageID]++; doc.over[a.ImageID] == 1 {
+			doc.overOff[a.ImageID] = start
 		}
-		rd.problem(Malformed, rel, doc, start, "annotation %d: %v", a.ID, err)
+		return nil
+	}
+	if d := attrDepth(a.Attributes, 1); d > MaxAttributeDepth {
+		rd.problem(Malformed, rel, doc, start, "annotation %d: its attributes nest %d levels deep, past the limit of %d; not imported", a.ID, d, MaxAttributeDepth)
 		return nil
 	}
 	b := Box{Attributes: a.Attributes}
@@ -231,10 +276,24 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 		rd.problem(ZeroSize, rel, doc, start, "annotation %d: box of size %gx%g", a.ID, b.W, b.H)
 		return nil
 	}
+	doc.perImage[a.ImageID]++
 	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, b.Attributes})
 	doc.owner, doc.cat, doc.id = append(doc.owner, a.ImageID), append(doc.cat, a.CategoryID), append(doc.id, a.ID)
 	doc.off = append(doc.off, start)
 	return nil
+}
+
+// cocoOver lists, once per image, the annotations of a COCO file past a cap.
+func (rd *reader) cocoOver(rel string, doc *cocoDoc) {
+	for _, id := range slices.Sorted(maps.Keys(doc.over)) {
+		n, line := doc.over[id], 0
+		if rd.rep.listed[OverLimit] < MaxListed {
+			line = doc.lines.line(doc.overOff[id])
+		}
+		msg := fmt.Sprintf("image_id %d: %d annotations past the limit of %d boxes a file or %d an import, not imported (the first here)",
+			id, n, rd.caps.ShapesPerFile, rd.caps.Shapes)
+		rd.rep.AddN(Problem{Kind: OverLimit, File: rel, Line: line, Message: msg}, n)
+	}
 }
 
 // cocoPolygons reads polygon segmentation ([[x y x y ...], ...]), leaving
@@ -308,7 +367,11 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 				firstOff[doc.owner[k]] = doc.off[k]
 			}
 		case name == "":
-			rd.problem(UnknownCategory, rel, doc, doc.off[k], "annotation %d: category_id %d is not among the categories (or has no name)", doc.id[k], doc.cat[k])
+			hint := ""
+			if doc.catsOver > 0 {
+				hint = fmt.Sprintf(", or past the limit of %d categories an import", rd.caps.Categories)
+			}
+			rd.problem(UnknownCategory, rel, doc, doc.off[k], "annotation %d: category_id %d is not among the categories (or has no name%s)", doc.id[k], doc.cat[k], hint)
 		default:
 			counts[i+1]++
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -19,33 +20,22 @@ import (
 // read element by element. Images are looked for beside it and under
 // images/, where CVAT's export puts them.
 
+// cvatShape is one shape element. Coordinates are read as text and parsed
+// shape by shape: a value out of range (xbr="1e400") is that shape's
+// problem, not the file's.
 type cvatShape struct {
-	Label    string  `xml:"label,attr"`
-	XTL      float64 `xml:"xtl,attr"`
-	YTL      float64 `xml:"ytl,attr"`
-	XBR      float64 `xml:"xbr,attr"`
-	YBR      float64 `xml:"ybr,attr"`
-	Points   string  `xml:"points,attr"`
-	Occluded string  `xml:"occluded,attr"`
-	Rotation string  `xml:"rotation,attr"`
+	Label    string `xml:"label,attr"`
+	XTL      string `xml:"xtl,attr"`
+	YTL      string `xml:"ytl,attr"`
+	XBR      string `xml:"xbr,attr"`
+	YBR      string `xml:"ybr,attr"`
+	Points   string `xml:"points,attr"`
+	Occluded string `xml:"occluded,attr"`
+	Rotation string `xml:"rotation,attr"`
 	Attrs    []struct {
 		Name  string `xml:"name,attr"`
 		Value string `xml:",chardata"`
 	} `xml:"attribute"`
-}
-
-type cvatImage struct {
-	Name      string      `xml:"name,attr"`
-	Width     int         `xml:"width,attr"`
-	Height    int         `xml:"height,attr"`
-	Subset    string      `xml:"subset,attr"`
-	Boxes     []cvatShape `xml:"box"`
-	Polygons  []cvatShape `xml:"polygon"`
-	Polylines []cvatShape `xml:"polyline"`
-	Points    []cvatShape `xml:"points"`
-	Other     []struct {
-		XMLName xml.Name
-	} `xml:",any"`
 }
 
 func (rd *reader) cvat() error {
@@ -53,6 +43,7 @@ func (rd *reader) cvat() error {
 		if h := rd.tree.head(x, 4096); !bytes.Contains(h, []byte("<annotations")) {
 			continue
 		}
+		rd.found = true
 		if err := rd.cvatFile(x); err != nil {
 			return err
 		}
@@ -71,16 +62,11 @@ func (rd *reader) cvatFile(rel string) error {
 			if err := dec.DecodeElement(&l, &se); err != nil {
 				return err
 			}
-			if l.Name != "" && !seen[l.Name] {
-				seen[l.Name] = true
-				rd.rep.Categories = append(rd.rep.Categories, l.Name)
+			if l.Name != "" {
+				rd.category(seen, l.Name)
 			}
 		case "image":
-			var im cvatImage
-			if err := dec.DecodeElement(&im, &se); err != nil {
-				return err
-			}
-			return rd.cvatImage(rel, line, im)
+			return rd.cvatImage(rel, dec, se, line)
 		}
 		return nil
 	})
@@ -97,7 +83,7 @@ func (rd *reader) cvatFile(rel string) error {
 func (rd *reader) eachStart(rel string, fn func(dec *xml.Decoder, se xml.StartElement, line int) error) error {
 	f, err := os.Open(rd.tree.abs(rel))
 	if err != nil {
-		return err
+		return relErr(err, rel)
 	}
 	defer f.Close()
 	dec := xml.NewDecoder(f)
@@ -117,41 +103,99 @@ func (rd *reader) eachStart(rel string, fn func(dec *xml.Decoder, se xml.StartEl
 	}
 }
 
-func (rd *reader) cvatImage(rel string, line int, im cvatImage) error {
-	it := Item{Source: rel, Width: im.Width, Height: im.Height, Split: splitName(im.Subset)}
-	for _, s := range im.Boxes {
-		b := Box{Label: s.Label, X: s.XTL, Y: s.YTL, W: s.XBR - s.XTL, H: s.YBR - s.YTL, Line: line}
-		rd.cvatShape(rel, &it, b, s)
-	}
-	for _, group := range []struct {
-		kind   string
-		shapes []cvatShape
-	}{{"polygon", im.Polygons}, {"polyline", im.Polylines}, {"points", im.Points}} {
-		kind := group.kind
-		for _, s := range group.shapes {
-			xy, err := cvatPoints(s.Points)
-			if err != nil {
-				rd.rep.add(Malformed, rel, line, "%s %s of image %q: %v", s.Label, kind, im.Name, err)
-				continue
-			}
-			b := Box{Label: s.Label, Line: line}
-			b.X, b.Y, b.W, b.H = pointsBox(xy)
-			rd.rep.add(PolygonReduced, rel, line, "%s %s of image %q read as its bounding box", s.Label, kind, im.Name)
-			rd.cvatShape(rel, &it, b, s)
+// cvatImage reads an <image> element shape by shape, so an image of a
+// million boxes holds at most Caps.ShapesPerFile of them, and a shape that
+// does not parse is one malformed shape.
+func (rd *reader) cvatImage(rel string, dec *xml.Decoder, se xml.StartElement, line int) error {
+	var name, subset string
+	var width, height int
+	for _, a := range se.Attr {
+		switch a.Name.Local {
+		case "name":
+			name = a.Value
+		case "subset":
+			subset = a.Value
+		case "width":
+			width, _ = strconv.Atoi(strings.TrimSpace(a.Value))
+		case "height":
+			height, _ = strconv.Atoi(strings.TrimSpace(a.Value))
 		}
 	}
-	for _, o := range im.Other {
-		rd.rep.add(Ignored, rel, line, "<%s> of image %q is no box; not imported", o.XMLName.Local, im.Name)
+	it := Item{Source: rel, Width: width, Height: height, Split: splitName(subset)}
+	over, overLine := 0, 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if _, end := t.(xml.EndElement); end {
+			break
+		}
+		child, ok := t.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		at, _ := dec.InputPos()
+		kind := child.Name.Local
+		if kind != "box" && kind != "polygon" && kind != "polyline" && kind != "points" {
+			rd.rep.add(Ignored, rel, at, "<%s> of image %q is no box; not imported", kind, name)
+			if err := dec.Skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		var s cvatShape
+		if err := dec.DecodeElement(&s, &child); err != nil {
+			return err
+		}
+		if len(it.Boxes) >= rd.caps.ShapesPerFile {
+			if over++; over == 1 {
+				overLine = at
+			}
+			continue
+		}
+		rd.cvatShapeOf(rel, at, name, kind, s, &it)
+	}
+	if over > 0 {
+		rd.rep.AddN(Problem{Kind: OverLimit, File: rel, Line: overLine, Message: fmt.Sprintf(
+			"image %q: %d shapes past the limit of %d a file, not imported (the first here)", name, over, rd.caps.ShapesPerFile)}, over)
 	}
 	dir := pathDir(rel)
-	media := rd.tree.find(im.Name, joinRel(dir, "images", im.Name), joinRel(dir, im.Name), joinRel("images", im.Name), im.Name)
+	media := rd.tree.find(name, joinRel(dir, "images", name), joinRel(dir, name), joinRel("images", name), name)
 	if media == "" {
 		rd.rep.add(LabelWithoutImage, rel, line, "image %q: not beside the XML or under images/ (%d boxes not imported)",
-			im.Name, len(it.Boxes))
+			name, len(it.Boxes))
 		return nil
 	}
 	it.Media = media
 	return rd.send(it)
+}
+
+// cvatShapeOf turns one shape of image name into a box of it, or a problem.
+func (rd *reader) cvatShapeOf(rel string, line int, name, kind string, s cvatShape, it *Item) {
+	b := Box{Label: s.Label, Line: line}
+	if kind == "box" {
+		var c [4]float64
+		for i, v := range []struct{ attr, text string }{{"xtl", s.XTL}, {"ytl", s.YTL}, {"xbr", s.XBR}, {"ybr", s.YBR}} {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v.text), 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				rd.rep.add(Malformed, rel, line, "%s box of image %q: %s %q is not a finite number; not imported", s.Label, name, v.attr, v.text)
+				return
+			}
+			c[i] = f
+		}
+		b.X, b.Y, b.W, b.H = c[0], c[1], c[2]-c[0], c[3]-c[1]
+		rd.cvatShape(rel, it, b, s)
+		return
+	}
+	xy, err := cvatPoints(s.Points)
+	if err != nil {
+		rd.rep.add(Malformed, rel, line, "%s %s of image %q: %v", s.Label, kind, name, err)
+		return
+	}
+	b.X, b.Y, b.W, b.H = pointsBox(xy)
+	rd.rep.add(PolygonReduced, rel, line, "%s %s of image %q read as its bounding box", s.Label, kind, name)
+	rd.cvatShape(rel, it, b, s)
 }
 
 // cvatShape adds a shape's box with its attributes, or counts it refused.
@@ -183,7 +227,7 @@ func cvatPoints(s string) ([]float64, error) {
 		x, y, ok := strings.Cut(pt, ",")
 		fx, errx := strconv.ParseFloat(strings.TrimSpace(x), 64)
 		fy, erry := strconv.ParseFloat(strings.TrimSpace(y), 64)
-		if !ok || errx != nil || erry != nil {
+		if !ok || errx != nil || erry != nil || math.IsNaN(fx+fy) || math.IsInf(fx+fy, 0) {
 			return nil, fmt.Errorf("points %q are not x,y;x,y", s)
 		}
 		out = append(out, fx, fy)

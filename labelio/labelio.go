@@ -85,12 +85,13 @@ const (
 	PolygonReduced     Kind = "polygon_reduced"      // polygon read as its bounding box (COCO: and kept as an attribute)
 	PolygonKept        Kind = "polygon_kept"         // COCO polygon beside its bbox, kept as the attribute segmentation
 	Ignored            Kind = "ignored"              // a shape that is no box (tag, mask, keypoints)
+	OverLimit          Kind = "over_limit"           // refused: past a cap of Caps (shapes a file or an import, categories)
 )
 
 // Refused reports whether problems of kind k lose a box or a file.
 func (k Kind) Refused() bool {
 	switch k {
-	case LabelWithoutImage, OutsideImage, ZeroSize, UnknownCategory, Malformed:
+	case LabelWithoutImage, OutsideImage, ZeroSize, UnknownCategory, Malformed, OverLimit:
 		return true
 	}
 	return false
@@ -133,8 +134,18 @@ func newReport(f Format, why string) *Report {
 }
 
 // Add counts a problem and lists it while its kind has room.
-func (r *Report) Add(p Problem) {
-	r.Counts[p.Kind]++
+func (r *Report) Add(p Problem) { r.AddN(p, 1) }
+
+// AddN counts n problems of p's kind, listed once as p: the boxes of one
+// image past a cap are one line, not a line each.
+func (r *Report) AddN(p Problem, n int) {
+	if n <= 0 {
+		return
+	}
+	if r.listed == nil {
+		r.listed = map[Kind]int{}
+	}
+	r.Counts[p.Kind] += n
 	if r.listed[p.Kind] < MaxListed {
 		r.listed[p.Kind]++
 		r.Problems = append(r.Problems, p)
@@ -164,6 +175,11 @@ func (r *Report) Fit(it Item, width, height int) []Box {
 	for _, b := range it.Boxes {
 		if strings.TrimSpace(b.Label) == "" {
 			r.add(Malformed, it.Source, b.Line, "a box without a label")
+			continue
+		}
+		if d := attrDepth(b.Attributes, 1); d > MaxAttributeDepth {
+			// The lake refuses such attributes, and with them the whole batch.
+			r.add(Malformed, it.Source, b.Line, "%s box: its attributes nest deeper than %d levels", b.Label, MaxAttributeDepth)
 			continue
 		}
 		if v := b.X + b.Y + b.W + b.H; math.IsNaN(v) || math.IsInf(v, 0) {
@@ -204,13 +220,20 @@ func (r *Report) Fit(it Item, width, height int) []Box {
 }
 
 // Read reads the labelled data under dir in format f (Auto: recognised from
-// the layout), calling emit with each image in a stable order. The report
-// says which format was read and what did not read as written; err is for
-// what stops reading altogether (an unreadable folder, emit's error).
+// the layout), calling emit with each image in a stable order, under the
+// default Caps. The report says which format was read and what did not
+// read as written; err is for what stops reading altogether (an unreadable
+// folder, a labelled format that finds no labels, emit's error). Errors
+// and problems name files relative to dir, never dir itself.
 func Read(ctx context.Context, dir string, f Format, emit func(Item) error) (*Report, error) {
+	return ReadWith(ctx, dir, f, Caps{}, emit)
+}
+
+// ReadWith is Read under caps (zero fields: the defaults).
+func ReadWith(ctx context.Context, dir string, f Format, caps Caps, emit func(Item) error) (*Report, error) {
 	t, err := scanTree(dir)
 	if err != nil {
-		return nil, err
+		return nil, scrubRoot(err, dir)
 	}
 	why := "given with --format"
 	if f == Auto {
@@ -219,7 +242,8 @@ func Read(ctx context.Context, dir string, f Format, emit func(Item) error) (*Re
 		}
 	}
 	r := newReport(f, why)
-	rd := &reader{ctx: ctx, tree: t, rep: r, emit: emit, used: map[string]bool{}}
+	rd := &reader{ctx: ctx, tree: t, rep: r, emit: emit, used: map[string]bool{}, caps: caps.withDefaults(),
+		labels: map[string]bool{}}
 	switch f {
 	case YOLO:
 		err = rd.yolo()
@@ -239,7 +263,14 @@ func Read(ctx context.Context, dir string, f Format, emit func(Item) error) (*Re
 	if err != nil {
 		return r, err
 	}
-	return r, rd.unlabelled()
+	if f != Raw && !rd.found {
+		return r, rd.noLabels(f)
+	}
+	if err := rd.unlabelled(); err != nil {
+		return r, err
+	}
+	rd.capCategories()
+	return r, nil
 }
 
 // reader is the state one Read shares between its format and the tree.
@@ -249,6 +280,13 @@ type reader struct {
 	rep  *Report
 	emit func(Item) error
 	used map[string]bool // images emitted, relative to the tree's root
+	caps Caps
+	// found: the format's label files (or records) were there, even if
+	// empty; a labelled format that finds none is an error, not a raw import.
+	found   bool
+	shapes  int             // boxes sent so far, for Caps.Shapes
+	catOver int             // category names past Caps.Categories
+	labels  map[string]bool // labels of the boxes sent, at most Caps.Categories
 }
 
 // send emits an item whose Media is relative to the root, marking it used.
@@ -257,6 +295,7 @@ func (rd *reader) send(it Item) error {
 		return err
 	}
 	rd.used[it.Media] = true
+	rd.capShapes(&it)
 	if it.Split == "" {
 		it.Split = splitOf(it.Media, false)
 	}

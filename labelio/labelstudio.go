@@ -1,9 +1,9 @@
 package labelio
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -53,6 +53,7 @@ func (rd *reader) labelStudio() error {
 		if h := bytes.TrimSpace(rd.tree.head(j, 8192)); !bytes.HasPrefix(h, []byte("[")) {
 			continue
 		}
+		rd.found = true
 		if err := rd.labelStudioFile(j, labels); err != nil {
 			return err
 		}
@@ -64,23 +65,47 @@ func (rd *reader) labelStudio() error {
 func (rd *reader) labelStudioFile(rel string, labels map[string]bool) error {
 	f, err := os.Open(rd.tree.abs(rel))
 	if err != nil {
-		return err
+		return relErr(err, rel)
 	}
 	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
-	return eachElement(dec, func() error {
+	guard := newJSONGuard(f)
+	dec := json.NewDecoder(guard)
+	err = eachElement(dec, func() error {
 		var raw json.RawMessage
+		start := dec.InputOffset()
 		if err := dec.Decode(&raw); err != nil {
-			return fmt.Errorf("%s: %w", rel, err)
+			return err
 		}
 		var t lsTask
 		if err := json.Unmarshal(raw, &t); err != nil {
-			rd.rep.add(Malformed, rel, 0, "task at byte %d: %v", dec.InputOffset(), err)
+			rd.rep.add(Malformed, rel, 0, "task %d at byte %d: %v; not imported", t.ID, start, err)
 			return nil
 		}
-		return rd.labelStudioTask(rel, t, labels)
+		if fl, hit := guard.flagged(start, dec.InputOffset()); hit {
+			rd.rep.add(Malformed, rel, 0, "task %d at byte %d: %s; not imported", t.ID, start, fl.message())
+			return nil
+		}
+		if err := rd.labelStudioTask(rel, t, labels); err != nil {
+			return stopRead{err}
+		}
+		return nil
 	})
+	var stop stopRead
+	if errors.As(err, &stop) {
+		return stop.err
+	}
+	if err != nil {
+		// The stream cannot be read past a syntax error: what came before it stays.
+		rd.rep.add(Malformed, rel, 0, "%v (at byte %d); the rest of the file is not read", err, dec.InputOffset())
+	}
+	return nil
 }
+
+// stopRead carries an error that stops the read (emit's, a cancel) through
+// a file's decoding, whose own errors only stop that file.
+type stopRead struct{ err error }
+
+func (s stopRead) Error() string { return s.err.Error() }
 
 func (rd *reader) labelStudioTask(rel string, t lsTask, labels map[string]bool) error {
 	ref := lsImageRef(t)
@@ -89,13 +114,20 @@ func (rd *reader) labelStudioTask(rel string, t lsTask, labels map[string]bool) 
 		if a.WasCancelled {
 			continue
 		}
+		over := 0
 		for _, r := range a.Result {
+			if len(it.Boxes) >= rd.caps.ShapesPerFile {
+				over++
+				continue
+			}
 			if b, ok := rd.lsBox(rel, t.ID, r); ok {
 				labels[b.Label] = true
 				it.Boxes = append(it.Boxes, b)
 				it.Width, it.Height = r.OriginalWidth, r.OriginalHeight
 			}
 		}
+		rd.rep.AddN(Problem{Kind: OverLimit, File: rel, Message: fmt.Sprintf(
+			"task %d: %d results past the limit of %d boxes a file, not imported", t.ID, over, rd.caps.ShapesPerFile)}, over)
 		break
 	}
 	name := path.Base(ref)

@@ -3,6 +3,8 @@ package labelio
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
+	"math"
 	"os"
 	"path"
 	"strconv"
@@ -48,16 +50,14 @@ func (rd *reader) voc() error {
 		if !bytes.Contains(rd.tree.head(x, 4096), []byte("<annotation")) {
 			continue
 		}
+		rd.found = true
 		it, err := rd.vocFile(x)
 		if err != nil {
 			rd.rep.add(Malformed, x, 0, "%v", err)
 			continue
 		}
 		for _, b := range it.Boxes {
-			if !labels[b.Label] {
-				labels[b.Label] = true
-				rd.rep.Categories = append(rd.rep.Categories, b.Label)
-			}
+			rd.category(labels, b.Label)
 		}
 		stem := strings.TrimSuffix(path.Base(x), path.Ext(x))
 		dir := pathDir(x)
@@ -109,6 +109,7 @@ func (rd *reader) vocSplits() map[string]string {
 func (rd *reader) vocFile(rel string) (Item, error) {
 	it := Item{Source: rel}
 	var head vocHead
+	over, overLine := 0, 0
 	err := rd.eachStart(rel, func(dec *xml.Decoder, se xml.StartElement, line int) error {
 		switch se.Name.Local {
 		case "filename":
@@ -122,12 +123,22 @@ func (rd *reader) vocFile(rel string) (Item, error) {
 			if err := dec.DecodeElement(&o, &se); err != nil {
 				return err
 			}
+			if len(it.Boxes) >= rd.caps.ShapesPerFile {
+				if over++; over == 1 {
+					overLine = line
+				}
+				return nil
+			}
 			if b, ok := rd.vocBox(rel, line, o); ok {
 				it.Boxes = append(it.Boxes, b)
 			}
 		}
 		return nil
 	})
+	if over > 0 {
+		rd.rep.AddN(Problem{Kind: OverLimit, File: rel, Line: overLine, Message: fmt.Sprintf(
+			"%d objects past the limit of %d a file, not imported (the first here)", over, rd.caps.ShapesPerFile)}, over)
+	}
 	if err != nil {
 		return it, err
 	}
@@ -150,8 +161,8 @@ func (rd *reader) vocBox(rel string, line int, o vocObject) (Box, bool) {
 	var c [4]float64
 	for i, s := range []string{o.BndBox.XMin, o.BndBox.YMin, o.BndBox.XMax, o.BndBox.YMax} {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil {
-			rd.rep.add(Malformed, rel, line, "%s: bndbox corner %q is not a number", name, s)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			rd.rep.add(Malformed, rel, line, "%s: bndbox corner %q is not a finite number", name, s)
 			return Box{}, false
 		}
 		c[i] = v

@@ -3,6 +3,7 @@ package labelio
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path"
@@ -43,7 +44,7 @@ func (rd *reader) yolo() error {
 	if nf := yoloNamesFile(rd.tree); nf != "" {
 		b, err := os.ReadFile(rd.tree.abs(nf))
 		if err != nil {
-			return err
+			return relErr(err, nf)
 		}
 		if strings.HasSuffix(nf, ".yaml") || strings.HasSuffix(nf, ".yml") {
 			names = yamlNames(string(b))
@@ -54,6 +55,10 @@ func (rd *reader) yolo() error {
 	} else {
 		rd.rep.Notes = append(rd.rep.Notes, "no data.yaml, obj.names or classes.txt: labels are the class numbers")
 	}
+	if len(names) > rd.caps.Categories {
+		rd.catOver += len(names) - rd.caps.Categories
+		names = names[:rd.caps.Categories]
+	}
 	rd.rep.Categories = names
 	labelled := map[string]bool{}
 	for _, img := range rd.tree.images {
@@ -62,6 +67,7 @@ func (rd *reader) yolo() error {
 			continue
 		}
 		labelled[lf] = true
+		rd.found = true
 		boxes, err := rd.yoloFile(lf, names)
 		if err != nil {
 			return err
@@ -72,6 +78,7 @@ func (rd *reader) yolo() error {
 	}
 	for _, f := range rd.tree.withExt(".txt") {
 		if !labelled[f] && isYOLOLabelPlace(rd.tree, f) {
+			rd.found = true
 			rd.rep.add(LabelWithoutImage, f, 0, "no image %s.* beside it or under images/", strings.TrimSuffix(path.Base(f), ".txt"))
 		}
 	}
@@ -121,10 +128,11 @@ func isYOLOLabelPlace(t *tree, f string) bool {
 func (rd *reader) yoloFile(rel string, names []string) ([]Box, error) {
 	f, err := os.Open(rd.tree.abs(rel))
 	if err != nil {
-		return nil, err
+		return nil, relErr(err, rel)
 	}
 	defer f.Close()
 	var boxes []Box
+	over, overLine := 0, 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -132,13 +140,23 @@ func (rd *reader) yoloFile(rel string, names []string) ([]Box, error) {
 		if len(fields) == 0 {
 			continue
 		}
+		if len(boxes) >= rd.caps.ShapesPerFile {
+			if over++; over == 1 {
+				overLine = n
+			}
+			continue
+		}
 		b, ok := rd.yoloLine(rel, n, fields, names)
 		if ok {
 			boxes = append(boxes, b)
 		}
 	}
+	if over > 0 {
+		rd.rep.AddN(Problem{Kind: OverLimit, File: rel, Line: overLine, Message: fmt.Sprintf(
+			"%d lines past the limit of %d boxes a file, not imported (the first here)", over, rd.caps.ShapesPerFile)}, over)
+	}
 	if err := sc.Err(); err != nil {
-		rd.rep.add(Malformed, rel, 0, "unreadable: %v", err)
+		rd.rep.add(Malformed, rel, 0, "unreadable: %v", relErr(err, rel))
 	}
 	return boxes, nil
 }
