@@ -56,8 +56,8 @@ func errArchive(format string, args ...any) error {
 
 // Unpack extracts the archive at path into dest, a folder it creates, under
 // lim. An entry whose path has a ".." part or is absolute, a link, a device,
-// more entries or more bytes than lim allows refuse the whole archive:
-// Unpack then removes dest, so nothing is left on disk.
+// more entries, bytes or compression than lim allows refuse the whole
+// archive: Unpack then removes dest, so nothing is left on disk.
 func Unpack(ctx context.Context, path, dest string, lim Limits) (err error) {
 	kind, err := ArchiveKindOf(path)
 	if err != nil {
@@ -87,7 +87,9 @@ type unpacker struct {
 	dest    string
 	lim     Limits
 	entries int
-	bytes   int64
+	bytes   int64 // uncompressed, of all entries so far
+	in      int64 // compressed bytes the entries so far came from: a zip's size, a tar's bytes read
+	read    *counter
 	dryRun  bool // check names, kinds and limits; write nothing
 }
 
@@ -97,20 +99,33 @@ func (u *unpacker) zip(path string) error {
 		return errArchive("%v", err)
 	}
 	defer zr.Close()
+	if st, err := os.Stat(path); err == nil {
+		u.in = st.Size()
+	}
 	// The central directory says it all before anything is written: refuse
-	// a bomb by its declared sizes, and a liar by the bytes that come out.
+	// a bomb by its declared sizes, and a liar by the bytes that come out
+	// (archive/zip fails an entry that inflates past its declared size).
 	if len(zr.File) > u.lim.MaxEntries {
 		return errArchive("%d entries, more than the %d allowed", len(zr.File), u.lim.MaxEntries)
 	}
-	var declared uint64
+	var declared int64
 	for _, e := range zr.File {
-		declared += e.UncompressedSize64
 		if _, err := u.target(e.Name, e.Mode()); err != nil {
 			return err
 		}
+		if e.UncompressedSize64 > uint64(u.lim.MaxEntryBytes) {
+			return errArchive("entry %q unpacks to %d bytes, more than the %d allowed for one entry",
+				e.Name, e.UncompressedSize64, u.lim.MaxEntryBytes)
+		}
+		if err := u.checkEntry(e.Name, int64(e.UncompressedSize64), int64(e.CompressedSize64)); err != nil {
+			return err
+		}
+		if declared += int64(e.UncompressedSize64); declared > u.lim.MaxBytes {
+			return errArchive("%d bytes uncompressed or more, more than the %d allowed", declared, u.lim.MaxBytes)
+		}
 	}
-	if declared > uint64(u.lim.MaxBytes) {
-		return errArchive("%d bytes uncompressed, more than the %d allowed", declared, u.lim.MaxBytes)
+	if err := u.checkTotal(declared); err != nil {
+		return err
 	}
 	for _, e := range zr.File {
 		if err := u.zipEntry(e); err != nil {
@@ -126,7 +141,7 @@ func (u *unpacker) zipEntry(e *zip.File) error {
 		return errArchive("entry %q: %v", e.Name, err)
 	}
 	defer r.Close()
-	return u.entry(e.Name, e.Mode(), r)
+	return u.entry(e.Name, e.Mode(), r, func() int64 { return int64(e.CompressedSize64) })
 }
 
 func (u *unpacker) tar(path string, gz bool) error {
@@ -135,7 +150,8 @@ func (u *unpacker) tar(path string, gz bool) error {
 		return err
 	}
 	defer f.Close()
-	var r io.Reader = bufio.NewReaderSize(f, 1<<16)
+	u.read = &counter{r: f}
+	var r io.Reader = bufio.NewReaderSize(u.read, 1<<16)
 	if gz {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
@@ -159,10 +175,56 @@ func (u *unpacker) tar(path string, gz bool) error {
 		case tar.TypeLink:
 			return errArchive("entry %q is a hard link; an import archive holds only folders and regular files", h.Name)
 		}
-		if err := u.entry(h.Name, h.FileInfo().Mode(), tr); err != nil {
+		if h.Size > u.lim.MaxEntryBytes {
+			return errArchive("entry %q unpacks to %d bytes, more than the %d allowed for one entry",
+				h.Name, h.Size, u.lim.MaxEntryBytes)
+		}
+		// The compressed bytes an entry came from are those read while it
+		// was (read ahead by at most the buffer: in the archive's favour).
+		start := u.read.n
+		if err := u.entry(h.Name, h.FileInfo().Mode(), tr, func() int64 { return u.read.n - start }); err != nil {
 			return err
 		}
 	}
+}
+
+// counter counts the bytes read through it.
+type counter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// checkEntry refuses an entry of out bytes uncompressed from in compressed
+// past the ratio allowed.
+func (u *unpacker) checkEntry(name string, out, in int64) error {
+	if out > RatioFloor && float64(out) > u.lim.MaxRatio*float64(max(in, 1)) {
+		return errArchive("entry %q unpacks to %d bytes or more from %d compressed, more than the %g:1 "+
+			"compression allowed (a zip bomb?)", name, out, in, u.lim.MaxRatio)
+	}
+	return nil
+}
+
+// checkTotal refuses an archive of out bytes uncompressed past the total or
+// the ratio allowed to the archive's compressed bytes.
+func (u *unpacker) checkTotal(out int64) error {
+	in := u.in
+	if u.read != nil {
+		in = u.read.n
+	}
+	if out > u.lim.MaxBytes {
+		return errArchive("more than the %d bytes uncompressed allowed", u.lim.MaxBytes)
+	}
+	if out > RatioFloor && float64(out) > u.lim.MaxRatio*float64(max(in, 1)) {
+		return errArchive("the archive unpacks to %d bytes or more from %d, more than the %g:1 compression allowed "+
+			"(a zip bomb?)", out, in, u.lim.MaxRatio)
+	}
+	return nil
 }
 
 // target checks an entry's name and kind and returns where it lands.
@@ -187,8 +249,9 @@ func (u *unpacker) target(name string, mode fs.FileMode) (string, error) {
 	return filepath.Join(u.dest, local), nil
 }
 
-// entry writes one folder or file, counting it against the limits.
-func (u *unpacker) entry(name string, mode fs.FileMode, r io.Reader) error {
+// entry writes one folder or file, counting it against the limits; in
+// tells the compressed bytes it came from so far.
+func (u *unpacker) entry(name string, mode fs.FileMode, r io.Reader, in func() int64) error {
 	if err := u.ctx.Err(); err != nil {
 		return err
 	}
@@ -200,11 +263,7 @@ func (u *unpacker) entry(name string, mode fs.FileMode, r io.Reader) error {
 		return errArchive("more than the %d entries allowed", u.lim.MaxEntries)
 	}
 	if u.dryRun {
-		n, err := io.Copy(io.Discard, io.LimitReader(r, u.lim.MaxBytes-u.bytes+1))
-		if u.bytes += n; u.bytes > u.lim.MaxBytes {
-			return errArchive("more than the %d bytes uncompressed allowed (at entry %q)", u.lim.MaxBytes, name)
-		}
-		return err
+		return u.copy(io.Discard, r, name, in)
 	}
 	if mode.IsDir() {
 		return os.MkdirAll(p, 0o755)
@@ -218,19 +277,56 @@ func (u *unpacker) entry(name string, mode fs.FileMode, r io.Reader) error {
 	} else if err != nil {
 		return err
 	}
-	left := u.lim.MaxBytes - u.bytes
-	n, err := io.Copy(w, io.LimitReader(r, left+1))
-	u.bytes += n
+	err = u.copy(w, r, name, in)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
-	if u.bytes > u.lim.MaxBytes {
-		return errArchive("more than the %d bytes uncompressed allowed (at entry %q)", u.lim.MaxBytes, name)
-	}
-	if err != nil {
+	return err
+}
+
+// copy copies an entry's bytes to w, refusing, before it writes them, the
+// chunk that passes a limit.
+func (u *unpacker) copy(w io.Writer, r io.Reader, name string, in func() int64) error {
+	m := &meter{u: u, w: w, name: name, in: in}
+	_, err := io.CopyBuffer(m, struct{ io.Reader }{r}, make([]byte, 32<<10))
+	switch {
+	case m.refused != nil:
+		return m.refused
+	case err != nil:
 		return errArchive("entry %q: %v", name, err)
 	}
 	return nil
+}
+
+// meter is the writer an entry's bytes pass, checking the limits.
+type meter struct {
+	u       *unpacker
+	w       io.Writer
+	name    string
+	in      func() int64
+	n       int64
+	refused error
+}
+
+func (m *meter) Write(p []byte) (int, error) {
+	m.n += int64(len(p))
+	m.u.bytes += int64(len(p))
+	// The compression first: it names a bomb for what it is.
+	if m.refused = m.u.checkEntry(m.name, m.n, m.in()); m.refused != nil {
+		return 0, m.refused
+	}
+	switch {
+	case m.n > m.u.lim.MaxEntryBytes:
+		m.refused = errArchive("entry %q unpacks to more than the %d bytes allowed for one entry", m.name, m.u.lim.MaxEntryBytes)
+	case m.u.bytes > m.u.lim.MaxBytes:
+		m.refused = errArchive("more than the %d bytes uncompressed allowed (at entry %q)", m.u.lim.MaxBytes, m.name)
+	default:
+		m.refused = m.u.checkTotal(m.u.bytes)
+	}
+	if m.refused != nil {
+		return 0, m.refused
+	}
+	return m.w.Write(p)
 }
 
 // ArchiveName reports whether a file name is one of an archive Unpack reads.
@@ -259,5 +355,6 @@ func TrimArchiveExt(name string) string {
 // String names the limits for a message.
 func (l Limits) String() string {
 	l = l.withDefaults()
-	return fmt.Sprintf("at most %d entries and %d bytes uncompressed", l.MaxEntries, l.MaxBytes)
+	return fmt.Sprintf("at most %d entries, %d bytes uncompressed (%d in one entry) and %g:1 compression",
+		l.MaxEntries, l.MaxBytes, l.MaxEntryBytes, l.MaxRatio)
 }

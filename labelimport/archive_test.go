@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,7 +69,7 @@ func writeTarGz(t *testing.T, path string, entries ...entry) {
 }
 
 // TestUnpackRefusesHostileArchives: a ".." entry, an absolute path, a
-// symbolic link, a zip bomb and too many entries are each refused with a
+// symbolic link, too many bytes, a zip bomb and too many entries are each refused with a
 // message naming what is wrong, by Check before anything is written and
 // by Unpack, which leaves no folder behind; a good archive of both kinds
 // unpacks whole.
@@ -88,7 +89,8 @@ func TestUnpackRefusesHostileArchives(t *testing.T) {
 		{"dotdot", []entry{ok[0], {name: "images/../../evil.txt", body: []byte("x")}}, `has a ".." in its path`},
 		{"absolute", []entry{{name: "/etc/evil.txt", body: []byte("x")}}, "absolute path"},
 		{"symlink", []entry{ok[0], {name: "images/passwd", link: "/etc/passwd"}}, "symbolic link"},
-		{"bomb", []entry{{name: "zeros.bin", body: make([]byte, 2<<20)}}, "bytes uncompressed"},
+		{"total", []entry{{name: "a.bin", body: noise(600 << 10)}, {name: "b.bin", body: noise(600 << 10)}}, "bytes uncompressed"},
+		{"bomb", []entry{{name: "zeros.bin", body: make([]byte, 2<<20)}}, "compression allowed"},
 		{"entries", many, "entries"},
 	}
 	for _, kind := range []string{"zip", "tar.gz"} {
@@ -135,5 +137,59 @@ func TestUnpackRefusesHostileArchives(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// noise is n bytes that do not compress.
+func noise(n int) []byte {
+	b := make([]byte, n)
+	rand.NewChaCha8([32]byte{byte(n)}).Read(b)
+	return b
+}
+
+// TestUnpackEntryAndRatioLimits: with the default limits, a 64 MiB entry of
+// zeros (about 64 KiB compressed) is refused by its compression, in a zip by
+// its declared sizes and in a tar.gz while it streams, and nothing is
+// written; MaxEntryBytes refuses one entry past it although the total fits;
+// a 3 MiB file of noise and a small repetitive label file pass.
+func TestUnpackEntryAndRatioLimits(t *testing.T) {
+	ctx := context.Background()
+	zeros := []entry{{name: "images/a.jpg", body: []byte("jpeg")}, {name: "images/bomb.jpg", body: make([]byte, 64<<20)}}
+	ok := []entry{{name: "images/n.jpg", body: noise(3 << 20)}, {name: "labels/n.txt", body: bytes.Repeat([]byte("0 0.5 0.5 0.1 0.1\n"), 1000)}}
+	cases := []struct {
+		name    string
+		lim     labelimport.Limits
+		entries []entry
+		want    string
+	}{
+		{"ratio", labelimport.Limits{}, zeros, `entry "images/bomb.jpg" unpacks to`},
+		{"entry", labelimport.Limits{MaxEntryBytes: 2 << 20}, ok, `more than the 2097152 allowed for one entry`},
+		{"good", labelimport.Limits{}, ok, ""},
+	}
+	for _, kind := range []string{"zip", "tar.gz"} {
+		for _, c := range cases {
+			t.Run(kind+"/"+c.name, func(t *testing.T) {
+				dir := t.TempDir()
+				arc := filepath.Join(dir, "x."+kind)
+				if kind == "zip" {
+					writeZip(t, arc, c.entries...)
+				} else {
+					writeTarGz(t, arc, c.entries...)
+				}
+				dest := filepath.Join(dir, "out")
+				for what, err := range map[string]error{"check": labelimport.Check(ctx, arc, c.lim),
+					"unpack": labelimport.Unpack(ctx, arc, dest, c.lim)} {
+					if c.want == "" && err != nil {
+						t.Errorf("%s: %v", what, err)
+					}
+					if c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+						t.Errorf("%s: %v, want an error saying %q", what, err, c.want)
+					}
+				}
+				if _, err := os.Stat(dest); c.want != "" && !os.IsNotExist(err) {
+					t.Errorf("after a refusal %s is still there (%v)", dest, err)
+				}
+			})
+		}
 	}
 }

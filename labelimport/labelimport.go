@@ -16,6 +16,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
 
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/internal/job"
@@ -115,9 +117,34 @@ type Options struct {
 	Parallel int                      // batches in flight; default 4
 	Progress func(done, rejected int) // after each batch; may be nil
 	Files    func(total int)          // once the files to send are known; may be nil
+	// Caps bound the boxes and categories kept (zero fields: CapsFromEnv's).
+	Caps labelio.Caps
+}
+
+// Environment variables that set an import's caps (labelio.Caps) for the
+// CLI and the server's import jobs alike; unset or not a positive number,
+// labelio's defaults hold.
+const (
+	EnvMaxShapesPerFile = "FRAMELAKE_IMPORT_MAX_SHAPES_PER_FILE"
+	EnvMaxShapes        = "FRAMELAKE_IMPORT_MAX_SHAPES"
+	EnvMaxCategories    = "FRAMELAKE_IMPORT_MAX_CATEGORIES"
+)
+
+// CapsFromEnv fills c's zero fields from the environment.
+func CapsFromEnv(c labelio.Caps) labelio.Caps {
+	for _, f := range []struct {
+		v   *int
+		env string
+	}{{&c.ShapesPerFile, EnvMaxShapesPerFile}, {&c.Shapes, EnvMaxShapes}, {&c.Categories, EnvMaxCategories}} {
+		if n, err := strconv.Atoi(os.Getenv(f.env)); *f.v <= 0 && err == nil && n > 0 {
+			*f.v = n
+		}
+	}
+	return c
 }
 
 func (o *Options) defaults() {
+	o.Caps = CapsFromEnv(o.Caps)
 	if o.Format == "" {
 		o.Format = labelio.Auto
 	}
@@ -161,15 +188,29 @@ type Sink func(ctx context.Context, b Batch) (Outcome, error)
 
 // Limits bound what unpacking an archive may write: a zip bomb or an
 // archive of millions of empty entries is refused before it fills the disk.
+// The ratio is uncompressed bytes per compressed byte, of each entry (a
+// zip's declared sizes; in a tar.gz the compressed bytes read meanwhile)
+// and of the whole archive; entries and archives under RatioFloor bytes
+// uncompressed are not held to it (a small text file of repeated lines).
+// So an archive of n bytes unpacks to at most
+// min(MaxBytes, MaxRatio*n + RatioFloor) bytes, none of its files larger
+// than MaxEntryBytes.
 type Limits struct {
-	MaxBytes   int64 // total uncompressed bytes; default DefaultMaxBytes
-	MaxEntries int   // entries of any kind; default DefaultMaxEntries
+	MaxBytes      int64   // total uncompressed bytes; default DefaultMaxBytes
+	MaxEntries    int     // entries of any kind; default DefaultMaxEntries
+	MaxEntryBytes int64   // one entry's uncompressed bytes; default DefaultMaxEntryBytes
+	MaxRatio      float64 // uncompressed per compressed byte; default DefaultMaxRatio
 }
 
 // Default archive limits: room for a COCO-sized data set, not for a bomb.
+// Deflate reaches about 1,000:1 on zeros; images and videos hardly
+// compress, and annotation JSON or XML rarely past 20:1.
 const (
-	DefaultMaxBytes   = 64 << 30
-	DefaultMaxEntries = 1_000_000
+	DefaultMaxBytes      = 64 << 30
+	DefaultMaxEntries    = 1_000_000
+	DefaultMaxEntryBytes = 4 << 30 // the lake's largest file by default
+	DefaultMaxRatio      = 100
+	RatioFloor           = 1 << 20
 )
 
 func (l Limits) withDefaults() Limits {
@@ -178,6 +219,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxEntries <= 0 {
 		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.MaxEntryBytes <= 0 {
+		l.MaxEntryBytes = DefaultMaxEntryBytes
+	}
+	if l.MaxRatio <= 0 {
+		l.MaxRatio = DefaultMaxRatio
 	}
 	return l
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/id"
+	"github.com/framelake/framelake/internal/vips"
 )
 
 // Upload is one file offered to the lake.
@@ -342,8 +343,16 @@ func (l *Lake) stage(ctx context.Context, up Upload, same []File) (out stageResu
 			return reject(errs.InvalidArgument, "read: %v", err)
 		}
 	}
-	pend, err = l.writeClose(rc)
+	// An image by its name is read no further than its check reads
+	// (probeImage refuses one found by its bytes once written).
+	limit := l.opt.MaxFileSize
+	if MediaType(up.Name, nil) == Image {
+		limit = min(limit, vips.MaxCheckBytes)
+	}
+	pend, err = l.writeClose(rc, limit)
 	switch {
+	case errors.Is(err, ErrTooLarge) && limit < l.opt.MaxFileSize:
+		return reject(errs.TooLarge, "%v", errImageTooLarge)
 	case errors.Is(err, ErrTooLarge):
 		return reject(errs.TooLarge, "file is larger than the %d-byte limit", l.opt.MaxFileSize)
 	case err != nil:
@@ -364,6 +373,9 @@ func (l *Lake) stage(ctx context.Context, up Upload, same []File) (out stageResu
 		pend.Discard()
 		if errors.Is(err, errUnreadable) {
 			return reject(errs.InvalidArgument, "%s", strings.TrimPrefix(err.Error(), errUnreadable.Error()+": "))
+		}
+		if errors.Is(err, errImageTooLarge) {
+			return reject(errs.TooLarge, "%v", err)
 		}
 		if errors.Is(err, errTooManyPixels) {
 			return reject(errs.TooLarge, "%s", strings.TrimPrefix(err.Error(), errTooManyPixels.Error()+": "))
@@ -415,9 +427,9 @@ type readCloser struct {
 
 // writeClose copies an upload's bytes to a temp file of the store and
 // closes them, also when reading them panics.
-func (l *Lake) writeClose(rc io.ReadCloser) (*Pending, error) {
+func (l *Lake) writeClose(rc io.ReadCloser, limit int64) (*Pending, error) {
 	defer rc.Close()
-	return l.store.Write(rc, l.opt.MaxFileSize)
+	return l.store.Write(rc, limit)
 }
 
 func (l *Lake) insertFiles(ctx context.Context, opt AddOptions, meta string, files []staged) ([]File, error) {

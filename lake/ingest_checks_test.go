@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"image"
+	"io"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -228,5 +229,61 @@ func TestMixedUploadTypesAndFrames(t *testing.T) {
 	c, _ := l.CollectionByName(ctx, "voc")
 	if d, err := l.CollectionDetails(ctx, c.ID, frames); err != nil || d["frameCount"] != int64(1) {
 		t.Errorf("voc details %v %v; want 1 frame", d, err)
+	}
+}
+
+// zeroTail reads a JPEG followed by zeros up to size bytes, counting what
+// was read, without holding them: a zip bomb's bomb.jpg.
+type zeroTail struct {
+	head       []byte
+	size, read int64
+}
+
+func (z *zeroTail) Read(p []byte) (int, error) {
+	if z.read >= z.size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), z.size-z.read))
+	clear(p[:n])
+	if z.read < int64(len(z.head)) {
+		copy(p[:n], z.head[z.read:])
+	}
+	z.read += int64(n)
+	return n, nil
+}
+
+func (z *zeroTail) Close() error { return nil }
+
+// TestAddImageReadLimit: an image larger than an image check reads
+// (vips.MaxCheckBytes, 64 MiB) is refused with too_large naming the limit,
+// and never read whole: one named as an image is read no further than the
+// limit, one known only by its bytes is not read back for libvips. The
+// temp files are gone after.
+func TestAddImageReadLimit(t *testing.T) {
+	l, dir := openLake(t)
+	j := jpegBytes(t, 64, 48, 1)
+	for _, c := range []struct {
+		name    string
+		size    int64
+		maxRead int64
+	}{
+		{"bomb.jpg", 1 << 30, 64<<20 + 64<<10},
+		{"bomb.bin", 64<<20 + 1, 64<<20 + 1},
+	} {
+		z := &zeroTail{head: j, size: c.size}
+		r := addOne(t, l, lake.Upload{Name: c.name, Open: func() (io.ReadCloser, error) { return z, nil }})
+		if r == nil || r.Code != errs.TooLarge || !strings.Contains(r.Reason, "67108864 bytes (64 MiB) an image check reads") {
+			t.Errorf("%s of %d bytes: rejection %+v, want too_large naming the 64 MiB an image check reads", c.name, c.size, r)
+		}
+		if z.read > c.maxRead {
+			t.Errorf("%s: %d bytes read, want at most %d", c.name, z.read, c.maxRead)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "media", "tmp", "*", "in-*"))
+	if len(left) > 0 {
+		t.Errorf("temp files left: %v", left)
+	}
+	if r := addOne(t, l, mem("ok.jpg", j)); r != nil {
+		t.Errorf("a small JPEG after them: %+v", r)
 	}
 }

@@ -48,6 +48,11 @@ var formatExt = map[string][2]string{"jpeg": {"jpg", "image/jpeg"}, "png": {"png
 // errUnreadable marks bytes that claim a media type but do not read as one.
 var errUnreadable = errors.New("unreadable")
 
+// errImageTooLarge marks an image of more bytes than an image check reads
+// (vips.MaxCheckBytes).
+var errImageTooLarge = fmt.Errorf("image is larger than the %d bytes (%d MiB) an image check reads",
+	vips.MaxCheckBytes, vips.MaxCheckBytes>>20)
+
 // errTooManyPixels marks an image whose header claims more pixels than
 // Options.MaxPixels.
 var errTooManyPixels = errors.New("too many pixels")
@@ -110,6 +115,9 @@ func MediaTypeOfFile(path string) (FileType, error) {
 // an image the lake takes is one a dataset build and a model can read: a
 // file whose end marker is intact can still hold damaged pixel data.
 func (l *Lake) probeImage(pend *Pending) (probed, error) {
+	if pend.Size > vips.MaxCheckBytes { // never read whole, never handed to libvips
+		return probed{}, errImageTooLarge
+	}
 	b := pend.Data
 	if b == nil {
 		var err error

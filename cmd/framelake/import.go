@@ -153,6 +153,10 @@ func archiveLimitFlags(fs *flag.FlagSet, lim *labelimport.Limits) {
 		"largest total of uncompressed bytes an import archive may unpack to (env FRAMELAKE_ARCHIVE_MAX_BYTES)")
 	fs.IntVar(&lim.MaxEntries, "archive-max-entries", int(envInt64("FRAMELAKE_ARCHIVE_MAX_ENTRIES", labelimport.DefaultMaxEntries)),
 		"most entries an import archive may hold (env FRAMELAKE_ARCHIVE_MAX_ENTRIES)")
+	fs.Int64Var(&lim.MaxEntryBytes, "archive-max-entry-bytes", envInt64("FRAMELAKE_ARCHIVE_MAX_ENTRY_BYTES", labelimport.DefaultMaxEntryBytes),
+		"largest uncompressed entry of an import archive (env FRAMELAKE_ARCHIVE_MAX_ENTRY_BYTES)")
+	fs.Float64Var(&lim.MaxRatio, "archive-max-ratio", float64(envInt64("FRAMELAKE_ARCHIVE_MAX_RATIO", labelimport.DefaultMaxRatio)),
+		"most uncompressed bytes per compressed byte of an import archive entry, and of the archive, past 1 MiB (env FRAMELAKE_ARCHIVE_MAX_RATIO)")
 }
 
 func envInt64(name string, def int64) int64 {

@@ -98,6 +98,9 @@ func CheckGrey(buf []byte, maxPixels, size int) (info Info, grey *Grey, err erro
 	if err := startup(); err != nil {
 		return Info{}, nil, err
 	}
+	if err := checkSize(buf); err != nil {
+		return Info{}, nil, err
+	}
 	if size < 1 || len(buf) == 0 || !isJPEG(buf) {
 		info, err = Check(buf, maxPixels)
 		return info, nil, err

@@ -126,6 +126,23 @@ func lastError() string {
 // pixels than allowed; nothing was decoded.
 var ErrTooManyPixels = errors.New("too many pixels")
 
+// MaxCheckBytes is the most bytes Check and CheckGrey hand libvips: the
+// read limit of every image check, so one file (a zip bomb's 4 GiB of
+// zeros named .jpg) cannot make libvips hold gigabytes. Ingest refuses a
+// larger image before it reads it into memory.
+const MaxCheckBytes = 64 << 20
+
+// ErrTooManyBytes is wrapped by Check and CheckGrey for a buffer of more
+// than MaxCheckBytes; libvips did not see it.
+var ErrTooManyBytes = errors.New("too many bytes for an image check")
+
+func checkSize(buf []byte) error {
+	if len(buf) > MaxCheckBytes {
+		return fmt.Errorf("%w: %d bytes, more than the %d an image check reads", ErrTooManyBytes, len(buf), MaxCheckBytes)
+	}
+	return nil
+}
+
 // Probe reads the image header of buf without decoding pixels.
 func Probe(buf []byte) (Info, error) {
 	if err := startup(); err != nil {
@@ -160,6 +177,9 @@ func Check(buf []byte, maxPixels int) (Info, error) {
 	}
 	if len(buf) == 0 {
 		return Info{}, fmt.Errorf("%w: empty", ErrDecode)
+	}
+	if err := checkSize(buf); err != nil {
+		return Info{}, err
 	}
 	if isJPEG(buf) {
 		return checkJPEG(buf, maxPixels)

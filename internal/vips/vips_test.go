@@ -119,3 +119,20 @@ func BenchmarkProbeJPEG640(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckReadLimit: a buffer past MaxCheckBytes (a valid JPEG padded with
+// zeros, as a zip bomb's bomb.jpg is) is refused with ErrTooManyBytes by
+// both checks, before libvips sees it; one at the limit is checked.
+func TestCheckReadLimit(t *testing.T) {
+	j := testJPEG(t, 64, 48)
+	big := make([]byte, MaxCheckBytes+1)
+	copy(big, j)
+	for fn, check := range checks {
+		if _, err := check(big, 100_000_000); !errors.Is(err, ErrTooManyBytes) {
+			t.Errorf("%s: %d bytes = %v; want ErrTooManyBytes", fn, len(big), err)
+		}
+		if info, err := check(big[:MaxCheckBytes], 100_000_000); err != nil || info.Width != 64 {
+			t.Errorf("%s: %d bytes (a JPEG and zeros) = %+v, %v; want it checked", fn, MaxCheckBytes, info, err)
+		}
+	}
+}
