@@ -330,12 +330,13 @@ func (h *Histogram) binning(integer bool, bins int) float64 {
 }
 
 // Vocabularies are the lists Complete draws from.
-var Vocabularies = []string{"annotation.label", "Tags", "collection", "metadata", "metadata.<key>"}
+var Vocabularies = []string{"annotation.label", "Tags", "collection", "metadata", "metadata.<key>", "eval"}
 
 // Complete returns up to limit distinct values of a vocabulary that start
 // with prefix (case-sensitive, in code point order): box labels, tag names,
-// collection names, metadata keys ("metadata"), or the text values of one
-// metadata key ("metadata.<key>"). Each value is one index seek, so a lake of
+// collection names, metadata keys ("metadata"), the text values of one
+// metadata key ("metadata.<key>"), or the keys of evaluations that stored
+// per-file counts ("eval", read as eval.<key>.tp|fp|fn). Each value is one index seek, so a lake of
 // millions of boxes with few labels answers in microseconds.
 func (l *Lake) Complete(ctx context.Context, vocab, prefix string, limit int) ([]string, error) {
 	if limit <= 0 || limit > MaxFacetValues {
@@ -351,6 +352,8 @@ func (l *Lake) Complete(ctx context.Context, vocab, prefix string, limit int) ([
 		table, col = "collection", "name"
 	case vocab == "metadata":
 		table, col = "file_meta", "key"
+	case vocab == "eval":
+		table, col = "file_eval", "eval_key"
 	case strings.HasPrefix(vocab, "metadata.") && len(vocab) > len("metadata."):
 		table, col, where = "file_meta", "value", "key = ? AND typeof(value) = 'text'"
 		args = append(args, strings.TrimPrefix(vocab, "metadata."))

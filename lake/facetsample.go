@@ -126,7 +126,10 @@ func (l *Lake) sampleWalk(ctx context.Context, sel Selection, want, most int) ([
 		return nil, 0, err
 	}
 	defer release()
-	rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, (`+c.where+`) FROM file f WHERE f.type = ?
+	// A field may be missing (NULL) on a file, eval.<key>.fp on a file the
+	// evaluation did not cover: the query is two-valued, so that file is
+	// not selected.
+	rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, coalesce((`+c.where+`), 0) FROM file f WHERE f.type = ?
 		ORDER BY f.updated_at DESC, f.seq DESC LIMIT `+strconv.Itoa(most), append(c.args, defaultStr(sel.ItemType, "image"))...)
 	if err != nil {
 		return nil, 0, err

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -109,6 +110,9 @@ func (s *server) lakeComplete(c *echo.Context) error {
 			vs = append(vs, f)
 		}
 	}
+	if vs, err = s.completeEvalFields(ctx, prefix, vs, limit); err != nil {
+		return err
+	}
 	key, isMeta := strings.CutPrefix(prefix, "metadata.")
 	if isMeta || strings.HasPrefix("metadata.", prefix) {
 		keys, err := s.Lake.Complete(ctx, "metadata", key, limit)
@@ -122,6 +126,31 @@ func (s *server) lakeComplete(c *echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"field": field, "values": vs})
+}
+
+// completeEvalFields adds to vs, up to limit, the fields eval.<key>.tp|fp|fn
+// of the evaluations that stored per-file counts, when prefix could start
+// one: a person typing "eval." sees the evaluations one may query.
+func (s *server) completeEvalFields(ctx context.Context, prefix string, vs []string, limit int) ([]string, error) {
+	const p = "eval."
+	if len(vs) >= limit || !strings.HasPrefix(strings.ToLower(p), strings.ToLower(prefix)) &&
+		!strings.HasPrefix(strings.ToLower(prefix), p) {
+		return vs, nil
+	}
+	rest := prefix[min(len(prefix), len(p)):]
+	key, _, _ := strings.Cut(rest, ".")
+	keys, err := s.Lake.Complete(ctx, "eval", key, limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		for _, stat := range []string{"tp", "fp", "fn"} {
+			if f := p + k + "." + stat; len(vs) < limit && strings.HasPrefix(strings.ToLower(f), strings.ToLower(prefix)) {
+				vs = append(vs, f)
+			}
+		}
+	}
+	return vs, nil
 }
 
 // selectionBody names files by a query, as the listing does: the web app

@@ -75,6 +75,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 		JSONSerializer: jsonSerializer{},
 		// HEAD answers every GET route as GET would, without the body.
 		Router: echo.NewRouter(echo.RouterConfig{AllowOverwritingRoute: true, AutoHandleHEAD: true})})
+	e.Use(secureHeaders)
 	e.Use(middleware.RequestID())
 	e.Use(s.logRequests())
 	e.Use(middleware.Recover())
