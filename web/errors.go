@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -76,6 +77,11 @@ func (s *server) handleError(c *echo.Context, err error) {
 	if r, _ := echo.UnwrapResponse(c.Response()); r != nil && r.Committed {
 		return
 	}
+	if clientGone(c) {
+		// Nobody reads the answer; the status is for the request log.
+		_ = c.NoContent(StatusClientClosedRequest)
+		return
+	}
 	code, d := toDetail(err)
 	if code == http.StatusNotFound && d.Message == "not found" {
 		d.Message = "no route " + c.Request().Method + " " + c.Request().URL.Path
@@ -94,6 +100,20 @@ func (s *server) handleError(c *echo.Context, err error) {
 		return
 	}
 	_ = c.JSON(code, errorBody{Error: d})
+}
+
+// StatusClientClosedRequest (nginx's 499) is how the request log records a
+// request whose client went away before it was answered: whatever error the
+// handler then met (a query cut with "context canceled", a body cut short)
+// is the client's leaving, not a server fault, so it is logged at info level
+// and never as an error.
+const StatusClientClosedRequest = 499
+
+// clientGone says whether the client closed the request: net/http cancels a
+// request's context when its connection closes (or an HTTP/2 stream is
+// reset), and only then, as a server shutdown waits for requests instead.
+func clientGone(c *echo.Context) bool {
+	return errors.Is(c.Request().Context().Err(), context.Canceled)
 }
 
 func lowerFirst(s string) string {

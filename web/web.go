@@ -118,14 +118,16 @@ func (s *server) logRequests() echo.MiddlewareFunc {
 		LogStatus: true, LogMethod: true, LogURIPath: true, LogLatency: true, LogRequestID: true,
 		LogRemoteIP: true, HandleError: true,
 		LogValuesFunc: func(c *echo.Context, v middleware.RequestLoggerValues) error {
-			level := slog.LevelInfo
+			level, gone := slog.LevelInfo, v.Status == StatusClientClosedRequest
 			if v.Status >= 500 {
 				level = slog.LevelError
 			}
 			attrs := []slog.Attr{slog.String("method", v.Method), slog.String("path", v.URIPath),
 				slog.Int("status", v.Status), slog.Duration("latency", v.Latency),
 				slog.String("request_id", v.RequestID), slog.String("remote", v.RemoteIP)}
-			if v.Error != nil && v.Status >= 500 {
+			if gone {
+				attrs = append(attrs, slog.Bool("client_closed", true))
+			} else if v.Error != nil && v.Status >= 500 {
 				attrs = append(attrs, slog.String("error", v.Error.Error()))
 			}
 			s.Logger.LogAttrs(c.Request().Context(), level, "request", attrs...)
