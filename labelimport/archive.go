@@ -87,10 +87,11 @@ type unpacker struct {
 	dest    string
 	lim     Limits
 	entries int
-	bytes   int64 // uncompressed, of all entries so far
-	in      int64 // compressed bytes the entries so far came from: a zip's size, a tar's bytes read
-	read    *counter
-	dryRun  bool // check names, kinds and limits; write nothing
+	bytes   int64         // uncompressed, of all entries so far
+	in      int64         // compressed bytes the entries so far came from: a zip's size, a tar's bytes read
+	read    *counter      // a tar(.gz)'s file
+	buf     *bufio.Reader // over read
+	dryRun  bool          // check names, kinds and limits; write nothing
 }
 
 func (u *unpacker) zip(path string) error {
@@ -151,7 +152,8 @@ func (u *unpacker) tar(path string, gz bool) error {
 	}
 	defer f.Close()
 	u.read = &counter{r: f}
-	var r io.Reader = bufio.NewReaderSize(u.read, 1<<16)
+	u.buf = bufio.NewReaderSize(u.read, 1<<16)
+	var r io.Reader = u.buf
 	if gz {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
@@ -179,14 +181,17 @@ func (u *unpacker) tar(path string, gz bool) error {
 			return errArchive("entry %q unpacks to %d bytes, more than the %d allowed for one entry",
 				h.Name, h.Size, u.lim.MaxEntryBytes)
 		}
-		// The compressed bytes an entry came from are those read while it
-		// was (read ahead by at most the buffer: in the archive's favour).
-		start := u.read.n
-		if err := u.entry(h.Name, h.FileInfo().Mode(), tr, func() int64 { return u.read.n - start }); err != nil {
+		// The compressed bytes an entry came from are those consumed while
+		// it was read (gzip reads its input a byte at a time from the buffer).
+		start := u.consumed()
+		if err := u.entry(h.Name, h.FileInfo().Mode(), tr, func() int64 { return u.consumed() - start }); err != nil {
 			return err
 		}
 	}
 }
+
+// consumed is how many bytes of a tar(.gz) were read and not left in the buffer.
+func (u *unpacker) consumed() int64 { return u.read.n - int64(u.buf.Buffered()) }
 
 // counter counts the bytes read through it.
 type counter struct {
@@ -215,7 +220,7 @@ func (u *unpacker) checkEntry(name string, out, in int64) error {
 func (u *unpacker) checkTotal(out int64) error {
 	in := u.in
 	if u.read != nil {
-		in = u.read.n
+		in = u.consumed()
 	}
 	if out > u.lim.MaxBytes {
 		return errArchive("more than the %d bytes uncompressed allowed", u.lim.MaxBytes)
