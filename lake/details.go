@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Default and optional fields of get_file_details and get_collection_details
-// (INTERFACE.md 2.5). Any other requested name is a custom metadata key.
+// (INTERFACE.md 2.5). Any other requested name is a custom metadata key,
+// except the dotted names of the query language (details_fields.go).
 var (
 	FileDefaultFields        = []string{"id", "name", "uniqueName", "url"}
 	FileOptionalFields       = []string{"fileSize", "frameCount", "frameRate", "resolution", "storagePath", "Tags", "createdAt", "bucketName", "updatedAt", "quality", "duplicates", "evaluations"}
@@ -48,11 +50,21 @@ func selectFields(defaults, optional []string, filter map[string]bool) []string 
 
 // FileDetails returns the fields of a file that fields selects.
 func (l *Lake) FileDetails(ctx context.Context, uniqueName string, fields map[string]bool) (map[string]any, error) {
+	if err := checkDetailNames(fields, false); err != nil {
+		return nil, err
+	}
 	f, err := l.File(ctx, uniqueName)
 	if err != nil {
 		return nil, err
 	}
 	var meta map[string]any // decoded on the first custom field asked for
+	metadata := func() map[string]any {
+		if meta == nil {
+			meta = map[string]any{}
+			_ = json.Unmarshal(f.Metadata, &meta)
+		}
+		return meta
+	}
 	out := map[string]any{}
 	for _, name := range selectFields(FileDefaultFields, FileOptionalFields, fields) {
 		switch name {
@@ -101,11 +113,13 @@ func (l *Lake) FileDetails(ctx context.Context, uniqueName string, fields map[st
 				return nil, err
 			}
 		default:
-			if meta == nil {
-				meta = map[string]any{}
-				_ = json.Unmarshal(f.Metadata, &meta)
+			if isQueryDetail(name) {
+				if out[name], err = l.queryDetail(ctx, f, name, metadata); err != nil {
+					return nil, err
+				}
+				continue
 			}
-			out[name] = meta[name] // nil (JSON null) when the file has no such key
+			out[name] = metadata()[name] // nil (JSON null) when the file has no such key
 		}
 	}
 	return out, nil
@@ -115,6 +129,9 @@ func (l *Lake) FileDetails(ctx context.Context, uniqueName string, fields map[st
 // fileSize and frameCount are totals over its files (an image is one frame,
 // a file that is no image or video none).
 func (l *Lake) CollectionDetails(ctx context.Context, id string, fields map[string]bool) (map[string]any, error) {
+	if err := checkDetailNames(fields, true); err != nil {
+		return nil, err
+	}
 	c, err := l.Collection(ctx, id)
 	if err != nil {
 		return nil, err
@@ -146,7 +163,8 @@ func (l *Lake) CollectionDetails(ctx context.Context, id string, fields map[stri
 				return nil, err
 			}
 		default:
-			out[name] = meta[name]
+			key, _ := strings.CutPrefix(name, "metadata.") // checked: the only dotted name of collections
+			out[name] = meta[key]
 		}
 	}
 	return out, nil
