@@ -10,18 +10,21 @@ import (
 
 // Job is a long-running piece of work on the server (analysis, dataset build).
 type Job struct {
-	ID         string          `json:"id"`
-	Type       string          `json:"type"`
-	Status     string          `json:"status"` // queued, running, completed, failed, cancelled
-	Progress   int             `json:"progress"`
-	Done       int64           `json:"done"`
-	Total      int64           `json:"total"`
-	Error      string          `json:"error"`
-	Result     json.RawMessage `json:"result"`
-	Attempts   int             `json:"attempts"`
-	CreatedAt  time.Time       `json:"createdAt"`
-	StartedAt  *time.Time      `json:"startedAt"`
-	FinishedAt *time.Time      `json:"finishedAt"`
+	ID       string          `json:"id"`
+	Type     string          `json:"type"`
+	Status   string          `json:"status"` // queued, running, completed, failed, cancelled
+	Progress int             `json:"progress"`
+	Done     int64           `json:"done"`
+	Total    int64           `json:"total"`
+	Error    string          `json:"error"`
+	Result   json.RawMessage `json:"result"`
+	// ResultSummarized: in a job list, a large result is a summary (lists
+	// as their lengths, "<name>Count"); Job(id) gives it whole.
+	ResultSummarized bool       `json:"resultSummarized,omitempty"`
+	Attempts         int        `json:"attempts"`
+	CreatedAt        time.Time  `json:"createdAt"`
+	StartedAt        *time.Time `json:"startedAt"`
+	FinishedAt       *time.Time `json:"finishedAt"`
 }
 
 // Finished reports whether the job has stopped for good.

@@ -3,10 +3,12 @@ package labelimport
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/errs"
@@ -146,7 +148,7 @@ func (s *Service) run(ctx context.Context, r *job.Run) error {
 		os.Remove(archive) // done, or failed for good: a resumed job would fail again
 	}
 	if err != nil {
-		return err
+		return scrubPaths(err, dest, s.dir)
 	}
 	return r.SetResult(sum)
 }
@@ -164,6 +166,21 @@ func (s *Service) importArchive(ctx context.Context, r *job.Run, p payload, arch
 		last = done
 	}
 	return Run(ctx, dest, opt, LakeSink(s.lake, s.annotate, p.Collection), s.annotate)
+}
+
+// scrubPaths takes the server's folders out of a job's error, which any
+// holder of a read key sees: a file of the archive is named by its path in
+// the archive.
+func scrubPaths(err error, dirs ...string) error {
+	msg := err.Error()
+	for _, d := range dirs {
+		msg = strings.ReplaceAll(msg, d+string(filepath.Separator), "")
+		msg = strings.ReplaceAll(msg, d, "the archive")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return errors.New(msg)
 }
 
 // Check reads the archive at path without writing anything and refuses it

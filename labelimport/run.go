@@ -30,7 +30,7 @@ func Run(ctx context.Context, dir string, opt Options, sink Sink, ann *annotate.
 	}
 	why := "given with --format"
 	if opt.Format != labelio.Raw {
-		read, err := readLabels(ctx, dir, opt.Format)
+		read, err := readLabels(ctx, dir, opt.Format, opt.Caps)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -48,9 +48,9 @@ type labelRead struct {
 	items []labelio.Item
 }
 
-func readLabels(ctx context.Context, dir string, f labelio.Format) (*labelRead, error) {
+func readLabels(ctx context.Context, dir string, f labelio.Format, caps labelio.Caps) (*labelRead, error) {
 	r := &labelRead{}
-	rep, err := labelio.Read(ctx, dir, f, func(it labelio.Item) error {
+	rep, err := labelio.ReadWith(ctx, dir, f, caps, func(it labelio.Item) error {
 		r.items = append(r.items, it)
 		return nil
 	})
@@ -97,15 +97,24 @@ func importRaw(ctx context.Context, dir string, opt Options, sink Sink, ann *ann
 // that differ, so it finishes what a refusal or a kill left undone.
 func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann *annotate.Service, read *labelRead) (Summary, error) {
 	byPath := map[string]labelio.Item{}
+	perFile := labelio.CapsDefaults(opt.Caps).ShapesPerFile
 	for _, it := range read.items {
 		if prev, ok := byPath[it.Media]; ok { // named twice (two COCO files): both sets of boxes
 			it.Boxes = append(prev.Boxes, it.Boxes...)
+			if n := len(it.Boxes); n > perFile {
+				read.rep.AddN(labelio.Problem{Kind: labelio.OverLimit, File: it.Source, Message: fmt.Sprintf(
+					"%s: %d boxes from more than one label file, over the limit of %d a file: the first %d kept",
+					filepath.Base(it.Media), n, perFile, perFile)}, n-perFile)
+				it.Boxes = it.Boxes[:perFile:perFile]
+			}
 		}
 		byPath[it.Media] = it
 	}
 	read.items = nil
 	if len(byPath) == 0 {
-		return Summary{}, fmt.Errorf("no images with %s labels under %s (%s)", read.rep.Format, dir, read.rep.Why)
+		// Named relative to the folder: an import job's folder is the server's.
+		return Summary{}, fmt.Errorf("no images with %s labels in the folder (%s): %d labels name images that are not there",
+			read.rep.Format, read.rep.Why, read.rep.Counts[labelio.LabelWithoutImage])
 	}
 	ignored, err := unnamedMedia(dir, byPath, read.rep)
 	if err != nil {

@@ -522,3 +522,99 @@ func (l *Lake) SelectionSQL(ctx context.Context, sel Selection) (string, []any, 
 	}
 	return c.where, c.args, nil
 }
+
+// InlineBoxes gives list answers each file's boxes of frame (every frame
+// when frame < 0), at most perFile of them, and how many it has: a page of
+// 100 files must not carry a file's million boxes (one import put 1.7
+// million on an image and made every later grid page 135 MB). A file
+// within the bound gets all its boxes in the order Boxes gives; one past it
+// gets the first perFile by label, and its count says the rest are on
+// GET /api/v1/lake/files/{uniqueName}/annotations.
+func (l *Lake) InlineBoxes(ctx context.Context, seqs []int64, frame, perFile int) (map[int64][]Box, map[int64]int, error) {
+	boxes, counts := map[int64][]Box{}, map[int64]int{}
+	if len(seqs) == 0 {
+		return boxes, counts, nil
+	}
+	frameCond, args := "", []any{jsonArray(seqs)}
+	if frame >= 0 {
+		frameCond, args = " AND a.frame = ?", append(args, frame)
+	}
+	err := l.scanRows(ctx, `SELECT a.file_seq, count(*) FROM annotation a WHERE a.file_seq IN (SELECT value FROM json_each(?))`+
+		frameCond+` GROUP BY a.file_seq`, args, func(rows *sql.Rows) error {
+		var seq int64
+		var n int
+		err := rows.Scan(&seq, &n)
+		counts[seq] = n
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var whole []int64
+	for _, s := range seqs {
+		if n := counts[s]; n > 0 && n <= perFile {
+			whole = append(whole, s)
+		} else if n > perFile {
+			if boxes[s], err = l.firstBoxes(ctx, s, frame, perFile); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	all, err := l.Boxes(ctx, BoxQuery{FileSeqs: whole})
+	for _, b := range all {
+		if frame < 0 || b.Frame == frame {
+			boxes[b.FileSeq] = append(boxes[b.FileSeq], b)
+		}
+	}
+	return boxes, counts, err
+}
+
+// firstBoxes is the first n boxes of a file's frame by label, read from
+// the (file_seq, label) index without visiting the rest.
+func (l *Lake) firstBoxes(ctx context.Context, seq int64, frame, n int) ([]Box, error) {
+	q, args := `SELECT a.id, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h, a.confidence, a.source, a.operation,
+		a.attributes FROM annotation a INDEXED BY annotation_file WHERE a.file_seq = ?`, []any{seq}
+	if frame >= 0 {
+		q, args = q+` AND a.frame = ?`, append(args, frame)
+	}
+	var out []Box
+	err := l.scanRows(ctx, q+` ORDER BY a.label LIMIT ?`, append(args, n), func(rows *sql.Rows) error {
+		var b Box
+		var attrs string
+		err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
+			&b.Operation, &attrs)
+		b.Attributes = json.RawMessage(attrs)
+		out = append(out, b)
+		return err
+	})
+	return out, err
+}
+
+// MaxBoxPage is the most boxes one page of a file's annotations holds.
+const MaxBoxPage = 10_000
+
+// FileBoxPage is page idx of size of a file's boxes (of operations, when
+// not nil) in the order Boxes gives them, and how many there are.
+func (l *Lake) FileBoxPage(ctx context.Context, seq int64, operations []string, idx, size int) ([]Box, int, error) {
+	where, args := `a.file_seq = ?`, []any{seq}
+	if operations != nil {
+		where, args = where+` AND a.operation IN (SELECT value FROM json_each(?))`, append(args, jsonArray(operations))
+	}
+	var n int
+	if err := l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM annotation a WHERE `+where, args...).Scan(&n); err != nil {
+		return nil, 0, err
+	}
+	out := []Box{}
+	err := l.scanRows(ctx, `SELECT a.id, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h, a.confidence, a.source, a.operation,
+		a.attributes FROM annotation a WHERE `+where+` ORDER BY a.frame, a.seq LIMIT ? OFFSET ?`,
+		append(args, size, int64(idx)*int64(size)), func(rows *sql.Rows) error {
+			var b Box
+			var attrs string
+			err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
+				&b.Operation, &attrs)
+			b.Attributes = json.RawMessage(attrs)
+			out = append(out, b)
+			return err
+		})
+	return out, n, err
+}

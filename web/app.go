@@ -47,6 +47,8 @@ type appItem struct {
 	fileView
 	ThumbURL string          `json:"thumbUrl,omitempty"`
 	Boxes    []appBox        `json:"boxes"`
+	BoxCount int             `json:"boxCount"`           // of the frame(s) shown; more than len(boxes) past the inline bound
+	BoxesURL string          `json:"boxesUrl,omitempty"` // where all of them page, when boxes holds fewer`
 	Tags     []string        `json:"tags,omitempty"`
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
@@ -117,24 +119,35 @@ func (s *server) appItems(c *echo.Context, files []lake.File, thumb, frame int) 
 	for i, f := range files {
 		seqs[i] = f.Seq()
 	}
-	boxes, err := s.Lake.Boxes(c.Request().Context(), lake.BoxQuery{FileSeqs: seqs})
+	// A list inlines a bounded number of boxes a file, the item view more.
+	perFile := maxInlineBoxes
+	if frame < 0 {
+		perFile = maxItemBoxes
+	}
+	boxes, counts, err := s.Lake.InlineBoxes(c.Request().Context(), seqs, frame, perFile)
 	if err != nil {
 		return nil, err
-	}
-	bySeq := map[int64][]appBox{}
-	for _, b := range boxes {
-		if frame < 0 || b.Frame == frame {
-			bySeq[b.FileSeq] = append(bySeq[b.FileSeq], appBox{Label: b.Label, X: b.X, Y: b.Y, W: b.W, H: b.H,
-				Source: b.Source, Confidence: b.Confidence, Frame: b.Frame})
-		}
 	}
 	views := s.viewFiles(files)
 	out := make([]appItem, len(files))
 	for i, f := range files {
-		out[i] = appItem{fileView: views[i], ThumbURL: s.thumbURL(f, thumb), Boxes: nonNil(bySeq[f.Seq()])}
+		bs := make([]appBox, len(boxes[f.Seq()]))
+		for j, b := range boxes[f.Seq()] {
+			bs[j] = appBox{Label: b.Label, X: b.X, Y: b.Y, W: b.W, H: b.H, Source: b.Source, Confidence: b.Confidence, Frame: b.Frame}
+		}
+		out[i] = appItem{fileView: views[i], ThumbURL: s.thumbURL(f, thumb), Boxes: bs, BoxCount: counts[f.Seq()]}
+		if out[i].BoxCount > len(bs) {
+			out[i].BoxesURL = "/api/v1/lake/files/" + url.PathEscape(f.UniqueName) + "/annotations"
+		}
 	}
 	return out, nil
 }
+
+// Boxes inlined a file: in a list answer, and in one file's item view.
+const (
+	maxInlineBoxes = 100
+	maxItemBoxes   = 10_000
+)
 
 // queryNumber reads an optional numeric query parameter.
 func queryNumber(q url.Values, field string) (*float64, error) {

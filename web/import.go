@@ -63,21 +63,33 @@ func (s *server) setLakeAnnotations(c *echo.Context) error {
 }
 
 // fileAnnotations lists a file's boxes, human and machine, with their
-// source and operation; operation= (repeatable) narrows them.
+// source and operation; operation= (repeatable) narrows them. They come in
+// pages (pageIndex, pageSize up to lake.MaxBoxPage, the default), with
+// annotationCount saying how many there are: the route a list answer's
+// boxesUrl points at when it inlines fewer.
 func (s *server) fileAnnotations(c *echo.Context) error {
 	ctx := c.Request().Context()
 	f, err := s.Lake.File(ctx, c.Param("uniqueName"))
 	if err != nil {
 		return err
 	}
-	q := lake.BoxQuery{FileSeqs: []int64{f.Seq()}}
-	if ops := multi(c.Request().URL.Query()["operation"]); len(ops) > 0 {
-		q.Operations = ops
+	q := c.Request().URL.Query()
+	var ops []string
+	if o := multi(q["operation"]); len(o) > 0 {
+		ops = o
 	}
-	boxes, err := s.Lake.Boxes(ctx, q)
+	idx, err := intParam(q.Get("pageIndex"), "pageIndex", 0, 0, lake.MaxPageIndex)
+	if err != nil {
+		return err
+	}
+	size, err := intParam(q.Get("pageSize"), "pageSize", lake.MaxBoxPage, 1, lake.MaxBoxPage)
+	if err != nil {
+		return err
+	}
+	boxes, n, err := s.Lake.FileBoxPage(ctx, f.Seq(), ops, idx, size)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"uniqueName": f.UniqueName, "width": f.Width, "height": f.Height,
-		"annotations": nonNil(boxes)})
+		"annotations": boxes, "annotationCount": n, "pageIndex": idx, "pageSize": size})
 }
