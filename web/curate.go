@@ -39,6 +39,8 @@ func fileSelectionParam(q url.Values) (lake.Selection, error) {
 
 // lakeSetFacet counts the selected files by a set's values (box labels,
 // tags, collections), most files first, each with the clause that selects it.
+// With disjunctive=true the query's own terms on the field are left out of
+// the count, and the answer names them (ignored) and the query counted.
 func (s *server) lakeSetFacet(c *echo.Context) error {
 	q := c.Request().URL.Query()
 	sel, err := fileSelectionParam(q)
@@ -49,7 +51,17 @@ func (s *server) lakeSetFacet(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
+	disjunctive, err := boolParam(q.Get("disjunctive"), "disjunctive")
+	if err != nil {
+		return err
+	}
 	field := c.Param("field")
+	ignored := []string{}
+	if disjunctive {
+		if sel.Query, ignored, err = withoutField(sel.Query, field); err != nil {
+			return err
+		}
+	}
 	r, err := s.Lake.SetCounts(c.Request().Context(), sel, field, limit)
 	if err != nil {
 		return err
@@ -58,11 +70,34 @@ func (s *server) lakeSetFacet(c *echo.Context) error {
 	for i, v := range r.Values {
 		out[i] = facetValue{Value: v.Value, Count: v.Count, Clause: field + " = " + queryString(v.Value)}
 	}
-	body := map[string]any{"field": field, "values": out, "more": r.More}
+	body := map[string]any{"field": field, "values": out, "more": r.More, "ignored": ignored, "countedQuery": sel.Query}
 	if r.Estimated {
 		body["estimated"], body["sampled"] = true, r.Sampled
 	}
 	return c.JSON(http.StatusOK, body)
+}
+
+// withoutField is query with its top-level terms on field left out (see
+// query.Without) and those terms, in the canonical form: the counts of a
+// disjunctive facet are of the files the rest selects, so a person sees
+// what each further value would add.
+func withoutField(q, field string) (string, []string, error) {
+	ignored := []string{}
+	e, err := query.Parse(q)
+	if err != nil {
+		return "", nil, err
+	}
+	rest, left := query.Without(e, field)
+	if len(left) == 0 {
+		return q, ignored, nil
+	}
+	for _, x := range left {
+		ignored = append(ignored, x.String())
+	}
+	if rest == nil {
+		return "", ignored, nil
+	}
+	return rest.String(), ignored, nil
 }
 
 // queryString writes v as a value of the query language: bare when it reads

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"sort"
 	"strings"
@@ -144,5 +145,64 @@ func TestCompleteKnowsEveryField(t *testing.T) {
 		if code, body := s.get(t, "/api/v1/lake/complete", url.Values{"field": {vocab}}); code != 200 {
 			t.Errorf("complete field %s: %d %s", vocab, code, body)
 		}
+	}
+}
+
+// TestSetFacetsSayWhatTheyIgnore: /lake/facets/{field} counts within the
+// whole query by default (ignored is empty); with disjunctive=true it leaves
+// the query's own terms on the field out, as the sidebar counts, and names
+// them, and its counts are those of the query without them: the page and
+// the API agree (issue 31 item 4).
+func TestSetFacetsSayWhatTheyIgnore(t *testing.T) {
+	s := startLakeServer(t)
+	type answer struct {
+		Values []struct {
+			Value string
+			Count int
+		}
+		Ignored      []string
+		CountedQuery string
+	}
+	facet := func(field, q, disjunctive string) answer {
+		t.Helper()
+		v := url.Values{"query": {q}}
+		if disjunctive != "" {
+			v.Set("disjunctive", disjunctive)
+		}
+		code, body := s.get(t, "/api/v1/lake/facets/"+field, v)
+		var a answer
+		if code != 200 || json.Unmarshal([]byte(body), &a) != nil {
+			t.Fatalf("facets/%s %q: %d %s", field, q, code, body)
+		}
+		return a
+	}
+	counts := func(a answer) string {
+		var b strings.Builder
+		for _, v := range a.Values {
+			fmt.Fprintf(&b, "%s %d, ", v.Value, v.Count)
+		}
+		return b.String()
+	}
+	for _, c := range []struct{ field, q, rest, conj, disj string }{
+		// f0 has a dog, f1 a cat and a (machine) dog.
+		{"annotation.label", "annotation.label IN (cat)", "", "cat 1, dog 1, ", "dog 2, cat 1, "},
+		{"annotation.label", "collection = voc AND annotation.label = cat", "collection = voc", "cat 1, dog 1, ", "dog 2, cat 1, "},
+		{"collection", "collection = voc AND annotation.label = cat", "annotation.label = cat", "voc 1, ", "voc 1, "},
+		{"collection", "collection != voc", "", "", "voc 4, "},
+	} {
+		conj := facet(c.field, c.q, "")
+		if got := counts(conj); got != c.conj || len(conj.Ignored) != 0 || conj.CountedQuery != c.q {
+			t.Errorf("facets/%s %q: %s ignored %v counted %q; want %s and nothing ignored", c.field, c.q, got, conj.Ignored, conj.CountedQuery, c.conj)
+		}
+		disj := facet(c.field, c.q, "true")
+		if got := counts(disj); got != c.disj || len(disj.Ignored) == 0 || disj.CountedQuery != c.rest {
+			t.Errorf("facets/%s %q disjunctive: %s ignored %v counted %q; want %s counted %q", c.field, c.q, got, disj.Ignored, disj.CountedQuery, c.disj, c.rest)
+		}
+		if same := facet(c.field, c.rest, ""); counts(same) != counts(disj) {
+			t.Errorf("facets/%s: disjunctive over %q gives %s, the query without its terms %q gives %s", c.field, c.q, counts(disj), c.rest, counts(same))
+		}
+	}
+	if code, body := s.get(t, "/api/v1/lake/facets/collection", url.Values{"disjunctive": {"yes"}}); code != 400 || !strings.Contains(body, "disjunctive") {
+		t.Errorf("disjunctive=yes: %d %s", code, body)
 	}
 }
