@@ -566,3 +566,43 @@ func TestRecordCompletedJob(t *testing.T) {
 		t.Fatalf("recorded job %+v %v", j, err)
 	}
 }
+
+// TestRetryFailedJob: a job the crash cap failed, and one whose handler
+// failed, are queued again by Retry and complete with a fresh count of
+// attempts; a job that is not failed is failed_precondition, an unknown one
+// not_found.
+func TestRetryFailedJob(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	crashed, _ := crash(t, path, "work")
+	fail := true
+	q := newQueue(t, openDB(t, path), Options{MaxAttempts: 1}, map[string]Handler{"work": func(ctx context.Context, r *Run) error {
+		if fail {
+			return errors.New("not yet")
+		}
+		return r.SetResult(r.Job().Attempts)
+	}})
+	ctx := context.Background()
+	if j, _ := q.Get(ctx, crashed); j.Status != Failed {
+		t.Fatalf("crashed job = %+v", j)
+	}
+	failed := enqueue(t, q, "work", nil)
+	if j := wait(t, q, failed); j.Status != Failed {
+		t.Fatalf("job = %+v", j)
+	}
+	fail = false
+	for _, id := range []string{crashed, failed} {
+		j, err := q.Retry(ctx, id)
+		if err != nil || j.Status.Finished() || j.Error != "" || j.Attempts > 1 {
+			t.Fatalf("retry %s = %+v, %v", id, j, err)
+		}
+		if j = wait(t, q, id); j.Status != Completed || j.Attempts != 1 || string(j.Result) != "1" {
+			t.Fatalf("retried job = %+v", j)
+		}
+		if _, err := q.Retry(ctx, id); errs.CodeOf(err) != errs.FailedPrecondition {
+			t.Errorf("retry of a completed job: %v, want failed_precondition", err)
+		}
+	}
+	if _, err := q.Retry(ctx, "job_nope"); errs.CodeOf(err) != errs.NotFound {
+		t.Errorf("retry of an unknown job: %v, want not_found", err)
+	}
+}

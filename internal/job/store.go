@@ -227,3 +227,27 @@ func scanJob(s scanner) (Job, error) {
 }
 
 func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// Retry queues a failed job again, from the beginning and with a fresh
+// count of attempts (so a job the crash cap failed gets MaxAttempts more
+// starts); its handler, idempotent, finishes what the failed attempts left.
+// It returns the job as queued; an unknown id is not_found, a job that is
+// not failed failed_precondition.
+func (q *Queue) Retry(ctx context.Context, jobID string) (Job, error) {
+	now := time.Now().UnixMilli()
+	res, err := q.db.W.ExecContext(ctx, `UPDATE job SET status = 'queued', attempts = 0, done = 0, error = '',
+			result = NULL, cancel_requested = 0, started_at = NULL, finished_at = NULL, updated_at = ?
+		WHERE id = ? AND status = 'failed'`, now, jobID)
+	if err != nil {
+		return Job{}, fmt.Errorf("retry job %s: %w", jobID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		j, err := q.Get(ctx, jobID)
+		if err != nil {
+			return Job{}, err
+		}
+		return Job{}, errs.New(errs.FailedPrecondition, "", "job %s is %s; only a failed job can be retried", jobID, j.Status)
+	}
+	q.poke()
+	return q.Get(ctx, jobID)
+}
