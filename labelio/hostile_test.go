@@ -1,10 +1,12 @@
 package labelio_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -204,5 +206,46 @@ func TestForcedFormatWithoutLabels(t *testing.T) {
 	items, _ := read(t, labelmeVOC, labelio.Raw)
 	if len(items) != 6 {
 		t.Errorf("raw: %d items, want the 6 images", len(items))
+	}
+}
+
+// TestCOCOOneImageFloodMemory: 400,000 annotations on one image keep the
+// memory of the 10,000 the per-file cap keeps, measured live while the
+// image is handed out (the read kept them all before the caps: 35 MB and
+// more, where the issue's 1.7 million took 2.9 GB).
+func TestCOCOOneImageFloodMemory(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "flood.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(`{"images": [{"id": 1, "file_name": "a.jpg"}], "categories": [{"id": 1, "name": "car"}], "annotations": [`)
+	const n = 400_000
+	for i := range n {
+		if i > 0 {
+			w.WriteString(",\n")
+		}
+		fmt.Fprintf(w, `{"id": %d, "image_id": 1, "category_id": 1, "bbox": [%d, %d, 3, 3], "iscrowd": 0}`, i, i%100, i%90)
+	}
+	w.WriteString("]}")
+	w.Flush()
+	f.Close()
+	os.WriteFile(filepath.Join(dir, "a.jpg"), []byte("x"), 0o644)
+	var live uint64
+	var kept int
+	rep, err := labelio.Read(context.Background(), dir, labelio.COCO, func(it labelio.Item) error {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		live, kept = ms.HeapAlloc, len(it.Boxes)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("live heap %.1f MB with %d boxes kept", float64(live)/1e6, kept)
+	if kept != labelio.DefaultShapesPerFile || rep.Counts[labelio.OverLimit] != n-kept || live > 12<<20 {
+		t.Errorf("kept %d, over_limit %d, live heap %d bytes", kept, rep.Counts[labelio.OverLimit], live)
 	}
 }
