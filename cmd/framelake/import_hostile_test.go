@@ -220,3 +220,63 @@ func TestImportCVATOutOfRangeJob(t *testing.T) {
 		t.Errorf("result %s", j.Result)
 	}
 }
+
+// TestImportJobListAndGridBounded: a well-formed COCO import of 30,000
+// categories and 150 boxes on one image, under the caps but for the
+// categories: the job list carries its result as a summary of a few KB (it
+// named every category, 9.9 MB at a million), and the grid's list inlines
+// 100 boxes with the count and where the rest page.
+func TestImportJobListAndGridBounded(t *testing.T) {
+	data := t.TempDir()
+	srv := startServer(t, data)
+	key, secret := writeKey(t, data)
+	c := client.New(srv.base, key, secret)
+	var b bytes.Buffer
+	b.WriteString(`{"images": [{"id": 1, "file_name": "a.jpg"}], "categories": [`)
+	for i := range 30000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id": %d, "name": "category-%05d"}`, i+1, i+1)
+	}
+	b.WriteString(`], "annotations": [`)
+	for i := range 150 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id": %d, "image_id": 1, "category_id": 1, "bbox": [%d, 1, 4, 4]}`, i+1, i%60)
+	}
+	b.WriteString("]}")
+	arc := zipOf(t, map[string][]byte{"annotations.json": b.Bytes(), "a.jpg": testmedia.JPEG(64, 48, 1)})
+	jobID, err := c.ImportArchive(context.Background(), bytes.NewReader(arc), client.ImportArchiveOptions{Name: "many.zip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := c.WaitJob(context.Background(), jobID); err != nil || j.Status != "completed" {
+		t.Fatalf("job %+v %v", j, err)
+	}
+	var list struct {
+		JobList []client.Job `json:"jobList"`
+	}
+	if size := getJSON(t, srv.base, key, secret, "/api/v1/jobs", &list); size > 8<<10 || len(list.JobList) != 1 {
+		t.Errorf("job list of %d bytes", size)
+	}
+	var one struct {
+		Result struct{ Labels struct{ Categories []string } }
+	}
+	getJSON(t, srv.base, key, secret, "/api/v1/jobs/"+jobID, &one)
+	if n := len(one.Result.Labels.Categories); n == 0 || n > 20000 {
+		t.Errorf("the job's own route lists %d categories, want the 20,000 kept", n)
+	}
+	var page struct {
+		Items []struct {
+			Boxes    []json.RawMessage
+			BoxCount int
+			BoxesURL string
+		}
+	}
+	getJSON(t, srv.base, key, secret, "/api/v1/lake/items?pageSize=100", &page)
+	if len(page.Items) != 1 || len(page.Items[0].Boxes) != 100 || page.Items[0].BoxCount != 150 || page.Items[0].BoxesURL == "" {
+		t.Errorf("grid item: %d boxes inlined, count %d, url %q", len(page.Items[0].Boxes), page.Items[0].BoxCount, page.Items[0].BoxesURL)
+	}
+}
