@@ -39,6 +39,39 @@ type Box struct {
 	Attributes json.RawMessage `json:"attributes,omitempty"`
 }
 
+// CoordDecimals is the precision of box coordinates, in decimals of a
+// pixel: the lake stores and answers x, y, width and height rounded to
+// 1e-6 px (RoundCoord), so arithmetic noise of a conversion (a YOLO centre
+// times the image size: 223.00000000000006) never reaches an answer, while a
+// coordinate given with at most 6 decimals is kept exactly: it reads back,
+// and exports, as the same float64.
+const CoordDecimals = 6
+
+// RoundCoord rounds a coordinate to CoordDecimals decimals: the nearest
+// float64 to the decimal k/1e6, so the float64 of any decimal of at most 6
+// decimals (below 1e9 px, past any image) is its own rounding. Every write
+// and read of box coordinates passes through it (Box.roundCoords).
+func RoundCoord(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) >= 1e9 {
+		return v // CheckBox refuses these; a box past 1e9 px is not worth rounding
+	}
+	return math.Round(v*1e6) / 1e6
+}
+
+// roundSize is RoundCoord for a width or height, kept positive: a size
+// under half the precision becomes the precision, not zero.
+func roundSize(v float64) float64 {
+	if r := RoundCoord(v); r > 0 || v <= 0 {
+		return r
+	}
+	return 1e-6
+}
+
+// roundCoords rounds b's coordinates (see CoordDecimals).
+func (b *Box) roundCoords() {
+	b.X, b.Y, b.W, b.H = RoundCoord(b.X), RoundCoord(b.Y), roundSize(b.W), roundSize(b.H)
+}
+
 // CheckBox validates a box against the image it is drawn on (width and height
 // in pixels; 0 when unknown): positive size, finite numbers, not wholly
 // outside the image. field names the request field in errors.
@@ -97,6 +130,7 @@ func ReplaceBoxes(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source,
 		if frame >= 0 {
 			f = frame
 		}
+		b.roundCoords()
 		if _, err := ins.ExecContext(ctx, id.New("ann"), fileSeq, f, b.Label, b.X, b.Y, b.W, b.H, b.Confidence,
 			source, operation, attrs, now, now); err != nil {
 			return fmt.Errorf("replace boxes: %w", err)
@@ -148,6 +182,7 @@ func (l *Lake) Boxes(ctx context.Context, q BoxQuery) ([]Box, error) {
 			return nil, err
 		}
 		b.Attributes = json.RawMessage(attrs)
+		b.roundCoords()
 		out = append(out, b)
 	}
 	return out, rows.Err()

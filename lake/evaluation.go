@@ -223,8 +223,8 @@ func (l *Lake) readScored(ctx context.Context, withIDs, human bool, where string
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		b := ScoredBox{Seq: asInt(v[0]), Frame: int(asInt(v[3])), X: asFloat(v[5]), Y: asFloat(v[6]), W: asFloat(v[7]),
-			H: asFloat(v[8]), Score: asFloat(v[9]), Human: human, Crowd: asInt(v[10]) != 0}
+		b := ScoredBox{Seq: asInt(v[0]), Frame: int(asInt(v[3])), X: RoundCoord(asFloat(v[5])), Y: RoundCoord(asFloat(v[6])),
+			W: roundSize(asFloat(v[7])), H: roundSize(asFloat(v[8])), Score: asFloat(v[9]), Human: human, Crowd: asInt(v[10]) != 0}
 		b.ID, _ = v[1].(string)
 		b.Label, _ = v[4].(string)
 		fn(asInt(v[2]), b)

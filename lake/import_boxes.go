@@ -132,7 +132,9 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 		if err != nil {
 			return false, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
 		}
-		want[j] = boxRow{b.Frame, b.Label, b.X, b.Y, b.W, b.H, attrs}
+		r := *b // the caller's box stays as given
+		r.roundCoords()
+		want[j] = boxRow{r.Frame, r.Label, r.X, r.Y, r.W, r.H, attrs}
 	}
 	have, err := st.boxKeys(ctx, seq, operation)
 	if err != nil || slices.Equal(have, want) {
@@ -165,6 +167,7 @@ func (st *boxStatements) boxKeys(ctx context.Context, seq int64, operation strin
 		if err := rows.Scan(&b.frame, &b.label, &b.x, &b.y, &b.w, &b.h, &b.attrs); err != nil {
 			return nil, err
 		}
+		b.x, b.y, b.w, b.h = RoundCoord(b.x), RoundCoord(b.y), roundSize(b.w), roundSize(b.h)
 		out = append(out, b)
 	}
 	return out, rows.Err()
@@ -249,6 +252,7 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 			if err != nil {
 				return res, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
 			}
+			b.roundCoords()
 			args = append(args, id.Ordered("ann"), f.Seq(), b.Frame, b.Label, b.X, b.Y, b.W, b.H, operation, attrs, now, now)
 			if rows++; rows == boxRowsPerInsert {
 				if err := flush(); err != nil {

@@ -584,6 +584,7 @@ func (l *Lake) firstBoxes(ctx context.Context, seq int64, frame, n int) ([]Box, 
 		err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
 			&b.Operation, &attrs)
 		b.Attributes = json.RawMessage(attrs)
+		b.roundCoords()
 		out = append(out, b)
 		return err
 	})
@@ -613,6 +614,7 @@ func (l *Lake) FileBoxPage(ctx context.Context, seq int64, operations []string, 
 			err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
 				&b.Operation, &attrs)
 			b.Attributes = json.RawMessage(attrs)
+			b.roundCoords()
 			out = append(out, b)
 			return err
 		})

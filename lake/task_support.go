@@ -78,6 +78,7 @@ func (l *Lake) Patches(ctx context.Context, q PatchQuery) ([]Patch, int, error) 
 			&p.UniqueName, &p.FileWidth, &p.FileHeight); err != nil {
 			return nil, 0, err
 		}
+		p.X, p.Y, p.W, p.H = RoundCoord(p.X), RoundCoord(p.Y), roundSize(p.W), roundSize(p.H)
 		out = append(out, p)
 	}
 	return out, total, rows.Err()

@@ -49,3 +49,20 @@ func TestFileDetailsTakeQueryFieldNames(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersCarryNoFloatNoise: a coordinate stored with arithmetic noise
+// (a row written before rounding) is answered rounded to 1e-6 px by the
+// item view's route and the lake's listing (issue 31 item 9).
+func TestAnswersCarryNoFloatNoise(t *testing.T) {
+	s := startLakeServer(t)
+	if _, err := s.a.Lake.DB().W.Exec(`UPDATE annotation SET x = 223.00000000000006, w = 0.1 + 0.2`); err != nil {
+		t.Fatal(err)
+	}
+	_, one := s.get(t, "/api/v1/lake/files/"+s.files[0].UniqueName, nil)
+	_, page := s.get(t, "/api/v1/lake/items", nil)
+	for what, body := range map[string]string{"file": one, "items": page} {
+		if strings.Contains(body, "0000000") || !strings.Contains(body, `"x":223,`) || !strings.Contains(body, `"width":0.3,`) {
+			t.Errorf("%s: %s", what, body)
+		}
+	}
+}
