@@ -46,6 +46,16 @@ func (c *Client) CancelJob(ctx context.Context, id string) (Job, error) {
 	return j, err
 }
 
+// RetryJob runs a failed job again (POST /api/v1/jobs/{id}/retry) and
+// returns it as queued. A failed import kept its archive, and its retry
+// skips the files already in the lake. A job that is not failed is an
+// error with code failed_precondition (409).
+func (c *Client) RetryJob(ctx context.Context, id string) (Job, error) {
+	var j Job
+	err := c.do(ctx, http.MethodPost, "/api/v1/jobs/"+url.PathEscape(id)+"/retry", "", nil, &j)
+	return j, err
+}
+
 // WaitJob polls a job until it finishes or ctx ends.
 func (c *Client) WaitJob(ctx context.Context, id string) (Job, error) {
 	delay := 50 * time.Millisecond

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,9 +46,10 @@ func NewService(l *lake.Lake, ann *annotate.Service, jobs *job.Queue, dir string
 	return s, s.sweep(context.Background())
 }
 
-// sweep removes what finished jobs left in the folder: a cancelled job's
+// sweep removes what ended jobs left in the folder: a cancelled job's
 // handler cannot tell its cancel from a stop, after which it resumes, so it
-// keeps its archive.
+// keeps its archive. A failed job keeps its archive for a retry (POST
+// /jobs/{id}/retry); only the unpacked folder goes.
 func (s *Service) sweep(ctx context.Context) error {
 	for page := 0; ; page++ {
 		jobs, _, err := s.jobs.List(ctx, job.ListOptions{Types: []string{JobType},
@@ -57,7 +59,7 @@ func (s *Service) sweep(ctx context.Context) error {
 		}
 		for _, j := range jobs {
 			var p payload
-			if json.Unmarshal(j.Payload, &p) == nil && p.Archive != "" {
+			if j.Status != job.Failed && json.Unmarshal(j.Payload, &p) == nil && p.Archive != "" {
 				os.Remove(filepath.Join(s.dir, filepath.Base(p.Archive)))
 			}
 			os.RemoveAll(filepath.Join(s.dir, j.ID))
@@ -131,9 +133,10 @@ func (s *Service) save(path string, body io.Reader) error {
 	return f.Close()
 }
 
-// run is the job: unpack (again, after a restart: the folder is made
-// anew), import into the lake, and keep the summary as the result. The
-// archive stays while the job may be resumed and goes when it ends.
+// run is the job: unpack (again, after a restart or a retry: the folder is
+// made anew), import into the lake, and keep the summary as the result. The
+// archive stays while the job may be resumed or retried: it goes when the
+// job completes, or with a cancelled job at the next start.
 func (s *Service) run(ctx context.Context, r *job.Run) error {
 	var p payload
 	if err := r.Decode(&p); err != nil {
@@ -143,14 +146,19 @@ func (s *Service) run(ctx context.Context, r *job.Run) error {
 	dest := filepath.Join(s.dir, r.Job().ID)
 	os.RemoveAll(dest)
 	defer os.RemoveAll(dest)
-	sum, err := s.importArchive(ctx, r, p, archive, dest)
-	if ctx.Err() == nil {
-		os.Remove(archive) // done, or failed for good: a resumed job would fail again
+	if _, err := os.Stat(archive); errors.Is(err, fs.ErrNotExist) {
+		return errs.New(errs.FailedPrecondition, "", "the job's archive is gone (a failed import of an older "+
+			"version did not keep it): upload it again")
 	}
+	sum, err := s.importArchive(ctx, r, p, archive, dest)
 	if err != nil {
 		return scrubPaths(err, dest, s.dir)
 	}
-	return r.SetResult(sum)
+	if err := r.SetResult(sum); err != nil {
+		return err
+	}
+	os.Remove(archive) // done: the result is set
+	return nil
 }
 
 func (s *Service) importArchive(ctx context.Context, r *job.Run, p payload, archive, dest string) (Summary, error) {

@@ -18,6 +18,7 @@ func (s *server) jobRoutes(g *echo.Group) {
 	g.GET("/jobs", s.listJobs)
 	g.GET("/jobs/:id", s.getJob)
 	g.POST("/jobs/:id/cancel", s.cancelJob)
+	g.POST("/jobs/:id/retry", s.retryJob)
 }
 
 // jobView is the job shape of REST.md.

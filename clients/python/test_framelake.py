@@ -474,6 +474,19 @@ class ClientTest(unittest.TestCase):
         self.assertEqual((leak["frames"], leak["pairs"], leak["crossing"]), (2, 0, 0))
         self.assertEqual(set(leak["splitPairs"]), {"train/test", "train/validation", "test/validation"})
 
+    def test_retry_job(self):
+        # Only a failed job runs again: a completed one is a 409, an unknown one a 404 naming it.
+        started = self.client.create_dataset_from_collection(
+            "py-retry", self.collection, SPLIT, ["car"])
+        job = self.finished(started)
+        with self.assertRaises(FramelakeError) as e:
+            self.client.retry_job(job["id"])
+        self.assertEqual((e.exception.status, e.exception.code), (409, "failed_precondition"), e.exception)
+        with self.assertRaises(FramelakeError) as e:
+            self.client.retry_job("job_nope")
+        self.assertEqual(e.exception.status, 404)
+        self.assertIn("job_nope", e.exception.message)
+
     def test_zz_every_interface_function_called(self):
         # Named to run last: the other tests call the functions.
         self.assertEqual(INTERFACE_FUNCTIONS - called, set())

@@ -15,6 +15,7 @@ import (
 	"github.com/framelake/framelake/dataset"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -33,7 +34,7 @@ type checkReport struct {
 
 // finding is one problem. Repaired says --repair fixed it.
 type finding struct {
-	Kind     string `json:"kind"` // sqlite_integrity, foreign_key, missing_blob, orphan_blob, version_half_built, job_interrupted, orphan_model
+	Kind     string `json:"kind"` // sqlite_integrity, foreign_key, missing_blob, orphan_blob, version_half_built, job_interrupted, unfinished_import, orphan_model
 	Subject  string `json:"subject"`
 	Detail   string `json:"detail"`
 	Repaired bool   `json:"repaired"`
@@ -132,6 +133,9 @@ func checkData(ctx context.Context, data string, repair bool) (*checkReport, err
 	}
 	if stale > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d frames of superseded dataset builds; the next build of their version clears them", stale))
+	}
+	if err := checkImports(ctx, db, filepath.Join(data, "imports"), r); err != nil {
+		return nil, err
 	}
 	if !alone {
 		return r, nil // running jobs and registrations belong to the live server
@@ -236,6 +240,36 @@ func checkJobs(ctx context.Context, db *sqlitedb.DB, r *checkReport, repair bool
 	}
 	r.Repaired += len(running)
 	return nil
+}
+
+// checkImports reports the import jobs that failed, which the lake holds
+// in part: each keeps its archive until it is retried (which finishes it,
+// skipping the files already in) or cancelled (which gives it up).
+// --repair cannot do either for the user.
+func checkImports(ctx context.Context, db *sqlitedb.DB, imports string, r *checkReport) error {
+	q := job.New(db, job.Options{Logger: discardLogger()})
+	for page := 0; ; page++ {
+		jobs, _, err := q.List(ctx, job.ListOptions{Types: []string{labelimport.JobType}, Status: []job.Status{job.Failed},
+			PageIndex: page, PageSize: job.MaxPageSize})
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			var p struct{ Archive string }
+			kept := "its archive is kept in imports/"
+			if json.Unmarshal(j.Payload, &p) != nil || p.Archive == "" {
+				kept = "it has no archive"
+			} else if _, err := os.Stat(filepath.Join(imports, filepath.Base(p.Archive))); err != nil {
+				kept = "its archive is gone (upload it again)"
+			}
+			r.add("unfinished_import", "job "+j.ID, "import failed with %d of %d files done (%s); %s: "+
+				"POST /api/v1/jobs/%s/retry finishes it, skipping the files already in; cancel gives it up",
+				j.Done, j.Total, j.Error, kept, j.ID)
+		}
+		if len(jobs) < job.MaxPageSize {
+			return nil
+		}
+	}
 }
 
 // checkModels finds package folders no model names (a registration or

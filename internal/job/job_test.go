@@ -570,7 +570,7 @@ func TestRecordCompletedJob(t *testing.T) {
 // TestRetryFailedJob: a job the crash cap failed, and one whose handler
 // failed, are queued again by Retry and complete with a fresh count of
 // attempts; a job that is not failed is failed_precondition, an unknown one
-// not_found.
+// not_found. Cancel gives a failed job up (cancelled, its error kept).
 func TestRetryFailedJob(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.db")
 	crashed, _ := crash(t, path, "work")
@@ -589,10 +589,20 @@ func TestRetryFailedJob(t *testing.T) {
 	if j := wait(t, q, failed); j.Status != Failed {
 		t.Fatalf("job = %+v", j)
 	}
+	givenUp := enqueue(t, q, "work", nil)
+	if j := wait(t, q, givenUp); j.Status != Failed {
+		t.Fatalf("job = %+v", j)
+	}
+	if j, err := q.Cancel(ctx, givenUp); err != nil || j.Status != Cancelled || j.Error != "not yet" {
+		t.Fatalf("cancel of a failed job = %+v, %v; want it cancelled with its error", j, err)
+	}
+	if _, err := q.Retry(ctx, givenUp); errs.CodeOf(err) != errs.FailedPrecondition {
+		t.Errorf("retry of a cancelled job: %v, want failed_precondition", err)
+	}
 	fail = false
 	for _, id := range []string{crashed, failed} {
 		j, err := q.Retry(ctx, id)
-		if err != nil || j.Status.Finished() || j.Error != "" || j.Attempts > 1 {
+		if err != nil || j.Status == Failed || j.Error != "" || j.Attempts > 1 { // it may have run already
 			t.Fatalf("retry %s = %+v, %v", id, j, err)
 		}
 		if j = wait(t, q, id); j.Status != Completed || j.Attempts != 1 || string(j.Result) != "1" {

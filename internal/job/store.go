@@ -132,18 +132,20 @@ func listFilters(opt *ListOptions) (statuses, types any, err error) {
 
 // Cancel cancels a job: a queued one is cancelled at once; a running one has
 // its handler's context cancelled and ends as cancelled (or completed, if the
-// handler returns nil regardless). It returns the job as it is after the
-// request; an unknown id is not_found, a finished job failed_precondition.
+// handler returns nil regardless); a failed one is given up: cancelled with
+// its error kept, so what it kept for a retry (an import's archive) can go.
+// It returns the job as it is after the request; an unknown id is
+// not_found, a completed or cancelled job failed_precondition.
 func (q *Queue) Cancel(ctx context.Context, jobID string) (Job, error) {
 	q.claimMu.Lock()
 	now := time.Now().UnixMilli()
 	var st Status
 	// SET expressions see the row before the update, RETURNING the row after it.
 	err := q.db.W.QueryRowContext(ctx, `UPDATE job SET
-			status = CASE status WHEN 'queued' THEN 'cancelled' ELSE status END,
+			status = CASE status WHEN 'running' THEN status ELSE 'cancelled' END,
 			finished_at = CASE status WHEN 'queued' THEN ? ELSE finished_at END,
 			cancel_requested = 1, updated_at = ?
-		WHERE id = ? AND status IN ('queued', 'running')
+		WHERE id = ? AND status IN ('queued', 'running', 'failed')
 		RETURNING status`, now, now, jobID).Scan(&st)
 	q.mu.Lock()
 	if err == nil && st == Running {

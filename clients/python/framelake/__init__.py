@@ -106,6 +106,14 @@ class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods, Curation):
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
 
+    def retry_job(self, job_id: str) -> dict:
+        """Runs a failed job again (POST /api/v1/jobs/<id>/retry) and returns it as queued.
+
+        A failed import kept its archive, and its retry skips the files already in the lake.
+        A job that is not failed raises FramelakeError 409 (failed_precondition).
+        """
+        return self.post("/api/v1/jobs/" + job_id + "/retry")
+
     # -- lake ----------------------------------------------------------------
 
     def upload_files(self, paths: list[str], collection_name: Optional[str] = None,
