@@ -197,7 +197,9 @@ func mediaFindings(ctx context.Context, r *checkReport, mr lake.MediaReport, med
 	}
 	first := len(r.Problems)
 	for _, k := range mr.Orphans {
-		r.add("orphan_blob", "media "+k, "no file or dataset frame names it; --repair removes it")
+		r.add("orphan_blob", "media "+k, "no file or dataset frame names it and no placing journal lists it "+
+			"(a kill between dropping rows and removing their blob, or a dataset build resumed and not yet done); "+
+			"--repair removes it")
 	}
 	if len(mr.Strays) > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d files in the media folder are not blobs (left alone), e.g. %s",
