@@ -97,6 +97,9 @@ func (s *server) listJobs(c *echo.Context) error {
 		if len(views[i].Result) > maxListedResult {
 			views[i].Result, views[i].ResultSummarized = summarizeResult(views[i].Result), true
 		}
+		if len(views[i].Error) > maxListedResult {
+			views[i].Error = strings.ToValidUTF8(views[i].Error[:maxListedResult], "") + "… (whole on the job's route)"
+		}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"jobCount": total, "pageIndex": opt.PageIndex,
 		"pageSize": opt.PageSize, "jobList": views})
