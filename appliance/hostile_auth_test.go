@@ -72,6 +72,7 @@ var routeAccess = map[string]string{
 	"GET /api/v1/jobs":             "read",
 	"GET /api/v1/jobs/:id":         "read",
 	"POST /api/v1/jobs/:id/cancel": "write",
+	"POST /api/v1/jobs/:id/retry":  "write",
 
 	"GET /api/v1/models":                   "read",
 	"GET /api/v1/models/:name":             "read",
