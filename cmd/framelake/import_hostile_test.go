@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -278,5 +279,22 @@ func TestImportJobListAndGridBounded(t *testing.T) {
 	getJSON(t, srv.base, key, secret, "/api/v1/lake/items?pageSize=100", &page)
 	if len(page.Items) != 1 || len(page.Items[0].Boxes) != 100 || page.Items[0].BoxCount != 150 || page.Items[0].BoxesURL == "" {
 		t.Errorf("grid item: %d boxes inlined, count %d, url %q", len(page.Items[0].Boxes), page.Items[0].BoxCount, page.Items[0].BoxesURL)
+	}
+}
+
+// TestImportCapsFromEnvironment: FRAMELAKE_IMPORT_MAX_SHAPES_PER_FILE sets
+// import's per-file cap: labelme's VOC image with 4 people keeps 2, and the
+// rest are over_limit (refused: exit status 1).
+func TestImportCapsFromEnvironment(t *testing.T) {
+	cmd := exec.Command(bin, "import", "--json", labelmeVOC, "--data", t.TempDir(), "--collection", "voc")
+	cmd.Env = append(os.Environ(), "FRAMELAKE_IMPORT_MAX_SHAPES_PER_FILE=2")
+	out, err := cmd.Output()
+	var sum labelledSummary
+	if json.Unmarshal(out, &sum) != nil || err == nil {
+		t.Fatalf("import: %v %s", err, out)
+	}
+	// labelme's VOC tree: 2011_000003 has 3 boxes, 2011_000006 has 4, 2011_000025 has 2; 9 in all.
+	if sum.Labels.Boxes != 6 || sum.Labels.Counts["over_limit"] != 3 {
+		t.Errorf("boxes %d, counts %v", sum.Labels.Boxes, sum.Labels.Counts)
 	}
 }
