@@ -1,19 +1,29 @@
+import { placeLabels } from './labels.js'
+
+// boxText is a box's label as drawn: its label, and a machine box's confidence.
+export const boxText = (b) => b.label + (b.confidence != null ? ` ${b.confidence.toFixed(2)}` : '')
+
 // Boxes drawn over an image: the parent is exactly the image's size, so each
 // box is placed in percentages of the stored pixel size (width x height).
-export function Boxes({ boxes, width, height, minConfidence = 0 }) {
+// With fit (the image's drawn size, labels.js) every label is shown where it
+// overlaps no other (the rest on hover); without, labels show on hover only
+// (the grid's small cells).
+export function Boxes({ boxes, width, height, minConfidence = 0, fit }) {
   if (!width || !height) return null
+  let shown = boxes.filter((b) => b.source !== 'machine' || (b.confidence ?? 1) >= minConfidence)
+  // Larger boxes first, so a small box drawn inside a large one is on top and can be hovered.
+  if (fit) shown = [...shown].sort((a, b) => b.width * b.height - a.width * a.height)
+  const where = fit ? placeLabels(shown, shown.map(boxText), width, height, fit, (i) => (shown[i].source === 'human' ? 0 : 1)) : null
   return (
-    <div class="boxes">
-      {boxes
-        .filter((b) => b.source !== 'machine' || (b.confidence ?? 1) >= minConfidence)
-        .map((b, i) => (
+    <div class={'boxes' + (fit ? ' labelled' : '')}>
+      {shown.map((b, i) => (
           <div
             key={i}
             class={'box ' + b.source}
             data-testid="item-box"
             data-label={b.label}
             data-source={b.source}
-            title={b.label + (b.confidence != null ? ` ${b.confidence.toFixed(2)}` : '')}
+            title={boxText(b)}
             style={{
               left: (100 * b.x) / width + '%',
               top: (100 * b.y) / height + '%',
@@ -21,7 +31,7 @@ export function Boxes({ boxes, width, height, minConfidence = 0 }) {
               height: (100 * b.height) / height + '%',
             }}
           >
-            <span class="box-label">{b.label}</span>
+            <span class={'box-label' + (where ? ' at-' + where[i] : '')} data-testid="box-label" data-place={where?.[i]}>{fit ? boxText(b) : b.label}</span>
           </div>
         ))}
     </div>

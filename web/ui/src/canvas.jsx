@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { newKey } from './frameio.js'
+import { fitStyle, placeLabels } from './labels.js'
 
 // Space held down lends a drag to zoom.js (pan) instead of drawing.
 let spaceHeld = false
@@ -13,7 +14,7 @@ const MIN = 2 // pixels of the image: a smaller drag is a click, not a box
 // by its corner handles. Boxes are placed in percentages of the stored pixel
 // size, so zoom (a transform on the parent) moves them with the image.
 // onChange(boxes) is called once per finished gesture.
-export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onChange, label, readOnly, ready, onLoad, zoomRef, zoomStyle }) {
+export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onChange, label, readOnly, ready, onLoad, zoomRef, zoomStyle, fit }) {
   const img = useRef()
   const drag = useRef(null)
   const [draft, setDraft] = useState(null) // boxes while a gesture is under way
@@ -104,21 +105,27 @@ export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onC
     left: (100 * b.x) / frame.width + '%', top: (100 * b.y) / frame.height + '%',
     width: (100 * b.width) / frame.width + '%', height: (100 * b.height) / frame.height + '%',
   })
+  // Labels go where they overlap no other (labels.js): the selected box's
+  // first, then human boxes', then the surer suggestions'.
+  const all = [...suggestions, ...shown]
+  const texts = all.map((b, i) => (i < suggestions.length ? `${b.label} ${b.confidence.toFixed(2)}` : b.label))
+  const rank = (i) => (i < suggestions.length ? (suggestions[i].id === selected?.suggestion ? 0 : 2) : (i - suggestions.length === selected?.index ? 0 : 1))
+  const where = placeLabels(all, texts, frame.width, frame.height, fit, rank)
   return (
     <div class="frame ws-frame" ref={zoomRef} style={zoomStyle}>
-      <img ref={img} src={frame.url} class="media" data-testid="frame-image" draggable={false} onLoad={(e) => e.currentTarget.decode().catch(() => {}).then(onLoad)} alt={frame.uniqueName} />
-      <div class="ws-canvas" data-testid="frame-canvas" data-frame={frame.uniqueName} data-ready={ready ? '1' : '0'}
+      <img ref={img} src={frame.url} class="media" data-testid="frame-image" draggable={false} style={fitStyle(fit)} onLoad={(e) => e.currentTarget.decode().catch(() => {}).then(onLoad)} alt={frame.uniqueName} />
+      <div class={'ws-canvas' + (readOnly ? ' read-only' : '')} data-testid="frame-canvas" data-frame={frame.uniqueName} data-ready={ready ? '1' : '0'}
         onPointerDown={down} onPointerMove={move} onPointerUp={up} onPointerCancel={up}>
-        {suggestions.map((s) => (
+        {suggestions.map((s, j) => (
           <div class={'box machine' + (s.id === selected?.suggestion ? ' selected' : '')} data-testid="box" data-label={s.label}
             data-source="machine" data-suggestion={s.id} data-index={-1} style={pct(s)} title={`${s.label} ${s.confidence.toFixed(2)}`}>
-            <span class="box-label">{s.label} {s.confidence.toFixed(2)}</span>
+            <span class={'box-label at-' + where[j]} data-testid="box-label" data-place={where[j]}>{texts[j]}</span>
           </div>
         ))}
         {shown.map((b, i) => (
           <div key={b.key} class={'box human' + (i === selected?.index ? ' selected' : '')} data-testid="box" data-label={b.label}
             data-source="human" data-index={i} style={pct(b)}>
-            <span class="box-label">{b.label}</span>
+            <span class={'box-label at-' + where[suggestions.length + i]} data-testid="box-label" data-place={where[suggestions.length + i]}>{b.label}</span>
             {i === selected?.index && !readOnly && ['nw', 'ne', 'sw', 'se'].map((c) => (
               <span class={'handle ' + c} data-handle={c} data-index={i} data-testid="box-handle" />
             ))}

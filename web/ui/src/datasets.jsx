@@ -68,6 +68,22 @@ export function Dataset({ id }) {
   )
 }
 
+// Leakage is the build's near-duplicate pairs that cross splits (a copy of
+// a test image in train inflates the test figures), with the split pairs
+// they join; nothing for builds made before it was measured.
+function Leakage({ l }) {
+  if (!l) return null
+  const pairs = Object.entries(l.splitPairs ?? {}).filter(([, n]) => n > 0)
+  return (
+    <p class={'leakage' + (l.crossing > 0 ? ' leaks' : '')} data-testid="dataset-leakage" data-crossing={l.crossing}>
+      {l.crossing > 0
+        ? <>{l.crossing} duplicate {l.crossing === 1 ? 'pair crosses' : 'pairs cross'} splits{pairs.length > 0 && ` (${pairs.map(([k, n]) => `${k}: ${n}`).join(', ')})`}</>
+        : <>no duplicates cross splits</>}
+      <span class="muted"> · {l.pairs} near-duplicate {l.pairs === 1 ? 'pair' : 'pairs'} among {l.frames} frames ({l.method}, distance ≤ {l.threshold})</span>
+    </p>
+  )
+}
+
 function Version({ v }) {
   const [err, setErr] = useState(null)
   return (
@@ -83,6 +99,7 @@ function Version({ v }) {
         <Stat label="boxes" value={v.stats.totalBoxes} />
         {['train', 'validation', 'test'].map((s) => <Stat label={s} value={v.stats.splits?.[s]?.frames ?? 0} />)}
       </div>
+      <Leakage l={v.leakage ?? v.stats?.leakage} />
       <table class="table labels">
         <thead><tr><th>label</th><th>frames</th><th>boxes</th></tr></thead>
         <tbody>

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { useFetch } from './usefetch.js'
 import { api, qs } from './api.js'
-import { chosen, hasTerm, toggleTerm, toggleValue, without } from './qtext.js'
+import { chosen, hasTerm, ownTerms, toggleTerm, toggleValue, without } from './qtext.js'
 import { DateRange, Histogram } from './histogram.jsx'
 import { pure } from './pure.js'
 
@@ -12,11 +12,15 @@ const SETS = { 'annotation.label': 'Labels', Tags: 'Tags', collection: 'Collecti
 // that write the query when clicked (again to remove). What it shows as
 // chosen is read from the query text (qtext.js), so the bar and the sidebar
 // never disagree.
-export const Facets = pure(function Facets({ q, itemType, go, list }) {
+//
+// While the query has an error (stale), the sections keep their last counts,
+// greyed and not clickable, so the page neither empties nor changes shape.
+export const Facets = pure(function Facets({ q, itemType, go, list, stale }) {
   // a new list (after an upload or a tagging) is counted anew
-  const facets = useFetch(() => api('/lake/facets?' + qs({ query: q, itemType })), [q, itemType, list], { together: true })
+  const facets = useFetch(() => api('/lake/facets?' + qs({ query: q, itemType })), [q, itemType, list], { together: true, keep: true })
   return (
-    <aside class="facets">
+    <aside class={'facets' + (stale ? ' stale' : '')} data-testid="facets" data-stale={stale ? 'true' : 'false'}
+      title={stale ? 'the counts of the last query that ran: this one has an error' : undefined}>
       {facets && Object.entries(LABELS).map(([field, title]) => (
         <section>
           <h4 title={facets[field][0]?.estimated ? `estimated from the newest ${facets[field][0].sampled.toLocaleString('en')} files` : undefined}>
@@ -54,15 +58,24 @@ function FacetButton({ field, value, count, on, onClick, about = false }) {
 function SetFacet({ field, title, q, itemType, go, list }) {
   const [limit, setLimit] = useState(10)
   const r = useFetch(() => api(`/lake/facets/${encodeURIComponent(field)}?` + qs({ query: without(q, field), itemType, limit })),
-    [q, itemType, list, limit], { together: true })
+    [q, itemType, list, limit], { together: true, keep: true })
   const on = chosen(q, field)
   if (!r) return null
   const shown = r.values.map((v) => v.value)
   const missing = on.filter((v) => !shown.includes(v)) // chosen, but past the list's end
   if (r.values.length === 0 && on.length === 0) return null
+  // Which clause these counts leave out: the server's word when it gives one
+  // (ignoredClauses), else the field's own terms this page took out of the query.
+  const left = r.ignoredClauses?.length ? r.ignoredClauses.join(' AND ') : ownTerms(q, field)
   return (
     <section data-testid="facet-section" data-field={field}>
       <h4 title={r.estimated ? `estimated from the newest ${r.sampled.toLocaleString('en')} files` : undefined}>{title}{r.estimated ? ' ≈' : ''}</h4>
+      {left && (
+        <p class="facet-note" data-testid="facet-note" data-field={field} data-ignores={left}
+          title={`Counted for the query without ${left}, so the values you may still add show how many files they would bring.`}>
+          counts ignore {left}
+        </p>
+      )}
       {[...r.values, ...missing.map((value) => ({ value }))].map((v) => (
         <FacetButton field={field} value={v.value} count={v.count} on={on.includes(v.value)} about={r.estimated}
           onClick={() => go({ q: toggleValue(q, field, v.value) })} />

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preac
 import { Boxes } from './boxes.jsx'
 import { PAGE, gridPath, invalidate, listFor, loadCount, itemAt, readyPage, thumbFor } from './lake.js'
 import { navigate } from './router.js'
+import { api, qs } from './api.js'
 import { QueryBar } from './query.jsx'
 import { Facets } from './facets.jsx'
 import { Upload } from './upload.jsx'
@@ -48,8 +49,10 @@ export function Grid({ search, me }) {
   const address = useRef()
   address.current = P
   const go = useCallback((over) => navigate(gridPath({ ...address.current, ...over })), []) // one function, so the sidebar need not render with the grid
-  // the count shown is the listing's on screen, so the grid and its count never disagree
-  const count = list === wanted ? list.count : null
+  // the count shown is the listing's on screen, so the grid and its count never disagree;
+  // while the query has an error, the last listing stays, greyed with its count (stale)
+  const stale = error?.field === 'query' && list !== wanted
+  const count = list === wanted || stale ? list.count : null
   const fetchPages = (from, to) => {
     for (let p = Math.floor(from / PAGE); p <= Math.floor((to - 1) / PAGE); p++) {
       if (!list.drawn.has(p)) readyPage(list, p, from, to, cell).then(() => setLoaded((x) => x + 1), setError)
@@ -85,7 +88,8 @@ export function Grid({ search, me }) {
   for (let i = L.from; i < L.to; i++) {
     const [x, y] = L.cellAt(i)
     const item = list.drawn.has(Math.floor(i / PAGE)) ? itemAt(list, i) : undefined
-    cells.push(<Cell key={i} index={i} item={item} cell={cell} minConf={minConf} x={x} y={y} onOpen={onOpen} selected={item && sel.has(item)} />)
+    cells.push(<Cell key={i} index={i} item={item} cell={cell} minConf={minConf} x={x} y={y} onOpen={onOpen} selected={item && sel.has(item)}
+      dup={item && dupNames(list).has(item.name)} />)
   }
 
   return (
@@ -93,7 +97,8 @@ export function Grid({ search, me }) {
       <div class="toolbar">
         <QueryBar value={draft} submitted={P.q} onInput={setDraft} onSubmit={() => go({ q: draft.trim() })} error={error?.field === 'query' ? error : null} />
         <div class="controls">
-          <span class="count" data-testid="item-count">
+          <span class={'count' + (stale ? ' stale' : '')} data-testid="item-count" data-stale={stale ? 'true' : 'false'}
+            title={stale ? 'the count of the last query that ran: this one has an error' : undefined}>
             {count == null ? (error ? '' : '…') : `${count.toLocaleString('en')} ${count === 1 ? 'item' : 'items'}`}
           </span>
           <Controls P={P} go={go} cell={cell} setCell={setCell} minConf={minConf} setMinConf={setMinConf} />
@@ -109,8 +114,8 @@ export function Grid({ search, me }) {
       {uploading && <Upload onDone={invalidate} onClose={() => setUploading(false)} />}
       {error && error.field !== 'query' && <div class="error" role="alert">{error.message}</div>}
       <div class="lake-body">
-        {!P.similar && !P.picked && <Facets q={P.q} itemType={P.itemType} go={go} list={wanted} />}
-        <div class="scroller" ref={scroller} tabIndex={-1} onKeyDown={nav.onKey} aria-busy={list !== wanted ? 'true' : undefined}>
+        {!P.similar && !P.picked && <Facets q={P.q} itemType={P.itemType} go={go} list={wanted} stale={error?.field === 'query'} />}
+        <div class={'scroller' + (stale ? ' stale' : '')} ref={scroller} tabIndex={-1} onKeyDown={nav.onKey} aria-busy={list !== wanted && !stale ? 'true' : undefined}>
           <div class="spacer" style={{ height: L.height + 'px' }}>{cells}</div>
           {count === 0 && <div class="empty">No items match.</div>}
         </div>
@@ -135,11 +140,23 @@ function useShown(wanted, setError, top) {
     const ready = () => readyPage(wanted, 0, ...top())
     setError(null)
     loadCount(wanted).then(() => stop || counted((x) => x + 1), fail)
-    if (wanted !== shown) ready().catch(fail).then(() => stop || setShown(wanted))
+    // a listing that fails (a query's parse error) never takes the screen: the last one stays
+    if (wanted !== shown) ready().then(() => stop || setShown(wanted), fail)
     else if (wanted.count == null) ready().then(() => stop || counted((x) => x + 1), fail) // the first listing
     return () => (stop = true)
   }, [wanted])
   return shown
+}
+
+// dupNames is the file names that more than one loaded item of a listing
+// has, counted again when a page arrives.
+function dupNames(list) {
+  if (list.dups?.pages === list.pages.size) return list.dups.names
+  const seen = new Set()
+  const names = new Set()
+  for (const page of list.pages.values()) for (const it of page ?? []) (seen.has(it.name) ? names : seen).add(it.name)
+  list.dups = { pages: list.pages.size, names }
+  return names
 }
 
 // sizeOf is how many items a listing has: its count, or until the count
@@ -200,7 +217,7 @@ function Controls({ P, go, cell, setCell, minConf, setMinConf }) {
 
 // Cell is one grid cell; it renders again only when one of its props
 // changes, not on every render of the grid.
-const Cell = pure(function Cell({ index, item, cell, minConf, x, y, onOpen, selected }) {
+const Cell = pure(function Cell({ index, item, cell, minConf, x, y, onOpen, selected, dup }) {
   const style = { transform: `translate(${x}px, ${y}px)`, width: cell + 'px' }
   if (!item) return <div class="cell loading" style={style}><div class="frame" style={{ width: cell, height: cell }} /></div>
   const w = item.width || cell
@@ -218,10 +235,42 @@ const Cell = pure(function Cell({ index, item, cell, minConf, x, y, onOpen, sele
           <Boxes boxes={item.boxes} width={item.width} height={item.height} minConfidence={minConf} />
         </div>
       </div>
-      <span class="cell-name" title={item.name}>
-        {item.distance !== undefined && <span class="distance">{item.distance.toFixed(3)} </span>}
-        {item.name}
-      </span>
+      <CellName item={item} dup={dup} />
     </a>
   )
 })
+
+// collectionsOf caches the names of the collections a file is in. The lake's
+// list answer does not carry them, so they are asked of the collection facet
+// narrowed to the one file, once per file, when its caption needs them.
+const collectionsOf = new Map()
+function collections(item) {
+  if (!collectionsOf.has(item.uniqueName)) {
+    collectionsOf.set(item.uniqueName, api('/lake/facets/collection?' + qs({ query: 'uniqueName = ' + quote(item.uniqueName), itemType: item.type, limit: 20 }))
+      .then((r) => r.values.map((v) => v.value), () => []))
+  }
+  return collectionsOf.get(item.uniqueName)
+}
+const quote = (v) => '"' + String(v).replace(/[\\"]/g, (c) => '\\' + c) + '"'
+
+// CellName is a cell's caption: the file's name, and when another file of the
+// listing has the same name, its collections, so two 2011_000025.jpg of two
+// imports tell apart; hovering shows the unique name and the collections.
+function CellName({ item, dup }) {
+  const [cols, setCols] = useState(null)
+  useEffect(() => {
+    let live = true
+    setCols(null)
+    if (dup) collections(item).then((c) => live && setCols(c))
+    return () => { live = false }
+  }, [item.uniqueName, dup])
+  const hover = () => { if (!cols) collections(item).then(setCols) }
+  const title = `${item.name}\n${item.uniqueName}` + (cols ? `\n${cols.length ? 'in ' + cols.join(', ') : 'in no collection'}` : '')
+  return (
+    <span class="cell-name" title={title} onMouseEnter={hover} data-testid="cell-name" data-collections={cols?.join(',')}>
+      {item.distance !== undefined && <span class="distance">{item.distance.toFixed(3)} </span>}
+      {item.name}
+      {dup && <span class="cell-collection">{' · ' + (cols ? cols.join(', ') || 'no collection' : item.uniqueName)}</span>}
+    </span>
+  )
+}

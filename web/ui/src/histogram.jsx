@@ -48,7 +48,7 @@ export function Histogram({ q, itemType, go, list }) {
   const [field, setField] = useState(() => sessionStorage.getItem('framelake.hist') || 'width')
   const F = FIELDS[field]
   const base = withRange(q, field, null, null)
-  const answer = useFetch(() => api('/lake/histogram?' + qs({ field, query: base, itemType, bins: 24 })), [base, field, itemType, list], { together: true })
+  const answer = useFetch(() => api('/lake/histogram?' + qs({ field, query: base, itemType, bins: 24 })), [base, field, itemType, list], { together: true, keep: true })
   // Until the new field's answer comes, the last one is another field's:
   // its bars under this field's name and units would read wrong.
   const h = answer?.field === field ? answer : null

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, fn } from './api.js'
 import { Boxes } from './boxes.jsx'
+import { fitStyle, useFit } from './labels.js'
 import { PAGE, currentList, gridPath, itemAt, loadCount, loadPage } from './lake.js'
 import { navigate } from './router.js'
 import { useZoom } from './zoom.js'
@@ -13,6 +14,7 @@ export function ItemView({ name }) {
   const [item, setItem] = useState(null)
   const [error, setError] = useState(null)
   const zoom = useZoom(name)
+  const { ref: stage, fit } = useFit(item?.width, item?.height)
 
   useEffect(() => {
     setError(null)
@@ -46,13 +48,13 @@ export function ItemView({ name }) {
   if (!item || item.uniqueName !== name) return <div class="loading-page">Loading…</div>
   return (
     <div class="item" data-testid="item-view" data-unique-name={item.uniqueName}>
-      <div class="stage">
+      <div class="stage" ref={stage}>
         {item.type === 'video' ? (
           <VideoPlayer item={item} />
         ) : (
           <div class="frame" ref={zoom.ref} style={zoom.style}>
-            <img src={item.url} alt={item.name} class="media" data-testid="item-image" draggable={false} />
-            <Boxes boxes={item.boxes.filter((b) => b.frame === 0)} width={item.width} height={item.height} />
+            <img src={item.url} alt={item.name} class="media" data-testid="item-image" draggable={false} style={fitStyle(fit)} />
+            <Boxes boxes={item.boxes.filter((b) => b.frame === 0)} width={item.width} height={item.height} fit={fit} />
           </div>
         )}
       </div>

@@ -65,21 +65,42 @@ export function Job({ id, me }) {
   )
 }
 
+// progressOf is what a job's progress reads: its percent and count, drawn
+// from one source so they never disagree. 100% only for a completed job or
+// done = total; a completed job whose counters stopped short (older servers
+// counted a selection's first pick or total apart) shows how many it did,
+// not a pair that reads unfinished ("100% 5/6").
+export function progressOf(j) {
+  const counted = j.total > 0
+  if (j.status === 'completed') return { pct: 100, count: !counted ? '' : j.done === j.total ? `${j.done}/${j.total}` : `${j.done} done` }
+  if (!counted) return { pct: Math.min(j.progress ?? 0, 99), count: '' }
+  const pct = j.done >= j.total ? 100 : Math.min(99, Math.floor((100 * j.done) / j.total))
+  return { pct, count: `${j.done}/${j.total}` }
+}
+
 export function JobRow({ job: j, me, onChange }) {
   const [err, setErr] = useState(null)
   const cancel = () => api(`/jobs/${encodeURIComponent(j.id)}/cancel`, { method: 'POST' }).then(onChange, setErr)
+  // A failed job runs again from the inputs it kept (POST /jobs/{id}/retry, write keys); its
+  // row is fetched again at once and followed while the job runs (the page polls), without a reload.
+  const retry = () => {
+    setErr(null)
+    api(`/jobs/${encodeURIComponent(j.id)}/retry`, { method: 'POST' }).then(() => onChange?.(), setErr)
+  }
+  const p = progressOf(j)
   return (
     <tr data-testid="job-row" data-status={j.status} data-job-id={j.id}>
       <td><a href={'/jobs/' + j.id} onClick={(e) => { e.preventDefault(); navigate('/jobs/' + j.id) }}>{j.id}</a></td>
       <td>{j.type}</td>
       <td><span class={'status ' + j.status}>{j.status}</span></td>
-      <td>
-        <progress max="100" value={j.progress} /> {j.progress}%
-        {j.total > 0 && <span class="muted"> {j.done}/{j.total}</span>}
+      <td data-testid="job-progress" data-pct={p.pct}>
+        <progress max="100" value={p.pct} /> {p.pct}%
+        {p.count && <span class="muted" data-testid="job-count"> {p.count}</span>}
       </td>
       <td class="muted">{new Date(j.createdAt).toLocaleString()}</td>
       <td>
         {me.role !== 'read' && live(j) && <button class="ghost" data-testid="job-cancel" onClick={cancel}>Cancel</button>}
+        {me.role !== 'read' && j.status === 'failed' && <button class="ghost" data-testid="job-retry" onClick={retry}>Retry</button>}
         {err && <span class="error"> {err.message}</span>}
       </td>
     </tr>

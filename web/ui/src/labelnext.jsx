@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { api, fn } from './api.js'
+import { api, fn, qs } from './api.js'
 import { Field, JobWatch, Link, gridFor, quote } from './evalkit.jsx'
 import { useFetch } from './usefetch.js'
 
@@ -66,8 +66,7 @@ export function LabelNext({ me, search }) {
         {needModel && (
           <Field label="embeddings">
             <select name="model" data-testid="select-model">
-              <option value="">default</option>
-              {(models ?? []).map((m) => <option value={m.modelName}>{m.modelName}</option>)}
+              {embeddingChoices(models).map((m) => <option value={m.value}>{m.text}</option>)}
             </select>
           </Field>
         )}
@@ -85,7 +84,24 @@ export function LabelNext({ me, search }) {
   )
 }
 
+// embeddingChoices is one entry per model with vectors: the system default
+// (default-embedding; "default" names the same model) first and marked, so
+// it is not offered twice; with no vectors at all, the server's default.
+export function embeddingChoices(models) {
+  const names = [...new Set((models ?? []).map((m) => (m.modelName === 'default' ? 'default-embedding' : m.modelName)))]
+  names.sort((a, b) => (b === 'default-embedding') - (a === 'default-embedding'))
+  if (!names.length) return [{ value: '', text: 'default' }]
+  return names.map((n) => ({ value: n, text: n === 'default-embedding' ? n + ' (default)' : n }))
+}
+
 function Chosen({ r }) {
+  // The first 20 chosen files' thumbnails (and names), in one request.
+  const first = r.uniqueNames.slice(0, 20)
+  const items = useFetch(() => (first.length
+    ? api('/lake/items?' + qs({ query: `uniqueName IN (${first.map(quote).join(', ')})`, pageSize: 20, thumbSize: 128 }))
+    : Promise.resolve({ items: [] })), [r])
+  const thumbs = items && new Map(items.items.map((it) => [it.uniqueName, it.thumbUrl]))
+  const names = items && new Map(items.items.map((it) => [it.uniqueName, it.name]))
   return (
     <section class="version" data-testid="select-result" data-count={r.uniqueNames.length}>
       <h3>{r.uniqueNames.length} of {r.candidates} candidates chosen by {r.strategy}{r.measure ? ` (${r.measure})` : ''}, tagged {r.tag}</h3>
@@ -93,7 +109,13 @@ function Chosen({ r }) {
         <span class="muted"> — select them there to make an annotation task.</span></p>
       <ol class="chosen">
         {r.uniqueNames.slice(0, 20).map((n, i) => (
-          <li><Link to={'/items/' + encodeURIComponent(n)}>{n}</Link> <span class="muted">{r.scores?.[i]?.toFixed(3)}</span></li>
+          <li data-testid="select-chosen" data-unique-name={n}>
+            <Link to={'/items/' + encodeURIComponent(n)} title={n}>
+              <span class="chosen-thumb">{thumbs?.get(n) ? <img src={thumbs.get(n)} alt="" data-testid="select-thumb" /> : null}</span>
+              <span class="chosen-name">{names?.get(n) ?? n}</span>
+            </Link>
+            <span class="muted">{r.scores?.[i]?.toFixed(3)}</span>
+          </li>
         ))}
         {r.uniqueNames.length > 20 && <li class="muted">…</li>}
       </ol>

@@ -60,7 +60,7 @@ function App() {
         {r.page === 'map' && <MapPage search={loc.search} me={me} />}
         {r.page === 'models' && <Models search={loc.search} />}
         {r.page === 'projects' && <Projects me={me} />}
-        {r.page === 'review' && <Review search={loc.search} />}
+        {r.page === 'review' && <Review search={loc.search} me={me} />}
         {r.page === 'task' && <TaskWorkspace id={r.id} search={loc.search} me={me} />}
         {r.page === 'evaluations' && <Evaluations me={me} />}
         {r.page === 'evaluation' && <Evaluation id={r.id} />}

@@ -44,7 +44,30 @@ async function loadMap(model, color, signal) {
   all.none = all.cat.filter((c) => c === -1).length
   const rank = new Map(all.names.map((v, i) => [v.name, Math.min(i, PALETTE.length)]))
   all.valueA = all.cat.map((c) => (c === -1 ? PALETTE.length : rank.get(c)))
+  fill(all)
   return all
+}
+
+// MARGIN is the share of each half-axis kept free around the points, so the
+// points at the edges are drawn whole, not cut by the canvas's border.
+const MARGIN = 0.08
+
+// fill stretches the server's layout (about [-1, 1], its aspect kept, so a
+// map longer than wide used a narrow strip) to [-1, 1] on each axis less the
+// margin: with the scatterplot's data aspect set to the canvas's (Scatter),
+// that box is the whole canvas. The axes of a projection have no units, so
+// each is scaled on its own; the server's x and y stay in x0 and y0.
+function fill(all) {
+  for (const k of ['x', 'y']) {
+    const v = all[k]
+    let lo = Infinity
+    let hi = -Infinity
+    for (const a of v) { if (a < lo) lo = a; if (a > hi) hi = a }
+    const mid = (lo + hi) / 2
+    const k1 = hi > lo ? (2 * (1 - MARGIN)) / (hi - lo) : 0
+    all[k + '0'] = v
+    all[k] = v.map((a) => (a - mid) * k1)
+  }
 }
 
 export function MapPage({ search, me }) {
@@ -126,7 +149,8 @@ function Scatter({ data }) {
 
   useEffect(() => {
     const { width, height } = canvas.current.getBoundingClientRect()
-    const sp = createScatterplot({ canvas: canvas.current, width, height, pointSizeSelected: 2, opacity: 0.85,
+    // The data's aspect is the canvas's, so [-1, 1] on both axes fills it (see fill).
+    const sp = createScatterplot({ canvas: canvas.current, width, height, aspectRatio: width / height || 1, pointSizeSelected: 2, opacity: 0.85,
       backgroundColor: '#0c0d0f', lassoColor: [0.36, 0.62, 1, 1], lassoMinDelay: 0, lassoMinDist: 2 })
     plot.current = sp
     // A hook for scripts and tests: where point i (in the drawn order) is on the canvas, in CSS pixels.
@@ -139,7 +163,7 @@ function Scatter({ data }) {
     // The canvas follows its box (window size, a banner appearing above it).
     const watch = new ResizeObserver(() => {
       const r = canvas.current.getBoundingClientRect()
-      if (r.width > 0 && r.height > 0) sp.set({ width: r.width, height: r.height })
+      if (r.width > 0 && r.height > 0) sp.set({ aspectRatio: r.width / r.height, width: r.width, height: r.height })
     })
     watch.observe(canvas.current)
     return () => { watch.disconnect(); sp.destroy() }
@@ -172,16 +196,34 @@ function Scatter({ data }) {
           {picked.length ? `${picked.length.toLocaleString('en')} selected` : 'Shift-drag to select points'}
         </div>
         {picked.length > 0 && <button data-testid="map-open-grid" onClick={open}>Show in the grid</button>}
-        {data.names.length > 0 && (
-          <ul class="legend">
-            {data.names.slice(0, PALETTE.length).map((v, i) => <li><span class="dot" style={{ background: PALETTE[i] }} />{v.name} <span class="muted">{v.n}</span></li>)}
-            {(data.none > 0 || data.names.length > PALETTE.length) && (
-              <li><span class="dot" style={{ background: GREY }} />{data.names.length > PALETTE.length ? 'other or none' : 'none'} <span class="muted">{data.none + data.names.slice(PALETTE.length).reduce((s, v) => s + v.n, 0)}</span></li>
-            )}
-          </ul>
-        )}
+        {data.names.length > 0 && <Legend data={data} picked={picked} />}
       </aside>
     </div>
+  )
+}
+
+// Legend names the colours with how many points have each: of the whole map,
+// or once points are selected, of the selection (and of the map beside it).
+function Legend({ data, picked }) {
+  const all = new Array(PALETTE.length + 1).fill(0)
+  for (const v of data.valueA) all[v]++
+  let sel = null
+  if (picked.length) {
+    sel = new Array(PALETTE.length + 1).fill(0)
+    for (const i of picked) sel[data.valueA[i]]++
+  }
+  const rows = data.names.slice(0, PALETTE.length).map((v, i) => [v.name, PALETTE[i], i])
+  if (all[PALETTE.length] > 0) rows.push([data.names.length > PALETTE.length ? 'other or none' : 'none', GREY, PALETTE.length])
+  return (
+    <ul class="legend" data-testid="map-legend" data-of={sel ? 'selection' : 'map'}>
+      {sel && <li class="muted">in the selection, of all</li>}
+      {rows.map(([name, color, i]) => (
+        <li data-testid="map-legend-row" data-name={name} data-count={sel ? sel[i] : all[i]} class={sel && !sel[i] ? 'none-picked' : ''}>
+          <span class="dot" style={{ background: color }} />{name}{' '}
+          <span class="muted">{sel ? `${sel[i]} of ${all[i]}` : all[i]}</span>
+        </li>
+      ))}
+    </ul>
   )
 }
 

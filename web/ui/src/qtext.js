@@ -177,6 +177,14 @@ export function without(q, field) {
   return join(list.filter((t) => t.field !== fieldKey(field)))
 }
 
+// ownTerms is the text of a field's own terms in q, those without() leaves
+// out ('' when none or when the top level has an OR).
+export function ownTerms(q, field) {
+  const { list, or } = terms(q)
+  if (or) return ''
+  return join(list.filter((t) => t.field === fieldKey(field)))
+}
+
 // VALUE_VOCAB maps a field to the completion list of its values.
 const STATIC = { 'annotation.source': ['human', 'machine'], source: ['human', 'machine'], type: ['image', 'video', 'other'] }
 function vocabOf(field) {

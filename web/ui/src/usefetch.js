@@ -8,14 +8,17 @@ import { useLayoutEffect, useState } from 'preact/hooks'
 // With together, its answer is shown with those of the other together
 // fetches that one change started (the filter sidebar's sections): one
 // repaint when the last arrives instead of one per answer.
-export function useFetch(get, deps, { together = false } = {}) {
+//
+// With keep, a failure keeps the last answer on screen (the sidebar's counts
+// while the query has a parse error) instead of showing nothing.
+export function useFetch(get, deps, { together = false, keep = false } = {}) {
   const [v, setV] = useState(null)
   useLayoutEffect(() => {
     let stop = false
     const asked = get()
     const group = together ? join(asked) : null
     const show = (x) => (group ? Promise.allSettled(group) : Promise.resolve()).then(() => !stop && setV(x))
-    asked.then(show, () => show(null))
+    asked.then(show, () => (keep ? null : show(null)))
     return () => (stop = true)
   }, deps)
   return v

@@ -5,6 +5,7 @@ import { Saver, fromWire, loadFrame } from './frameio.js'
 import { navigate } from './router.js'
 import { Attributes, Disagreements, FrameStrip, ModelRun, Suggestions, VideoTools } from './wspanels.jsx'
 import { useZoom } from './zoom.js'
+import { useFit } from './labels.js'
 import './workspace.css'
 
 const typing = () => /INPUT|TEXTAREA|SELECT/.test(document.activeElement?.tagName)
@@ -32,6 +33,7 @@ export function TaskWorkspace({ id, search, me }) {
   const onKey = useRef(null)
   const cur = ws?.frames[Math.min(idx, ws.frames.length - 1)]
   const zoom = useZoom(cur?.uniqueName)
+  const { ref: stage, fit } = useFit(cur?.width, cur?.height)
 
   useEffect(() => {
     setError(null)
@@ -199,11 +201,11 @@ export function TaskWorkspace({ id, search, me }) {
         </div>
       )}
       <div class="ws-body">
-        <div class="stage ws-stage">
+        <div class="stage ws-stage" ref={stage}>
           <FrameCanvas frame={cur} boxes={boxes} suggestions={(frame?.suggestions ?? []).filter((s) => s.confidence >= minConf || s.id === sel?.suggestion)} selected={sel}
             onSelect={(index, suggestion) => setSel(index != null ? { index } : suggestion ? { suggestion } : null)}
             onChange={commit} label={label} readOnly={!canWrite || !!conflict} ready={loaded === cur.uniqueName && frame?.uniqueName === cur.uniqueName}
-            onLoad={() => setLoaded(cur.uniqueName)} zoomRef={zoom.ref} zoomStyle={zoom.style} />
+            onLoad={() => setLoaded(cur.uniqueName)} zoomRef={zoom.ref} zoomStyle={zoom.style} fit={fit} />
         </div>
         <aside class="details ws-side">
           <h3>Labels</h3>
@@ -222,8 +224,10 @@ export function TaskWorkspace({ id, search, me }) {
           <Disagreements boxes={boxes} suggestions={(frame?.suggestions ?? []).filter((s) => s.confidence >= minConf)} onPick={setSel} />
           {canWrite && <ModelRun ws={ws} onDone={reloadFrame} />}
           {canWrite && <VideoTools ws={ws} idx={idx} boxes={boxes} selected={selected} goFrame={goFrame} setNote={setNote} />}
-          <p class="muted keys">drag on the image to draw · drag a box to move, its corners to resize · 1–9 label ·
-            Del delete · Ctrl+Z / Ctrl+Shift+Z undo, redo · ← → or a d frames · e no objects · wheel, + − zoom, Space-drag pan, 0 resets</p>
+          {canWrite
+            ? <p class="muted keys" data-testid="ws-hints">drag on the image to draw · drag a box to move, its corners to resize · 1–9 label ·
+              Del delete · Ctrl+Z / Ctrl+Shift+Z undo, redo · ← → or a d frames · e no objects · wheel, + − zoom, Space-drag pan, 0 resets</p>
+            : <p class="muted keys" data-testid="ws-hints">read-only key: boxes are shown, not edited · ← → or a d frames · wheel, + − zoom, drag to pan, 0 resets</p>}
         </aside>
       </div>
       <FrameStrip frames={ws.frames} idx={idx} goFrame={goFrame} />

@@ -6,7 +6,7 @@
 // through SwiftShader's emulated GPU instead, which the benchmarks used
 // before: it draws the same frames at about twice Chromium's CPU time.
 import { chromium } from 'playwright-core'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -22,12 +22,25 @@ export async function launch({ viewport = { width: 1280, height: 800 } } = {}) {
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
       ...(compositing === 'software' ? ['--disable-gpu-compositing'] : [])],
   })
+  if (process.env.UI_DIST) await serveDist(ctx, process.env.UI_DIST)
   const page = ctx.pages()[0] ?? (await ctx.newPage())
   const close = async () => {
     await ctx.close()
     rmSync(profile, { recursive: true, force: true })
   }
   return { ctx, page, close }
+}
+
+// serveDist answers the app's own files (index.html and assets) from dir, a
+// freshly built dist/, instead of the server's embedded copy: UI_DIST=dist
+// tries a rebuilt app against a running server without building the binary.
+async function serveDist(ctx, dir) {
+  const types = { js: 'text/javascript', css: 'text/css', html: 'text/html', svg: 'image/svg+xml' }
+  await ctx.route((u) => !/^\/(api|media|thumbs|crops)\//.test(u.pathname), (route) => {
+    const p = new URL(route.request().url()).pathname
+    const f = p.startsWith('/assets/') && existsSync(join(dir, p)) ? join(dir, p) : join(dir, 'index.html')
+    route.fulfill({ body: readFileSync(f), contentType: types[f.split('.').pop()] ?? 'application/octet-stream' })
+  })
 }
 
 // mapDrawn waits until the embedding map has drawn n points.
