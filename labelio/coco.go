@@ -172,6 +172,7 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 			})
 		default:
 			err = skipValue(dec)
+			doc.guard.flagged(0, dec.InputOffset()) // what the guard rewrote in info or licenses is no record's
 		}
 		if err != nil {
 			off := dec.InputOffset()

@@ -24,6 +24,7 @@ type jsonGuard struct {
 	inString bool
 	escaped  bool
 	word     []byte // a bare word or number not yet ended
+	long     bool   // the word was too long to hold: being rewritten, its last byte held back
 	wordOff  int64
 	deep     int // > 0: inside an over-deep value, at this depth within it
 	deepOff  int64
@@ -83,10 +84,18 @@ func (g *jsonGuard) scan(b []byte) {
 				g.inString = false
 			}
 		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.':
-			if len(g.word) == 0 {
+			switch {
+			case g.long:
+				out = append(out, 'x') // the byte held back is not the last
+			case len(g.word) == 0:
 				g.wordOff = g.off
+				fallthrough
+			default:
+				g.word = append(g.word, c)
+				if len(g.word) == maxWord {
+					out = g.longWord(out)
+				}
 			}
-			g.word = append(g.word, c)
 		default:
 			out = g.flushWord(out)
 			switch c {
@@ -135,9 +144,30 @@ func (g *jsonGuard) deepByte(out []byte, c byte) []byte {
 	return append(out, 'x')
 }
 
+// maxWord is the longest bare word or number held whole: a longer one is
+// rewritten as it streams, one byte held back for the closing quote, so a
+// file of one 200 MB word costs no more memory than one of short ones.
+const maxWord = 4096
+
+// longWord starts rewriting the pending word, too long to hold, as a
+// string: its opening quote and all but its last byte go out now.
+func (g *jsonGuard) longWord(out []byte) []byte {
+	g.flags = append(g.flags, jsonFlag{g.wordOff, false})
+	out = append(out, '"')
+	for range len(g.word) - 2 {
+		out = append(out, 'x')
+	}
+	g.word, g.long = g.word[:0], true
+	return out
+}
+
 // flushWord appends the pending word to out: as it is when it is a JSON
 // literal or number, else rewritten and flagged.
 func (g *jsonGuard) flushWord(out []byte) []byte {
+	if g.long {
+		g.long = false
+		return append(out, '"') // in place of the byte held back
+	}
 	w := g.word
 	if len(w) == 0 {
 		return out
