@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,9 +122,10 @@ func (u *unpacker) zip(path string) error {
 		if err := u.checkEntry(e.Name, int64(e.UncompressedSize64), int64(e.CompressedSize64)); err != nil {
 			return err
 		}
-		if declared += int64(e.UncompressedSize64); declared > u.lim.MaxBytes {
-			return errArchive("%d bytes uncompressed or more, more than the %d allowed", declared, u.lim.MaxBytes)
-		}
+		declared = min(declared+int64(e.UncompressedSize64), math.MaxInt64/2) // each is at most MaxEntryBytes
+	}
+	if declared > u.lim.MaxBytes {
+		return errArchive("%d bytes uncompressed, more than the %d allowed", declared, u.lim.MaxBytes)
 	}
 	if err := u.checkTotal(declared); err != nil {
 		return err
