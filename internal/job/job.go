@@ -17,6 +17,9 @@
 // skip finished work keep that state in their own tables. A job that was
 // running at MaxAttempts crashes is failed instead of resumed, so one input
 // that kills the process cannot keep killing it at every start.
+// Retry queues a failed job again with a fresh count of attempts: a person
+// decides it is worth another go, and the idempotent handler finishes what
+// the failed attempts left.
 //
 // A job whose type has no handler in this process stays queued and is logged
 // at Start: a build that registers the type can still run it, and it can be
