@@ -166,7 +166,7 @@ func (s *Service) importArchive(ctx context.Context, r *job.Run, p payload, arch
 		return Summary{}, err
 	}
 	opt := Options{Collection: p.Collection, Format: labelio.Format(defaultFormat(p.Format)), Metadata: p.Metadata,
-		Project: p.Project}
+		Project: p.Project, SpillDir: dest} // hidden there, and gone with the folder however the job ends
 	last := 0
 	opt.Files = func(n int) { r.SetTotal(int64(n)) }
 	opt.Progress = func(done, _ int) {

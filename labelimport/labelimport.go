@@ -119,6 +119,9 @@ type Options struct {
 	Files    func(total int)          // once the files to send are known; may be nil
 	// Caps bound the boxes and categories kept (zero fields: CapsFromEnv's).
 	Caps labelio.Caps
+	// SpillDir is where the boxes wait for their batch, in a hidden
+	// temporary file; "" is the system's temporary folder.
+	SpillDir string
 }
 
 // Environment variables that set an import's caps (labelio.Caps) for the

@@ -30,7 +30,12 @@ func Run(ctx context.Context, dir string, opt Options, sink Sink, ann *annotate.
 	}
 	why := "given with --format"
 	if opt.Format != labelio.Raw {
-		read, err := readLabels(ctx, dir, opt.Format, opt.Caps)
+		spill, err := newBoxSpill(opt.SpillDir)
+		if err != nil {
+			return Summary{}, err
+		}
+		defer spill.close()
+		read, err := readLabels(ctx, dir, opt.Format, opt.Caps, spill)
 		if err != nil {
 			return Summary{}, err
 		}
@@ -42,15 +47,26 @@ func Run(ctx context.Context, dir string, opt Options, sink Sink, ann *annotate.
 	return importRaw(ctx, dir, opt, sink, ann, why)
 }
 
-// labelRead is what reading a folder's labels gave.
+// labelRead is what reading a folder's labels gave: the items without
+// their boxes, which wait in the spill, a file's as its spans.
 type labelRead struct {
 	rep   *labelio.Report
 	items []labelio.Item
+	spill *boxSpill
+	spans map[string][]span
 }
 
-func readLabels(ctx context.Context, dir string, f labelio.Format, caps labelio.Caps) (*labelRead, error) {
-	r := &labelRead{}
+func readLabels(ctx context.Context, dir string, f labelio.Format, caps labelio.Caps, spill *boxSpill) (*labelRead, error) {
+	r := &labelRead{spill: spill, spans: map[string][]span{}}
 	rep, err := labelio.ReadWith(ctx, dir, f, caps, func(it labelio.Item) error {
+		if len(it.Boxes) > 0 {
+			sp, err := spill.put(it.Boxes)
+			if err != nil {
+				return fmt.Errorf("import: keeping the boxes for their batch: %w", err)
+			}
+			r.spans[it.Media] = append(r.spans[it.Media], sp)
+			it.Boxes = nil
+		}
 		r.items = append(r.items, it)
 		return nil
 	})
@@ -99,13 +115,15 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 	byPath := map[string]labelio.Item{}
 	perFile := labelio.CapsDefaults(opt.Caps).ShapesPerFile
 	for _, it := range read.items {
-		if prev, ok := byPath[it.Media]; ok { // named twice (two COCO files): both sets of boxes
-			it.Boxes = append(prev.Boxes, it.Boxes...)
-			if n := len(it.Boxes); n > perFile {
+		if _, ok := byPath[it.Media]; ok { // named twice (two COCO files): both sets of boxes, within the cap
+			n := 0
+			for _, sp := range read.spans[it.Media] {
+				n += sp.n
+			}
+			if n > perFile {
 				read.rep.AddN(labelio.Problem{Kind: labelio.OverLimit, File: it.Source, Message: fmt.Sprintf(
 					"%s: %d boxes from more than one label file, over the limit of %d a file: the first %d kept",
 					filepath.Base(it.Media), n, perFile, perFile)}, n-perFile)
-				it.Boxes = it.Boxes[:perFile:perFile]
 			}
 		}
 		byPath[it.Media] = it
@@ -139,15 +157,34 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 	batches := labelBatches(byPath, opt.Batch)
 	store := func(ctx context.Context, paths []string) (Outcome, error) {
 		mu.Lock()
-		split, fit := byPath[paths[0]].Split, fitter(read.rep, paths, byPath, ls, &mu)
+		items := make(map[string]labelio.Item, len(paths))
+		for _, p := range paths {
+			items[p] = byPath[p]
+		}
+		spans := make([][]span, len(paths))
+		for i, p := range paths {
+			spans[i] = read.spans[p]
+		}
+		mu.Unlock()
+		for i, p := range paths { // this batch's boxes, read back from the spill
+			it := items[p]
+			var err error
+			if it.Boxes, err = read.spill.get(spans[i], perFile); err != nil {
+				return Outcome{}, fmt.Errorf("import: reading back the boxes of %s: %w", filepath.Base(p), err)
+			}
+			items[p] = it
+		}
+		mu.Lock()
+		split, fit := byPath[paths[0]].Split, fitter(read.rep, paths, items, ls, &mu)
 		mu.Unlock()
 		o, err := sink(ctx, Batch{Paths: paths, Metadata: metas[split], CollectionMeta: collMeta,
 			Boxes: fit, Operation: ls.Operation, Session: sessions[split]})
 		mu.Lock()
 		ls.FilesChanged += o.Boxes.Changed
 		ls.FilesUnchanged += o.Boxes.Unchanged
-		for _, p := range paths { // stored: its boxes can go (a million of them are 70 MB)
+		for _, p := range paths { // stored: what is kept of it can go
 			delete(byPath, p)
+			delete(read.spans, p)
 		}
 		mu.Unlock()
 		return o, err

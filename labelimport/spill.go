@@ -1,0 +1,135 @@
+package labelimport
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sync"
+
+	"github.com/framelake/framelake/labelio"
+)
+
+// boxSpill keeps the boxes the labels give, between reading them and
+// storing their batch, in a temporary file rather than in memory: an import
+// then holds the boxes of the batches in flight, not those of the whole
+// folder (a million boxes were most of an import's live heap, and the
+// garbage collector's work). A file's boxes are one or more spans of it.
+type boxSpill struct {
+	mu     sync.Mutex
+	f      *os.File
+	w      *bufio.Writer
+	off    int64
+	labels map[string]uint32
+	names  []string
+}
+
+// span is n boxes written at off.
+type span struct {
+	off int64
+	n   int
+}
+
+// newBoxSpill creates the spill file in dir ("" for the system's temp
+// folder), hidden so that a walk of dir passes it by.
+func newBoxSpill(dir string) (*boxSpill, error) {
+	f, err := os.CreateTemp(dir, ".framelake-boxes-*")
+	if err != nil {
+		return nil, fmt.Errorf("import: a temporary file for the boxes: %w", err)
+	}
+	// Unlinked at once: the open file serves the import, and a killed
+	// import leaves nothing behind.
+	os.Remove(f.Name())
+	return &boxSpill{f: f, w: bufio.NewWriterSize(f, 1<<16), labels: map[string]uint32{}}, nil
+}
+
+// close lets the file go (it has no name since newBoxSpill).
+func (s *boxSpill) close() { s.f.Close() }
+
+// put writes boxes and returns their span. Each box is its label's number,
+// its four coordinates, its line, whether relative, and its attributes as
+// JSON (length first).
+func (s *boxSpill) put(boxes []labelio.Box) (span, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp := span{s.off, len(boxes)}
+	var buf [8*4 + 4 + 4 + 1 + 4]byte
+	for _, b := range boxes {
+		id, ok := s.labels[b.Label]
+		if !ok {
+			id = uint32(len(s.names))
+			s.labels[b.Label] = id
+			s.names = append(s.names, b.Label)
+		}
+		var attrs []byte
+		if len(b.Attributes) > 0 {
+			var err error
+			if attrs, err = json.Marshal(b.Attributes); err != nil {
+				return sp, err
+			}
+		}
+		binary.LittleEndian.PutUint32(buf[0:], id)
+		for i, v := range []float64{b.X, b.Y, b.W, b.H} {
+			binary.LittleEndian.PutUint64(buf[4+8*i:], math.Float64bits(v))
+		}
+		binary.LittleEndian.PutUint32(buf[36:], uint32(b.Line))
+		buf[40] = 0
+		if b.Relative {
+			buf[40] = 1
+		}
+		binary.LittleEndian.PutUint32(buf[41:], uint32(len(attrs)))
+		if _, err := s.w.Write(buf[:]); err != nil {
+			return sp, err
+		}
+		if _, err := s.w.Write(attrs); err != nil {
+			return sp, err
+		}
+		s.off += int64(len(buf) + len(attrs))
+	}
+	return sp, nil
+}
+
+// get reads back the first max boxes of spans, in order.
+func (s *boxSpill) get(spans []span, max int) ([]labelio.Box, error) {
+	s.mu.Lock()
+	err := s.w.Flush()
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	var out []labelio.Box
+	var buf [8*4 + 4 + 4 + 1 + 4]byte
+	for _, sp := range spans {
+		r := bufio.NewReader(io.NewSectionReader(s.f, sp.off, math.MaxInt64-sp.off))
+		for range sp.n {
+			if len(out) == max {
+				return out, nil
+			}
+			if _, err := io.ReadFull(r, buf[:]); err != nil {
+				return nil, err
+			}
+			b := labelio.Box{Line: int(binary.LittleEndian.Uint32(buf[36:])), Relative: buf[40] == 1}
+			s.mu.Lock()
+			b.Label = s.names[binary.LittleEndian.Uint32(buf[0:])]
+			s.mu.Unlock()
+			b.X = math.Float64frombits(binary.LittleEndian.Uint64(buf[4:]))
+			b.Y = math.Float64frombits(binary.LittleEndian.Uint64(buf[12:]))
+			b.W = math.Float64frombits(binary.LittleEndian.Uint64(buf[20:]))
+			b.H = math.Float64frombits(binary.LittleEndian.Uint64(buf[28:]))
+			if n := binary.LittleEndian.Uint32(buf[41:]); n > 0 {
+				attrs := make([]byte, n)
+				if _, err := io.ReadFull(r, attrs); err != nil {
+					return nil, err
+				}
+				if err := json.Unmarshal(attrs, &b.Attributes); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
