@@ -339,6 +339,9 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(self.client.complete_task(task["id"])["status"], 2)
         self.assertEqual(self.client.reopen_task(task["id"])["status"], 1)
         self.assertEqual(self.client.frame_annotations(pid, first)["version"], 2)
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.create_task(pid, "py-task-2", unique_names=[first], start_from="somewhere")
+        self.assertEqual((cm.exception.status, cm.exception.field), (400, "startFrom"))
 
     def test_delete_file_and_collection(self):
         stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:3], collection_name="py-doomed")["stored"]
@@ -393,6 +396,9 @@ class ClientTest(unittest.TestCase):
             picks.append(self.finished(started)["result"]["uniqueNames"])
         self.assertEqual(picks[0], picks[1])
         self.assertEqual(len(set(picks[0]) & set(names[:2])), 1, picks[0])
+        kept = self.finished(self.client.select_samples(4, "diversity", query="collection = py",
+                                                        model_name="py-select", keep_duplicates=True))
+        self.assertEqual(kept["result"]["skippedDuplicates"], 0)
         self.assertEqual(self.client.get_item_count_from_lake("image", query="Tags = py-next"), [{"count": 3}])
         with self.assertRaises(FramelakeError) as cm:
             self.client.select_samples(3, "uncertainty")

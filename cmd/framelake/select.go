@@ -16,7 +16,7 @@ import (
 func cmdSelect(ctx context.Context, args []string) error {
 	const use = "usage: framelake select --strategy uncertainty|diversity|uniqueness|hybrid --budget N [--query Q] " +
 		"[--run RUN_ID] [--model NAME] [--measure least_confidence|margin|entropy] [--seed N] [--tag T] " +
-		"--url URL [--key K --secret S] [--json]"
+		"[--keep-duplicates] --url URL [--key K --secret S] [--json]"
 	fs := flag.NewFlagSet("select", flag.ContinueOnError)
 	srv := addServerFlags(fs)
 	var req client.SelectRequest
@@ -28,6 +28,8 @@ func cmdSelect(ctx context.Context, args []string) error {
 	fs.StringVar(&req.Measure, "measure", "", "uncertainty measure: least_confidence (default), margin or entropy")
 	fs.Int64Var(&req.Seed, "seed", 0, "same seed, same selection")
 	fs.StringVar(&req.Tag, "tag", "", "tag for the chosen files (default: the selection job's id)")
+	fs.BoolVar(&req.KeepDuplicates, "keep-duplicates", false,
+		"also choose copies of a chosen file (same bytes or one find_duplicates group); by default they are skipped")
 	asJSON := fs.Bool("json", false, "print the job's result as JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), use)

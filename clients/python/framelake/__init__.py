@@ -315,12 +315,15 @@ class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods, Curation):
                                      export_types: Optional[list] = None, item_type: str = "image",
                                      query: Optional[str] = None, filter: Optional[dict] = None,
                                      operation_list: Any = None, augmentation_list: Optional[dict] = None,
-                                     keep_duplicates_together: bool = False) -> dict:
+                                     keep_duplicates_together: bool = False,
+                                     keep_identical_together: bool = True) -> dict:
         # keep_duplicates_together: each near-duplicate group (find_duplicates) lands in its keeper's split.
+        # keep_identical_together (the default): byte-identical files land in one split; False lets them part.
         return self.call("create_dataset_from_datalake", dataset_name=dataset_name, split_info=split_info,
                          labels=labels, export_types=export_types, item_type=item_type, query=query, filter=filter,
                          operation_list=operation_list, augmentation_list=augmentation_list,
-                         keep_duplicates_together=keep_duplicates_together or None)
+                         keep_duplicates_together=keep_duplicates_together or None,
+                         keep_identical_together=None if keep_identical_together else False)
 
     # The update functions name the source version as dataset_version_id or,
     # as the interface's parameter table does, as version_id with dataset_id

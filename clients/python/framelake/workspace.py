@@ -15,9 +15,15 @@ class WorkspaceMethods:
     """Methods of Client for tasks and frame edits (see web/openapi.yaml)."""
 
     def create_task(self, project_id: str, task_name: str = "", unique_names: Optional[list] = None,
-                    query: Optional[str] = None, collection_id: Optional[str] = None) -> dict:
-        """Makes a task of lake images: exactly one of unique_names, query, collection_id names its frames."""
-        body = {"taskName": task_name, "uniqueNames": unique_names, "query": query, "collectionId": collection_id}
+                    query: Optional[str] = None, collection_id: Optional[str] = None,
+                    start_from: Optional[str] = None) -> dict:
+        """Makes a task of lake images: exactly one of unique_names, query, collection_id names its frames.
+
+        start_from "lake" (the server's default) starts each frame from the image's human boxes with the
+        project's labels that no project owns (they become the project's); "empty" starts with none.
+        """
+        body = {"taskName": task_name, "uniqueNames": unique_names, "query": query, "collectionId": collection_id,
+                "startFrom": start_from}
         return self.post(f"/api/v1/projects/{_q(project_id)}/tasks", {k: v for k, v in body.items() if v})
 
     def rename_task(self, task_id: str, name: str) -> dict:
