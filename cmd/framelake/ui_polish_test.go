@@ -3,17 +3,13 @@ package main_test
 import (
 	"archive/zip"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"mime/multipart"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/internal/testmedia"
 )
 
@@ -30,7 +26,8 @@ import (
 // skips, when Node, Chromium or playwright-core is missing.
 func TestWebAppPolish(t *testing.T) {
 	needBrowser(t)
-	s := startUIServer(t)
+	// With the system default models registered, the model dropdowns hold their long names (default-auto-tagging).
+	s := startUIServer(t, "--models", builtModelsDir(t))
 	crowd := `[{"label":"car","x":100,"y":100,"width":90,"height":60},{"label":"car","x":104,"y":103,"width":90,"height":60},
 		{"label":"person","x":108,"y":106,"width":40,"height":90},{"label":"person","x":112,"y":109,"width":40,"height":90},
 		{"label":"car","x":116,"y":112,"width":90,"height":60},{"label":"person","x":300,"y":200,"width":60,"height":120}]`
@@ -46,7 +43,6 @@ func TestWebAppPolish(t *testing.T) {
 		vecs[n] = []float32{float32(i), float32(i%3) * 0.2, 1}
 	}
 	s.embeddings(t, vecs)
-	longName := s.longModel(t)
 
 	// Two files named alike in two collections, with boxes of an import to review.
 	same := map[string]string{}
@@ -97,7 +93,7 @@ func TestWebAppPolish(t *testing.T) {
 	}
 	key, secret := namedWriteKey(t, s.data, "curator")
 	expect := map[string]any{"crowded": names[0], "names": names, "taskId": tasks.TaskList[0].ID, "same": same,
-		"datasetId": ds.DatasetID, "leakage": leak, "failedJob": failed, "longModel": longName}
+		"datasetId": ds.DatasetID, "leakage": leak, "failedJob": failed, "longModel": "default-auto-tagging"}
 	out := s.browserCheck(t, "polish.mjs", map[string]string{"key": key, "secret": secret}, expect, shotsDir(t, "ui-polish"),
 		"READ_KEY="+s.read["key"], "READ_SECRET="+s.read["secret"])
 	if !strings.Contains(out, "polish checks passed") {
@@ -110,26 +106,6 @@ func TestWebAppPolish(t *testing.T) {
 	if dogs.PatchCount != 0 || cats.PatchCount != 1 {
 		t.Errorf("after the review's relabel and reject: %d dog and %d cat boxes, want 0 and 1", dogs.PatchCount, cats.PatchCount)
 	}
-}
-
-// longModel registers the fixed detector again under a long name, as long
-// as the system default's (default-auto-tagging), for the dropdown checks.
-func (s *uiServer) longModel(t *testing.T) string {
-	t.Helper()
-	const name = "default-auto-tagging-like-name"
-	dir := t.TempDir()
-	for n, body := range map[string]string{"code/inference.py": fixedDetector, "code/requirements.txt": "",
-		"label_list.yaml": "- truck\n- bike\n", "model.pt": "weights"} {
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, n)), 0o755)
-		if err := os.WriteFile(filepath.Join(dir, n), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	admin := client.New(s.base, s.admin["key"], s.admin["secret"])
-	if _, err := admin.RegisterModel(context.Background(), dir, name, "auto_tagging"); err != nil {
-		t.Fatal(err)
-	}
-	return name
 }
 
 // failedImport imports an archive of one unlabelled image as YOLO: a labelled

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { useFetch } from './usefetch.js'
 import { api, qs } from './api.js'
-import { chosen, hasTerm, ownTerms, toggleTerm, toggleValue, without } from './qtext.js'
+import { chosen, hasTerm, ownTerms, toggleTerm, toggleValue } from './qtext.js'
 import { DateRange, Histogram } from './histogram.jsx'
 import { pure } from './pure.js'
 
@@ -52,21 +52,23 @@ function FacetButton({ field, value, count, on, onClick, about = false }) {
 }
 
 // SetFacet lists a set's values most common among the query's files, the
-// field's own terms left out of the query so the values one may still add
-// are counted; chosen values are those of the query's `field = v` or
+// field's own terms left out of the query (by the server, disjunctive=true)
+// so the values one may still add are counted; chosen values are those of the query's `field = v` or
 // `field IN (...)` term, and a click adds or removes one.
 function SetFacet({ field, title, q, itemType, go, list }) {
   const [limit, setLimit] = useState(10)
-  const r = useFetch(() => api(`/lake/facets/${encodeURIComponent(field)}?` + qs({ query: without(q, field), itemType, limit })),
+  // disjunctive: the server leaves the field's own terms out and says which (ignored), so the page and the
+  // API count alike
+  const r = useFetch(() => api(`/lake/facets/${encodeURIComponent(field)}?` + qs({ query: q, disjunctive: true, itemType, limit })),
     [q, itemType, list, limit], { together: true, keep: true })
   const on = chosen(q, field)
   if (!r) return null
   const shown = r.values.map((v) => v.value)
   const missing = on.filter((v) => !shown.includes(v)) // chosen, but past the list's end
   if (r.values.length === 0 && on.length === 0) return null
-  // Which clause these counts leave out: the server's word when it gives one
-  // (ignoredClauses), else the field's own terms this page took out of the query.
-  const left = r.ignoredClauses?.length ? r.ignoredClauses.join(' AND ') : ownTerms(q, field)
+  // Which clause these counts leave out: the server's word (ignored), else (a server from before it
+  // said) the field's own terms as the page reads them.
+  const left = r.ignored ? r.ignored.join(' AND ') : ownTerms(q, field)
   return (
     <section data-testid="facet-section" data-field={field}>
       <h4 title={r.estimated ? `estimated from the newest ${r.sampled.toLocaleString('en')} files` : undefined}>{title}{r.estimated ? ' ≈' : ''}</h4>

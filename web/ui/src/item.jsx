@@ -108,11 +108,12 @@ function FindSimilar({ name }) {
       const all = r.modelList.filter((m) => m.application === 'embedding')
         .sort((a, b) => Number(b.systemDefault) - Number(a.systemDefault))
         .map((m) => (m.systemDefault ? 'default' : m.modelName))
+      const label = new Map(r.modelList.filter((m) => m.systemDefault && m.application === 'embedding').map((m) => ['default', m.modelName + ' (default)']))
       const has = await Promise.all(all.map((m) => fn('get_embedding_vector', { model_name: m, unique_names: [name] })
         .then((v) => v.embeddings.length > 0, () => false)))
       const names = all.filter((_, i) => has[i])
       if (!live) return
-      setModels(names)
+      setModels(names.map((n) => ({ value: n, text: label.get(n) ?? n })))
       if (names.length) setModel(names[0])
     }, () => live && setModels([]))
     return () => { live = false }
@@ -126,7 +127,7 @@ function FindSimilar({ name }) {
       <button data-testid="similar-button" onClick={go} disabled={!models?.length}>Find similar</button>
       {models?.length > 1 && (
         <select value={model} onChange={(e) => setModel(e.currentTarget.value)} data-testid="similar-model">
-          {models.map((m) => <option value={m}>{m}</option>)}
+          {models.map((m) => <option value={m.value}>{m.text}</option>)}
         </select>
       )}
       {models?.length === 0 && <span class="muted"> no embedding of this file</span>}

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, qs } from './api.js'
 import { navigate } from './router.js'
+import { progressOf } from './progress.js'
 
 const live = (j) => j.status === 'queued' || j.status === 'running'
 
@@ -65,19 +66,6 @@ export function Job({ id, me }) {
   )
 }
 
-// progressOf is what a job's progress reads: its percent and count, drawn
-// from one source so they never disagree. 100% only for a completed job or
-// done = total; a completed job whose counters stopped short (older servers
-// counted a selection's first pick or total apart) shows how many it did,
-// not a pair that reads unfinished ("100% 5/6").
-export function progressOf(j) {
-  const counted = j.total > 0
-  if (j.status === 'completed') return { pct: 100, count: !counted ? '' : j.done === j.total ? `${j.done}/${j.total}` : `${j.done} done` }
-  if (!counted) return { pct: Math.min(j.progress ?? 0, 99), count: '' }
-  const pct = j.done >= j.total ? 100 : Math.min(99, Math.floor((100 * j.done) / j.total))
-  return { pct, count: `${j.done}/${j.total}` }
-}
-
 export function JobRow({ job: j, me, onChange }) {
   const [err, setErr] = useState(null)
   const cancel = () => api(`/jobs/${encodeURIComponent(j.id)}/cancel`, { method: 'POST' }).then(onChange, setErr)
@@ -89,7 +77,7 @@ export function JobRow({ job: j, me, onChange }) {
   }
   const p = progressOf(j)
   return (
-    <tr data-testid="job-row" data-status={j.status} data-job-id={j.id}>
+    <tr data-testid="job-row" data-status={j.status} data-job-id={j.id} data-finished={j.finishedAt ?? ''}>
       <td><a href={'/jobs/' + j.id} onClick={(e) => { e.preventDefault(); navigate('/jobs/' + j.id) }}>{j.id}</a></td>
       <td>{j.type}</td>
       <td><span class={'status ' + j.status}>{j.status}</span></td>

@@ -11,6 +11,7 @@
 // It exits non-zero naming the first check that failed.
 import { launch } from './chromium.mjs'
 import { join } from 'node:path'
+import { progressOf } from '../src/progress.js'
 
 const { BASE, OUT } = process.env
 const want = JSON.parse(process.env.EXPECT)
@@ -72,6 +73,19 @@ async function fitted(imgSel, paneSel, w, h, what) {
   const k = Math.min(g.pw / w, g.ph / h)
   check(k > 1.2, `${what}: the pane (${g.pw} x ${g.ph}) is larger than the image`)
   check(Math.abs(g.iw - w * k) <= 2 && Math.abs(g.ih - h * k) <= 2, `${what}: image drawn ${g.iw} x ${g.ih}, want ${w * k} x ${h * k} (fitted to ${g.pw} x ${g.ph})`)
+}
+
+// Item 6: what a job's progress reads, for counters as servers have sent them.
+for (const [job, pct, count] of [
+  [{ status: 'completed', progress: 100, done: 5, total: 6 }, 100, '5 done'], // a count that stopped short
+  [{ status: 'completed', progress: 100, done: 4, total: 4 }, 100, '4/4'],
+  [{ status: 'running', progress: 100, done: 5, total: 6 }, 83, '5/6'], // never 100% before done
+  [{ status: 'running', progress: 40, done: 6, total: 6 }, 100, '6/6'],
+  [{ status: 'failed', progress: 50, done: 1, total: 2 }, 50, '1/2'],
+  [{ status: 'running', progress: 100, done: 0, total: 0 }, 99, ''],
+]) {
+  const p = progressOf(job)
+  check(p.pct === pct && p.count === count, `progress of ${JSON.stringify(job)}: ${JSON.stringify(p)}, want ${pct}% ${JSON.stringify(count)}`)
 }
 
 try {
@@ -212,16 +226,18 @@ try {
   const failedRow = page.locator(`[data-testid=job-row][data-job-id="${want.failedJob}"]`)
   await failedRow.locator('[data-testid=job-retry]').waitFor()
   await shot('12-jobs')
+  const ended = await failedRow.getAttribute('data-finished')
+  await page.evaluate(() => { window.beforeRetry = true })
   await failedRow.locator('[data-testid=job-retry]').click()
-  // The row is fetched again in place: the retried job runs (or fails again, on the same input),
-  // and the route's answer, when it has none, is shown beside the button.
-  await page.waitForFunction((id) => {
+  // The row is fetched again in place, without a reload: the job runs again (here it fails again on the
+  // same input, so its status comes back to failed with a later end).
+  const moved = await page.waitForFunction(([id, ended]) => {
     const r = document.querySelector(`[data-testid=job-row][data-job-id="${id}"]`)
-    return r && (r.dataset.status !== 'failed' || r.querySelector('.error'))
-  }, want.failedJob, { timeout: 5000 }).catch(() => {})
-  const retried = await failedRow.evaluate((r) => ({ status: r.dataset.status, error: r.querySelector('.error')?.textContent ?? '' }))
-  console.log('retry:', JSON.stringify(retried))
-  check(!/not found|404|no route/i.test(retried.error) || retried.status !== 'failed', `Retry calls the route: ${JSON.stringify(retried)}`)
+    return r && (r.dataset.status === 'queued' || r.dataset.status === 'running' || r.dataset.finished !== ended)
+  }, [want.failedJob, ended], { timeout: 15000 }).then(() => true, () => false)
+  const retried = await failedRow.evaluate((r) => ({ status: r.dataset.status, finished: r.dataset.finished, error: r.querySelector('.error')?.textContent ?? '' }))
+  check(moved, `Retry runs the job again and the row follows it: ${JSON.stringify({ ended, retried })}`)
+  check(await page.evaluate(() => window.beforeRetry === true), 'the page was not reloaded')
   await shot('13-jobs-retried')
 
   // Item 5: the dataset page shows leakage.
@@ -239,10 +255,11 @@ try {
   await page.locator('[data-testid=frame-canvas][data-ready="1"]').waitFor()
   const readHints = await byTest('ws-hints').textContent()
   check(!/draw|resize|Del /.test(readHints), `a read key sees no drawing hints: ${readHints}`)
+  await shot('15-read-workspace')
   await page.goto(BASE + '/jobs')
   await byTest('job-row').first().waitFor()
   check((await byTest('job-retry').count()) === 0, 'a read key has no Retry')
-  await shot('15-read-workspace')
+  await shot('16-read-jobs')
 
   check(errors.length === 0, `no page errors: ${errors.join(' | ')}`)
   console.log('polish checks passed')
