@@ -10,3 +10,10 @@ func (s *Service) HasOperation(ctx context.Context, operation string) (bool, err
 	err := s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM run WHERE id = ?`, operation).Scan(&n)
 	return n > 0, err
 }
+
+// RunScope is the collection and query a run was started with: the files
+// it covered (evaluate.RunScopes).
+func (s *Service) RunScope(ctx context.Context, runID string) (collectionID, query string, err error) {
+	r, err := s.Run(ctx, runID)
+	return r.Params.CollectionID, r.Params.Query, err
+}

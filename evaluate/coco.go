@@ -41,6 +41,7 @@ func linspace(a, b float64, n int) []float64 {
 // positive); and the count of human boxes not ignored per area range.
 type cocoLabel struct {
 	score []float64
+	frame []int32 // the evaluator's frame index, for the tie order
 	rank  []uint8
 	tp    []uint64
 	ig    []uint64
@@ -49,7 +50,7 @@ type cocoLabel struct {
 
 // addFrame evaluates one frame's boxes of this label (ds sorted byScore)
 // the way COCOeval.evaluateImg does, for every area range and threshold.
-func (c *cocoLabel) addFrame(gs, ds []box) {
+func (c *cocoLabel) addFrame(gs, ds []box, frame int32) {
 	if len(ds) > maxDets {
 		ds = ds[:maxDets]
 	}
@@ -61,7 +62,7 @@ func (c *cocoLabel) addFrame(gs, ds []box) {
 	for a, rng := range areaRng {
 		order = order[:0]
 		for i, g := range gs {
-			ignore[i] = g.crowd || g.area() < rng[0] || g.area() > rng[1]
+			ignore[i] = g.crowd || g.rangeArea() < rng[0] || g.rangeArea() > rng[1]
 			if !ignore[i] {
 				order = append(order, i)
 				c.npig[a]++
@@ -85,7 +86,7 @@ func (c *cocoLabel) addFrame(gs, ds []box) {
 					} else {
 						tp[j] |= bit
 					}
-				case d.area() < rng[0] || d.area() > rng[1]:
+				case d.rangeArea() < rng[0] || d.rangeArea() > rng[1]:
 					ig[j] |= bit // unmatched and outside the range: not counted
 				}
 			}
@@ -93,6 +94,7 @@ func (c *cocoLabel) addFrame(gs, ds []box) {
 	}
 	for j, d := range ds {
 		c.score = append(c.score, d.score)
+		c.frame = append(c.frame, frame)
 		c.rank = append(c.rank, uint8(j))
 		c.tp = append(c.tp, tp[j])
 		c.ig = append(c.ig, ig[j])
@@ -109,14 +111,18 @@ type cocoCurves struct {
 	recall    [nArea][len(maxDetList)][nThr]float64
 }
 
-func (c *cocoLabel) accumulate() *cocoCurves {
+func (c *cocoLabel) accumulate(pos []int32) *cocoCurves {
 	order := make([]int32, len(c.score))
 	for i := range order {
 		order[i] = int32(i)
 	}
-	// Frames were added in order and each frame's boxes best first, so a
-	// stable sort by score is numpy's mergesort over the concatenation.
-	slices.SortStableFunc(order, func(i, j int32) int { return cmp.Compare(c.score[j], c.score[i]) })
+	// Ties go by the frames' place in the tie order, then by rank in the
+	// frame: numpy's mergesort over the frames' boxes concatenated in that
+	// order, each frame's best first, as pycocotools sorts them.
+	slices.SortFunc(order, func(i, j int32) int {
+		return cmp.Or(cmp.Compare(c.score[j], c.score[i]), cmp.Compare(pos[c.frame[i]], pos[c.frame[j]]),
+			cmp.Compare(c.rank[i], c.rank[j]))
+	})
 	// Read in that order from here on, sequentially.
 	rank, tp, ig := make([]uint8, len(order)), make([]uint64, len(order)), make([]uint64, len(order))
 	for i, k := range order {

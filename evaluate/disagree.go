@@ -149,7 +149,7 @@ func fileDisagreements(fb lake.BoxPair, thr float64) FileDisagreements {
 		}
 	}
 	fd := FileDisagreements{UniqueName: fb.UniqueName, Missed: []DBox{}, Extra: []DBox{}, Mismatched: []Mismatch{}}
-	for _, fr := range splitFrames(fb) {
+	for _, fr := range splitFrames(fb, false) {
 		byScore(fr.ds)
 		for _, o := range matchFrame(fr.gs, fr.ds, thr) {
 			switch {

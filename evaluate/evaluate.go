@@ -81,8 +81,33 @@ type Request struct {
 	Split        string   // of the version: train, validation or test; "" for all
 	IoU          float64  // outcome threshold; 0 means DefaultIoU
 	Confidence   float64  // predicted boxes under it get no outcome
+	TieOrder     string   // how tied scores are ordered: TieImageID (default) or TieFile
+	AreaSource   string   // what places a human box in an area range: AreaAnnotation (default) or AreaBox
+	VOCAP        string   // VOC_AP50's interpolation: VOCAllPoints (default) or VOC07
 	CreatedBy    string
 }
+
+// Named choices of an evaluation; the first of each is pycocotools' (or, for
+// VOC, the devkit's since 2010) and the default.
+const (
+	// TieImageID orders predicted boxes of equal score by their frame's
+	// COCO image id, as pycocotools does, where the truth's import had one
+	// (frames without follow, in TieFile's order), then by rank in the frame.
+	TieImageID = "image_id"
+	// TieFile orders them by file name, the bytes' SHA-256, frame number,
+	// then rank in the frame, whatever the ids.
+	TieFile = "file"
+	// AreaAnnotation: a human box's area is COCO's area of the annotation
+	// where its import kept one, else width × height; predicted boxes use
+	// width × height (pycocotools' loadRes sets area so for boxes).
+	AreaAnnotation = "annotation"
+	// AreaBox: width × height for every box.
+	AreaBox = "box"
+	// VOCAllPoints: the area under the monotone precision curve (VOC 2010 on).
+	VOCAllPoints = "all_points"
+	// VOC07: VOC 2007's mean of the precision at recall 0, 0.1, ..., 1.
+	VOC07 = "voc07"
+)
 
 // Params are a stored evaluation's parameters, as the wire names them.
 type Params struct {
@@ -94,6 +119,24 @@ type Params struct {
 	Split        string   `json:"split"`
 	IoU          float64  `json:"iou"`
 	Confidence   float64  `json:"confidence"`
+	TieOrder     string   `json:"tie_order"`
+	AreaSource   string   `json:"area_source"`
+	VOCAP        string   `json:"voc_ap"`
+}
+
+// withDefaults fills the named choices an older stored evaluation lacks.
+func (p Params) withDefaults() Params {
+	p.TieOrder = cmpOr(p.TieOrder, TieImageID)
+	p.AreaSource = cmpOr(p.AreaSource, AreaAnnotation)
+	p.VOCAP = cmpOr(p.VOCAP, VOCAllPoints)
+	return p
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // Metrics are an evaluation's figures (see the package comment).
@@ -108,7 +151,12 @@ type Metrics struct {
 	AR1       float64                `json:"AR1"`
 	AR10      float64                `json:"AR10"`
 	AR100     float64                `json:"AR100"`
-	Labels    map[string]LabelResult `json:"labels"`
+	// ARSmall, ARMedium and ARLarge are AR100 over human boxes of each
+	// area range: pycocotools' last three figures.
+	ARSmall  float64                `json:"AR_small"`
+	ARMedium float64                `json:"AR_medium"`
+	ARLarge  float64                `json:"AR_large"`
+	Labels   map[string]LabelResult `json:"labels"`
 	Confusion Confusion              `json:"confusion"`
 	// PR is each label's COCO precision at IoU 0.50 at the 101 recall points.
 	PR map[string]Curve `json:"pr"`
@@ -118,7 +166,37 @@ type Metrics struct {
 type Result struct {
 	Key    string `json:"key"`
 	Params Params `json:"params"`
+	// Truth says what the run was judged against.
+	Truth Truth `json:"truth"`
+	// TieOrder, AreaSource and VOCAP are the choices the figures used.
+	TieOrder string `json:"tieOrder"`
+	// TieImageIDs counts the frames whose COCO image id ordered ties.
+	TieImageIDs int    `json:"tieImageIds"`
+	AreaSource  string `json:"areaSource"`
+	// AnnotationAreas counts the human boxes whose COCO area placed them in
+	// an area range (with areaSource "annotation"); the rest used w × h.
+	AnnotationAreas int    `json:"annotationAreas"`
+	VOCAP           string `json:"vocAP"`
 	Metrics
+}
+
+// Truth is what an evaluation judged against.
+type Truth struct {
+	// Operations are the annotation projects and imports whose human boxes
+	// or labelled frames the judged files have (gt_operations when given).
+	Operations []string `json:"operations"`
+	Files      int      `json:"files"`  // files judged
+	Frames     int      `json:"frames"` // frames judged
+	// EmptyFrames are judged frames labelled with no box: every predicted
+	// box there is a false positive.
+	EmptyFrames int `json:"emptyFrames"`
+	// Scope says which files were judged: "request" (its collection_id,
+	// query or version_id), "run" (with none of those and no gt_operations:
+	// the files of the run's collection and query), or "lake" (the lake's
+	// images, the run having covered them all).
+	Scope        string `json:"scope"`
+	CollectionID string `json:"collectionId,omitempty"` // the run's, with scope "run"
+	Query        string `json:"query,omitempty"`
 }
 
 // LabelResult is one label's figures.
@@ -216,6 +294,14 @@ type LabelComparison struct {
 // runs, annotation projects), so an id with no boxes yet is still known.
 type OperationSource interface {
 	HasOperation(ctx context.Context, operation string) (bool, error)
+}
+
+// RunScopes knows which files a model run covered: the collection and query
+// it was started with ("" for the lake's images, no query). An
+// OperationSource that is one scopes evaluations that name no files and no
+// truth to the files their run saw.
+type RunScopes interface {
+	RunScope(ctx context.Context, runID string) (collectionID, query string, err error)
 }
 
 // VersionFiles knows the files of a dataset version's splits.

@@ -14,9 +14,20 @@ type box struct {
 	w, h  float64
 	score float64 // predicted boxes; a box stored without one ranks as 1
 	crowd bool    // human boxes marked iscrowd (COCO imports)
+	// cocoArea is the area the area ranges read when it is set: COCO's area
+	// of the annotation, as pycocotools reads it (area_source "annotation").
+	cocoArea float64
 }
 
 func (b box) area() float64 { return b.w * b.h }
+
+// rangeArea is the area that places the box in an area range.
+func (b box) rangeArea() float64 {
+	if b.cocoArea > 0 {
+		return b.cocoArea
+	}
+	return b.area()
+}
 
 // iou is the overlap of a predicted box d with a human box g: intersection
 // over union, or over d's own area when g is a crowd region (COCO's rule).

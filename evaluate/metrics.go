@@ -1,7 +1,9 @@
 package evaluate
 
 import (
+	"cmp"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -11,11 +13,14 @@ import (
 // boxes are evaluated without holding them.
 type evaluator struct {
 	thr, conf float64
+	opt       options
+	keys      []frameKey // each frame's place in the tie order, by frame index
 	coco      map[string]*cocoLabel
 	voc       map[string]*vocLabel
 	counts    map[string]*[3]int // tp, fp, fn at thr
 	confusion map[[2]string]int  // (human label, predicted label); "" is background
 	frames    int
+	empty     int // frames labelled empty
 }
 
 func newEvaluator(thr, conf float64) *evaluator {
@@ -23,12 +28,80 @@ func newEvaluator(thr, conf float64) *evaluator {
 		counts: map[string]*[3]int{}, confusion: map[[2]string]int{}}
 }
 
-// addFrame evaluates one frame (an image, or one frame of a video): gs are
-// its human boxes, ds its predicted ones in any order. It returns the
+// options are the evaluation's named choices that the figures depend on.
+type options struct {
+	tieOrder string // TieImageID or TieFile
+	voc07    bool   // VOC_AP50 by VOC 2007's 11 points
+}
+
+// frameKey places a frame in the order that breaks tied scores: by COCO
+// image id first when the tie order is TieImageID and the frame has one
+// (frames without follow), then by file name, the bytes' SHA-256 and frame
+// number, none of which depends on when an import stored the file; frames
+// with equal keys (tests that give none) keep the order they came in.
+type frameKey struct {
+	imageID    int64
+	hasID      bool
+	name, blob string
+	frame      int
+}
+
+func (e *evaluator) tiePositions() []int32 {
+	idx := make([]int32, len(e.keys))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	byID := e.opt.tieOrder != TieFile
+	slices.SortStableFunc(idx, func(i, j int32) int {
+		a, b := &e.keys[i], &e.keys[j]
+		if byID && a.hasID != b.hasID {
+			if a.hasID {
+				return -1
+			}
+			return 1
+		}
+		c := 0
+		if byID && a.hasID {
+			c = cmp.Compare(a.imageID, b.imageID)
+		}
+		return cmp.Or(c, cmp.Compare(a.name, b.name), cmp.Compare(a.blob, b.blob), cmp.Compare(a.frame, b.frame))
+	})
+	pos := make([]int32, len(idx))
+	for p, i := range idx {
+		pos[i] = int32(p)
+	}
+	return pos
+}
+
+// withImageID counts the frames that have a COCO image id in the tie order.
+func (e *evaluator) withImageID() int {
+	if e.opt.tieOrder == TieFile {
+		return 0
+	}
+	n := 0
+	for _, k := range e.keys {
+		if k.hasID {
+			n++
+		}
+	}
+	return n
+}
+
+// addFrame evaluates one frame (an image, or one frame of a video) with no
+// key of its own (it ranks in the order frames came in).
+func (e *evaluator) addFrame(gs, ds []box) []outcome { return e.addKeyedFrame(frameKey{}, gs, ds) }
+
+// addKeyedFrame evaluates one frame: gs are its human boxes (none for a
+// frame labelled empty), ds its predicted ones in any order. It returns the
 // outcome of every box at the evaluation's IoU; predicted boxes under the
 // confidence take part in the AP figures only and get none.
-func (e *evaluator) addFrame(gs, ds []box) []outcome {
+func (e *evaluator) addKeyedFrame(k frameKey, gs, ds []box) []outcome {
 	e.frames++
+	if len(gs) == 0 {
+		e.empty++
+	}
+	fi := int32(len(e.keys))
+	e.keys = append(e.keys, k)
 	byScore(ds)
 	for label, p := range splitByLabel(gs, ds) {
 		c := e.coco[label]
@@ -36,8 +109,8 @@ func (e *evaluator) addFrame(gs, ds []box) []outcome {
 			c = &cocoLabel{}
 			e.coco[label], e.voc[label], e.counts[label] = c, &vocLabel{}, &[3]int{}
 		}
-		c.addFrame(p[0], p[1])
-		e.voc[label].addFrame(p[0], p[1], vocThr)
+		c.addFrame(p[0], p[1], fi)
+		e.voc[label].addFrame(p[0], p[1], vocThr, fi)
 	}
 	kept := ds
 	for i, d := range ds {
@@ -111,16 +184,21 @@ func (e *evaluator) result() Metrics {
 	// boxes, so the labels are worked out side by side, one a core.
 	curves := make([]*cocoCurves, len(labels))
 	voc := make([]float64, len(labels))
+	pos := e.tiePositions()
+	vocAP := allPointAP
+	if e.opt.voc07 {
+		vocAP = elevenPointAP
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, l := range labels {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			curves[i] = e.coco[l].accumulate()
+			curves[i] = e.coco[l].accumulate(pos)
 			voc[i] = Undefined
 			if v := e.voc[l]; v.npos > 0 {
-				voc[i] = allPointAP(v.curve())
+				voc[i] = vocAP(v.curve(pos))
 			}
 		})
 	}
@@ -196,6 +274,7 @@ type summary struct {
 	ap50 []float64
 	ap75 []float64
 	ar   [len(maxDetList)][]float64
+	arA  [nArea][]float64 // per label with human boxes in the range: recall at maxDets 100
 	voc  []float64
 }
 
@@ -203,6 +282,7 @@ func (s *summary) add(c *cocoCurves) {
 	for a := range nArea {
 		if c.valid[a] {
 			s.ap[a] = append(s.ap[a], meanOf(c.precision[a][:]...))
+			s.arA[a] = append(s.arA[a], mean(c.recall[a][len(maxDetList)-1][:]))
 		}
 	}
 	if !c.valid[0] {
@@ -219,6 +299,7 @@ func (s *summary) fill(m *Metrics) {
 	m.MAP, m.MAPSmall, m.MAPMedium, m.MAPLarge = mean(s.ap[0]), mean(s.ap[1]), mean(s.ap[2]), mean(s.ap[3])
 	m.AP50, m.AP75, m.VOCAP50 = mean(s.ap50), mean(s.ap75), mean(s.voc)
 	m.AR1, m.AR10, m.AR100 = mean(s.ar[0]), mean(s.ar[1]), mean(s.ar[2])
+	m.ARSmall, m.ARMedium, m.ARLarge = mean(s.arA[1]), mean(s.arA[2]), mean(s.arA[3])
 }
 
 // mean is Undefined for no values.

@@ -51,6 +51,15 @@ func readPadilla(t *testing.T) []frameBoxes {
 	return frames
 }
 
+// identity is the tie order of n frames taken in the order they came.
+func identity(n int) []int32 {
+	pos := make([]int32, n)
+	for i := range pos {
+		pos[i] = int32(i)
+	}
+	return pos
+}
+
 func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
 
 // Padilla et al.'s worked example: 7 images, 15 human and 24 detected boxes
@@ -60,12 +69,12 @@ func TestPadillaWorkedExample(t *testing.T) {
 	var gts, dets int
 	v := &vocLabel{}
 	var states []int8
-	for _, fr := range frames {
+	for fi, fr := range frames {
 		gts, dets = gts+len(fr.gs), dets+len(fr.ds)
 		ds := append([]box(nil), fr.ds...)
 		byScore(ds)
 		before := len(v.state)
-		v.addFrame(fr.gs, ds, 0.3)
+		v.addFrame(fr.gs, ds, 0.3, int32(fi))
 		// back to file order, to compare with the published table
 		got := map[int64]int8{}
 		for i, d := range ds {
@@ -86,7 +95,7 @@ func TestPadillaWorkedExample(t *testing.T) {
 	if strings.ReplaceAll(want, " ", "") != gotS.String() {
 		t.Fatalf("TP(1)/FP(0) per detection A..Y = %s, want %s", gotS.String(), want)
 	}
-	rec, prec := v.curve()
+	rec, prec := v.curve(identity(len(frames)))
 	all, eleven := allPointAP(rec, prec), elevenPointAP(rec, prec)
 	// Exact values of the published computation, and the published rounding.
 	if wantAll := 1.0/15 + 1.0/15*2/3 + 4.0/15*3/7 + 1.0/15*7/23; !near(all, wantAll, 1e-12) || !near(all, 0.2456, 5e-4) {

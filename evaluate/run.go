@@ -49,7 +49,8 @@ func (s *Service) Start(ctx context.Context, req Request) (string, error) {
 // check validates a request and returns its parameters with defaults.
 func (s *Service) check(ctx context.Context, req Request) (Params, error) {
 	p := Params{PredRunID: req.PredRunID, GTOperations: req.GTOperations, Query: req.Query,
-		CollectionID: req.CollectionID, VersionID: req.VersionID, Split: req.Split, IoU: req.IoU, Confidence: req.Confidence}
+		CollectionID: req.CollectionID, VersionID: req.VersionID, Split: req.Split, IoU: req.IoU, Confidence: req.Confidence,
+		TieOrder: req.TieOrder, AreaSource: req.AreaSource, VOCAP: req.VOCAP}.withDefaults()
 	if p.GTOperations == nil {
 		p.GTOperations = []string{}
 	}
@@ -64,6 +65,13 @@ func (s *Service) check(ctx context.Context, req Request) (Params, error) {
 		return p, errs.Invalid("iou", "iou must be in (0, 1], got %g", p.IoU)
 	case math.IsNaN(p.Confidence) || p.Confidence < 0 || p.Confidence > 1:
 		return p, errs.Invalid("confidence", "confidence must be in [0, 1], got %g", p.Confidence)
+	case p.TieOrder != TieImageID && p.TieOrder != TieFile:
+		return p, errs.Invalid("tie_order", "tie_order must be %q (pycocotools': COCO image id) or %q, got %q", TieImageID, TieFile, p.TieOrder)
+	case p.AreaSource != AreaAnnotation && p.AreaSource != AreaBox:
+		return p, errs.Invalid("area_source", "area_source must be %q (pycocotools': COCO's area) or %q (width × height), got %q",
+			AreaAnnotation, AreaBox, p.AreaSource)
+	case p.VOCAP != VOCAllPoints && p.VOCAP != VOC07:
+		return p, errs.Invalid("voc_ap", "voc_ap must be %q (VOC 2010 on) or %q (VOC 2007's 11 points), got %q", VOCAllPoints, VOC07, p.VOCAP)
 	}
 	if err := s.checkRun(ctx, "pred_run_id", p.PredRunID); err != nil {
 		return p, err
@@ -71,8 +79,14 @@ func (s *Service) check(ctx context.Context, req Request) (Params, error) {
 	for _, op := range p.GTOperations {
 		if ok, err := s.lake.HasOperation(ctx, op); err != nil {
 			return p, err
+		} else if ok {
+			continue
+		}
+		if ok, err := s.lake.HasLabelledFrames(ctx, op); err != nil {
+			return p, err
 		} else if !ok {
-			return p, errs.New(errs.NotFound, "gt_operations", "gt_operations: %q has no boxes (not an annotation project with labels)", op)
+			return p, errs.New(errs.NotFound, "gt_operations", "gt_operations: %q has no boxes and labelled no frame "+
+				"(not an annotation project with labels, nor an import: import:<collection name>)", op)
 		}
 	}
 	if _, _, err := s.lake.SelectionSQL(ctx, selection(p)); err != nil {
@@ -167,9 +181,13 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 	}); err != nil {
 		return Result{}, err
 	}
-	q := ev.Params.boxQuery(s.opt.PageFiles)
-	var err error
-	if q.FileSeqs, err = s.versionFiles(ctx, ev.Params); err != nil {
+	p := ev.Params.withDefaults()
+	truth, scoped, err := s.scope(ctx, p)
+	if err != nil {
+		return Result{}, err
+	}
+	q := scoped.boxQuery(s.opt.PageFiles)
+	if q.FileSeqs, err = s.versionFiles(ctx, p); err != nil {
 		return Result{}, err
 	}
 	total, err := s.lake.CountHumanFiles(ctx, q)
@@ -177,12 +195,16 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 		return Result{}, err
 	}
 	r.SetTotal(int64(total))
-	e := newEvaluator(ev.Params.IoU, ev.Params.Confidence)
+	e := newEvaluator(p.IoU, p.Confidence)
+	e.opt = options{tieOrder: p.TieOrder, voc07: p.VOCAP == VOC07}
+	res := Result{Key: ev.Key, Params: p, TieOrder: p.TieOrder, AreaSource: p.AreaSource, VOCAP: p.VOCAP}
 	w := &outcomeWriter{s: s, evalSeq: ev.seq, key: ev.Key}
 	err = s.lake.EachFileBoxPair(ctx, q, func(fb lake.BoxPair) error {
 		counts := lake.FileEvalCounts{FileSeq: fb.Seq}
-		for _, fr := range splitFrames(fb) {
-			outs := e.addFrame(fr.gs, fr.ds)
+		truth.Files++
+		for _, fr := range splitFrames(fb, p.AreaSource == AreaAnnotation) {
+			res.AnnotationAreas += fr.areas
+			outs := e.addKeyedFrame(fr.key, fr.gs, fr.ds)
 			for _, o := range outs {
 				addCount(&counts, o)
 			}
@@ -202,7 +224,40 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Key: ev.Key, Params: ev.Params, Metrics: e.result()}, nil
+	if truth.Operations, err = s.lake.TruthOperations(ctx, q); err != nil {
+		return Result{}, err
+	}
+	truth.Frames, truth.EmptyFrames = e.frames, e.empty
+	res.Truth, res.Metrics = truth, e.result()
+	res.TieImageIDs = e.withImageID()
+	return res, nil
+}
+
+// scope returns what an evaluation judges: with no gt_operations and no
+// collection_id, query or version_id, the files its run covered (the run's
+// collection and query), not every labelled file of the lake.
+func (s *Service) scope(ctx context.Context, p Params) (Truth, Params, error) {
+	t := Truth{Scope: "request"}
+	if len(p.GTOperations) > 0 || p.CollectionID != "" || p.Query != "" || p.VersionID != "" {
+		return t, p, nil
+	}
+	t.Scope = "lake"
+	rs, ok := s.runs.(RunScopes)
+	if !ok {
+		return t, p, nil
+	}
+	coll, query, err := rs.RunScope(ctx, p.PredRunID)
+	if errs.Is(err, errs.NotFound) { // a run known by its boxes only
+		return t, p, nil
+	} else if err != nil {
+		return t, p, err
+	}
+	if coll == "" && query == "" {
+		return t, p, nil
+	}
+	t.Scope, t.CollectionID, t.Query = "run", coll, query
+	p.CollectionID, p.Query = coll, query
+	return t, p, nil
 }
 
 // fileBatch is how many files' outcomes one write transaction stores, so
@@ -253,28 +308,49 @@ func (w *outcomeWriter) flush(ctx context.Context) error {
 	return err
 }
 
-// splitFrames turns a file's boxes into its frames that have human boxes.
-func splitFrames(fb lake.BoxPair) []frameBoxes {
+// splitFrames turns a file's boxes into its judged frames: those that have
+// human boxes and those labelled empty. With cocoArea, human boxes carry
+// COCO's area where their import kept one.
+func splitFrames(fb lake.BoxPair, cocoArea bool) []frameBoxes {
+	areas := map[int]int{}
 	byFrame := func(bs []lake.ScoredBox) map[int][]box {
 		m := map[int][]box{}
 		for _, b := range bs {
-			m[b.Frame] = append(m[b.Frame], box{seq: b.Seq, label: b.Label, x: b.X, y: b.Y, w: b.W, h: b.H,
-				score: b.Score, crowd: b.Crowd && b.Human})
+			x := box{seq: b.Seq, label: b.Label, x: b.X, y: b.Y, w: b.W, h: b.H, score: b.Score, crowd: b.Crowd && b.Human}
+			if cocoArea && b.Human && b.Area > 0 {
+				x.cocoArea = b.Area
+				areas[b.Frame]++
+			}
+			m[b.Frame] = append(m[b.Frame], x)
 		}
 		return m
 	}
 	gs, ds := byFrame(fb.Human), byFrame(fb.Machine)
-	frames := make([]int, 0, len(gs))
+	frames := make([]int, 0, len(gs)+len(fb.Labelled))
 	for f := range gs {
 		frames = append(frames, f)
+	}
+	for _, f := range fb.Labelled {
+		if _, ok := gs[f]; !ok {
+			frames = append(frames, f) // labelled empty: judged, with no human box
+		}
 	}
 	sort.Ints(frames)
 	out := make([]frameBoxes, len(frames))
 	for i, f := range frames {
-		out[i] = frameBoxes{gs: gs[f], ds: ds[f]}
+		k := frameKey{name: fb.Name, blob: fb.Blob, frame: f}
+		if fb.ImageID != nil {
+			k.imageID, k.hasID = *fb.ImageID, true
+		}
+		out[i] = frameBoxes{gs: gs[f], ds: ds[f], key: k, areas: areas[f]}
 	}
 	return out
 }
 
-// frameBoxes is one frame: human and predicted boxes.
-type frameBoxes struct{ gs, ds []box }
+// frameBoxes is one frame: human and predicted boxes, its place in the tie
+// order, and how many human boxes have COCO's area.
+type frameBoxes struct {
+	gs, ds []box
+	key    frameKey
+	areas  int
+}

@@ -15,18 +15,20 @@ const vocThr = 0.5
 // box (VOC's "difficult"); below the threshold a false positive.
 type vocLabel struct {
 	score []float64
+	frame []int32 // the evaluator's frame index and the box's rank in it, for the tie order
+	rank  []int32
 	state []int8 // 1 tp, 0 fp, -1 ignored
 	npos  int    // human boxes that are not crowd
 }
 
-func (v *vocLabel) addFrame(gs, ds []box, thr float64) {
+func (v *vocLabel) addFrame(gs, ds []box, thr float64, frame int32) {
 	taken := make([]bool, len(gs))
 	for _, g := range gs {
 		if !g.crowd {
 			v.npos++
 		}
 	}
-	for _, d := range ds {
+	for j, d := range ds {
 		best, bestIoU := -1, -1.0
 		for i, g := range gs {
 			g.crowd = false // plain IoU, as for VOC's difficult boxes
@@ -43,18 +45,22 @@ func (v *vocLabel) addFrame(gs, ds []box, thr float64) {
 			taken[best], st = true, 1
 		}
 		v.score = append(v.score, d.score)
+		v.frame, v.rank = append(v.frame, frame), append(v.rank, int32(j))
 		v.state = append(v.state, st)
 	}
 }
 
 // curve is the precision and recall after each predicted box, in score order
-// (a stable sort: ties keep frame order).
-func (v *vocLabel) curve() (rec, prec []float64) {
+// (ties in the evaluation's tie order of frames, then rank in the frame).
+func (v *vocLabel) curve(pos []int32) (rec, prec []float64) {
 	order := make([]int32, len(v.score))
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortStableFunc(order, func(i, j int32) int { return cmp.Compare(v.score[j], v.score[i]) })
+	slices.SortFunc(order, func(i, j int32) int {
+		return cmp.Or(cmp.Compare(v.score[j], v.score[i]), cmp.Compare(pos[v.frame[i]], pos[v.frame[j]]),
+			cmp.Compare(v.rank[i], v.rank[j]))
+	})
 	var tp, fp float64
 	for _, k := range order {
 		switch v.state[k] {

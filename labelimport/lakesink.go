@@ -50,6 +50,9 @@ func LakeSink(l *lake.Lake, ann *annotate.Service, coll string) Sink {
 			}
 			if b.Session != nil {
 				inTx.Changed = len(stored)
+				for name, bs := range fitted { // the project's frames keep boxes as given
+					fitted[name] = lake.WithoutImportFacts(bs)
+				}
 				return ann.ImportFramesTx(ctx, tx, *b.Session, stored, fitted)
 			}
 			if b.Boxes == nil {

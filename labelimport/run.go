@@ -218,6 +218,9 @@ func fitter(rep *labelio.Report, paths []string, byPath map[string]labelio.Item,
 			out = append(out, lb)
 		}
 		ls.Boxes += len(out)
+		if it.Source == "" || len(out) == 0 && len(it.Boxes) > 0 {
+			return nil // no labels name it (or all were refused): not labelled; [] is labelled empty
+		}
 		return out
 	}
 }

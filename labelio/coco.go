@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"sort"
@@ -31,8 +32,19 @@ type cocoAnnotation struct {
 	BBox         []float64       `json:"bbox"`
 	Segmentation json.RawMessage `json:"segmentation"`
 	IsCrowd      int             `json:"iscrowd"`
+	Area         float64         `json:"area"`       // the segment's area; 0 when not given
 	Attributes   map[string]any  `json:"attributes"` // CVAT's COCO export writes them
 }
+
+// Facts a COCO file gives beyond the box, handed over as reserved
+// attributes that the lake keeps in columns and removes from the
+// attributes (lake.AreaAttribute, lake.ImageIDAttribute): the annotation's
+// area, which pycocotools' area ranges use, and its image's id, by which
+// pycocotools orders tied scores.
+const (
+	AreaAttribute    = "_import_area"
+	ImageIDAttribute = "_import_image_id"
+)
 
 type cocoCategory struct {
 	ID   int64  `json:"id"`
@@ -65,6 +77,7 @@ type cocoDoc struct {
 // cocoBox is a box waiting for its category's name: smaller than a Box.
 type cocoBox struct {
 	x, y, w, h float64
+	area       float64 // COCO's area; 0 none
 	attrs      map[string]any
 }
 
@@ -278,7 +291,11 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 		return nil
 	}
 	doc.perImage[a.ImageID]++
-	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, b.Attributes})
+	area := a.Area
+	if math.IsNaN(area) || math.IsInf(area, 0) || area < 0 {
+		area = 0
+	}
+	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, area, b.Attributes})
 	doc.owner, doc.cat, doc.id = append(doc.owner, a.ImageID), append(doc.cat, a.CategoryID), append(doc.id, a.ID)
 	doc.off = append(doc.off, start)
 	return nil
@@ -388,7 +405,13 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 	}
 	for k, b := range doc.boxes {
 		if i, ok := index[doc.owner[k]]; ok && doc.cats[doc.cat[k]] != "" {
-			out[i] = append(out[i], Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: b.attrs})
+			// The maps of the facts are made here, as each image's boxes go,
+			// not kept for every box while the file is read.
+			attrs := withAttr(b.attrs, ImageIDAttribute, doc.owner[k])
+			if b.area > 0 {
+				attrs[AreaAttribute] = b.area
+			}
+			out[i] = append(out[i], Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: attrs})
 		}
 	}
 	ids := slices.Sorted(maps.Keys(orphans))

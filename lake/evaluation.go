@@ -21,15 +21,26 @@ type ScoredBox struct {
 	W, H  float64
 	Score float64 // confidence; 1 when the box has none
 	Human bool
-	Crowd bool // attributes.iscrowd is set (COCO crowd regions)
+	Crowd bool    // attributes.iscrowd is set (COCO crowd regions)
+	Area  float64 // COCO's area of the annotation (migration 009); 0 when the import gave none
 }
 
 // BoxPair is one file's human and machine boxes, each in insertion order.
 type BoxPair struct {
 	Seq        int64
 	UniqueName string
-	Human      []ScoredBox
-	Machine    []ScoredBox
+	// Name and Blob (the bytes' SHA-256) key the file independently of
+	// when an import stored it, for ordering tied scores.
+	Name, Blob string
+	// ImageID is the file's image id in the COCO file the truth came from
+	// (the smallest, if several named it); nil when none did.
+	ImageID *int64
+	// Labelled are the frames the truth's operations labelled (migration
+	// 009), boxes or none: a frame listed here with no human box is labelled
+	// empty. Imports made before the lake kept this list none.
+	Labelled []int
+	Human    []ScoredBox
+	Machine  []ScoredBox
 }
 
 // BoxPairQuery says which files and boxes EachFileBoxPair reads.
@@ -69,12 +80,49 @@ func (l *Lake) humanFilesWhere(ctx context.Context, q BoxPairQuery) (string, []a
 		args = append(args, jsonArray(q.FileSeqs))
 	}
 	has := `EXISTS (SELECT 1 FROM annotation a WHERE a.source = 'human' AND a.file_seq = f.seq`
+	labelled := `EXISTS (SELECT 1 FROM labelled_frame lf WHERE lf.file_seq = f.seq`
 	if q.HumanOperations != nil {
 		has += ` AND a.operation IN (SELECT value FROM json_each(?))`
-		args = append(args, jsonArray(q.HumanOperations))
+		labelled += ` AND lf.operation IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.HumanOperations), jsonArray(q.HumanOperations))
 	}
-	return "(" + sel + ") AND " + has + ")", args, nil
+	return "(" + sel + ") AND (" + has + ") OR " + labelled + "))", args, nil
 }
+
+// TruthOperations lists, sorted, the operations whose human boxes or
+// labelled frames the files q selects have: what an evaluation judged
+// against.
+func (l *Lake) TruthOperations(ctx context.Context, q BoxPairQuery) ([]string, error) {
+	where, args, err := l.humanFilesWhere(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	// The where clause is used twice, once for each kind of truth.
+	all := append(append([]any{}, args...), args...)
+	only := ""
+	if q.HumanOperations != nil {
+		only = ` WHERE op IN (SELECT value FROM json_each(?))`
+		all = append(all, jsonArray(q.HumanOperations))
+	}
+	rows, err := l.db.R.QueryContext(ctx, `SELECT DISTINCT op FROM (
+		SELECT a.operation AS op FROM file f JOIN annotation a ON a.file_seq = f.seq AND a.source = 'human' WHERE `+where+`
+		UNION SELECT lf.operation FROM file f JOIN labelled_frame lf ON lf.file_seq = f.seq WHERE `+where+`)`+only+
+		` ORDER BY op`, all...)
+	if err != nil {
+		return nil, fmt.Errorf("truth operations: %w", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var op string
+		if err := rows.Scan(&op); err != nil {
+			return nil, err
+		}
+		out = append(out, op)
+	}
+	return out, rows.Err()
+}
+
 
 // EachFileBoxPair calls fn, in file order, for every file q selects that
 // has a human box of q's operations, with its human boxes (of those
@@ -149,7 +197,7 @@ func pageReaders() int { return min(4, max(2, runtime.GOMAXPROCS(0))) }
 func (l *Lake) filePage(ctx context.Context, where string, args []any, after int64, size int) ([]BoxPair, map[int64]int, error) {
 	// NOT INDEXED: walk the files by key from after, so a page costs its
 	// own files; through a type index the planner sorts every file left.
-	rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, f.unique_name FROM file f NOT INDEXED WHERE f.seq > ? AND `+where+
+	rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, f.unique_name, f.name, f.blob FROM file f NOT INDEXED WHERE f.seq > ? AND `+where+
 		` ORDER BY f.seq LIMIT ?`, append(append([]any{after}, args...), size)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("files to evaluate: %w", err)
@@ -159,7 +207,7 @@ func (l *Lake) filePage(ctx context.Context, where string, args []any, after int
 	idx := map[int64]int{}
 	for rows.Next() {
 		var fb BoxPair
-		if err := rows.Scan(&fb.Seq, &fb.UniqueName); err != nil {
+		if err := rows.Scan(&fb.Seq, &fb.UniqueName, &fb.Name, &fb.Blob); err != nil {
 			return nil, nil, err
 		}
 		idx[fb.Seq] = len(page)
@@ -188,12 +236,49 @@ func (l *Lake) readBoxPairs(ctx context.Context, q BoxPairQuery, page []BoxPair,
 	}); err != nil {
 		return err
 	}
+	if err := l.readLabelled(ctx, q, lo, hi, page, idx); err != nil {
+		return err
+	}
 	machine := `a.operation = ? AND a.file_seq BETWEEN ? AND ? AND a.source = 'machine'`
 	return l.readScored(ctx, q.WithIDs, false, machine, []any{q.MachineOperation, lo, hi}, func(fileSeq int64, b ScoredBox) {
 		if i, ok := idx[fileSeq]; ok {
 			page[i].Machine = append(page[i].Machine, b)
 		}
 	})
+}
+
+// readLabelled fills a page's labelled frames and COCO image ids.
+func (l *Lake) readLabelled(ctx context.Context, q BoxPairQuery, lo, hi int64, page []BoxPair, idx map[int64]int) error {
+	where, args := `file_seq BETWEEN ? AND ?`, []any{lo, hi}
+	if q.HumanOperations != nil {
+		where += ` AND operation IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.HumanOperations))
+	}
+	rows, err := l.db.R.QueryContext(ctx, `SELECT file_seq, frame, min(image_id) FROM labelled_frame WHERE `+where+
+		` GROUP BY file_seq, frame ORDER BY file_seq, frame`, args...)
+	if err != nil {
+		return fmt.Errorf("labelled frames: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var frame int
+		var imageID sql.NullInt64
+		if err := rows.Scan(&seq, &frame, &imageID); err != nil {
+			return err
+		}
+		i, ok := idx[seq]
+		if !ok {
+			continue
+		}
+		fb := &page[i]
+		fb.Labelled = append(fb.Labelled, frame)
+		if imageID.Valid && (fb.ImageID == nil || imageID.Int64 < *fb.ImageID) {
+			v := imageID.Int64
+			fb.ImageID = &v
+		}
+	}
+	return rows.Err()
 }
 
 // readScored reads boxes in file and insertion order. Columns are scanned
@@ -209,12 +294,12 @@ func (l *Lake) readScored(ctx context.Context, withIDs, human bool, where string
 		crowd = `a.attributes <> '{}' AND coalesce(json_extract(a.attributes, '$.iscrowd'), 0) NOT IN (0, '', 'false')`
 	}
 	rows, err := l.db.R.QueryContext(ctx, `SELECT a.seq, `+id+`, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h,
-		coalesce(a.confidence, 1.0), `+crowd+` FROM annotation a WHERE `+where+` ORDER BY a.file_seq, a.seq`, args...)
+		coalesce(a.confidence, 1.0), `+crowd+`, coalesce(a.area, 0) FROM annotation a WHERE `+where+` ORDER BY a.file_seq, a.seq`, args...)
 	if err != nil {
 		return fmt.Errorf("boxes to evaluate: %w", err)
 	}
 	defer rows.Close()
-	var v [11]any
+	var v [12]any
 	dest := make([]any, len(v))
 	for i := range v {
 		dest[i] = &v[i]
@@ -224,7 +309,8 @@ func (l *Lake) readScored(ctx context.Context, withIDs, human bool, where string
 			return err
 		}
 		b := ScoredBox{Seq: asInt(v[0]), Frame: int(asInt(v[3])), X: RoundCoord(asFloat(v[5])), Y: RoundCoord(asFloat(v[6])),
-			W: roundSize(asFloat(v[7])), H: roundSize(asFloat(v[8])), Score: asFloat(v[9]), Human: human, Crowd: asInt(v[10]) != 0}
+			W: roundSize(asFloat(v[7])), H: roundSize(asFloat(v[8])), Score: asFloat(v[9]), Human: human, Crowd: asInt(v[10]) != 0,
+			Area: asFloat(v[11])}
 		b.ID, _ = v[1].(string)
 		b.Label, _ = v[4].(string)
 		fn(asInt(v[2]), b)
@@ -328,4 +414,13 @@ func (l *Lake) fileEvaluations(ctx context.Context, seq int64) (map[string]map[s
 		out[key] = map[string]int{"tp": tp, "fp": fp, "fn": fn}
 	}
 	return out, rows.Err()
+}
+
+// HasLabelledFrames reports whether operation labelled any frame, boxes or
+// none (an import of only empty label files has no box but is a truth).
+func (l *Lake) HasLabelledFrames(ctx context.Context, operation string) (bool, error) {
+	var n int
+	err := l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM labelled_frame WHERE operation = ? LIMIT 1)`,
+		operation).Scan(&n)
+	return n > 0, err
 }

@@ -1,8 +1,10 @@
 package lake
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -73,7 +75,7 @@ func SetHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files []
 // boxStatements are SetHumanBoxes' statements, prepared once a call: a
 // prepare per file cost more than the file's inserts.
 type boxStatements struct {
-	file, keys, del, ins, touch *sql.Stmt
+	file, keys, del, ins, touch, unlabel, label *sql.Stmt
 }
 
 func prepareBoxStatements(ctx context.Context, tx *sql.Tx) (*boxStatements, error) {
@@ -83,12 +85,14 @@ func prepareBoxStatements(ctx context.Context, tx *sql.Tx) (*boxStatements, erro
 		q string
 	}{
 		{&st.file, `SELECT seq, width, height, frame_count FROM file WHERE unique_name = ?`},
-		{&st.keys, `SELECT frame, label, x, y, w, h, attributes FROM annotation
+		{&st.keys, `SELECT frame, label, x, y, w, h, attributes, coalesce(area, 0) FROM annotation
 			WHERE file_seq = ? AND source = 'human' AND operation = ? ORDER BY seq`},
 		{&st.del, `DELETE FROM annotation WHERE file_seq = ? AND source = 'human' AND operation = ?`},
 		{&st.ins, `INSERT INTO annotation (id, file_seq, frame, label, x, y, w, h, source, operation, attributes,
-			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?)`},
+			created_at, updated_at, area) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?, ?)`},
 		{&st.touch, `UPDATE file SET updated_at = ? WHERE seq = ?`},
+		{&st.unlabel, `DELETE FROM labelled_frame WHERE file_seq = ? AND operation = ?`},
+		{&st.label, insertLabelled},
 	} {
 		var err error
 		if *p.s, err = tx.PrepareContext(ctx, p.q); err != nil {
@@ -100,7 +104,7 @@ func prepareBoxStatements(ctx context.Context, tx *sql.Tx) (*boxStatements, erro
 }
 
 func (st *boxStatements) close() {
-	for _, s := range []*sql.Stmt{st.file, st.keys, st.del, st.ins, st.touch} {
+	for _, s := range []*sql.Stmt{st.file, st.keys, st.del, st.ins, st.touch, st.unlabel, st.label} {
 		if s != nil {
 			s.Close()
 		}
@@ -119,6 +123,7 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 		return false, err
 	}
 	want := make([]boxRow, len(fb.Boxes))
+	var imageID *int64
 	for j := range fb.Boxes {
 		b := &fb.Boxes[j]
 		field := func() string { return fmt.Sprintf("files[%d].annotations[%d]", i, j) } // built only for an error
@@ -132,9 +137,22 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 		if err != nil {
 			return false, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
 		}
+		attrs, facts, err := takeFacts(attrs)
+		if err != nil {
+			return false, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
+		}
+		imageID = cmpOr(imageID, facts.imageID)
 		r := *b // the caller's box stays as given
 		r.roundCoords()
-		want[j] = boxRow{r.Frame, r.Label, r.X, r.Y, r.W, r.H, attrs}
+		want[j] = boxRow{r.Frame, r.Label, r.X, r.Y, r.W, r.H, attrs, facts.area}
+	}
+	// The frames are labelled by operation, boxes or none ([] is an answer,
+	// nil none), whether or not the boxes change: an import made before the
+	// lake kept this learns it again.
+	if fb.Boxes != nil {
+		if err := st.markLabelled(ctx, seq, operation, want, imageID); err != nil {
+			return false, err
+		}
 	}
 	have, err := st.boxKeys(ctx, seq, operation)
 	if err != nil || slices.Equal(have, want) {
@@ -146,7 +164,7 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 	now := millis(time.Now())
 	for _, b := range want {
 		if _, err := st.ins.ExecContext(ctx, id.New("ann"), seq, b.frame, b.label, b.x, b.y, b.w, b.h, operation,
-			b.attrs, now, now); err != nil {
+			b.attrs, now, now, nullArea(b.area)); err != nil {
 			return false, fmt.Errorf("set boxes: %w", err)
 		}
 	}
@@ -164,7 +182,7 @@ func (st *boxStatements) boxKeys(ctx context.Context, seq int64, operation strin
 	out := []boxRow{}
 	for rows.Next() {
 		var b boxRow
-		if err := rows.Scan(&b.frame, &b.label, &b.x, &b.y, &b.w, &b.h, &b.attrs); err != nil {
+		if err := rows.Scan(&b.frame, &b.label, &b.x, &b.y, &b.w, &b.h, &b.attrs, &b.area); err != nil {
 			return nil, err
 		}
 		b.x, b.y, b.w, b.h = RoundCoord(b.x), RoundCoord(b.y), roundSize(b.w), roundSize(b.h)
@@ -179,6 +197,7 @@ type boxRow struct {
 	label      string
 	x, y, w, h float64
 	attrs      string
+	area       float64 // COCO's area; 0 none
 }
 
 // boxRowsPerInsert is how many boxes one INSERT of InsertHumanBoxesTx
@@ -200,11 +219,16 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 		return res, errs.Invalid("operation", "operation must be %q followed by a name, got %q", ImportOperationPrefix, operation)
 	}
 	now := millis(time.Now())
-	args := make([]any, 0, 12*boxRowsPerInsert)
+	args := make([]any, 0, 13*boxRowsPerInsert)
+	label, err := tx.PrepareContext(ctx, insertLabelled)
+	if err != nil {
+		return res, err
+	}
+	defer label.Close()
 	rows := 0
 	insert := func(n int) string {
 		q := `INSERT INTO annotation (id, file_seq, frame, label, x, y, w, h, source, operation, attributes,
-			created_at, updated_at) VALUES ` + strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?),`, n)
+			created_at, updated_at, area) VALUES ` + strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?, ?),`, n)
 		return q[:len(q)-1]
 	}
 	var full *sql.Stmt
@@ -235,11 +259,13 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 	}
 	for i, f := range files {
 		bs := boxes(f)
+		var imageID *int64
+		frames := map[int]bool{}
 		if len(bs) == 0 {
 			res.Unchanged++
-			continue
+		} else {
+			res.Changed++
 		}
-		res.Changed++
 		for j, b := range bs {
 			field := func() string { return fmt.Sprintf("files[%d].annotations[%d]", i, j) } // built only for an error
 			if CheckBox("", b, f.Width, f.Height) != nil {
@@ -249,17 +275,159 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 				return res, errs.Invalid(field(), "%s: frame %d is not a frame of the file", field(), b.Frame)
 			}
 			attrs, err := normalizeObject("attributes", b.Attributes)
+			var facts importFacts
+			if err == nil {
+				attrs, facts, err = takeFacts(attrs)
+				imageID = cmpOr(imageID, facts.imageID)
+			}
 			if err != nil {
 				return res, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
 			}
 			b.roundCoords()
-			args = append(args, id.Ordered("ann"), f.Seq(), b.Frame, b.Label, b.X, b.Y, b.W, b.H, operation, attrs, now, now)
+			frames[b.Frame] = true
+			args = append(args, id.Ordered("ann"), f.Seq(), b.Frame, b.Label, b.X, b.Y, b.W, b.H, operation, attrs, now, now,
+				nullArea(facts.area))
 			if rows++; rows == boxRowsPerInsert {
 				if err := flush(); err != nil {
 					return res, err
 				}
 			}
 		}
+		if bs == nil { // no labels name the file: not labelled, not judged
+			continue
+		}
+		if len(frames) == 0 {
+			frames[0] = true // labelled empty
+		}
+		for fr := range frames {
+			if _, err := label.ExecContext(ctx, f.Seq(), operation, fr, imageID); err != nil {
+				return res, fmt.Errorf("labelled frames: %w", err)
+			}
+		}
 	}
 	return res, flush()
+}
+
+// insertLabelled records that an operation labelled a frame (see migration
+// 009), with its COCO image id when the import had one.
+const insertLabelled = `INSERT OR REPLACE INTO labelled_frame (file_seq, operation, frame, image_id) VALUES (?, ?, ?, ?)`
+
+// markLabelled makes the frames of want (frame 0 when there are none: the
+// file is labelled empty) the frames operation labelled in the file.
+func (st *boxStatements) markLabelled(ctx context.Context, seq int64, operation string, want []boxRow, imageID *int64) error {
+	if _, err := st.unlabel.ExecContext(ctx, seq, operation); err != nil {
+		return err
+	}
+	frames := map[int]bool{}
+	for _, b := range want {
+		frames[b.frame] = true
+	}
+	if len(frames) == 0 {
+		frames[0] = true
+	}
+	for fr := range frames {
+		if _, err := st.label.ExecContext(ctx, seq, operation, fr, imageID); err != nil {
+			return fmt.Errorf("labelled frames: %w", err)
+		}
+	}
+	return nil
+}
+
+// Reserved attributes: facts a label reader (labelio) hands over on the
+// boxes it reads, which the lake keeps in columns, never in attributes.
+// AreaAttribute is COCO's area of the annotation (annotation.area);
+// ImageIDAttribute its image's id in the COCO file (labelled_frame.image_id).
+const (
+	AreaAttribute    = "_import_area"
+	ImageIDAttribute = "_import_image_id"
+)
+
+// importFacts are the reserved attributes of a box; zero when absent.
+type importFacts struct {
+	area    float64
+	imageID *int64
+}
+
+// takeFacts removes the reserved attributes from normalised attributes.
+func takeFacts(attrs string) (string, importFacts, error) {
+	var f importFacts
+	if !strings.Contains(attrs, `"_import_`) {
+		return attrs, f, nil
+	}
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(attrs))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return "", f, err
+	}
+	if v, ok := m[AreaAttribute]; ok {
+		a, err := jsonNumber(v).Float64()
+		if err != nil || !(a > 0) {
+			return "", f, fmt.Errorf("%s must be a positive number, got %v", AreaAttribute, v)
+		}
+		f.area = a
+		delete(m, AreaAttribute)
+	}
+	if v, ok := m[ImageIDAttribute]; ok {
+		n, err := jsonNumber(v).Int64()
+		if err != nil {
+			return "", f, fmt.Errorf("%s must be an integer, got %v", ImageIDAttribute, v)
+		}
+		f.imageID = &n
+		delete(m, ImageIDAttribute)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return "", f, err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), f, nil
+}
+
+func jsonNumber(v any) json.Number {
+	n, _ := v.(json.Number)
+	return n
+}
+
+// cmpOr keeps the first image id a file's boxes give.
+func cmpOr(have, next *int64) *int64 {
+	if have != nil {
+		return have
+	}
+	return next
+}
+
+// nullArea stores no area as NULL.
+func nullArea(a float64) any {
+	if a > 0 {
+		return a
+	}
+	return nil
+}
+
+// WithoutImportFacts returns boxes with the reserved attributes removed, for
+// a writer that keeps boxes as given (an annotation project's frames).
+func WithoutImportFacts(boxes []Box) []Box {
+	var out []Box
+	for i, b := range boxes {
+		if !bytes.Contains(b.Attributes, []byte(`"_import_`)) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(boxes)
+		}
+		attrs, _, err := takeFacts(string(b.Attributes))
+		if err != nil {
+			continue // left as given: the writer's own check names it
+		}
+		out[i].Attributes = nil
+		if attrs != "{}" {
+			out[i].Attributes = json.RawMessage(attrs)
+		}
+	}
+	if out == nil {
+		return boxes
+	}
+	return out
 }
