@@ -1,12 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import createScatterplot from 'regl-scatterplot'
+import createScatterplot from './scatter.js'
 import { api, qs } from './api.js'
 import { pickNames } from './lake.js'
 import { navigate } from './router.js'
 
 // The embedding map (/map?model=..&color=label|tag): a model's vectors placed
 // in 2D by the server (GET /api/v1/models/{name}/projection), drawn by
-// regl-scatterplot in WebGL. Hover shows the file's thumbnail; shift-drag
+// scatter.js in WebGL (no generated code, so it draws under the app's CSP). Hover shows the file's thumbnail; shift-drag
 // draws a lasso, whose files open as a grid.
 
 // Eleven colours for the most common values; the rest and "none" are grey.
@@ -54,8 +54,7 @@ const MARGIN = 0.08
 
 // fill stretches the server's layout (about [-1, 1], its aspect kept, so a
 // map longer than wide used a narrow strip) to [-1, 1] on each axis less the
-// margin: with the scatterplot's data aspect set to the canvas's (Scatter),
-// that box is the whole canvas. The axes of a projection have no units, so
+// margin: in scatter.js that box is the whole canvas. The axes of a projection have no units, so
 // each is scaled on its own; the server's x and y stay in x0 and y0.
 function fill(all) {
   for (const k of ['x', 'y']) {
@@ -149,8 +148,8 @@ function Scatter({ data }) {
 
   useEffect(() => {
     const { width, height } = canvas.current.getBoundingClientRect()
-    // The data's aspect is the canvas's, so [-1, 1] on both axes fills it (see fill).
-    const sp = createScatterplot({ canvas: canvas.current, width, height, aspectRatio: width / height || 1, pointSizeSelected: 2, opacity: 0.85,
+    // [-1, 1] on both axes fills the canvas (see fill).
+    const sp = createScatterplot({ canvas: canvas.current, width, height, opacity: 0.85,
       backgroundColor: '#0c0d0f', lassoColor: [0.36, 0.62, 1, 1], lassoMinDelay: 0, lassoMinDist: 2 })
     plot.current = sp
     // A hook for scripts and tests: where point i (in the drawn order) is on the canvas, in CSS pixels.
@@ -163,7 +162,7 @@ function Scatter({ data }) {
     // The canvas follows its box (window size, a banner appearing above it).
     const watch = new ResizeObserver(() => {
       const r = canvas.current.getBoundingClientRect()
-      if (r.width > 0 && r.height > 0) sp.set({ aspectRatio: r.width / r.height, width: r.width, height: r.height })
+      if (r.width > 0 && r.height > 0) sp.set({ width: r.width, height: r.height })
     })
     watch.observe(canvas.current)
     return () => { watch.disconnect(); sp.destroy() }
@@ -176,7 +175,7 @@ function Scatter({ data }) {
     // Few points are drawn large enough to hover; many small enough to show density.
     const n = data.x.length
     sp.set({ colorBy: 'valueA', pointColor: [...PALETTE, GREY], pointSize: n < 2000 ? 10 : n < 30000 ? 5 : 3 })
-    sp.draw({ x: data.x, y: data.y, valueA: data.valueA }, { zDataType: 'categorical' }).then(() => setDrawMs(performance.now() - t0))
+    sp.draw({ x: data.x, y: data.y, valueA: data.valueA }).then(() => setDrawMs(performance.now() - t0))
     setPicked([])
   }, [data])
 
