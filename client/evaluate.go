@@ -20,7 +20,10 @@ type EvaluationRequest struct {
 	VersionID    string   `json:"version_id,omitempty"` // a dataset version's files (its current build)
 	Split        string   `json:"split,omitempty"`      // of VersionID: train, validation or test; all when empty
 	IoU          float64  `json:"iou,omitempty"`
-	Confidence   float64  `json:"confidence,omitempty"` // predicted boxes under it get no outcome
+	Confidence   float64  `json:"confidence,omitempty"`  // predicted boxes under it get no outcome
+	TieOrder     string   `json:"tie_order,omitempty"`   // "image_id" (default, pycocotools') or "file"
+	AreaSource   string   `json:"area_source,omitempty"` // "annotation" (default, COCO's area) or "box" (w×h)
+	VOCAP        string   `json:"voc_ap,omitempty"`      // "all_points" (default) or "voc07" (11 points)
 }
 
 // EvaluationParams are a stored evaluation's parameters.
@@ -33,27 +36,52 @@ type EvaluationParams struct {
 	Split        string   `json:"split"`
 	IoU          float64  `json:"iou"`
 	Confidence   float64  `json:"confidence"`
+	TieOrder     string   `json:"tie_order"`
+	AreaSource   string   `json:"area_source"`
+	VOCAP        string   `json:"voc_ap"`
+}
+
+// EvaluationTruth is what an evaluation judged against.
+type EvaluationTruth struct {
+	Operations   []string `json:"operations"`
+	Files        int      `json:"files"`
+	Frames       int      `json:"frames"`
+	EmptyFrames  int      `json:"emptyFrames"` // labelled with no box: predicted boxes there are false positives
+	Scope        string   `json:"scope"`       // request, run or lake
+	CollectionID string   `json:"collectionId,omitempty"`
+	Query        string   `json:"query,omitempty"`
 }
 
 // Evaluation is get_evaluation's answer and the evaluation job's result.
 // A figure with nothing to measure is -1.
 type Evaluation struct {
-	Key       string                  `json:"key"`
-	Params    EvaluationParams        `json:"params"`
-	MAP       float64                 `json:"mAP"`
-	AP50      float64                 `json:"AP50"`
-	AP75      float64                 `json:"AP75"`
-	MAPSmall  float64                 `json:"mAP_small"`
-	MAPMedium float64                 `json:"mAP_medium"`
-	MAPLarge  float64                 `json:"mAP_large"`
-	VOCAP50   float64                 `json:"VOC_AP50"`
-	AR1       float64                 `json:"AR1"`
-	AR10      float64                 `json:"AR10"`
-	AR100     float64                 `json:"AR100"`
-	Labels    map[string]LabelMetrics `json:"labels"`
-	Confusion ConfusionMatrix         `json:"confusion"`
-	PR        map[string]PRCurve      `json:"pr"`
-	Boxes     []BoxOutcome            `json:"boxes,omitempty"` // with GetEvaluationBoxes
+	Key    string           `json:"key"`
+	Params EvaluationParams `json:"params"`
+	Truth  EvaluationTruth  `json:"truth"`
+	// The choices the figures used (see EvaluationRequest) and how many
+	// frames had a COCO image id, human boxes a COCO area.
+	TieOrder        string                  `json:"tieOrder"`
+	TieImageIDs     int                     `json:"tieImageIds"`
+	AreaSource      string                  `json:"areaSource"`
+	AnnotationAreas int                     `json:"annotationAreas"`
+	VOCAP           string                  `json:"vocAP"`
+	MAP             float64                 `json:"mAP"`
+	AP50            float64                 `json:"AP50"`
+	AP75            float64                 `json:"AP75"`
+	MAPSmall        float64                 `json:"mAP_small"`
+	MAPMedium       float64                 `json:"mAP_medium"`
+	MAPLarge        float64                 `json:"mAP_large"`
+	VOCAP50         float64                 `json:"VOC_AP50"`
+	AR1             float64                 `json:"AR1"`
+	AR10            float64                 `json:"AR10"`
+	AR100           float64                 `json:"AR100"`
+	ARSmall         float64                 `json:"AR_small"`
+	ARMedium        float64                 `json:"AR_medium"`
+	ARLarge         float64                 `json:"AR_large"`
+	Labels          map[string]LabelMetrics `json:"labels"`
+	Confusion       ConfusionMatrix         `json:"confusion"`
+	PR              map[string]PRCurve      `json:"pr"`
+	Boxes           []BoxOutcome            `json:"boxes,omitempty"` // with GetEvaluationBoxes
 }
 
 // LabelMetrics are one label's figures.

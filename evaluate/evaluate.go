@@ -141,22 +141,22 @@ func cmpOr(s, def string) string {
 
 // Metrics are an evaluation's figures (see the package comment).
 type Metrics struct {
-	MAP       float64                `json:"mAP"`
-	AP50      float64                `json:"AP50"`
-	AP75      float64                `json:"AP75"`
-	MAPSmall  float64                `json:"mAP_small"`
-	MAPMedium float64                `json:"mAP_medium"`
-	MAPLarge  float64                `json:"mAP_large"`
-	VOCAP50   float64                `json:"VOC_AP50"`
-	AR1       float64                `json:"AR1"`
-	AR10      float64                `json:"AR10"`
-	AR100     float64                `json:"AR100"`
+	MAP       float64 `json:"mAP"`
+	AP50      float64 `json:"AP50"`
+	AP75      float64 `json:"AP75"`
+	MAPSmall  float64 `json:"mAP_small"`
+	MAPMedium float64 `json:"mAP_medium"`
+	MAPLarge  float64 `json:"mAP_large"`
+	VOCAP50   float64 `json:"VOC_AP50"`
+	AR1       float64 `json:"AR1"`
+	AR10      float64 `json:"AR10"`
+	AR100     float64 `json:"AR100"`
 	// ARSmall, ARMedium and ARLarge are AR100 over human boxes of each
 	// area range: pycocotools' last three figures.
-	ARSmall  float64                `json:"AR_small"`
-	ARMedium float64                `json:"AR_medium"`
-	ARLarge  float64                `json:"AR_large"`
-	Labels   map[string]LabelResult `json:"labels"`
+	ARSmall   float64                `json:"AR_small"`
+	ARMedium  float64                `json:"AR_medium"`
+	ARLarge   float64                `json:"AR_large"`
+	Labels    map[string]LabelResult `json:"labels"`
 	Confusion Confusion              `json:"confusion"`
 	// PR is each label's COCO precision at IoU 0.50 at the 101 recall points.
 	PR map[string]Curve `json:"pr"`

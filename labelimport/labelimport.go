@@ -171,6 +171,9 @@ type Batch struct {
 	Boxes          BoxesFunc
 	Operation      string            // of the boxes: import:<collection>
 	Session        *annotate.Session // with a project: the split's session, whose collection the files go to
+	// ImageIDs are the COCO image ids of the batch's files by file name
+	// (lake.SetImageIDsTx); nil when the format has none.
+	ImageIDs map[string]int64
 }
 
 // FileRef is a file the lake stored or already had.

@@ -58,8 +58,16 @@ func LakeSink(l *lake.Lake, ann *annotate.Service, coll string) Sink {
 			if b.Boxes == nil {
 				return nil
 			}
-			inTx, err = lake.InsertHumanBoxesTx(ctx, tx, b.Operation, stored, func(f lake.File) []lake.Box { return fitted[f.Name] })
-			return err
+			if inTx, err = lake.InsertHumanBoxesTx(ctx, tx, b.Operation, stored, func(f lake.File) []lake.Box { return fitted[f.Name] }); err != nil {
+				return err
+			}
+			ids := map[int64]int64{}
+			for _, f := range stored {
+				if id, ok := b.ImageIDs[f.Name]; ok {
+					ids[f.Seq()] = id
+				}
+			}
+			return lake.SetImageIDsTx(ctx, tx, b.Operation, ids)
 		}
 		res, err := l.Add(ctx, opt, ups)
 		out := Outcome{Stored: lakeRefs(res.Stored), Skipped: lakeRefs(res.Skipped), Rejected: res.Rejected, Boxes: inTx}
@@ -73,7 +81,16 @@ func LakeSink(l *lake.Lake, ann *annotate.Service, coll string) Sink {
 		after, err := l.SetHumanBoxes(ctx, b.Operation, FileBoxes(out.Skipped, b.Boxes))
 		out.Boxes.Changed += after.Changed
 		out.Boxes.Unchanged += after.Unchanged
-		return out, err
+		if err != nil || b.ImageIDs == nil {
+			return out, err
+		}
+		ids := map[string]int64{}
+		for _, f := range out.Skipped {
+			if id, ok := b.ImageIDs[f.Name]; ok {
+				ids[f.UniqueName] = id
+			}
+		}
+		return out, l.SetImageIDs(ctx, b.Operation, ids)
 	}
 }
 

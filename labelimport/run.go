@@ -178,7 +178,7 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 		split, fit := byPath[paths[0]].Split, fitter(read.rep, paths, items, ls, &mu)
 		mu.Unlock()
 		o, err := sink(ctx, Batch{Paths: paths, Metadata: metas[split], CollectionMeta: collMeta,
-			Boxes: fit, Operation: ls.Operation, Session: sessions[split]})
+			Boxes: fit, Operation: ls.Operation, Session: sessions[split], ImageIDs: imageIDs(items)})
 		mu.Lock()
 		ls.FilesChanged += o.Boxes.Changed
 		ls.FilesUnchanged += o.Boxes.Unchanged
@@ -194,6 +194,20 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 	sum.Format, sum.FormatWhy, sum.Ignored, sum.Labels, sum.Project = rep.Format, rep.Why, ignored, ls, proj
 	ls.Counts, ls.Refused, ls.Problems, ls.Notes = rep.Counts, rep.Refused(), rep.Problems, rep.Notes
 	return sum, err
+}
+
+// imageIDs are the COCO image ids of a batch's items by file name.
+func imageIDs(items map[string]labelio.Item) map[string]int64 {
+	var out map[string]int64
+	for p, it := range items {
+		if it.ImageID != nil {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[filepath.Base(p)] = *it.ImageID
+		}
+	}
+	return out
 }
 
 // fitter places the boxes of a batch's files in their images, as the

@@ -36,15 +36,11 @@ type cocoAnnotation struct {
 	Attributes   map[string]any  `json:"attributes"` // CVAT's COCO export writes them
 }
 
-// Facts a COCO file gives beyond the box, handed over as reserved
-// attributes that the lake keeps in columns and removes from the
-// attributes (lake.AreaAttribute, lake.ImageIDAttribute): the annotation's
-// area, which pycocotools' area ranges use, and its image's id, by which
-// pycocotools orders tied scores.
-const (
-	AreaAttribute    = "_import_area"
-	ImageIDAttribute = "_import_image_id"
-)
+// AreaAttribute hands COCO's area of an annotation over as a reserved
+// attribute, which the lake keeps in a column (annotation.area) and removes
+// from the attributes (lake.AreaAttribute): pycocotools' area ranges read
+// it. The image's id goes as Item.ImageID.
+const AreaAttribute = "_import_area"
 
 type cocoCategory struct {
 	ID   int64  `json:"id"`
@@ -358,7 +354,7 @@ func (rd *reader) emitCOCO(rel string, doc *cocoDoc) error {
 				im.ID, im.FileName, len(boxes))
 			continue
 		}
-		it := Item{Media: media, Split: split, Source: rel, Width: im.Width, Height: im.Height, Boxes: boxes}
+		it := Item{Media: media, Split: split, Source: rel, Width: im.Width, Height: im.Height, Boxes: boxes, ImageID: &im.ID}
 		if err := rd.send(it); err != nil {
 			return err
 		}
@@ -405,11 +401,9 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 	}
 	for k, b := range doc.boxes {
 		if i, ok := index[doc.owner[k]]; ok && doc.cats[doc.cat[k]] != "" {
-			// The maps of the facts are made here, as each image's boxes go,
-			// not kept for every box while the file is read.
-			attrs := withAttr(b.attrs, ImageIDAttribute, doc.owner[k])
-			if b.area > 0 {
-				attrs[AreaAttribute] = b.area
+			attrs := b.attrs
+			if b.area > 0 { // a map made as the boxes are grouped, not kept for each while the file is read
+				attrs = withAttr(attrs, AreaAttribute, b.area)
 			}
 			out[i] = append(out[i], Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: attrs})
 		}

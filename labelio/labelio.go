@@ -68,6 +68,9 @@ type Item struct {
 	Width  int    // image size as the labels say; 0 when they do not
 	Height int
 	Boxes  []Box
+	// ImageID is the image's id in its COCO file (pycocotools orders tied
+	// scores by it); nil for other formats.
+	ImageID *int64
 }
 
 // Kind is a kind of problem.

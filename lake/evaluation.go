@@ -123,7 +123,6 @@ func (l *Lake) TruthOperations(ctx context.Context, q BoxPairQuery) ([]string, e
 	return out, rows.Err()
 }
 
-
 // EachFileBoxPair calls fn, in file order, for every file q selects that
 // has a human box of q's operations, with its human boxes (of those
 // operations) and the machine boxes of q's run. It lists the files a page

@@ -406,6 +406,43 @@ func nullArea(a float64) any {
 	return nil
 }
 
+// SetImageIDsTx records, in tx, the COCO image ids of files operation
+// labelled (by file seq), so that frames labelled empty have theirs too.
+func SetImageIDsTx(ctx context.Context, tx *sql.Tx, operation string, ids map[int64]int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `UPDATE labelled_frame SET image_id = ? WHERE file_seq = ? AND operation = ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for seq, id := range ids {
+		if _, err := st.ExecContext(ctx, id, seq, operation); err != nil {
+			return fmt.Errorf("image ids: %w", err)
+		}
+	}
+	return nil
+}
+
+// SetImageIDs is SetImageIDsTx for files known by unique name.
+func (l *Lake) SetImageIDs(ctx context.Context, operation string, ids map[string]int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		bySeq := make(map[int64]int64, len(ids))
+		for name, id := range ids {
+			var seq int64
+			if err := tx.QueryRowContext(ctx, `SELECT seq FROM file WHERE unique_name = ?`, name).Scan(&seq); err != nil {
+				return fmt.Errorf("image ids: file %q: %w", name, err)
+			}
+			bySeq[seq] = id
+		}
+		return SetImageIDsTx(ctx, tx, operation, bySeq)
+	})
+}
+
 // WithoutImportFacts returns boxes with the reserved attributes removed, for
 // a writer that keeps boxes as given (an annotation project's frames).
 func WithoutImportFacts(boxes []Box) []Box {

@@ -40,6 +40,9 @@ func (s *server) evaluateDetections(c *echo.Context) error {
 		Split        string   `json:"split"`
 		IoU          float64  `json:"iou"`
 		Confidence   float64  `json:"confidence"`
+		TieOrder     string   `json:"tie_order"`
+		AreaSource   string   `json:"area_source"`
+		VOCAP        string   `json:"voc_ap"`
 		Key          string   `json:"key" validate:"required"`
 	}
 	if err := s.params(c, &p); err != nil {
@@ -48,7 +51,7 @@ func (s *server) evaluateDetections(c *echo.Context) error {
 	id, err := svc.Start(c.Request().Context(), evaluate.Request{Key: p.Key, PredRunID: p.PredRunID,
 		GTOperations: p.GTOperations, Query: p.Query, CollectionID: p.CollectionID,
 		VersionID: p.VersionID, Split: p.Split, IoU: p.IoU,
-		Confidence: p.Confidence, CreatedBy: caller(c).Name})
+		Confidence: p.Confidence, TieOrder: p.TieOrder, AreaSource: p.AreaSource, VOCAP: p.VOCAP, CreatedBy: caller(c).Name})
 	if err != nil {
 		return err
 	}
