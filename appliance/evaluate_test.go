@@ -158,6 +158,32 @@ func TestEvaluationOverHTTP(t *testing.T) {
 	if n := count("disagreement.count > 0"); n != 2 {
 		t.Errorf("disagreement.count > 0: %d files, want 2", n)
 	}
+
+	// With no gt_operations and no files named, the truth is the files the
+	// run covered (its collection sq), not every labelled file of the lake:
+	// a labelled file elsewhere is not a miss of this run (issue 31).
+	other, err := e.write.UploadFiles(ctx, client.UploadOptions{Collection: "elsewhere"},
+		memFile("other.png", redSquarePNG(400, 300, 10, 10, 40)))
+	if err != nil || len(other.Stored) != 1 {
+		t.Fatalf("upload %+v %v", other, err)
+	}
+	if _, err := e.write.SetLakeAnnotations(ctx, "import:elsewhere", []client.FileBoxes{{UniqueName: other.Stored[0].UniqueName,
+		Annotations: []client.Box{square("red_square", 10, 10, 40)}}}); err != nil {
+		t.Fatal(err)
+	}
+	ev = evaluate(t, e, client.EvaluationRequest{PredRunID: run.RunID, Key: "unscoped"})
+	if tr := ev.Truth; tr.Scope != "run" || tr.CollectionID != coll.ID || tr.Files != 3 || tr.Frames != 3 ||
+		toText(tr.Operations) != "["+pid+"]" {
+		t.Errorf("truth %+v, want the run's 3 files judged against %s", tr, pid)
+	}
+	if red := ev.Labels["red_square"]; red.TP != 1 || red.FN != 1 {
+		t.Errorf("red_square %+v: the file outside the run counted", red)
+	}
+	// Named truth keeps the request's scope: the lake's images, the import's file among them.
+	ev = evaluate(t, e, client.EvaluationRequest{PredRunID: run.RunID, Key: "elsewhere", GTOperations: []string{"import:elsewhere"}})
+	if tr := ev.Truth; tr.Scope != "request" || tr.Files != 1 || toText(tr.Operations) != "[import:elsewhere]" {
+		t.Errorf("truth %+v", tr)
+	}
 }
 
 // evaluate runs an evaluation to its end and returns the job's result.
