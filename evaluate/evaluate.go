@@ -3,24 +3,30 @@
 // counts, and label disagreements.
 //
 // Protocol. Each frame (an image, or a frame of a video) that has human
-// boxes is evaluated: its human boxes against the run's predicted boxes on
-// it. A predicted box on a frame nobody labelled is not judged. The COCO
+// boxes, or that the truth labelled empty (lake.BoxPair.Labelled: a COCO
+// image with no annotation, an empty label file), is evaluated: its human
+// boxes against the run's predicted boxes on it; on a frame labelled empty
+// every predicted box is a false positive, as in pycocotools. A predicted
+// box on a frame nobody labelled is not judged. With no truth and no files
+// named, the files are those the run covered (RunScopes). The COCO
 // figures follow pycocotools' COCOeval for boxes: per label and frame,
-// predicted boxes best score first (ties keep their order: a stable sort),
+// predicted boxes best score first (ties across frames by TieImageID, the
+// COCO image id, or TieFile; never by the order files were stored),
 // at most 100 per frame and label; each takes the free human box of its
 // label with the highest IoU at or above the threshold (ties to the later
 // box), one predicted box per human box; human boxes attributed iscrowd are
 // crowd regions (IoU over the predicted box's area, matched any number of
 // times, neither counted nor counting). Thresholds .50:.05:.95; precision
 // made monotone and read at 101 recall points; area ranges small (< 32²
-// pixels), medium, large (> 96²) by the human box's area (w×h in pixels;
-// boxes are stored in pixels), an unmatched predicted box outside the range
-// ignored; maxDets 1, 10, 100 for recall (AR1, AR10, AR100). mAP averages
+// pixels), medium, large (> 96²) by the human box's area (AreaAnnotation:
+// COCO's area where the import kept it, else w×h; AreaBox: w×h), an
+// unmatched predicted box (area w×h) outside the range ignored; maxDets 1,
+// 10, 100 for recall (AR1, AR10, AR100; AR_small|medium|large at 100). mAP averages
 // over thresholds, recall points and labels with human boxes; a figure with
 // nothing to average is -1, as there. VOC_AP50 is the VOC devkit's: each
 // predicted box goes to the human box it overlaps most, a true positive at
 // IoU >= 0.5 if that box is still free, AP the area under the precision
-// curve made monotone (all-point interpolation).
+// curve made monotone (all-point interpolation; VOC07: 11 points).
 //
 // Outcomes. At the evaluation's own IoU (default 0.5) the same greedy
 // matching gives every box an outcome (tp, fp, fn; ignored for crowd boxes)

@@ -420,6 +420,23 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(diff["addedNames"], [names[3]])
         self.assertEqual((diff["from"]["stats"]["totalFrames"], diff["to"]["stats"]["totalFrames"]), (3, 4))
 
+    def test_readme_evaluation(self):
+        # README's Python example of evaluations, line for line between the markers (evaluate's
+        # TestReadmeEvaluationExamples checks that README and these lines agree).
+        client, street, dog = self.client, self.photo_collection, self.photos["dog.jpg"]
+        # README evaluation example begins
+        found = client.auto_annotate_collection(street, [{"label": "dog", "description": "a dog"}])
+        self.assertEqual(client.wait_job(found["jobId"])["status"], 'completed')
+        self.assertEqual(client.set_lake_annotations("import:review", [{"uniqueName": dog, "annotations": [
+            {"label": "dog", "x": 0, "y": 0, "width": 4, "height": 4}]}]), {'changed': 1, 'unchanged': 0})
+        job = client.evaluate_detections(found["runId"], "nanodet_py", gt_operations=["import:review"])
+        ev = client.wait_job(job["jobId"])["result"]
+        self.assertEqual((ev["truth"]["operations"], ev["truth"]["files"], ev["labels"]["dog"]["fn"]), (['import:review'], 1, 1))
+        self.assertEqual(client.get_item_count_from_lake("image", query="eval.nanodet_py.fn > 0"), [{'count': 1}])
+        self.assertEqual(client.delete_evaluation("nanodet_py"), {'success': True})
+        # README evaluation example ends
+        client.set_lake_annotations("import:review", [{"uniqueName": dog, "annotations": []}])
+
     def test_evaluation(self):
         dog = self.photos["dog.jpg"]
         started = self.client.auto_annotate_collection(self.photo_collection, [{"label": "dog", "description": "a dog"}])
