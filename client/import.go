@@ -37,13 +37,10 @@ type SetBoxesResult struct {
 }
 
 // SetLakeAnnotations makes each file's human boxes from operation
-// ("import:<name>") exactly the boxes given, in one transaction.
+// ("import:<name>") exactly the boxes given, in one transaction. A file
+// given an empty list is labelled empty (evaluations judge it); nil
+// Annotations (null) remove its boxes and leave it unlabelled.
 func (c *Client) SetLakeAnnotations(ctx context.Context, operation string, files []FileBoxes) (SetBoxesResult, error) {
-	for i := range files {
-		if files[i].Annotations == nil {
-			files[i].Annotations = []Box{}
-		}
-	}
 	b, err := json.Marshal(map[string]any{"operation": operation, "files": files})
 	if err != nil {
 		return SetBoxesResult{}, err

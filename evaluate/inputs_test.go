@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/evaluate"
+	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
@@ -273,5 +275,50 @@ func TestEmptyLabelFileIsLabelledEmpty(t *testing.T) {
 				t.Errorf("labelled files %q, want boxed.png empty.png (unlabelled.png has no label file)", got)
 			}
 		})
+	}
+}
+
+// TestLabelledOverHTTP: through PUT /api/v1/lake/annotations (what
+// `framelake import --url` sends), a file given [] is labelled empty and
+// judged, one given null is not labelled: an import's images without
+// labels must not turn a model's boxes on them into false positives.
+func TestLabelledOverHTTP(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: filepath.Join(t.TempDir(), "lake"), Addr: "127.0.0.1:0",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx) }()
+	defer func() { cancel(); <-done; a.Close() }()
+	k, secret, err := a.Keys.Create(ctx, "w", auth.Write, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(a.BaseURL(), k.Key, secret)
+	var files []client.UploadFile
+	for i, name := range []string{"empty.png", "unlabelled.png"} {
+		img := image.NewRGBA(image.Rect(0, 0, 64, 64))
+		img.Set(i, i, color.RGBA{B: uint8(90 * (i + 1)), A: 255})
+		var buf bytes.Buffer
+		png.Encode(&buf, img)
+		files = append(files, client.UploadFile{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil }})
+	}
+	up, err := c.UploadFiles(ctx, client.UploadOptions{Collection: "h"}, files...)
+	if err != nil || len(up.Stored) != 2 {
+		t.Fatalf("upload %+v %v", up, err)
+	}
+	if _, err := c.SetLakeAnnotations(ctx, "import:h", []client.FileBoxes{{UniqueName: up.Stored[0].UniqueName, Annotations: []client.Box{}},
+		{UniqueName: up.Stored[1].UniqueName}}); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := a.Lake.DB().R.QueryRowContext(ctx, `SELECT group_concat(f.name) FROM labelled_frame lf JOIN file f ON f.seq = lf.file_seq
+		WHERE lf.operation = 'import:h'`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "empty.png" {
+		t.Errorf("labelled %q, want empty.png only", got)
 	}
 }

@@ -49,7 +49,10 @@ func (s *server) setLakeAnnotations(c *echo.Context) error {
 	}
 	files := make([]lake.FileBoxes, len(req.Files))
 	for i, f := range req.Files {
-		files[i] = lake.FileBoxes{UniqueName: f.UniqueName, Boxes: make([]lake.Box, len(f.Annotations))}
+		files[i] = lake.FileBoxes{UniqueName: f.UniqueName}
+		if f.Annotations != nil { // null: not labelled; [] labelled empty (lake.SetHumanBoxes)
+			files[i].Boxes = make([]lake.Box, len(f.Annotations))
+		}
 		for j, b := range f.Annotations {
 			files[i].Boxes[j] = lake.Box{Frame: b.Frame, Label: b.Label, X: b.X, Y: b.Y, W: b.Width, H: b.Height,
 				Attributes: b.Attributes}

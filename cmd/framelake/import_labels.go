@@ -87,6 +87,9 @@ func httpSink(f importFlags) labelimport.Sink {
 		send := make([]client.FileBoxes, len(fbs))
 		for i, f := range fbs {
 			send[i] = client.FileBoxes{UniqueName: f.UniqueName, Annotations: make([]client.Box, len(f.Boxes))}
+			if f.Boxes == nil { // no labels name the file: null, not labelled empty
+				send[i].Annotations = nil
+			}
 			for j, b := range f.Boxes {
 				send[i].Annotations[j] = client.Box{Label: b.Label, X: b.X, Y: b.Y, Width: b.W, Height: b.H, Attributes: b.Attributes}
 			}
