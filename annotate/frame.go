@@ -242,6 +242,9 @@ func (s *Service) replaceBoxes(ctx context.Context, p Project, e frameEdit, wher
 			if err := lake.ReplaceBoxes(ctx, tx, fileSeq, lake.Human, p.ID, 0, lakeBoxes(boxes)); err != nil {
 				return err
 			}
+			if err := lake.MarkLabelledTx(ctx, tx, fileSeq, p.ID, 0); err != nil { // "No objects" is judged too
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, `UPDATE frame SET box_count = ?, annotated = 1, version = ?, updated_at = ?
 				WHERE session_seq = ? AND file_seq = ?`, len(boxes), version+1, millis(s.now()), sessionSeq, fileSeq); err != nil {
 				return err

@@ -184,6 +184,16 @@ func TestEvaluationOverHTTP(t *testing.T) {
 	if tr := ev.Truth; tr.Scope != "request" || tr.Files != 1 || toText(tr.Operations) != "[import:elsewhere]" {
 		t.Errorf("truth %+v", tr)
 	}
+
+	// "No objects" in the workspace labels the frame empty: still judged,
+	// the model's box there now a false positive (pycocotools' rule).
+	if _, err := e.write.ReplaceFrameAnnotations(ctx, pid, names[0], []client.Box{}); err != nil {
+		t.Fatal(err)
+	}
+	ev = evaluate(t, e, client.EvaluationRequest{PredRunID: run.RunID, Key: "noobjects", GTOperations: []string{pid}})
+	if tr, red := ev.Truth, ev.Labels["red_square"]; tr.Frames != 3 || tr.EmptyFrames != 1 || red.TP != 0 || red.FP != 3 || red.FN != 1 {
+		t.Errorf("truth %+v red_square %+v: hit.png labelled empty, its model box a false positive", tr, red)
+	}
 }
 
 // evaluate runs an evaluation to its end and returns the job's result.

@@ -468,3 +468,12 @@ func WithoutImportFacts(boxes []Box) []Box {
 	}
 	return out
 }
+
+// MarkLabelledTx records, in tx, that operation labelled a frame of a file
+// (boxes or none): an annotation project's "No objects" is a labelled-empty
+// frame that evaluations judge, as an import's empty label file is.
+func MarkLabelledTx(ctx context.Context, tx *sql.Tx, fileSeq int64, operation string, frame int) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO labelled_frame (file_seq, operation, frame) VALUES (?, ?, ?)`,
+		fileSeq, operation, frame)
+	return err
+}
