@@ -237,6 +237,11 @@ func TestEmptyLabelFileIsLabelledEmpty(t *testing.T) {
 			"Annotations/empty.xml": `<annotation><filename>empty.png</filename><size><width>200</width><height>200</height></size></annotation>`,
 			"Annotations/boxed.xml": `<annotation><filename>boxed.png</filename><size><width>200</width><height>200</height></size>` +
 				`<object><name>car</name><bndbox><xmin>10</xmin><ymin>10</ymin><xmax>50</xmax><ymax>50</ymax></bndbox></object></annotation>`}},
+		{labelio.CVAT, map[string]string{"annotations.xml": `<?xml version="1.0" encoding="utf-8"?><annotations><version>1.1</version>` +
+			`<meta><task><labels><label><name>car</name></label></labels></task></meta>` +
+			`<image id="0" name="empty.png" width="200" height="200"></image>` +
+			`<image id="1" name="boxed.png" width="200" height="200"><box label="car" xtl="10" ytl="10" xbr="50" ybr="50"></box></image>` +
+			`</annotations>`}},
 	} {
 		t.Run(string(f.format), func(t *testing.T) {
 			src := t.TempDir()
