@@ -326,4 +326,12 @@ func TestLabelledOverHTTP(t *testing.T) {
 	if got != "empty.png" {
 		t.Errorf("labelled %q, want empty.png only", got)
 	}
+	// Its labels gone (null), the file is no longer labelled.
+	if _, err := c.SetLakeAnnotations(ctx, "import:h", []client.FileBoxes{{UniqueName: up.Stored[0].UniqueName}}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := a.Lake.DB().R.QueryRowContext(ctx, `SELECT count(*) FROM labelled_frame WHERE operation = 'import:h'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d labelled frames left (%v)", n, err)
+	}
 }

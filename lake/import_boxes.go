@@ -153,6 +153,8 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 		if err := st.markLabelled(ctx, seq, operation, want, imageID); err != nil {
 			return false, err
 		}
+	} else if _, err := st.unlabel.ExecContext(ctx, seq, operation); err != nil { // its labels went away
+		return false, err
 	}
 	have, err := st.boxKeys(ctx, seq, operation)
 	if err != nil || slices.Equal(have, want) {
