@@ -33,11 +33,16 @@ type matrix struct {
 	seqs   []int64
 	data   []float32
 	row    map[int64]int32
-	seen   int64 // last embedding_change.seq reflected here
+	seen   int64  // last embedding_change.seq reflected here
+	quant  *quant // the rows quantized for searches (quant.go); nil in one-off copies
 }
 
 func (x *matrix) bytes() int64 {
-	return int64(cap(x.data))*4 + int64(len(x.seqs))*rowOverhead
+	b := int64(cap(x.data))*4 + int64(len(x.seqs))*rowOverhead
+	if x.quant != nil {
+		b += x.quant.bytes()
+	}
+	return b
 }
 
 // put inserts or replaces seq's vector.
@@ -53,6 +58,9 @@ func (x *matrix) put(seq int64, v []float32) {
 	copy(dst, v)
 	if x.cosine {
 		normalize(dst)
+	}
+	if x.quant != nil {
+		x.quant.set(int(i), dst)
 	}
 }
 
@@ -72,6 +80,9 @@ func (x *matrix) putBlob(seq int64, b []byte) {
 	if x.cosine {
 		normalize(dst)
 	}
+	if x.quant != nil {
+		x.quant.set(int(i), dst)
+	}
 }
 
 // remove deletes seq's vector by moving the last row into its place.
@@ -86,6 +97,12 @@ func (x *matrix) remove(seq int64) {
 		x.seqs[i] = moved
 		x.row[moved] = i
 		copy(x.data[int(i)*x.dim:int(i+1)*x.dim], x.data[int(last)*x.dim:])
+		if x.quant != nil {
+			x.quant.move(int(i), int(last))
+		}
+	}
+	if x.quant != nil {
+		x.quant.truncate(int(last))
 	}
 	delete(x.row, seq)
 	x.seqs = x.seqs[:last]
@@ -231,7 +248,7 @@ func (s *Store) readMatrix(ctx context.Context, m *model) (*matrix, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
-	x := &matrix{dim: m.dim, cosine: m.metric == Cosine, row: map[int64]int32{}}
+	x := &matrix{dim: m.dim, cosine: m.metric == Cosine, row: map[int64]int32{}, quant: newQuant(m.dim, 0)}
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM embedding_change`).Scan(&x.seen); err != nil {
 		return nil, err
 	}
@@ -239,7 +256,8 @@ func (s *Store) readMatrix(ctx context.Context, m *model) (*matrix, error) {
 	// table it costs a b-tree count instead of a pass over the vectors.
 	var n, reserved int64
 	if tx.QueryRowContext(ctx, `SELECT count(*) FROM `+m.table+`_rowids`).Scan(&n) == nil && n > 0 {
-		reserved = n * (int64(m.dim)*4 + rowOverhead)
+		reserved = n * (int64(m.dim)*5 + rowOverhead + 16) // float32 and 7-bit copies
+		x.quant = newQuant(m.dim, int(n))
 		if !s.reserve(reserved) {
 			return nil, errTooBig
 		}

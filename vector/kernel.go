@@ -80,17 +80,35 @@ func (b bitset) has(s int64) bool {
 }
 
 // scan returns the k nearest rows to q (already unit length for cosine),
-// best first, among rows allowed by allow (nil: all) except seq skip. Rows
-// are split into contiguous ranges, one per worker.
+// best first, among rows allowed by allow (nil: all) except seq skip. A copy
+// with a quantized twin is searched in two passes (quant.go), with the same
+// answer as scanExact.
 func (x *matrix) scan(q []float32, k int, allow bitset, skip int64, workers int) []scored {
+	if x.quant != nil && len(x.seqs) >= qMinRows {
+		return x.scanQuant(q, k, allow, skip, workers)
+	}
+	return x.scanExact(q, k, allow, skip, workers)
+}
+
+// scanExact scores every row. Rows are split into contiguous ranges, one
+// per worker.
+func (x *matrix) scanExact(q []float32, k int, allow bitset, skip int64, workers int) []scored {
 	n := len(x.seqs)
 	workers = max(1, min(workers, n/2048)) // small copies are not worth a goroutine
 	parts := make([][]scored, workers)
+	inParallel(workers, func(w int) {
+		parts[w] = x.scanRange(q, k, allow, skip, n*w/workers, n*(w+1)/workers)
+	})
+	return ranked(slices.Concat(parts...), k)
+}
+
+// inParallel runs f(0..workers-1) on goroutines; a panic in one is re-raised
+// on the caller's goroutine.
+func inParallel(workers int, f func(w int)) {
 	var wg sync.WaitGroup
 	var panicked any
 	var pmu sync.Mutex
 	for w := range workers {
-		lo, hi := n*w/workers, n*(w+1)/workers
 		wg.Go(func() {
 			defer func() {
 				if p := recover(); p != nil {
@@ -99,14 +117,17 @@ func (x *matrix) scan(q []float32, k int, allow bitset, skip int64, workers int)
 					pmu.Unlock()
 				}
 			}()
-			parts[w] = x.scanRange(q, k, allow, skip, lo, hi)
+			f(w)
 		})
 	}
 	wg.Wait()
 	if panicked != nil {
-		panic(fmt.Sprintf("vector: scan: %v", panicked)) // a bug; re-raised on the caller's goroutine
+		panic(fmt.Sprintf("vector: scan: %v", panicked)) // a bug
 	}
-	all := slices.Concat(parts...)
+}
+
+// ranked sorts candidates best first (score, then seq) and keeps k.
+func ranked(all []scored, k int) []scored {
 	slices.SortFunc(all, func(a, b scored) int {
 		if worse(b, a) {
 			return -1
@@ -119,21 +140,23 @@ func (x *matrix) scan(q []float32, k int, allow bitset, skip int64, workers int)
 	return all[:min(k, len(all))]
 }
 
+// score is row i's score for q, as scanRange computes it.
+func (x *matrix) score(q []float32, i int) float32 {
+	row := x.data[i*x.dim : (i+1)*x.dim]
+	if x.cosine {
+		return dot(q, row)
+	}
+	return -sqdist(q, row)
+}
+
 func (x *matrix) scanRange(q []float32, k int, allow bitset, skip int64, lo, hi int) []scored {
 	t := topK{k: k, h: make([]scored, 0, k)}
-	d := x.dim
 	for i := lo; i < hi; i++ {
 		seq := x.seqs[i]
 		if seq == skip || (allow != nil && !allow.has(seq)) {
 			continue
 		}
-		row := x.data[i*d : (i+1)*d]
-		var s float32
-		if x.cosine {
-			s = dot(q, row)
-		} else {
-			s = -sqdist(q, row)
-		}
+		s := x.score(q, i)
 		if len(t.h) < k || !worse(scored{seq, s}, t.h[0]) {
 			t.push(scored{seq, s})
 		}

@@ -19,10 +19,14 @@
 // Search. sqlite-vec's vec0 KNN is an exact brute-force scan, slow in the
 // transpiled driver (about 1 µs per 512-d vector). So each model can have an
 // in-memory copy: float32 rows (unit length for cosine) with their file seqs,
-// scanned by a tight Go loop on all cores. It costs dim*4 bytes plus about 40
-// bytes per vector (512-d: 2.1 KB; 100k vectors 210 MB, 1M vectors 2.1 GB) and
-// is bounded by Options.CacheBytes; a model that does not fit, or whose copy
-// is still loading, is searched by sqlite-vec itself. Both paths are exact.
+// and the same rows quantized to 7 bits a component. A search scans the
+// quantized rows on all cores for bounds on every score, then scores exactly
+// the few rows that can be in the top k (quant.go): the answer is the one a
+// scan of the float32 rows gives, ties included. The copy costs dim*5 bytes
+// plus about 50 bytes per vector (512-d: 2.6 KB; 100k vectors 260 MB, 1M
+// vectors 2.6 GB) and is bounded by Options.CacheBytes; a model that does not
+// fit, or whose copy is still loading, is searched by sqlite-vec itself. Both
+// paths are exact.
 // The copy is kept current through the embedding_change log, which every write
 // (inserts here, deletes by trigger, other processes) appends to; a search
 // first applies log entries it has not seen.

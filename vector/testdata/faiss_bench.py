@@ -1,9 +1,14 @@
-"""FAISS side of vector's benchmark (BenchmarkVsFAISS in bench_test.go).
+"""FAISS and numpy side of vector's benchmark (BenchmarkVsFAISS in bench_test.go).
 
 Reads the vectors and queries the Go benchmark wrote, builds an exact
 IndexFlatIP over L2-normalized vectors (inner product = cosine), times adding
-and single-query top-k search, and prints JSON with timings and the ids
-(row numbers) of each query's top k. Needs Debian's python3-faiss; run with
+and single-query top-k search, and prints one JSON line with timings and the
+ids (row numbers) of each query's top k. Then it answers rounds the Go side
+asks for on stdin, one word a line, so both sides are timed in turns in one
+run: "faiss" times the single queries on the index again, "numpy" times numpy
+brute force (the matrix-vector product xb @ q with numpy's BLAS, then
+argpartition and a sort of the top k); each answers a JSON line with the
+median. Needs Debian's python3-faiss and python3-numpy; run with
 /usr/bin/python3.
 
 File layout, little-endian: int32 n, dim, nq, k; float32 vectors[n][dim];
@@ -48,8 +53,8 @@ def main(path):
     t0 = time.perf_counter()
     index.search(xq, int(k))
     batch_s = time.perf_counter() - t0
-    json.dump(
-        {
+    print(
+        json.dumps({
             "faiss_version": faiss.__version__,
             "threads": faiss.omp_get_max_threads(),
             "add_s": add_s,
@@ -59,9 +64,39 @@ def main(path):
             "index_mb": rss_mb() - rss_before,
             "rss_mb": rss_mb(),
             "ids": ids,
-        },
-        sys.stdout,
+            "blas": blas_name(),
+        }),
+        flush=True,
     )
+    for line in sys.stdin:
+        kind = line.strip()
+        search = faiss_search if kind == "faiss" else numpy_search
+        times = []
+        for i in range(nq):
+            t0 = time.perf_counter()
+            search(index, xb, xq[i], int(k))
+            times.append(time.perf_counter() - t0)
+        print(json.dumps({"kind": kind, "median_ms": statistics.median(times) * 1e3}), flush=True)
+
+
+def faiss_search(index, xb, q, k):
+    return index.search(q.reshape(1, -1), k)
+
+
+def numpy_search(index, xb, q, k):
+    s = xb @ q
+    top = np.argpartition(-s, k)[:k]
+    return top[np.argsort(-s[top], kind="stable")]
+
+
+def blas_name():
+    try:
+        cfg = np.show_config(mode="dicts")
+        return cfg["Build Dependencies"]["blas"]["name"]
+    except Exception:  # older numpy: show_config has no mode
+        import os
+
+        return os.path.realpath("/etc/alternatives/libblas.so.3-x86_64-linux-gnu")
 
 
 if __name__ == "__main__":
