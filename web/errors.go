@@ -77,7 +77,7 @@ func (s *server) handleError(c *echo.Context, err error) {
 	if r, _ := echo.UnwrapResponse(c.Response()); r != nil && r.Committed {
 		return
 	}
-	if clientGone(c) {
+	if clientGone(c) && !cutByServer(err) {
 		// Nobody reads the answer; the status is for the request log.
 		_ = c.NoContent(StatusClientClosedRequest)
 		return
@@ -114,6 +114,14 @@ const StatusClientClosedRequest = 499
 // reset), and only then, as a server shutdown waits for requests instead.
 func clientGone(c *echo.Context) bool {
 	return errors.Is(c.Request().Context().Err(), context.Canceled)
+}
+
+// cutByServer says whether the server ended the request itself: a body cut
+// for arriving too slowly closes the connection, which cancels the request's
+// context too, yet the 408 is the server's answer and must still be sent.
+func cutByServer(err error) bool {
+	var slow *slowBodyError
+	return errors.As(err, &slow)
 }
 
 func lowerFirst(s string) string {

@@ -25,7 +25,7 @@ func TestSummarizeResultBounded(t *testing.T) {
 	}
 	raw, _ := json.Marshal(map[string]any{"stored": 2, "format": "coco", "note": strings.Repeat("x", 1<<20),
 		"labels": map[string]any{"categories": names, "counts": map[string]int{"over_limit": 5}, "boxes": 7},
-		"wide": wide, "deep": deep})
+		"wide":   wide, "deep": deep})
 	sum := summarizeResult(raw)
 	if len(sum) > 4<<10 {
 		t.Fatalf("summary of %d bytes: %.300s", len(sum), sum)
