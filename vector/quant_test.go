@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -165,4 +166,65 @@ func TestQuantPrunes(t *testing.T) {
 		t.Fatalf("%d of %d rows left to rescore", kept, n)
 	}
 	t.Logf("%d of %d rows rescored (%d candidates on the way)", kept, n, len(cands))
+}
+
+// TestSearchTwoPassThroughStore: a loaded copy past qMinRows (read from
+// sqlite-vec, then changed by inserts) answers Search with exactly the
+// ranking of a float32 scan, ties broken by seq: every fifth vector repeats
+// an earlier one, and queries are stored vectors.
+func TestSearchTwoPassThroughStore(t *testing.T) {
+	ctx := context.Background()
+	const n, dim = qMinRows + 904, 24
+	r := rand.New(rand.NewPCG(8, 9))
+	s, db := newStore(t, Options{NoBackgroundLoad: true})
+	names := addFiles(t, db, n)
+	vecs := randVecs(r, n, dim)
+	for i := 5; i < n; i += 5 {
+		vecs[i] = vecs[r.IntN(i)]
+	}
+	if _, err := s.InsertMany(ctx, "cos", dim, records(names[:n-100], vecs[:n-100])); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Warm(ctx, "cos"); err != nil {
+		t.Fatal(err)
+	}
+	// Applied to the loaded copy: new rows and replaced ones.
+	if _, err := s.InsertMany(ctx, "cos", dim, records(names[n-100:], vecs[n-100:])); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		j := r.IntN(n)
+		vecs[j] = vecs[r.IntN(n)]
+		if _, err := s.InsertMany(ctx, "cos", dim, records(names[j:j+1], vecs[j:j+1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := make([][]float32, n)
+	for i, v := range vecs {
+		rows[i] = slices.Clone(v)
+		normalize(rows[i])
+	}
+	for qi := range 20 {
+		raw := vecs[r.IntN(n)]
+		q := slices.Clone(raw) // as Search normalizes it
+		normalize(q)
+		k := []int{1, 10, 100}[qi%3]
+		hits, err := s.Search(ctx, SearchQuery{Model: "cos", Vector: raw, K: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]scored, n)
+		for i := range rows {
+			want[i] = scored{int64(i + 1), dot(q, rows[i])}
+		}
+		want = ranked(want, k)
+		if len(hits) != len(want) {
+			t.Fatalf("query %d: %d hits, want %d", qi, len(hits), len(want))
+		}
+		for i, h := range hits {
+			if w := want[i]; h.UniqueName != names[w.seq-1] || h.Distance != toDistance(Cosine, w.score) {
+				t.Fatalf("query %d hit %d: %s at %v, want %s at %v", qi, i, h.UniqueName, h.Distance, names[w.seq-1], toDistance(Cosine, w.score))
+			}
+		}
+	}
 }
