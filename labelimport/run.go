@@ -112,23 +112,8 @@ func importRaw(ctx context.Context, dir string, opt Options, sink Sink, ann *ann
 // the project): a re-run skips the files already there and sets only boxes
 // that differ, so it finishes what a refusal or a kill left undone.
 func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann *annotate.Service, read *labelRead) (Summary, error) {
-	byPath := map[string]labelio.Item{}
 	perFile := labelio.CapsDefaults(opt.Caps).ShapesPerFile
-	for _, it := range read.items {
-		if _, ok := byPath[it.Media]; ok { // named twice (two COCO files): both sets of boxes, within the cap
-			n := 0
-			for _, sp := range read.spans[it.Media] {
-				n += sp.n
-			}
-			if n > perFile {
-				read.rep.AddN(labelio.Problem{Kind: labelio.OverLimit, File: it.Source, Message: fmt.Sprintf(
-					"%s: %d boxes from more than one label file, over the limit of %d a file: the first %d kept",
-					filepath.Base(it.Media), n, perFile, perFile)}, n-perFile)
-			}
-		}
-		byPath[it.Media] = it
-	}
-	read.items = nil
+	byPath := read.byMedia(perFile)
 	if len(byPath) == 0 {
 		// Named relative to the folder: an import job's folder is the server's.
 		return Summary{}, fmt.Errorf("no images with %s labels in the folder (%s): %d labels name images that are not there",
@@ -194,6 +179,29 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 	sum.Format, sum.FormatWhy, sum.Ignored, sum.Labels, sum.Project = rep.Format, rep.Why, ignored, ls, proj
 	ls.Counts, ls.Refused, ls.Problems, ls.Notes = rep.Counts, rep.Refused(), rep.Problems, rep.Notes
 	return sum, err
+}
+
+// byMedia hands over the items read, by their media file. A file named by
+// two label files (two COCO files) keeps both sets of boxes, within the cap of
+// perFile, and what lies past the cap is reported.
+func (read *labelRead) byMedia(perFile int) map[string]labelio.Item {
+	byPath := map[string]labelio.Item{}
+	for _, it := range read.items {
+		if _, ok := byPath[it.Media]; ok {
+			n := 0
+			for _, sp := range read.spans[it.Media] {
+				n += sp.n
+			}
+			if n > perFile {
+				read.rep.AddN(labelio.Problem{Kind: labelio.OverLimit, File: it.Source, Message: fmt.Sprintf(
+					"%s: %d boxes from more than one label file, over the limit of %d a file: the first %d kept",
+					filepath.Base(it.Media), n, perFile, perFile)}, n-perFile)
+			}
+		}
+		byPath[it.Media] = it
+	}
+	read.items = nil
+	return byPath
 }
 
 // imageIDs are the COCO image ids of a batch's items by file name.

@@ -221,44 +221,13 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 		return res, errs.Invalid("operation", "operation must be %q followed by a name, got %q", ImportOperationPrefix, operation)
 	}
 	now := millis(time.Now())
-	args := make([]any, 0, 13*boxRowsPerInsert)
 	label, err := tx.PrepareContext(ctx, insertLabelled)
 	if err != nil {
 		return res, err
 	}
 	defer label.Close()
-	rows := 0
-	insert := func(n int) string {
-		q := `INSERT INTO annotation (id, file_seq, frame, label, x, y, w, h, source, operation, attributes,
-			created_at, updated_at, area) VALUES ` + strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?, ?),`, n)
-		return q[:len(q)-1]
-	}
-	var full *sql.Stmt
-	defer func() {
-		if full != nil {
-			full.Close()
-		}
-	}()
-	flush := func() (err error) {
-		switch {
-		case rows == 0:
-			return nil
-		case rows < boxRowsPerInsert:
-			_, err = tx.ExecContext(ctx, insert(rows), args...)
-		case full == nil:
-			if full, err = tx.PrepareContext(ctx, insert(boxRowsPerInsert)); err != nil {
-				return err
-			}
-			fallthrough
-		default:
-			_, err = full.ExecContext(ctx, args...)
-		}
-		if err != nil {
-			return fmt.Errorf("insert boxes: %w", err)
-		}
-		args, rows = args[:0], 0
-		return nil
-	}
+	w := &boxWriter{tx: tx, args: make([]any, 0, 13*boxRowsPerInsert)}
+	defer w.close()
 	for i, f := range files {
 		bs := boxes(f)
 		var imageID *int64
@@ -287,12 +256,9 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 			}
 			b.roundCoords()
 			frames[b.Frame] = true
-			args = append(args, id.Ordered("ann"), f.Seq(), b.Frame, b.Label, b.X, b.Y, b.W, b.H, operation, attrs, now, now,
-				nullArea(facts.area))
-			if rows++; rows == boxRowsPerInsert {
-				if err := flush(); err != nil {
-					return res, err
-				}
+			if err := w.add(ctx, id.Ordered("ann"), f.Seq(), b.Frame, b.Label, b.X, b.Y, b.W, b.H, operation, attrs,
+				now, now, nullArea(facts.area)); err != nil {
+				return res, err
 			}
 		}
 		if bs == nil { // no labels name the file: not labelled, not judged
@@ -307,7 +273,58 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 			}
 		}
 	}
-	return res, flush()
+	return res, w.flush(ctx)
+}
+
+// boxWriter inserts import boxes boxRowsPerInsert rows a statement, the full
+// statement prepared once and the last, shorter one built for its rows.
+type boxWriter struct {
+	tx   *sql.Tx
+	args []any
+	rows int
+	full *sql.Stmt
+}
+
+func (w *boxWriter) add(ctx context.Context, row ...any) error {
+	w.args = append(w.args, row...)
+	if w.rows++; w.rows == boxRowsPerInsert {
+		return w.flush(ctx)
+	}
+	return nil
+}
+
+func (w *boxWriter) flush(ctx context.Context) (err error) {
+	switch {
+	case w.rows == 0:
+		return nil
+	case w.rows < boxRowsPerInsert:
+		_, err = w.tx.ExecContext(ctx, insertBoxRows(w.rows), w.args...)
+	case w.full == nil:
+		if w.full, err = w.tx.PrepareContext(ctx, insertBoxRows(boxRowsPerInsert)); err != nil {
+			return err
+		}
+		fallthrough
+	default:
+		_, err = w.full.ExecContext(ctx, w.args...)
+	}
+	if err != nil {
+		return fmt.Errorf("insert boxes: %w", err)
+	}
+	w.args, w.rows = w.args[:0], 0
+	return nil
+}
+
+func (w *boxWriter) close() {
+	if w.full != nil {
+		w.full.Close()
+	}
+}
+
+// insertBoxRows is the INSERT of n import boxes.
+func insertBoxRows(n int) string {
+	q := `INSERT INTO annotation (id, file_seq, frame, label, x, y, w, h, source, operation, attributes,
+		created_at, updated_at, area) VALUES ` + strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?, ?),`, n)
+	return q[:len(q)-1]
 }
 
 // insertLabelled records that an operation labelled a frame (see migration
