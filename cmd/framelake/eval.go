@@ -177,9 +177,15 @@ func printEvaluation(w io.Writer, ev client.Evaluation) {
 		}
 	}
 	fmt.Fprintf(w, "evaluation %s: run %s at IoU %g%s\n", ev.Key, ev.Params.PredRunID, ev.Params.IoU, over)
-	fmt.Fprintf(w, "mAP %s  AP50 %s  AP75 %s  small %s  medium %s  large %s  VOC AP50 %s  AR100 %s\n",
-		fig(ev.MAP), fig(ev.AP50), fig(ev.AP75), fig(ev.MAPSmall), fig(ev.MAPMedium), fig(ev.MAPLarge),
-		fig(ev.VOCAP50), fig(ev.AR100))
+	// pycocotools' twelve figures in its order, then VOC's.
+	fmt.Fprintf(w, "AP %s  AP50 %s  AP75 %s  APs %s  APm %s  APl %s\n", fig(ev.MAP), fig(ev.AP50), fig(ev.AP75),
+		fig(ev.MAPSmall), fig(ev.MAPMedium), fig(ev.MAPLarge))
+	fmt.Fprintf(w, "AR1 %s  AR10 %s  AR100 %s  ARs %s  ARm %s  ARl %s\n", fig(ev.AR1), fig(ev.AR10), fig(ev.AR100),
+		fig(ev.ARSmall), fig(ev.ARMedium), fig(ev.ARLarge))
+	fmt.Fprintf(w, "VOC AP50 %s (%s)  areas %s  ties by %s\n", fig(ev.VOCAP50), ev.VOCAP, ev.AreaSource, ev.TieOrder)
+	t := ev.Truth
+	fmt.Fprintf(w, "truth: %s over %d files (%d frames, %d labelled empty), scope %s\n",
+		strings.Join(t.Operations, ", "), t.Files, t.Frames, t.EmptyFrames, t.Scope)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LABEL\tAP\tAP50\tVOC_AP50\tPRECISION\tRECALL\tF1\tTP\tFP\tFN")
 	for _, l := range sortedKeys(ev.Labels) {

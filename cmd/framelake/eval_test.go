@@ -87,7 +87,9 @@ func TestEvalCommands(t *testing.T) {
 	}
 	out, err = run(t, append([]string{"eval", "show", "k1"}, creds...)...)
 	if err != nil || !strings.Contains(out, "evaluation k1: run "+started.RunID+" at IoU 0.5") ||
-		!regexpMatch(`thing\s+0\.\d+\s+0\.\d+\s+0\.500\s+0\.500\s+0\.500\s+0\.500\s+1\s+1\s+1`, out) {
+		!regexpMatch(`thing\s+0\.\d+\s+0\.\d+\s+0\.500\s+0\.500\s+0\.500\s+0\.500\s+1\s+1\s+1`, out) ||
+		!regexpMatch(`AR1 \S+  AR10 \S+  AR100 \S+  ARs \S+  ARm \S+  ARl \S+\n`, out) ||
+		!strings.Contains(out, "truth: import:truth over ") {
 		t.Errorf("eval show: %v\n%s", err, out)
 	}
 	if out, err = run(t, append([]string{"eval", "run", "k2", "--run", started.RunID, "--iou", "0.1"}, creds...)...); err != nil ||
