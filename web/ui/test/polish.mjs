@@ -190,13 +190,16 @@ try {
     await page.goto(BASE + '/?q=' + encodeURIComponent('annotation.label = car'))
     await page.waitForFunction(() => /^\d+ item/.test(document.querySelector('[data-testid=item-count]')?.textContent))
     await page.locator('[data-testid=facet-value]').first().waitFor()
-    const before = { count: await byTest('item-count').textContent(), facets: await byTest('facet-value').count(), width: (await byTest('facets').boundingBox()).width }
+    const before = { count: await byTest('item-count').textContent(), facets: await byTest('facet-value').count(), width: (await byTest('facets').boundingBox()).width,
+      top: (await byTest('facets').boundingBox()).y }
     await byTest('query-input').fill('annotation.label = car AND (')
     await byTest('query-input').press('Enter')
     await byTest('query-error').waitFor()
     await page.waitForTimeout(400)
     const after = { count: await byTest('item-count').textContent(), stale: await byTest('item-count').getAttribute('data-stale'),
-      facets: await byTest('facet-value').count(), facetsStale: await byTest('facets').getAttribute('data-stale'), width: (await byTest('facets').boundingBox()).width }
+      facets: await byTest('facet-value').count(), facetsStale: await byTest('facets').getAttribute('data-stale'), width: (await byTest('facets').boundingBox()).width,
+      top: (await byTest('facets').boundingBox()).y }
+    check(after.top === before.top, `the layout does not move under the error: ${JSON.stringify([before, after])}`)
     check(after.count === before.count && after.stale === 'true', `the count stays, greyed: ${JSON.stringify([before, after])}`)
     check(after.facets === before.facets && after.facetsStale === 'true' && after.width === before.width, `the sidebar stays, greyed: ${JSON.stringify([before, after])}`)
     await shot('07-query-error')
