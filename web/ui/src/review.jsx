@@ -115,7 +115,7 @@ export function Review({ search, me }) {
         <input value={label} onInput={(e) => setLabel(e.currentTarget.value)} placeholder="label" data-testid="review-label" />
         <button type="submit">Show boxes</button>
         {taskId && <span class="muted">on task {taskId}</span>}
-        {count != null && <span class="count" data-testid="patch-count">{count.toLocaleString()} boxes</span>}
+        {count != null && <span class="count" data-testid="patch-count">{count.toLocaleString()} {count === 1 ? 'box' : 'boxes'}</span>}
         <span class="muted">green: human · orange: machine · click opens the frame{canWrite && ' · Ctrl-click or Shift-click chooses'}</span>
       </form>
       {canWrite && picked.size > 0 && (
