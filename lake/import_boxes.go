@@ -264,13 +264,8 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 		if bs == nil { // no labels name the file: not labelled, not judged
 			continue
 		}
-		if len(frames) == 0 {
-			frames[0] = true // labelled empty
-		}
-		for fr := range frames {
-			if _, err := label.ExecContext(ctx, f.Seq(), operation, fr, imageID); err != nil {
-				return res, fmt.Errorf("labelled frames: %w", err)
-			}
+		if err := labelFrames(ctx, label, f.Seq(), operation, frames, imageID); err != nil {
+			return res, err
 		}
 	}
 	return res, w.flush(ctx)
@@ -341,11 +336,18 @@ func (st *boxStatements) markLabelled(ctx context.Context, seq int64, operation 
 	for _, b := range want {
 		frames[b.frame] = true
 	}
+	return labelFrames(ctx, st.label, seq, operation, frames, imageID)
+}
+
+// labelFrames records with label (insertLabelled) that operation labelled
+// these frames of a file, or frame 0 when there are none: the file is
+// labelled empty.
+func labelFrames(ctx context.Context, label *sql.Stmt, seq int64, operation string, frames map[int]bool, imageID *int64) error {
 	if len(frames) == 0 {
-		frames[0] = true
+		frames = map[int]bool{0: true}
 	}
 	for fr := range frames {
-		if _, err := st.label.ExecContext(ctx, seq, operation, fr, imageID); err != nil {
+		if _, err := label.ExecContext(ctx, seq, operation, fr, imageID); err != nil {
 			return fmt.Errorf("labelled frames: %w", err)
 		}
 	}
