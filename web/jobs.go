@@ -201,24 +201,11 @@ func cut(s string) string {
 	return s
 }
 
-// skipJSON reads past one value.
+// skipJSON reads past one value, copying at most that value of a result
+// that is held whole already.
 func skipJSON(dec *json.Decoder) error {
-	depth := 0
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
+	var v json.RawMessage
+	return dec.Decode(&v)
 }
 
 // multi reads an array query parameter given repeated or comma-separated.
