@@ -112,7 +112,7 @@ func importRaw(ctx context.Context, dir string, opt Options, sink Sink, ann *ann
 // the project): a re-run skips the files already there and sets only boxes
 // that differ, so it finishes what a refusal or a kill left undone.
 func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann *annotate.Service, read *labelRead) (Summary, error) {
-	perFile := labelio.CapsDefaults(opt.Caps).ShapesPerFile
+	perFile := opt.Caps.WithDefaults().ShapesPerFile
 	byPath := read.byMedia(perFile)
 	if len(byPath) == 0 {
 		// Named relative to the folder: an import job's folder is the server's.

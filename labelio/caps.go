@@ -33,10 +33,8 @@ const (
 // here, where it is one box, rather than refused by the lake with its batch.
 const MaxAttributeDepth = 32
 
-// CapsDefaults is c with its zero fields set to the defaults.
-func CapsDefaults(c Caps) Caps { return c.withDefaults() }
-
-func (c Caps) withDefaults() Caps {
+// WithDefaults is c with its zero fields set to the defaults.
+func (c Caps) WithDefaults() Caps {
 	if c.ShapesPerFile <= 0 {
 		c.ShapesPerFile = DefaultShapesPerFile
 	}

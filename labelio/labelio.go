@@ -245,7 +245,7 @@ func ReadWith(ctx context.Context, dir string, f Format, caps Caps, emit func(It
 		}
 	}
 	r := newReport(f, why)
-	rd := &reader{ctx: ctx, tree: t, rep: r, emit: emit, used: map[string]bool{}, caps: caps.withDefaults(),
+	rd := &reader{ctx: ctx, tree: t, rep: r, emit: emit, used: map[string]bool{}, caps: caps.WithDefaults(),
 		labels: map[string]bool{}}
 	switch f {
 	case YOLO:
