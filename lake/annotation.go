@@ -153,8 +153,7 @@ func (l *Lake) Boxes(ctx context.Context, q BoxQuery) ([]Box, error) {
 	if len(q.FileSeqs) == 0 {
 		return nil, nil
 	}
-	sqlText := `SELECT a.id, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h, a.confidence, a.source, a.operation,
-		a.attributes FROM annotation a WHERE a.file_seq IN (SELECT value FROM json_each(?))`
+	sqlText := boxColumns + ` WHERE a.file_seq IN (SELECT value FROM json_each(?))`
 	args := []any{jsonArray(q.FileSeqs)}
 	if len(q.Labels) > 0 {
 		sqlText += ` AND a.label IN (SELECT value FROM json_each(?))`
@@ -168,24 +167,33 @@ func (l *Lake) Boxes(ctx context.Context, q BoxQuery) ([]Box, error) {
 		sqlText += ` AND a.operation IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonArray(q.Operations))
 	}
-	rows, err := l.db.R.QueryContext(ctx, sqlText+` ORDER BY a.file_seq, a.frame, a.seq`, args...)
+	var out []Box
+	err := l.scanBoxes(ctx, sqlText+` ORDER BY a.file_seq, a.frame, a.seq`, args, func(b Box) { out = append(out, b) })
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []Box
-	for rows.Next() {
+	return out, nil
+}
+
+// boxColumns selects the columns scanBoxes reads, from annotation a.
+const boxColumns = `SELECT a.id, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h, a.confidence, a.source, a.operation,
+	a.attributes FROM annotation a`
+
+// scanBoxes runs q (boxColumns and its conditions) and hands each box, its
+// coordinates rounded (RoundCoord), to add.
+func (l *Lake) scanBoxes(ctx context.Context, q string, args []any, add func(Box)) error {
+	return l.scanRows(ctx, q, args, func(rows *sql.Rows) error {
 		var b Box
 		var attrs string
 		if err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
 			&b.Operation, &attrs); err != nil {
-			return nil, err
+			return err
 		}
 		b.Attributes = json.RawMessage(attrs)
 		b.roundCoords()
-		out = append(out, b)
-	}
-	return out, rows.Err()
+		add(b)
+		return nil
+	})
 }
 
 // jsonArray encodes v for json_each, which keeps one bound parameter however

@@ -572,22 +572,12 @@ func (l *Lake) InlineBoxes(ctx context.Context, seqs []int64, frame, perFile int
 // firstBoxes is the first n boxes of a file's frame by label, read from
 // the (file_seq, label) index without visiting the rest.
 func (l *Lake) firstBoxes(ctx context.Context, seq int64, frame, n int) ([]Box, error) {
-	q, args := `SELECT a.id, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h, a.confidence, a.source, a.operation,
-		a.attributes FROM annotation a INDEXED BY annotation_file WHERE a.file_seq = ?`, []any{seq}
+	q, args := boxColumns+` INDEXED BY annotation_file WHERE a.file_seq = ?`, []any{seq}
 	if frame >= 0 {
 		q, args = q+` AND a.frame = ?`, append(args, frame)
 	}
 	var out []Box
-	err := l.scanRows(ctx, q+` ORDER BY a.label LIMIT ?`, append(args, n), func(rows *sql.Rows) error {
-		var b Box
-		var attrs string
-		err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
-			&b.Operation, &attrs)
-		b.Attributes = json.RawMessage(attrs)
-		b.roundCoords()
-		out = append(out, b)
-		return err
-	})
+	err := l.scanBoxes(ctx, q+` ORDER BY a.label LIMIT ?`, append(args, n), func(b Box) { out = append(out, b) })
 	return out, err
 }
 
@@ -606,17 +596,7 @@ func (l *Lake) FileBoxPage(ctx context.Context, seq int64, operations []string, 
 		return nil, 0, err
 	}
 	out := []Box{}
-	err := l.scanRows(ctx, `SELECT a.id, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h, a.confidence, a.source, a.operation,
-		a.attributes FROM annotation a WHERE `+where+` ORDER BY a.frame, a.seq LIMIT ? OFFSET ?`,
-		append(args, size, int64(idx)*int64(size)), func(rows *sql.Rows) error {
-			var b Box
-			var attrs string
-			err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
-				&b.Operation, &attrs)
-			b.Attributes = json.RawMessage(attrs)
-			b.roundCoords()
-			out = append(out, b)
-			return err
-		})
+	err := l.scanBoxes(ctx, boxColumns+` WHERE `+where+` ORDER BY a.frame, a.seq LIMIT ? OFFSET ?`,
+		append(args, size, int64(idx)*int64(size)), func(b Box) { out = append(out, b) })
 	return out, n, err
 }
