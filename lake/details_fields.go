@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/framelake/framelake/errs"
@@ -47,22 +48,13 @@ func checkDetailNames(fields map[string]bool, collection bool) error {
 		if collection {
 			return errs.Invalid("fields_filter", "fields_filter: %q is not a field of collections; a metadata key of that name is read as metadata.%s", name, name)
 		}
-		if _, _, ok := evalDetail(name); ok || contains(QueryDetailFields, name) {
+		if _, _, ok := evalDetail(name); ok || slices.Contains(QueryDetailFields, name) {
 			continue
 		}
 		return errs.Invalid("fields_filter", "fields_filter: unknown field %q; the query language's fields file details take are %s, eval.<key>.tp|fp|fn and metadata.<key>; a metadata key of that name is read as metadata.%s",
 			name, strings.Join(QueryDetailFields, ", "), name)
 	}
 	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // evalDetail splits eval.<key>.<tp|fp|fn>.
