@@ -7,10 +7,11 @@ import (
 // contentSecurityPolicy is the policy of every answer: the app's own
 // scripts only, never inline ones or eval; its API on this origin; images and
 // video from anywhere (media redirects to presigned bucket URLs, blob: and
-// data: previews); web workers from the app or blob: (the embedding map
-// builds its workers from blobs); inline styles, which the map's library
-// inserts as a <style> element and the app sets on elements; and no framing
-// by any page. A JSON or media answer opened in a tab runs nothing either.
+// data: previews); web workers from the app or blob: (allowed for the map's
+// former library, regl-scatterplot; src/scatter.js starts none, so this can
+// narrow to 'self'); inline styles, which the app sets on elements; and no
+// framing by any page. A JSON or media answer opened in a tab runs nothing
+// either.
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 	"img-src * data: blob:; media-src * data: blob:; worker-src 'self' blob:; connect-src 'self'; " +
 	"font-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
