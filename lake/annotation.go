@@ -12,6 +12,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/id"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // Source says who drew a box.
@@ -22,8 +23,10 @@ const (
 	Machine Source = "machine" // from a model run
 )
 
-// Box is an annotation of a file: a labelled rectangle in pixels with its
-// origin at the image's top-left corner, (X, Y) its top-left corner.
+// Box is an annotation of a file: a labelled shape in pixels with its
+// origin at the image's top-left corner. For a plain box (X, Y) is its
+// top-left corner; for every other type (Shape) X, Y, W and H are the box
+// derived from the shape, and a class's box is the whole frame.
 type Box struct {
 	ID         string          `json:"id,omitempty"`
 	FileSeq    int64           `json:"-"`
@@ -37,6 +40,7 @@ type Box struct {
 	Source     Source          `json:"source"`
 	Operation  string          `json:"operation"` // project id or model run id
 	Attributes json.RawMessage `json:"attributes,omitempty"`
+	Shape
 }
 
 // CoordDecimals is the precision of box coordinates, in decimals of a
@@ -72,18 +76,26 @@ func (b *Box) roundCoords() {
 	b.X, b.Y, b.W, b.H = RoundCoord(b.X), RoundCoord(b.Y), roundSize(b.W), roundSize(b.H)
 }
 
-// CheckBox validates a box against the image it is drawn on (width and height
-// in pixels; 0 when unknown): positive size, finite numbers, not wholly
-// outside the image. field names the request field in errors.
+// CheckBox validates an annotation of any type against the frame it is
+// drawn on (width and height in pixels; 0 when unknown): a box has a
+// positive size, finite numbers and is not wholly outside the image; other
+// shapes follow docs/shapes.md. field names the request field in errors.
 func CheckBox(field string, b Box, width, height int) error {
+	_, err := b.settle(field, width, height)
+	return err
+}
+
+// checkBox validates a plain box (see CheckBox).
+func checkBox(field string, b Box, width, height int) error {
 	for _, v := range []float64{b.X, b.Y, b.W, b.H} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return errs.Invalid(field, "%s: coordinates must be finite numbers", field)
 		}
 	}
+	if err := checkLabelConfidence(field, b); err != nil {
+		return err
+	}
 	switch {
-	case strings.TrimSpace(b.Label) == "":
-		return errs.Invalid(field, "%s: label is empty", field)
 	case b.W <= 0 || b.H <= 0:
 		return errs.Invalid(field, "%s: width and height must be positive, got %gx%g", field, b.W, b.H)
 	case width > 0 && height > 0 && (b.X >= float64(width) || b.Y >= float64(height) || b.X+b.W <= 0 || b.Y+b.H <= 0):
@@ -95,7 +107,17 @@ func CheckBox(field string, b Box, width, height int) error {
 		// carry as absurd normalized coordinates.
 		return errs.Invalid(field, "%s: box at (%g,%g) size %gx%g reaches more than the image's size past the edge of the %dx%d image",
 			field, b.X, b.Y, b.W, b.H, width, height)
-	case b.Confidence != nil && (*b.Confidence < 0 || *b.Confidence > 1):
+	}
+	return nil
+}
+
+// checkLabelConfidence validates what every type has: a label, and a
+// confidence in 0..1 when there is one.
+func checkLabelConfidence(field string, b Box) error {
+	switch {
+	case strings.TrimSpace(b.Label) == "":
+		return errs.Invalid(field, "%s: label is empty", field)
+	case b.Confidence != nil && (*b.Confidence < 0 || *b.Confidence > 1 || math.IsNaN(*b.Confidence)):
 		return errs.Invalid(field, "%s: confidence must be in 0..1", field)
 	}
 	return nil
@@ -114,14 +136,20 @@ func ReplaceBoxes(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source,
 	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("replace boxes: %w", err)
 	}
+	var width, height int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(width, 0), coalesce(height, 0) FROM file WHERE seq = ?`,
+		fileSeq).Scan(&width, &height); err != nil {
+		return fmt.Errorf("replace boxes: %w", err)
+	}
 	now := millis(time.Now())
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO annotation (id, file_seq, frame, label, x, y, w, h, confidence,
-		source, operation, attributes, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		source, operation, attributes, created_at, updated_at, type, geometry, points, visible, area)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
-	for _, b := range boxes {
+	for i, b := range boxes {
 		attrs, err := normalizeObject("attributes", b.Attributes)
 		if err != nil {
 			return err
@@ -130,9 +158,17 @@ func ReplaceBoxes(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source,
 		if frame >= 0 {
 			f = frame
 		}
+		// Callers check their boxes (a model's are clipped to the image);
+		// other shapes are checked and measured here, where the frame's size is known.
+		sr := shapeRow{typ: shape.Box}
+		if b.Type != "" && b.Type != shape.Box {
+			if sr, err = b.settle(fmt.Sprintf("boxes[%d]", i), width, height); err != nil {
+				return err
+			}
+		}
 		b.roundCoords()
 		if _, err := ins.ExecContext(ctx, id.New("ann"), fileSeq, f, b.Label, b.X, b.Y, b.W, b.H, b.Confidence,
-			source, operation, attrs, now, now); err != nil {
+			source, operation, attrs, now, now, sr.typ, sr.geometry, sr.points, sr.visible, b.Area); err != nil {
 			return fmt.Errorf("replace boxes: %w", err)
 		}
 	}
@@ -177,17 +213,22 @@ func (l *Lake) Boxes(ctx context.Context, q BoxQuery) ([]Box, error) {
 
 // boxColumns selects the columns scanBoxes reads, from annotation a.
 const boxColumns = `SELECT a.id, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h, a.confidence, a.source, a.operation,
-	a.attributes FROM annotation a`
+	a.attributes, a.type, a.geometry, a.area FROM annotation a`
 
 // scanBoxes runs q (boxColumns and its conditions) and hands each box, its
 // coordinates rounded (RoundCoord), to add.
 func (l *Lake) scanBoxes(ctx context.Context, q string, args []any, add func(Box)) error {
 	return l.scanRows(ctx, q, args, func(rows *sql.Rows) error {
 		var b Box
-		var attrs string
+		var attrs, typ string
+		var geometry sql.NullString
+		var area sql.NullFloat64
 		if err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
-			&b.Operation, &attrs); err != nil {
+			&b.Operation, &attrs, &typ, &geometry, &area); err != nil {
 			return err
+		}
+		if err := b.loadShape(typ, geometry, area); err != nil {
+			return fmt.Errorf("annotation %s: %w", b.ID, err)
 		}
 		b.Attributes = json.RawMessage(attrs)
 		b.roundCoords()

@@ -85,11 +85,12 @@ func prepareBoxStatements(ctx context.Context, tx *sql.Tx) (*boxStatements, erro
 		q string
 	}{
 		{&st.file, `SELECT seq, width, height, frame_count FROM file WHERE unique_name = ?`},
-		{&st.keys, `SELECT frame, label, x, y, w, h, attributes, coalesce(area, 0) FROM annotation
+		{&st.keys, `SELECT frame, label, x, y, w, h, attributes, coalesce(area, 0), type, geometry, points, visible FROM annotation
 			WHERE file_seq = ? AND source = 'human' AND operation = ? ORDER BY seq`},
 		{&st.del, `DELETE FROM annotation WHERE file_seq = ? AND source = 'human' AND operation = ?`},
 		{&st.ins, `INSERT INTO annotation (id, file_seq, frame, label, x, y, w, h, source, operation, attributes,
-			created_at, updated_at, area) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?, ?)`},
+			created_at, updated_at, area, type, geometry, points, visible)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&st.touch, `UPDATE file SET updated_at = ? WHERE seq = ?`},
 		{&st.unlabel, `DELETE FROM labelled_frame WHERE file_seq = ? AND operation = ?`},
 		{&st.label, insertLabelled},
@@ -127,7 +128,9 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 	for j := range fb.Boxes {
 		b := &fb.Boxes[j]
 		field := func() string { return fmt.Sprintf("files[%d].annotations[%d]", i, j) } // built only for an error
-		if CheckBox("", *b, int(width.Int64), int(height.Int64)) != nil {
+		r := *b // the caller's box stays as given
+		sr, err := r.settle("", int(width.Int64), int(height.Int64))
+		if err != nil {
 			return false, CheckBox(field(), *b, int(width.Int64), int(height.Int64))
 		}
 		if b.Frame < 0 || b.Frame >= max(int(frames.Int64), 1) {
@@ -142,9 +145,8 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 			return false, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
 		}
 		imageID = cmpOr(imageID, facts.imageID)
-		r := *b // the caller's box stays as given
 		r.roundCoords()
-		want[j] = boxRow{r.Frame, r.Label, r.X, r.Y, r.W, r.H, attrs, facts.area}
+		want[j] = boxRow{r.Frame, r.Label, r.X, r.Y, r.W, r.H, attrs, shapeArea(facts.area, r.Area), sr}
 	}
 	// The frames are labelled by operation, boxes or none ([] is an answer,
 	// nil none), whether or not the boxes change: an import made before the
@@ -166,7 +168,7 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 	now := millis(time.Now())
 	for _, b := range want {
 		if _, err := st.ins.ExecContext(ctx, id.New("ann"), seq, b.frame, b.label, b.x, b.y, b.w, b.h, operation,
-			b.attrs, now, now, nullArea(b.area)); err != nil {
+			b.attrs, now, now, nullArea(b.area), b.typ, b.geometry, b.points, b.visible); err != nil {
 			return false, fmt.Errorf("set boxes: %w", err)
 		}
 	}
@@ -184,7 +186,8 @@ func (st *boxStatements) boxKeys(ctx context.Context, seq int64, operation strin
 	out := []boxRow{}
 	for rows.Next() {
 		var b boxRow
-		if err := rows.Scan(&b.frame, &b.label, &b.x, &b.y, &b.w, &b.h, &b.attrs, &b.area); err != nil {
+		if err := rows.Scan(&b.frame, &b.label, &b.x, &b.y, &b.w, &b.h, &b.attrs, &b.area, &b.typ, &b.geometry,
+			&b.points, &b.visible); err != nil {
 			return nil, err
 		}
 		b.x, b.y, b.w, b.h = RoundCoord(b.x), RoundCoord(b.y), roundSize(b.w), roundSize(b.h)
@@ -199,7 +202,8 @@ type boxRow struct {
 	label      string
 	x, y, w, h float64
 	attrs      string
-	area       float64 // COCO's area; 0 none
+	area       float64 // COCO's area, or a shape's; 0 none
+	shapeRow
 }
 
 // boxRowsPerInsert is how many boxes one INSERT of InsertHumanBoxesTx
@@ -226,7 +230,7 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 		return res, err
 	}
 	defer label.Close()
-	w := &boxWriter{tx: tx, args: make([]any, 0, 13*boxRowsPerInsert)}
+	w := &boxWriter{tx: tx, args: make([]any, 0, 17*boxRowsPerInsert)}
 	defer w.close()
 	for i, f := range files {
 		bs := boxes(f)
@@ -239,8 +243,10 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 		}
 		for j, b := range bs {
 			field := func() string { return fmt.Sprintf("files[%d].annotations[%d]", i, j) } // built only for an error
-			if CheckBox("", b, f.Width, f.Height) != nil {
-				return res, CheckBox(field(), b, f.Width, f.Height)
+			given := b
+			sr, err := b.settle("", f.Width, f.Height)
+			if err != nil {
+				return res, CheckBox(field(), given, f.Width, f.Height)
 			}
 			if b.Frame < 0 || b.Frame >= max(f.FrameCount, 1) {
 				return res, errs.Invalid(field(), "%s: frame %d is not a frame of the file", field(), b.Frame)
@@ -257,7 +263,7 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 			b.roundCoords()
 			frames[b.Frame] = true
 			if err := w.add(ctx, id.Ordered("ann"), f.Seq(), b.Frame, b.Label, b.X, b.Y, b.W, b.H, operation, attrs,
-				now, now, nullArea(facts.area)); err != nil {
+				now, now, nullArea(shapeArea(facts.area, b.Area)), sr.typ, sr.geometry, sr.points, sr.visible); err != nil {
 				return res, err
 			}
 		}
@@ -318,7 +324,8 @@ func (w *boxWriter) close() {
 // insertBoxRows is the INSERT of n import boxes.
 func insertBoxRows(n int) string {
 	q := `INSERT INTO annotation (id, file_seq, frame, label, x, y, w, h, source, operation, attributes,
-		created_at, updated_at, area) VALUES ` + strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?, ?),`, n)
+		created_at, updated_at, area, type, geometry, points, visible) VALUES ` +
+		strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, 'human', ?, ?, ?, ?, ?, ?, ?, ?, ?),`, n)
 	return q[:len(q)-1]
 }
 

@@ -1,0 +1,243 @@
+package lake
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake/shape"
+)
+
+// Shape is an annotation's geometry when it is not a plain box
+// (docs/shapes.md). Type names the one field that holds it; a box (Type
+// "" or "box") has none, and a class (a label on the whole frame) has none
+// either. The box of every other type is derived from its shape when it is
+// written (Box.settle) and Area is the shape's: what a client sends in
+// them is not read.
+type Shape struct {
+	Type      shape.Type       `json:"type,omitempty"`
+	Polygon   [][]float64      `json:"polygon,omitempty"`   // rings of x1, y1, x2, y2, ...; read even-odd
+	Mask      *Mask            `json:"mask,omitempty"`      // COCO's RLE of the frame's size
+	Keypoints []shape.Keypoint `json:"keypoints,omitempty"` // named points, visibility 0/1/2
+	Points    []float64        `json:"points,omitempty"`    // a polyline's x1, y1, x2, y2, ...
+	Area      *float64         `json:"area,omitempty"`      // pixels; read only
+}
+
+// Mask is COCO's run-length encoding of a frame-sized mask: Size is
+// [height, width] and Counts the compressed string. A list of counts (COCO's
+// uncompressed form, as crowd regions carry) is read too and kept compressed.
+type Mask struct {
+	Size   [2]int `json:"size"`
+	Counts string `json:"counts"`
+}
+
+// UnmarshalJSON reads counts as COCO's string or as a list of run lengths.
+func (m *Mask) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Size   [2]int          `json:"size"`
+		Counts json.RawMessage `json:"counts"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	m.Size = raw.Size
+	if c := bytes.TrimSpace(raw.Counts); len(c) > 0 && c[0] == '[' {
+		var counts []uint32
+		if err := json.Unmarshal(c, &counts); err != nil {
+			return fmt.Errorf("mask counts: %w", err)
+		}
+		m.Counts = shape.RLE{Height: raw.Size[0], Width: raw.Size[1], Counts: counts}.String()
+		return nil
+	}
+	return json.Unmarshal(raw.Counts, &m.Counts)
+}
+
+// RLE decodes the mask, checking that its counts cover its size.
+func (m Mask) RLE() (shape.RLE, error) {
+	return shape.ParseString(m.Counts, m.Size[0], m.Size[1])
+}
+
+// shapeRow is what the annotation table keeps of a shape beside the box:
+// its type, its geometry as JSON (NULL for boxes and classes), its vertex
+// count (labelled points for keypoints) and its visible keypoints, for the
+// query language.
+type shapeRow struct {
+	typ      shape.Type
+	geometry sql.NullString
+	points   sql.NullInt64
+	visible  sql.NullInt64
+}
+
+// minSize is the smallest side a derived box has: the table stores no
+// empty box, so a horizontal line's box is this tall.
+const minSize = 1e-6
+
+// settle checks b's shape on a width×height frame (0 when unknown),
+// derives its box and area, and returns what the table stores besides.
+// field names the annotation in errors. Boxes are checked as CheckBox does.
+func (b *Box) settle(field string, width, height int) (shapeRow, error) {
+	t, err := shape.ParseType(string(b.Type))
+	if err != nil {
+		return shapeRow{}, errs.Invalid(field, "%s: %v", field, err)
+	}
+	b.Type = t
+	if err := b.onlyItsField(field); err != nil {
+		return shapeRow{}, err
+	}
+	row := shapeRow{typ: t}
+	switch t {
+	case shape.Box:
+		b.Area = nil
+		return row, checkBox(field, *b, width, height)
+	case shape.Class:
+		// A class names the whole frame: its box is the frame.
+		b.X, b.Y, b.W, b.H, b.Area = 0, 0, float64(max(width, 1)), float64(max(height, 1)), nil
+	case shape.Polygon:
+		err = b.settlePolygon(width, height, &row)
+	case shape.Polyline:
+		err = shape.CheckPoints(b.Points, 2, width, height)
+		if err == nil {
+			b.setBox(shape.PointsBounds(b.Points), 0)
+			b.Area = nil // a line has no area
+			row.points = sql.NullInt64{Int64: int64(len(b.Points) / 2), Valid: true}
+			row.geometry, err = geometryJSON(b.Points)
+		}
+	case shape.Keypoints:
+		err = b.settleKeypoints(width, height, &row)
+	case shape.Mask:
+		err = b.settleMask(width, height, &row)
+	}
+	if err != nil {
+		return shapeRow{}, errs.Invalid(field, "%s: %v", field, err)
+	}
+	return row, checkLabelConfidence(field, *b)
+}
+
+// onlyItsField refuses a shape that carries another type's geometry, which
+// would otherwise be dropped without a word.
+func (b *Box) onlyItsField(field string) error {
+	given := map[shape.Type]bool{
+		shape.Polygon: b.Polygon != nil, shape.Mask: b.Mask != nil,
+		shape.Keypoints: b.Keypoints != nil, shape.Polyline: b.Points != nil,
+	}
+	for t, set := range given {
+		if set && t != b.Type {
+			return errs.Invalid(field, "%s: a %s has no %s field; set type to %s", field, b.Type, geometryField(t), t)
+		}
+	}
+	if !given[b.Type] && b.Type != shape.Box && b.Type != shape.Class {
+		return errs.Invalid(field, "%s: a %s needs its %s field", field, b.Type, geometryField(b.Type))
+	}
+	return nil
+}
+
+func geometryField(t shape.Type) string {
+	if t == shape.Polyline {
+		return "points"
+	}
+	return string(t)
+}
+
+func (b *Box) settlePolygon(width, height int, row *shapeRow) error {
+	if err := shape.CheckPolygon(b.Polygon, width, height); err != nil {
+		return err
+	}
+	n, all := 0, make([]float64, 0, 64)
+	for _, r := range b.Polygon {
+		n += len(r) / 2
+		all = append(all, r...)
+	}
+	box := shape.PointsBounds(all)
+	area := box.W * box.H
+	if width > 0 && height > 0 {
+		area = float64(shape.Rings(b.Polygon, height, width).Area())
+	}
+	b.setBox(box, area)
+	row.points = sql.NullInt64{Int64: int64(n), Valid: true}
+	var err error
+	row.geometry, err = geometryJSON(b.Polygon)
+	return err
+}
+
+func (b *Box) settleKeypoints(width, height int, row *shapeRow) error {
+	if err := shape.CheckKeypoints(b.Keypoints, nil, width, height); err != nil {
+		return err
+	}
+	labelled := shape.Labelled(b.Keypoints)
+	if labelled == 0 {
+		return fmt.Errorf("keypoints has no labelled point (every v is 0)")
+	}
+	box := shape.KeypointsBounds(b.Keypoints)
+	b.setBox(box, box.W*box.H)
+	row.points = sql.NullInt64{Int64: int64(labelled), Valid: true}
+	row.visible = sql.NullInt64{Int64: int64(shape.Visible(b.Keypoints)), Valid: true}
+	var err error
+	row.geometry, err = geometryJSON(b.Keypoints)
+	return err
+}
+
+func (b *Box) settleMask(width, height int, row *shapeRow) error {
+	r, err := b.Mask.RLE()
+	if err != nil {
+		return err
+	}
+	if width > 0 && height > 0 && (r.Height != height || r.Width != width) {
+		return fmt.Errorf("mask size [%d, %d] is not the frame's [height, width] = [%d, %d]", r.Height, r.Width, height, width)
+	}
+	area := r.Area()
+	if area == 0 {
+		return fmt.Errorf("mask has no pixel set")
+	}
+	b.Mask.Counts = r.String() // canonical: a list of counts arrives as a string
+	b.setBox(r.Bounds(), float64(area))
+	row.geometry, err = geometryJSON(b.Mask)
+	return err
+}
+
+// setBox makes box (rounded, each side at least minSize) b's box and area its area.
+func (b *Box) setBox(box shape.Rect, area float64) {
+	b.X, b.Y, b.W, b.H = box.X, box.Y, max(box.W, minSize), max(box.H, minSize)
+	b.roundCoords()
+	b.Area = &area
+}
+
+func geometryJSON(v any) (sql.NullString, error) {
+	j, err := json.Marshal(v)
+	return sql.NullString{String: string(j), Valid: true}, err
+}
+
+// loadShape fills b's shape from the table's type and geometry columns.
+func (b *Box) loadShape(typ string, geometry sql.NullString, area sql.NullFloat64) error {
+	b.Type = shape.Type(typ)
+	if area.Valid && b.Type != shape.Box && b.Type != shape.Class {
+		a := area.Float64
+		b.Area = &a
+	}
+	if !geometry.Valid {
+		return nil
+	}
+	g := []byte(geometry.String)
+	switch b.Type {
+	case shape.Polygon:
+		return json.Unmarshal(g, &b.Polygon)
+	case shape.Polyline:
+		return json.Unmarshal(g, &b.Points)
+	case shape.Keypoints:
+		return json.Unmarshal(g, &b.Keypoints)
+	case shape.Mask:
+		b.Mask = &Mask{}
+		return json.Unmarshal(g, b.Mask)
+	}
+	return nil
+}
+
+// shapeArea is the area an import stores: COCO's when its file gave one
+// (given > 0), else the shape's; 0 for a box without one.
+func shapeArea(given float64, derived *float64) float64 {
+	if given > 0 || derived == nil {
+		return given
+	}
+	return *derived
+}
