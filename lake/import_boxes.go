@@ -128,7 +128,8 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 	for j := range fb.Boxes {
 		b := &fb.Boxes[j]
 		field := func() string { return fmt.Sprintf("files[%d].annotations[%d]", i, j) } // built only for an error
-		r := *b                                                                          // the caller's box stays as given
+		// The caller's box stays as given.
+		r := *b
 		sr, err := r.settle("", int(width.Int64), int(height.Int64))
 		if err != nil {
 			return false, CheckBox(field(), *b, int(width.Int64), int(height.Int64))
