@@ -40,7 +40,7 @@ type Box struct {
 	Source     Source          `json:"source"`
 	Operation  string          `json:"operation"` // project id or model run id
 	Attributes json.RawMessage `json:"attributes,omitempty"`
-	Shape
+	shape.Geometry
 }
 
 // CoordDecimals is the precision of box coordinates, in decimals of a

@@ -1,7 +1,6 @@
 package lake
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -9,55 +8,6 @@ import (
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake/shape"
 )
-
-// Shape is an annotation's geometry when it is not a plain box
-// (docs/shapes.md). Type names the one field that holds it; a box (Type
-// "" or "box") has none, and a class (a label on the whole frame) has none
-// either. The box of every other type is derived from its shape when it is
-// written (Box.settle) and Area is the shape's: what a client sends in
-// them is not read.
-type Shape struct {
-	Type      shape.Type       `json:"type,omitempty"`
-	Polygon   [][]float64      `json:"polygon,omitempty"`   // rings of x1, y1, x2, y2, ...; read even-odd
-	Mask      *Mask            `json:"mask,omitempty"`      // COCO's RLE of the frame's size
-	Keypoints []shape.Keypoint `json:"keypoints,omitempty"` // named points, visibility 0/1/2
-	Points    []float64        `json:"points,omitempty"`    // a polyline's x1, y1, x2, y2, ...
-	Area      *float64         `json:"area,omitempty"`      // pixels; read only
-}
-
-// Mask is COCO's run-length encoding of a frame-sized mask: Size is
-// [height, width] and Counts the compressed string. A list of counts (COCO's
-// uncompressed form, as crowd regions carry) is read too and kept compressed.
-type Mask struct {
-	Size   [2]int `json:"size"`
-	Counts string `json:"counts"`
-}
-
-// UnmarshalJSON reads counts as COCO's string or as a list of run lengths.
-func (m *Mask) UnmarshalJSON(b []byte) error {
-	var raw struct {
-		Size   [2]int          `json:"size"`
-		Counts json.RawMessage `json:"counts"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	m.Size = raw.Size
-	if c := bytes.TrimSpace(raw.Counts); len(c) > 0 && c[0] == '[' {
-		var counts []uint32
-		if err := json.Unmarshal(c, &counts); err != nil {
-			return fmt.Errorf("mask counts: %w", err)
-		}
-		m.Counts = shape.RLE{Height: raw.Size[0], Width: raw.Size[1], Counts: counts}.String()
-		return nil
-	}
-	return json.Unmarshal(raw.Counts, &m.Counts)
-}
-
-// RLE decodes the mask, checking that its counts cover its size.
-func (m Mask) RLE() (shape.RLE, error) {
-	return shape.ParseString(m.Counts, m.Size[0], m.Size[1])
-}
 
 // shapeRow is what the annotation table keeps of a shape beside the box:
 // its type, its geometry as JSON (NULL for boxes and classes), its vertex
@@ -227,7 +177,7 @@ func (b *Box) loadShape(typ string, geometry sql.NullString, area sql.NullFloat6
 	case shape.Keypoints:
 		return json.Unmarshal(g, &b.Keypoints)
 	case shape.Mask:
-		b.Mask = &Mask{}
+		b.Mask = &shape.EncodedMask{}
 		return json.Unmarshal(g, b.Mask)
 	}
 	return nil
