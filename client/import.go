@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
-// LakeBox is a box on a lake file as the server lists it.
+// LakeBox is an annotation on a lake file as the server lists it: a box,
+// or a shape with its box.
 type LakeBox struct {
 	ID         string         `json:"id"`
 	Frame      int            `json:"frame"`
@@ -21,6 +24,9 @@ type LakeBox struct {
 	Source     string         `json:"source"`
 	Operation  string         `json:"operation"`
 	Attributes map[string]any `json:"attributes"`
+	// Geometry is the shape of an annotation that is more than a box
+	// (docs/shapes.md); X, Y, Width and Height are then its box.
+	shape.Geometry
 }
 
 // FileBoxes are the boxes an import gives one lake file.

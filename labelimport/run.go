@@ -233,7 +233,7 @@ func fitter(rep *labelio.Report, paths []string, byPath map[string]labelio.Item,
 		ls.Splits[it.Split]++
 		out := []lake.Box{}
 		for _, b := range rep.Fit(it, width, height) {
-			lb := lake.Box{Label: b.Label, X: b.X, Y: b.Y, W: b.W, H: b.H}
+			lb := lake.Box{Label: b.Label, X: b.X, Y: b.Y, W: b.W, H: b.H, Geometry: b.Geometry}
 			if len(b.Attributes) > 0 {
 				lb.Attributes, _ = json.Marshal(b.Attributes)
 			}

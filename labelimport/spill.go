@@ -27,6 +27,10 @@ type boxSpill struct {
 	names  []string
 }
 
+// spillHeader is a box's fixed part: label number, four coordinates, line,
+// relative, and the lengths of its attributes and its shape.
+const spillHeader = 4 + 8*4 + 4 + 1 + 4 + 4
+
 // span is n boxes written at off.
 type span struct {
 	off int64
@@ -50,13 +54,13 @@ func newBoxSpill(dir string) (*boxSpill, error) {
 func (s *boxSpill) close() { s.f.Close() }
 
 // put writes boxes and returns their span. Each box is its label's number,
-// its four coordinates, its line, whether relative, and its attributes as
-// JSON (length first).
+// its four coordinates, its line, whether relative, its attributes as JSON
+// (length first), and its shape as JSON (length first; none for a box).
 func (s *boxSpill) put(boxes []labelio.Box) (span, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := span{s.off, len(boxes)}
-	var buf [8*4 + 4 + 4 + 1 + 4]byte
+	var buf [spillHeader]byte
 	for _, b := range boxes {
 		id, ok := s.labels[b.Label]
 		if !ok {
@@ -80,14 +84,21 @@ func (s *boxSpill) put(boxes []labelio.Box) (span, error) {
 		if b.Relative {
 			buf[40] = 1
 		}
+		var geometry []byte
+		if b.Type != "" {
+			var err error
+			if geometry, err = json.Marshal(b.Geometry); err != nil {
+				return sp, err
+			}
+		}
 		binary.LittleEndian.PutUint32(buf[41:], uint32(len(attrs)))
-		if _, err := s.w.Write(buf[:]); err != nil {
-			return sp, err
+		binary.LittleEndian.PutUint32(buf[45:], uint32(len(geometry)))
+		for _, p := range [][]byte{buf[:], attrs, geometry} {
+			if _, err := s.w.Write(p); err != nil {
+				return sp, err
+			}
 		}
-		if _, err := s.w.Write(attrs); err != nil {
-			return sp, err
-		}
-		s.off += int64(len(buf) + len(attrs))
+		s.off += int64(len(buf) + len(attrs) + len(geometry))
 	}
 	return sp, nil
 }
@@ -101,7 +112,7 @@ func (s *boxSpill) get(spans []span, max int) ([]labelio.Box, error) {
 		return nil, err
 	}
 	var out []labelio.Box
-	var buf [8*4 + 4 + 4 + 1 + 4]byte
+	var buf [spillHeader]byte
 	for _, sp := range spans {
 		r := bufio.NewReader(io.NewSectionReader(s.f, sp.off, math.MaxInt64-sp.off))
 		for range sp.n {
@@ -125,6 +136,15 @@ func (s *boxSpill) get(spans []span, max int) ([]labelio.Box, error) {
 					return nil, err
 				}
 				if err := json.Unmarshal(attrs, &b.Attributes); err != nil {
+					return nil, err
+				}
+			}
+			if n := binary.LittleEndian.Uint32(buf[45:]); n > 0 {
+				geometry := make([]byte, n)
+				if _, err := io.ReadFull(r, geometry); err != nil {
+					return nil, err
+				}
+				if err := json.Unmarshal(geometry, &b.Geometry); err != nil {
 					return nil, err
 				}
 			}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"slices"
 	"sort"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // COCO detection JSON: {"images": [...], "annotations": [...],
@@ -75,6 +77,7 @@ type cocoBox struct {
 	x, y, w, h float64
 	area       float64 // COCO's area; 0 none
 	attrs      map[string]any
+	seg        *shape.Geometry // its segmentation; nil for a box alone
 }
 
 func (rd *reader) coco() error {
@@ -260,29 +263,24 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 	if a.IsCrowd != 0 {
 		b.Attributes = withAttr(b.Attributes, "iscrowd", a.IsCrowd)
 	}
-	polys, rle := cocoPolygons(a.Segmentation)
-	if len(polys) > 0 {
-		// Kept as COCO writes them, in pixels: a reviewer or an export can
-		// redraw the outline the box was made from.
-		b.Attributes = withAttr(b.Attributes, "segmentation", polys)
+	seg, err := cocoSegment(a.Segmentation)
+	if err != nil && len(a.BBox) == 4 {
+		rd.problem(Malformed, rel, doc, start, "annotation %d: segmentation %v; its bbox imported as a box", a.ID, err)
+	} else if err != nil {
+		rd.problem(Malformed, rel, doc, start, "annotation %d: segmentation %v; not imported", a.ID, err)
+		return nil
 	}
 	switch {
 	case len(a.BBox) == 4:
 		b.X, b.Y, b.W, b.H = a.BBox[0], a.BBox[1], a.BBox[2], a.BBox[3]
-		if len(polys) > 0 {
-			rd.problem(PolygonKept, rel, doc, start, "annotation %d: bbox imported, its segmentation polygon kept as the attribute segmentation", a.ID)
-		}
-	case len(polys) > 0:
-		b.X, b.Y, b.W, b.H = pointsBox(slices.Concat(polys...))
-		rd.problem(PolygonReduced, rel, doc, start, "annotation %d: no bbox; the box is its segmentation polygon's, the polygon kept as the attribute segmentation", a.ID)
+	case seg != nil:
+		// No bbox: the lake derives the box from the segment, as
+		// pycocotools' loadRes does for results (toBbox).
 	default:
-		rd.problem(Malformed, rel, doc, start, "annotation %d: bbox %v is not [x, y, width, height] and it has no polygon", a.ID, a.BBox)
+		rd.problem(Malformed, rel, doc, start, "annotation %d: bbox %v is not [x, y, width, height] and it has no segmentation", a.ID, a.BBox)
 		return nil
 	}
-	if rle {
-		rd.problem(Ignored, rel, doc, start, "annotation %d: its RLE mask is not imported, its bbox is", a.ID)
-	}
-	if b.W <= 0 || b.H <= 0 {
+	if seg == nil && (b.W <= 0 || b.H <= 0) {
 		rd.problem(ZeroSize, rel, doc, start, "annotation %d: box of size %gx%g", a.ID, b.W, b.H)
 		return nil
 	}
@@ -291,7 +289,7 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 	if math.IsNaN(area) || math.IsInf(area, 0) || area < 0 {
 		area = 0
 	}
-	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, area, b.Attributes})
+	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, area, b.Attributes, seg})
 	doc.owner, doc.cat, doc.id = append(doc.owner, a.ImageID), append(doc.cat, a.CategoryID), append(doc.id, a.ID)
 	doc.off = append(doc.off, start)
 	return nil
@@ -310,26 +308,60 @@ func (rd *reader) cocoOver(rel string, doc *cocoDoc) {
 	}
 }
 
-// cocoPolygons reads polygon segmentation ([[x y x y ...], ...]), leaving
-// out polygons of fewer than three points; rle says the segmentation is an
-// RLE mask (an object), which gives none.
-func cocoPolygons(raw json.RawMessage) (polys [][]float64, rle bool) {
-	if len(raw) == 0 {
-		return nil, false
+// cocoSegment reads an annotation's segmentation: polygons ([[x y x y
+// ...], ...]) or an RLE mask ({"size": [h, w], "counts": "..." or [...]}),
+// nil when there is none. A polygon of fewer than three points is left out,
+// as pycocotools' frPyObjects cannot draw it either; one with none left is
+// no segmentation.
+func cocoSegment(raw json.RawMessage) (*shape.Geometry, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
 	}
 	if raw[0] == '{' {
-		return nil, true
+		var m shape.EncodedMask
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, err
+		}
+		if _, err := m.RLE(); err != nil {
+			return nil, err
+		}
+		return &shape.Geometry{Type: shape.Mask, Mask: &m}, nil
 	}
 	var all [][]float64
-	if raw[0] != '[' || json.Unmarshal(raw, &all) != nil {
-		return nil, false
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, fmt.Errorf("is neither polygons nor an RLE mask")
 	}
+	var polys [][]float64
 	for _, p := range all {
 		if len(p) >= 6 && len(p)%2 == 0 {
 			polys = append(polys, p)
 		}
 	}
-	return polys, false
+	if len(polys) == 0 {
+		return nil, nil
+	}
+	return &shape.Geometry{Type: shape.Polygon, Polygon: polys}, nil
+}
+
+// cocoReading keeps COCO's meaning of a polygon whose rings overlap: COCO
+// reads the union of its rings where framelake reads them even-odd
+// (docs/shapes.md), so such a polygon comes in as the mask pycocotools
+// draws of it. Other segments come in as written.
+func cocoReading(g shape.Geometry, im cocoImage) shape.Geometry {
+	if g.Type != shape.Polygon || len(g.Polygon) < 2 || im.Width <= 0 || im.Height <= 0 {
+		return g
+	}
+	for _, r := range g.Polygon {
+		if shape.CheckPoints(r, 3, im.Width, im.Height) != nil {
+			return g // Fit reports it
+		}
+	}
+	if !shape.RingsOverlap(g.Polygon, im.Height, im.Width) {
+		return g
+	}
+	m := shape.RingsUnion(g.Polygon, im.Height, im.Width)
+	return shape.Geometry{Type: shape.Mask, Mask: &shape.EncodedMask{Size: [2]int{m.Height, m.Width}, Counts: m.String()}}
 }
 
 func withAttr(m map[string]any, k string, v any) map[string]any {
@@ -405,7 +437,11 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 			if b.area > 0 { // a map made as the boxes are grouped, not kept for each while the file is read
 				attrs = withAttr(attrs, AreaAttribute, b.area)
 			}
-			out[i] = append(out[i], Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: attrs})
+			box := Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: attrs}
+			if b.seg != nil {
+				box.Geometry = cocoReading(*b.seg, doc.images[i])
+			}
+			out[i] = append(out[i], box)
 		}
 	}
 	ids := slices.Sorted(maps.Keys(orphans))

@@ -23,6 +23,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // Format names a labelled-data layout.
@@ -58,6 +60,11 @@ type Box struct {
 	Relative   bool
 	Attributes map[string]any // nil when it has none
 	Line       int            // 1-based line of its file, 0 when the format has none
+	// Geometry is the shape when the file gives more than a box (a polygon,
+	// a mask, keypoints, a polyline, a class), in pixels, or in fractions
+	// when Relative. X, Y, W, H are then the box the file gave with it, or
+	// zero for Fit to derive.
+	shape.Geometry
 }
 
 // Item is one image and the boxes its labels give it.
@@ -85,8 +92,7 @@ const (
 	UnknownCategory    Kind = "unknown_category"     // refused: a class id no category names
 	Malformed          Kind = "malformed"            // refused: a line or record that does not parse
 	SegmentReduced     Kind = "segment_reduced"      // YOLO segment line read as its bounding box
-	PolygonReduced     Kind = "polygon_reduced"      // polygon read as its bounding box (COCO: and kept as an attribute)
-	PolygonKept        Kind = "polygon_kept"         // COCO polygon beside its bbox, kept as the attribute segmentation
+	PolygonReduced     Kind = "polygon_reduced"      // polygon read as its bounding box (CVAT)
 	Ignored            Kind = "ignored"              // a shape that is no box (tag, mask, keypoints)
 	OverLimit          Kind = "over_limit"           // refused: past a cap of Caps (shapes a file or an import, categories)
 )
@@ -190,6 +196,18 @@ func (r *Report) Fit(it Item, width, height int) []Box {
 			r.add(Malformed, it.Source, b.Line, "%s box at (%.6g,%.6g) size %.6gx%.6g has a coordinate that is no finite number",
 				b.Label, b.X, b.Y, b.W, b.H)
 			continue
+		}
+		if isShape(b) {
+			derived, err := fitShape(&b, width, height)
+			if err != nil {
+				r.add(Malformed, it.Source, b.Line, "%s %s: %v", b.Label, b.Type, err)
+				continue
+			}
+			if derived {
+				b.Relative = false
+				out = append(out, b)
+				continue
+			}
 		}
 		if b.Relative {
 			if width <= 0 || height <= 0 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/framelake/framelake/labelio"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // Real inputs: Debian's labelme-examples (labelme's labelme2voc.py and
@@ -98,12 +99,12 @@ func TestLabelmeCOCO(t *testing.T) {
 	if p := got["person"]; len(p) != 2 || !near(p[0], px{191, 107, 123, 221}) || !near(got["bottle"][0], px{369, 159, 19, 54}) {
 		t.Errorf("2011_000003 boxes %v", got)
 	}
-	// Every annotation has a bbox and a polygon: the bbox is the box, the polygon its attribute.
-	if rep.Counts[labelio.PolygonKept] != 12 || len(rep.Counts) != 1 {
-		t.Errorf("counts %v, want 12 polygon_kept and nothing else", rep.Counts)
+	// Every annotation has a bbox and a polygon: both come in, nothing to report.
+	if len(rep.Counts) != 0 {
+		t.Errorf("counts %v, want none", rep.Counts)
 	}
-	if seg, _ := it.Boxes[0].Attributes["segmentation"].([][]float64); len(seg) != 1 || len(seg[0]) < 6 {
-		t.Errorf("first box's segmentation attribute %v", it.Boxes[0].Attributes)
+	if b := it.Boxes[0]; b.Type != shape.Polygon || len(b.Polygon) != 1 || len(b.Polygon[0]) < 6 || b.W <= 0 {
+		t.Errorf("first annotation %+v: want its polygon beside its bbox", b)
 	}
 }
 
@@ -258,10 +259,11 @@ func TestRawWhenNothingRecognised(t *testing.T) {
 }
 
 // TestCOCOFixture: category ids with gaps (1, 3, 90) kept in id order; a
-// polygon beside a bbox kept as the attribute segmentation; a polygon
-// without bbox read as its box and kept; iscrowd kept; an RLE mask beside a
-// bbox (its bbox imported, the mask counted ignored); an unknown category, a zero-size box, a record that does not
-// parse, an annotation of no listed image and an image not on disk refused.
+// polygon beside a bbox kept with it; a polygon without bbox kept, its box
+// its bounds; iscrowd kept; an RLE mask whose counts do not cover its size
+// refused, its bbox imported as a box; an unknown category, a zero-size
+// box, a record that does not parse, an annotation of no listed image and
+// an image not on disk refused.
 func TestCOCOFixture(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
@@ -282,14 +284,12 @@ func TestCOCOFixture(t *testing.T) {
 		b[1].W != 14 || b[2].Label != "toothbrush" || !near(px{b[2].X, b[2].Y, b[2].W, b[2].H}, px{10, 10, 10, 15}) {
 		t.Errorf("boxes %+v", b)
 	}
-	seg := func(b labelio.Box) any { return b.Attributes["segmentation"] }
-	if !reflect.DeepEqual(seg(b[0]), [][]float64{{4.5, 6, 24.5, 6, 24.5, 36}}) || seg(b[1]) != nil ||
-		!reflect.DeepEqual(seg(b[2]), [][]float64{{10, 10, 20, 12, 15, 25}}) {
-		t.Errorf("segmentation attributes %v, %v, %v", seg(b[0]), seg(b[1]), seg(b[2]))
+	if b[0].Type != shape.Polygon || !reflect.DeepEqual(b[0].Polygon, [][]float64{{4.5, 6, 24.5, 6, 24.5, 36}}) ||
+		b[1].Type != "" || b[2].Type != shape.Polygon || !reflect.DeepEqual(b[2].Polygon, [][]float64{{10, 10, 20, 12, 15, 25}}) {
+		t.Errorf("shapes %+v", b)
 	}
-	want := map[labelio.Kind]int{labelio.PolygonKept: 1, labelio.PolygonReduced: 1, labelio.Ignored: 1,
-		labelio.UnknownCategory: 1, labelio.ZeroSize: 1,
-		labelio.Malformed: 1, labelio.LabelWithoutImage: 2, labelio.Clipped: 1}
+	want := map[labelio.Kind]int{labelio.UnknownCategory: 1, labelio.ZeroSize: 1,
+		labelio.Malformed: 2, labelio.LabelWithoutImage: 2, labelio.Clipped: 1}
 	if !reflect.DeepEqual(rep.Counts, want) {
 		t.Errorf("counts %v, want %v", rep.Counts, want)
 	}
@@ -299,7 +299,7 @@ func TestCOCOFixture(t *testing.T) {
 		lines[string(p.Kind)+" "+strings.Fields(p.Message)[1]] = p.Line
 	}
 	wantLines := map[string]int{"unknown_category 4:": 20, "zero_size 5:": 21, "malformed 8:": 24,
-		"label_without_image 999": 23, "label_without_image 252219": 12, "polygon_kept 1:": 15}
+		"label_without_image 999": 23, "label_without_image 252219": 12, "malformed 2:": 17}
 	for k, l := range wantLines {
 		if lines[k] != l {
 			t.Errorf("%s at line %d, want %d (all: %v)", k, lines[k], l, lines)

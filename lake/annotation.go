@@ -81,7 +81,7 @@ func (b *Box) roundCoords() {
 // positive size, finite numbers and is not wholly outside the image; other
 // shapes follow docs/shapes.md. field names the request field in errors.
 func CheckBox(field string, b Box, width, height int) error {
-	_, err := b.settle(field, width, height)
+	_, err := b.settle(field, width, height, false)
 	return err
 }
 
@@ -162,7 +162,7 @@ func ReplaceBoxes(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source,
 		// other shapes are checked and measured here, where the frame's size is known.
 		sr := shapeRow{typ: shape.Box}
 		if b.Type != "" && b.Type != shape.Box {
-			if sr, err = b.settle(fmt.Sprintf("boxes[%d]", i), width, height); err != nil {
+			if sr, err = b.settle(fmt.Sprintf("boxes[%d]", i), width, height, false); err != nil {
 				return err
 			}
 		}

@@ -130,9 +130,11 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 		field := func() string { return fmt.Sprintf("files[%d].annotations[%d]", i, j) } // built only for an error
 		// The caller's box stays as given.
 		r := *b
-		sr, err := r.settle("", int(width.Int64), int(height.Int64))
+		sr, err := r.settle("", int(width.Int64), int(height.Int64), true)
 		if err != nil {
-			return false, CheckBox(field(), *b, int(width.Int64), int(height.Int64))
+			r = *b
+			_, err = r.settle(field(), int(width.Int64), int(height.Int64), true)
+			return false, err
 		}
 		if b.Frame < 0 || b.Frame >= max(int(frames.Int64), 1) {
 			return false, errs.Invalid(field(), "%s: frame %d is not a frame of the file", field(), b.Frame)
@@ -245,9 +247,10 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 		for j, b := range bs {
 			field := func() string { return fmt.Sprintf("files[%d].annotations[%d]", i, j) } // built only for an error
 			given := b
-			sr, err := b.settle("", f.Width, f.Height)
+			sr, err := b.settle("", f.Width, f.Height, true)
 			if err != nil {
-				return res, CheckBox(field(), given, f.Width, f.Height)
+				_, err = given.settle(field(), f.Width, f.Height, true)
+				return res, err
 			}
 			if b.Frame < 0 || b.Frame >= max(f.FrameCount, 1) {
 				return res, errs.Invalid(field(), "%s: frame %d is not a frame of the file", field(), b.Frame)

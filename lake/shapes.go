@@ -27,7 +27,10 @@ const minSize = 1e-6
 // settle checks b's shape on a width×height frame (0 when unknown),
 // derives its box and area, and returns what the table stores besides.
 // field names the annotation in errors. Boxes are checked as CheckBox does.
-func (b *Box) settle(field string, width, height int) (shapeRow, error) {
+// keepBox keeps a box b gives with its shape (an import's: COCO's bbox,
+// which pycocotools' box evaluation reads), where a client's is ignored.
+func (b *Box) settle(field string, width, height int, keepBox bool) (shapeRow, error) {
+	given := shape.Rect{X: b.X, Y: b.Y, W: b.W, H: b.H}
 	t, err := shape.ParseType(string(b.Type))
 	if err != nil {
 		return shapeRow{}, errs.Invalid(field, "%s: %v", field, err)
@@ -61,6 +64,12 @@ func (b *Box) settle(field string, width, height int) (shapeRow, error) {
 	}
 	if err != nil {
 		return shapeRow{}, errs.Invalid(field, "%s: %v", field, err)
+	}
+	if keepBox && t != shape.Class && given.W > 0 && given.H > 0 {
+		b.X, b.Y, b.W, b.H = given.X, given.Y, given.W, given.H
+		if err := checkBox(field, *b, width, height); err != nil {
+			return shapeRow{}, err
+		}
 	}
 	return row, checkLabelConfidence(field, *b)
 }

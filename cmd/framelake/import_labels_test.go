@@ -131,14 +131,7 @@ type pixelBox struct{ x, y, w, h float64 }
 func boxesByFile(t *testing.T, c *client.Client, collection string) (map[string]map[string][]pixelBox, map[string]string) {
 	t.Helper()
 	ctx := context.Background()
-	cols, err := c.GetItemListFromDatalake(ctx, client.ItemQuery{ItemType: "image_collection", Query: `name = "` + collection + `"`})
-	if err != nil || len(cols) != 1 {
-		t.Fatalf("collection %s: %+v %v", collection, cols, err)
-	}
-	items, err := c.GetItemListFromCollection(ctx, cols[0].ID, client.ItemQuery{PageSize: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	items := mustItems(t, c, collection)
 	boxes, splits := map[string]map[string][]pixelBox{}, map[string]string{}
 	for _, it := range items {
 		bs, err := c.FileAnnotations(ctx, it.UniqueName)
@@ -222,14 +215,30 @@ func TestImportYOLOOverHTTP(t *testing.T) {
 	}
 }
 
+// mustItems lists the files of the image collection named collection.
+func mustItems(t *testing.T, c *client.Client, collection string) []client.Item {
+	t.Helper()
+	ctx := context.Background()
+	cols, err := c.GetItemListFromDatalake(ctx, client.ItemQuery{ItemType: "image_collection", Query: `name = "` + collection + `"`})
+	if err != nil || len(cols) != 1 {
+		t.Fatalf("collection %s: %+v %v", collection, cols, err)
+	}
+	items, err := c.GetItemListFromCollection(ctx, cols[0].ID, client.ItemQuery{PageSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
 // TestImportLabelmeCOCOAndVOC imports the COCO JSON and the VOC tree
 // labelme's converters wrote into a data folder, then reads the boxes back
-// through the API: COCO's bbox as written, VOC's 1-based corners as pixels.
+// through the API: COCO's bbox as written with its polygon beside it, VOC's
+// 1-based corners as pixels.
 func TestImportLabelmeCOCOAndVOC(t *testing.T) {
 	data := t.TempDir()
 	coco := importLabelled(t, false, labelmeCOCO, "--data", data, "--collection", "coco")
 	if coco.Format != "coco" || coco.Stored != 3 || coco.Labels.Boxes != 12 || len(coco.Labels.Categories) != 21 ||
-		coco.Labels.Counts["polygon_kept"] != 12 {
+		len(coco.Labels.Counts) != 0 {
 		t.Fatalf("coco %+v", coco)
 	}
 	voc := importLabelled(t, false, labelmeVOC, "--data", data, "--collection", "voc")
@@ -246,6 +255,21 @@ func TestImportLabelmeCOCOAndVOC(t *testing.T) {
 	if p := cb["2011_000003.jpg"]["person"]; len(p) != 2 || !closeTo(p[0], pixelBox{191, 107, 123, 221}) ||
 		!closeTo(cb["2011_000003.jpg"]["bottle"][0], pixelBox{369, 159, 19, 54}) {
 		t.Errorf("coco 2011_000003 %v", cb["2011_000003.jpg"])
+	}
+	polygons := 0
+	for _, it := range mustItems(t, c, "coco") {
+		bs, err := c.FileAnnotations(context.Background(), it.UniqueName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bs {
+			if b.Type == "polygon" && len(b.Polygon) > 0 && len(b.Polygon[0]) >= 6 && b.Area != nil && *b.Area > 0 {
+				polygons++
+			}
+		}
+	}
+	if polygons != 12 {
+		t.Errorf("%d of the 12 COCO annotations read back as polygons with their area", polygons)
 	}
 	vb, _ := boxesByFile(t, c, "voc")
 	if p := vb["2011_000003.jpg"]["person"]; len(p) != 2 || !closeTo(p[0], pixelBox{190, 106.369, 123, 223}) {

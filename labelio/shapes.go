@@ -1,0 +1,94 @@
+package labelio
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/framelake/framelake/lake/shape"
+)
+
+// isShape says whether b is more than a box.
+func isShape(b Box) bool { return b.Type != "" && b.Type != shape.Box }
+
+// fitShape places b's shape on a width×height image (0 when unknown): a
+// relative shape becomes pixels, and the shape is checked as the lake will
+// check it, so a bad one is a problem of its file, not a refused batch.
+// derived says that b gave no box: its box is then the shape's bounds,
+// not clipped, as the lake derives it.
+func fitShape(b *Box, width, height int) (derived bool, err error) {
+	t, err := shape.ParseType(string(b.Type))
+	if err != nil {
+		return false, err
+	}
+	if b.Relative {
+		if width <= 0 || height <= 0 {
+			return false, fmt.Errorf("the image's size is unknown, so relative coordinates cannot be placed")
+		}
+		scaleShape(&b.Geometry, float64(width), float64(height))
+	}
+	switch t {
+	case shape.Polygon:
+		err = shape.CheckPolygon(b.Polygon, width, height)
+	case shape.Polyline:
+		err = shape.CheckPoints(b.Points, 2, width, height)
+	case shape.Keypoints:
+		err = shape.CheckKeypoints(b.Keypoints, nil, width, height)
+	case shape.Mask:
+		err = checkMask(b.Mask, width, height)
+	}
+	if err != nil || (b.W > 0 && b.H > 0) {
+		return false, err
+	}
+	// No box given: the shape's bounds, as the lake derives them.
+	var r shape.Rect
+	switch t {
+	case shape.Polygon:
+		r = shape.PointsBounds(slices.Concat(b.Polygon...))
+	case shape.Polyline:
+		r = shape.PointsBounds(b.Points)
+	case shape.Keypoints:
+		r = shape.KeypointsBounds(b.Keypoints)
+	case shape.Mask:
+		m, _ := b.Mask.RLE()
+		r = m.Bounds()
+	case shape.Class:
+		r = shape.Rect{W: float64(max(width, 0)), H: float64(max(height, 0))}
+	}
+	b.X, b.Y, b.W, b.H = r.X, r.Y, r.W, r.H
+	return true, nil
+}
+
+// scaleShape turns fractions of the image into pixels.
+func scaleShape(g *shape.Geometry, w, h float64) {
+	scale := func(xy []float64) {
+		for i := range xy {
+			if i%2 == 0 {
+				xy[i] *= w
+			} else {
+				xy[i] *= h
+			}
+		}
+	}
+	for _, r := range g.Polygon {
+		scale(r)
+	}
+	scale(g.Points)
+	for i := range g.Keypoints {
+		g.Keypoints[i].X *= w
+		g.Keypoints[i].Y *= h
+	}
+}
+
+func checkMask(m *shape.EncodedMask, width, height int) error {
+	if m == nil {
+		return fmt.Errorf("a mask without its counts")
+	}
+	r, err := m.RLE()
+	if err != nil {
+		return err
+	}
+	if width > 0 && height > 0 && (r.Height != height || r.Width != width) {
+		return fmt.Errorf("mask size [%d, %d] is not the image's [height, width] = [%d, %d]", r.Height, r.Width, height, width)
+	}
+	return nil
+}
