@@ -24,6 +24,7 @@ type EvaluationRequest struct {
 	TieOrder     string   `json:"tie_order,omitempty"`   // "image_id" (default, pycocotools') or "file"
 	AreaSource   string   `json:"area_source,omitempty"` // "annotation" (default, COCO's area) or "box" (w×h)
 	VOCAP        string   `json:"voc_ap,omitempty"`      // "all_points" (default) or "voc07" (11 points)
+	IoUType      string   `json:"iou_type,omitempty"`    // "bbox" (default) or "segm" (masks)
 }
 
 // EvaluationParams are a stored evaluation's parameters.
@@ -39,6 +40,7 @@ type EvaluationParams struct {
 	TieOrder     string   `json:"tie_order"`
 	AreaSource   string   `json:"area_source"`
 	VOCAP        string   `json:"voc_ap"`
+	IoUType      string   `json:"iou_type"`
 }
 
 // EvaluationTruth is what an evaluation judged against.
@@ -65,6 +67,7 @@ type Evaluation struct {
 	AreaSource      string                  `json:"areaSource"`
 	AnnotationAreas int                     `json:"annotationAreas"`
 	VOCAP           string                  `json:"vocAP"`
+	IoUType         string                  `json:"iouType"`
 	MAP             float64                 `json:"mAP"`
 	AP50            float64                 `json:"AP50"`
 	AP75            float64                 `json:"AP75"`

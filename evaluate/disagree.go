@@ -149,7 +149,8 @@ func fileDisagreements(fb lake.BoxPair, thr float64) FileDisagreements {
 		}
 	}
 	fd := FileDisagreements{UniqueName: fb.UniqueName, Missed: []DBox{}, Extra: []DBox{}, Mismatched: []Mismatch{}}
-	for _, fr := range splitFrames(fb, false) {
+	frames, _ := splitFrames(fb, false, false) // boxes only: no masks to fail
+	for _, fr := range frames {
 		byScore(fr.ds)
 		for _, o := range matchFrame(fr.gs, fr.ds, thr) {
 			switch {

@@ -90,6 +90,7 @@ type Request struct {
 	TieOrder     string   // how tied scores are ordered: TieImageID (default) or TieFile
 	AreaSource   string   // what places a human box in an area range: AreaAnnotation (default) or AreaBox
 	VOCAP        string   // VOC_AP50's interpolation: VOCAllPoints (default) or VOC07
+	IoUType      string   // what is compared: IoUBox (default) or IoUSegm
 	CreatedBy    string
 }
 
@@ -113,6 +114,12 @@ const (
 	VOCAllPoints = "all_points"
 	// VOC07: VOC 2007's mean of the precision at recall 0, 0.1, ..., 1.
 	VOC07 = "voc07"
+	// IoUBox compares boxes, as pycocotools' iouType "bbox".
+	IoUBox = "bbox"
+	// IoUSegm compares masks, as pycocotools' iouType "segm": polygons and
+	// masks as their pixels (segm.go), and areas are the masks' for
+	// predictions and COCO's (else the mask's) for the truth.
+	IoUSegm = "segm"
 )
 
 // Params are a stored evaluation's parameters, as the wire names them.
@@ -128,6 +135,7 @@ type Params struct {
 	TieOrder     string   `json:"tie_order"`
 	AreaSource   string   `json:"area_source"`
 	VOCAP        string   `json:"voc_ap"`
+	IoUType      string   `json:"iou_type"`
 }
 
 // withDefaults fills the named choices an older stored evaluation lacks.
@@ -135,6 +143,7 @@ func (p Params) withDefaults() Params {
 	p.TieOrder = cmpOr(p.TieOrder, TieImageID)
 	p.AreaSource = cmpOr(p.AreaSource, AreaAnnotation)
 	p.VOCAP = cmpOr(p.VOCAP, VOCAllPoints)
+	p.IoUType = cmpOr(p.IoUType, IoUBox)
 	return p
 }
 
@@ -183,6 +192,8 @@ type Result struct {
 	// an area range (with areaSource "annotation"); the rest used w × h.
 	AnnotationAreas int    `json:"annotationAreas"`
 	VOCAP           string `json:"vocAP"`
+	// IoUType is what was compared: "bbox" or "segm".
+	IoUType string `json:"iouType"`
 	Metrics
 }
 

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // box is one box of a frame as the metrics see it: pixels, top-left origin.
@@ -15,8 +17,10 @@ type box struct {
 	score float64 // predicted boxes; a box stored without one ranks as 1
 	crowd bool    // human boxes marked iscrowd (COCO imports)
 	// cocoArea is the area the area ranges read when it is set: COCO's area
-	// of the annotation, as pycocotools reads it (area_source "annotation").
+	// of the annotation, as pycocotools reads it (area_source "annotation"),
+	// or the mask's when masks are compared.
 	cocoArea float64
+	mask     *shape.Prepared // set when masks are compared (iou_type segm)
 }
 
 func (b box) area() float64 { return b.w * b.h }
@@ -83,12 +87,21 @@ func byScore(ds []box) {
 	slices.SortStableFunc(ds, func(a, b box) int { return cmp.Compare(b.score, a.score) })
 }
 
+// overlap is d's IoU with g: of their masks when both have one
+// (pycocotools' rleIou), else of their boxes.
+func overlap(d, g box) float64 {
+	if d.mask != nil && g.mask != nil {
+		return d.mask.IoU(g.mask, g.crowd)
+	}
+	return iou(d, g)
+}
+
 // ious is the IoU of every predicted box (rows) with every human box.
 func ious(gs, ds []box) []float64 {
 	m := make([]float64, len(ds)*len(gs))
 	for j, d := range ds {
 		for i, g := range gs {
-			m[j*len(gs)+i] = iou(d, g)
+			m[j*len(gs)+i] = overlap(d, g)
 		}
 	}
 	return m

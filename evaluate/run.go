@@ -50,7 +50,7 @@ func (s *Service) Start(ctx context.Context, req Request) (string, error) {
 func (s *Service) check(ctx context.Context, req Request) (Params, error) {
 	p := Params{PredRunID: req.PredRunID, GTOperations: req.GTOperations, Query: req.Query,
 		CollectionID: req.CollectionID, VersionID: req.VersionID, Split: req.Split, IoU: req.IoU, Confidence: req.Confidence,
-		TieOrder: req.TieOrder, AreaSource: req.AreaSource, VOCAP: req.VOCAP}.withDefaults()
+		TieOrder: req.TieOrder, AreaSource: req.AreaSource, VOCAP: req.VOCAP, IoUType: req.IoUType}.withDefaults()
 	if p.GTOperations == nil {
 		p.GTOperations = []string{}
 	}
@@ -72,6 +72,8 @@ func (s *Service) check(ctx context.Context, req Request) (Params, error) {
 			AreaAnnotation, AreaBox, p.AreaSource)
 	case p.VOCAP != VOCAllPoints && p.VOCAP != VOC07:
 		return p, errs.Invalid("voc_ap", "voc_ap must be %q (VOC 2010 on) or %q (VOC 2007's 11 points), got %q", VOCAllPoints, VOC07, p.VOCAP)
+	case p.IoUType != IoUBox && p.IoUType != IoUSegm:
+		return p, errs.Invalid("iou_type", "iou_type must be %q (boxes) or %q (masks), got %q", IoUBox, IoUSegm, p.IoUType)
 	}
 	if err := s.checkRun(ctx, "pred_run_id", p.PredRunID); err != nil {
 		return p, err
@@ -137,7 +139,8 @@ func selection(p Params) lake.Selection {
 }
 
 func (p Params) boxQuery(pageFiles int) lake.BoxPairQuery {
-	q := lake.BoxPairQuery{Selection: selection(p), MachineOperation: p.PredRunID, PageFiles: pageFiles}
+	q := lake.BoxPairQuery{Selection: selection(p), MachineOperation: p.PredRunID, PageFiles: pageFiles,
+		WithShapes: p.IoUType == IoUSegm}
 	if len(p.GTOperations) > 0 {
 		q.HumanOperations = p.GTOperations
 	}
@@ -197,12 +200,16 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 	r.SetTotal(int64(total))
 	e := newEvaluator(p.IoU, p.Confidence)
 	e.opt = options{tieOrder: p.TieOrder, voc07: p.VOCAP == VOC07}
-	res := Result{Key: ev.Key, Params: p, TieOrder: p.TieOrder, AreaSource: p.AreaSource, VOCAP: p.VOCAP}
+	res := Result{Key: ev.Key, Params: p, TieOrder: p.TieOrder, AreaSource: p.AreaSource, VOCAP: p.VOCAP, IoUType: p.IoUType}
 	w := &outcomeWriter{s: s, evalSeq: ev.seq, key: ev.Key}
 	err = s.lake.EachFileBoxPair(ctx, q, func(fb lake.BoxPair) error {
 		counts := lake.FileEvalCounts{FileSeq: fb.Seq}
 		truth.Files++
-		for _, fr := range splitFrames(fb, p.AreaSource == AreaAnnotation) {
+		frames, err := splitFrames(fb, p.AreaSource == AreaAnnotation, p.IoUType == IoUSegm)
+		if err != nil {
+			return err
+		}
+		for _, fr := range frames {
 			res.AnnotationAreas += fr.areas
 			outs := e.addKeyedFrame(fr.key, fr.gs, fr.ds)
 			for _, o := range outs {
@@ -310,22 +317,41 @@ func (w *outcomeWriter) flush(ctx context.Context) error {
 
 // splitFrames turns a file's boxes into its judged frames: those that have
 // human boxes and those labelled empty. With cocoArea, human boxes carry
-// COCO's area where their import kept one.
-func splitFrames(fb lake.BoxPair, cocoArea bool) []frameBoxes {
+// COCO's area where their import kept one. With segm, every box carries its
+// mask (maskOf) and predicted boxes the mask's area, as pycocotools' loadRes
+// gives segmentation results.
+func splitFrames(fb lake.BoxPair, cocoArea, segm bool) ([]frameBoxes, error) {
 	areas := map[int]int{}
-	byFrame := func(bs []lake.ScoredBox) map[int][]box {
+	byFrame := func(bs []lake.ScoredBox) (map[int][]box, error) {
 		m := map[int][]box{}
 		for _, b := range bs {
 			x := box{seq: b.Seq, label: b.Label, x: b.X, y: b.Y, w: b.W, h: b.H, score: b.Score, crowd: b.Crowd && b.Human}
+			if segm {
+				mask, err := maskOf(b, fb.Height, fb.Width)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", fb.UniqueName, err)
+				}
+				x.mask = mask
+				if !b.Human || !cocoArea || !(b.Area > 0) {
+					x.cocoArea = float64(mask.Area)
+				}
+			}
 			if cocoArea && b.Human && b.Area > 0 {
 				x.cocoArea = b.Area
 				areas[b.Frame]++
 			}
 			m[b.Frame] = append(m[b.Frame], x)
 		}
-		return m
+		return m, nil
 	}
-	gs, ds := byFrame(fb.Human), byFrame(fb.Machine)
+	gs, err := byFrame(fb.Human)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := byFrame(fb.Machine)
+	if err != nil {
+		return nil, err
+	}
 	frames := make([]int, 0, len(gs)+len(fb.Labelled))
 	for f := range gs {
 		frames = append(frames, f)
@@ -344,7 +370,7 @@ func splitFrames(fb lake.BoxPair, cocoArea bool) []frameBoxes {
 		}
 		out[i] = frameBoxes{gs: gs[f], ds: ds[f], key: k, areas: areas[f]}
 	}
-	return out
+	return out, nil
 }
 
 // frameBoxes is one frame: human and predicted boxes, its place in the tie

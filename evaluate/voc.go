@@ -32,7 +32,7 @@ func (v *vocLabel) addFrame(gs, ds []box, thr float64, frame int32) {
 		best, bestIoU := -1, -1.0
 		for i, g := range gs {
 			g.crowd = false // plain IoU, as for VOC's difficult boxes
-			if o := iou(d, g); o > bestIoU {
+			if o := overlap(d, g); o > bestIoU {
 				best, bestIoU = i, o
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"runtime"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // What evaluations and label disagreements need from the lake: the boxes of
@@ -22,7 +24,14 @@ type ScoredBox struct {
 	Score float64 // confidence; 1 when the box has none
 	Human bool
 	Crowd bool    // attributes.iscrowd is set (COCO crowd regions)
-	Area  float64 // COCO's area of the annotation (migration 009); 0 when the import gave none
+	// Area is the annotation's stored area: COCO's where its import gave one
+	// (migration 009), else a shape's own (migration 010); 0 for a box
+	// without one.
+	Area float64
+	// Type and Geometry are the annotation's shape (lake/shape.Geometry's
+	// field for Type, as JSON), read when BoxPairQuery.WithShapes asks.
+	Type     shape.Type
+	Geometry string
 }
 
 // BoxPair is one file's human and machine boxes, each in insertion order.
@@ -41,6 +50,8 @@ type BoxPair struct {
 	Labelled []int
 	Human    []ScoredBox
 	Machine  []ScoredBox
+	// Width and Height are the file's, in pixels: the frame masks are drawn on.
+	Width, Height int
 }
 
 // BoxPairQuery says which files and boxes EachFileBoxPair reads.
@@ -54,8 +65,9 @@ type BoxPairQuery struct {
 	// FileSeqs, when not nil, narrows the selection to these files (a
 	// dataset version's split).
 	FileSeqs  []int64
-	PageFiles int  // files per page; default 1000
-	WithIDs   bool // read the boxes' public ids too (ScoredBox.ID)
+	PageFiles  int  // files per page; default 1000
+	WithIDs    bool // read the boxes' public ids too (ScoredBox.ID)
+	WithShapes bool // read the annotations' shapes too (ScoredBox.Type, Geometry)
 }
 
 // CountHumanFiles counts the files q selects that have a human box of q's
@@ -196,7 +208,8 @@ func pageReaders() int { return min(4, max(2, runtime.GOMAXPROCS(0))) }
 func (l *Lake) filePage(ctx context.Context, where string, args []any, after int64, size int) ([]BoxPair, map[int64]int, error) {
 	// NOT INDEXED: walk the files by key from after, so a page costs its
 	// own files; through a type index the planner sorts every file left.
-	rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, f.unique_name, f.name, f.blob FROM file f NOT INDEXED WHERE f.seq > ? AND `+where+
+	rows, err := l.db.R.QueryContext(ctx, `SELECT f.seq, f.unique_name, f.name, f.blob, coalesce(f.width, 0), coalesce(f.height, 0)
+		FROM file f NOT INDEXED WHERE f.seq > ? AND `+where+
 		` ORDER BY f.seq LIMIT ?`, append(append([]any{after}, args...), size)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("files to evaluate: %w", err)
@@ -206,7 +219,7 @@ func (l *Lake) filePage(ctx context.Context, where string, args []any, after int
 	idx := map[int64]int{}
 	for rows.Next() {
 		var fb BoxPair
-		if err := rows.Scan(&fb.Seq, &fb.UniqueName, &fb.Name, &fb.Blob); err != nil {
+		if err := rows.Scan(&fb.Seq, &fb.UniqueName, &fb.Name, &fb.Blob, &fb.Width, &fb.Height); err != nil {
 			return nil, nil, err
 		}
 		idx[fb.Seq] = len(page)
@@ -228,7 +241,7 @@ func (l *Lake) readBoxPairs(ctx context.Context, q BoxPairQuery, page []BoxPair,
 		human += ` AND a.operation IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonArray(q.HumanOperations))
 	}
-	if err := l.readScored(ctx, q.WithIDs, true, human, args, func(fileSeq int64, b ScoredBox) {
+	if err := l.readScored(ctx, q, true, human, args, func(fileSeq int64, b ScoredBox) {
 		if i, ok := idx[fileSeq]; ok {
 			page[i].Human = append(page[i].Human, b)
 		}
@@ -239,7 +252,7 @@ func (l *Lake) readBoxPairs(ctx context.Context, q BoxPairQuery, page []BoxPair,
 		return err
 	}
 	machine := `a.operation = ? AND a.file_seq BETWEEN ? AND ? AND a.source = 'machine'`
-	return l.readScored(ctx, q.WithIDs, false, machine, []any{q.MachineOperation, lo, hi}, func(fileSeq int64, b ScoredBox) {
+	return l.readScored(ctx, q, false, machine, []any{q.MachineOperation, lo, hi}, func(fileSeq int64, b ScoredBox) {
 		if i, ok := idx[fileSeq]; ok {
 			page[i].Machine = append(page[i].Machine, b)
 		}
@@ -283,22 +296,27 @@ func (l *Lake) readLabelled(ctx context.Context, q BoxPairQuery, lo, hi int64, p
 // readScored reads boxes in file and insertion order. Columns are scanned
 // into interface values and asserted, not into typed fields, which
 // database/sql converts through reflection: at millions of boxes that was
-// an eighth of the read. Crowd is only worked out for human boxes.
-func (l *Lake) readScored(ctx context.Context, withIDs, human bool, where string, args []any, fn func(int64, ScoredBox)) error {
-	id, crowd := "''", "0"
-	if withIDs {
+// an eighth of the read. Crowd is only worked out for human boxes. Class
+// labels name a whole frame and have no place among boxes: they are left out.
+func (l *Lake) readScored(ctx context.Context, q BoxPairQuery, human bool, where string, args []any, fn func(int64, ScoredBox)) error {
+	id, crowd, geometry := "''", "0", "NULL"
+	if q.WithIDs {
 		id = "a.id"
+	}
+	if q.WithShapes {
+		geometry = "a.geometry"
 	}
 	if human {
 		crowd = `a.attributes <> '{}' AND coalesce(json_extract(a.attributes, '$.iscrowd'), 0) NOT IN (0, '', 'false')`
 	}
 	rows, err := l.db.R.QueryContext(ctx, `SELECT a.seq, `+id+`, a.file_seq, a.frame, a.label, a.x, a.y, a.w, a.h,
-		coalesce(a.confidence, 1.0), `+crowd+`, coalesce(a.area, 0) FROM annotation a WHERE `+where+` ORDER BY a.file_seq, a.seq`, args...)
+		coalesce(a.confidence, 1.0), `+crowd+`, coalesce(a.area, 0), a.type, `+geometry+` FROM annotation a
+		WHERE `+where+` AND a.type <> 'class' ORDER BY a.file_seq, a.seq`, args...)
 	if err != nil {
 		return fmt.Errorf("boxes to evaluate: %w", err)
 	}
 	defer rows.Close()
-	var v [12]any
+	var v [14]any
 	dest := make([]any, len(v))
 	for i := range v {
 		dest[i] = &v[i]
@@ -310,6 +328,9 @@ func (l *Lake) readScored(ctx context.Context, withIDs, human bool, where string
 		b := ScoredBox{Seq: asInt(v[0]), Frame: int(asInt(v[3])), X: RoundCoord(asFloat(v[5])), Y: RoundCoord(asFloat(v[6])),
 			W: roundSize(asFloat(v[7])), H: roundSize(asFloat(v[8])), Score: asFloat(v[9]), Human: human, Crowd: asInt(v[10]) != 0,
 			Area: asFloat(v[11])}
+		typ, _ := v[12].(string)
+		b.Type = shape.Type(typ)
+		b.Geometry, _ = v[13].(string)
 		b.ID, _ = v[1].(string)
 		b.Label, _ = v[4].(string)
 		fn(asInt(v[2]), b)

@@ -43,6 +43,7 @@ func (s *server) evaluateDetections(c *echo.Context) error {
 		TieOrder     string   `json:"tie_order"`
 		AreaSource   string   `json:"area_source"`
 		VOCAP        string   `json:"voc_ap"`
+		IoUType      string   `json:"iou_type"`
 		Key          string   `json:"key" validate:"required"`
 	}
 	if err := s.params(c, &p); err != nil {
@@ -51,7 +52,8 @@ func (s *server) evaluateDetections(c *echo.Context) error {
 	id, err := svc.Start(c.Request().Context(), evaluate.Request{Key: p.Key, PredRunID: p.PredRunID,
 		GTOperations: p.GTOperations, Query: p.Query, CollectionID: p.CollectionID,
 		VersionID: p.VersionID, Split: p.Split, IoU: p.IoU,
-		Confidence: p.Confidence, TieOrder: p.TieOrder, AreaSource: p.AreaSource, VOCAP: p.VOCAP, CreatedBy: caller(c).Name})
+		Confidence: p.Confidence, TieOrder: p.TieOrder, AreaSource: p.AreaSource, VOCAP: p.VOCAP, IoUType: p.IoUType,
+		CreatedBy: caller(c).Name})
 	if err != nil {
 		return err
 	}

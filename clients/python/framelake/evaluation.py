@@ -25,17 +25,18 @@ class EvaluationFunctions:
                             iou: Optional[float] = None, confidence: Optional[float] = None,
                             version_id: Optional[str] = None, split: Optional[str] = None,
                             tie_order: Optional[str] = None, area_source: Optional[str] = None,
-                            voc_ap: Optional[str] = None) -> dict:
+                            voc_ap: Optional[str] = None, iou_type: Optional[str] = None) -> dict:
         """Evaluates the run's boxes against human boxes (of gt_operations, else all); key names the result.
 
         version_id (and split: train, validation or test) narrow the files to a dataset version's; with
         none of collection_id, query, version_id and gt_operations, the files the run covered are judged.
         tie_order ("image_id", default, or "file"), area_source ("annotation", default, or "box") and
-        voc_ap ("all_points", default, or "voc07") are the named choices (README "Evaluating a model")."""
+        voc_ap ("all_points", default, or "voc07") are the named choices (README "Evaluating a model");
+        iou_type is "bbox" (default) or "segm" (masks; docs/shapes.md)."""
         return self.call("evaluate_detections", pred_run_id=pred_run_id, key=key, gt_operations=gt_operations,
                          query=query, collection_id=collection_id, iou=iou, confidence=confidence,
                          version_id=version_id, split=split, tie_order=tie_order, area_source=area_source,
-                         voc_ap=voc_ap)
+                         voc_ap=voc_ap, iou_type=iou_type)
 
     def set_lake_annotations(self, operation: str, files: list) -> dict:
         """Makes the given boxes the human boxes operation ("import:<name>") gives each file: the truth an
