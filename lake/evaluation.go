@@ -23,7 +23,7 @@ type ScoredBox struct {
 	W, H  float64
 	Score float64 // confidence; 1 when the box has none
 	Human bool
-	Crowd bool    // attributes.iscrowd is set (COCO crowd regions)
+	Crowd bool // attributes.iscrowd is set (COCO crowd regions)
 	// Area is the annotation's stored area: COCO's where its import gave one
 	// (migration 009), else a shape's own (migration 010); 0 for a box
 	// without one.
@@ -64,7 +64,7 @@ type BoxPairQuery struct {
 	MachineOperation string
 	// FileSeqs, when not nil, narrows the selection to these files (a
 	// dataset version's split).
-	FileSeqs  []int64
+	FileSeqs   []int64
 	PageFiles  int  // files per page; default 1000
 	WithIDs    bool // read the boxes' public ids too (ScoredBox.ID)
 	WithShapes bool // read the annotations' shapes too (ScoredBox.Type, Geometry)
