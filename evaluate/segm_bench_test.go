@@ -1,0 +1,167 @@
+package evaluate_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/evaluate"
+	"github.com/framelake/framelake/lake/benchlake"
+	"github.com/framelake/framelake/lake/shape"
+)
+
+// The issue's segm figure: 20,000 images (640x480) with 100,000 human and
+// 200,000 predicted masks (5 and 10 a file: each human mask found again,
+// shifted and scaled a little, and 5 spurious ones), 10 labels.
+const (
+	segmFiles    = 20_000
+	segmHuman    = 5
+	segmSpurious = 5
+)
+
+// BenchmarkEvaluateSegm20k runs a whole iou_type segm evaluation job over
+// the generated lake, kept in $FRAMELAKE_SEGM_BENCH_DIR (default a folder in
+// the temp dir) between runs, and reports its CPU time and the peak RSS of
+// the evaluation alone (issue 32: under 30 s and 1 GB).
+//
+//	go test ./evaluate -run '^$' -bench EvaluateSegm20k -benchtime 1x -cpu 2
+func BenchmarkEvaluateSegm20k(b *testing.B) {
+	dir := os.Getenv("FRAMELAKE_SEGM_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "framelake-segm-bench-v1")
+	}
+	ctx := context.Background()
+	if err := ensureMasks(ctx, dir); err != nil {
+		b.Fatal(err)
+	}
+	if err := clearEvaluations(ctx, dir); err != nil {
+		b.Fatal(err)
+	}
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: 1,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	for b.Loop() {
+		b.StopTimer()
+		os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // reset the peak RSS
+		b.StartTimer()
+		t0, cpu0 := time.Now(), cpuTime()
+		jobID, err := a.Evaluate.Start(ctx, evaluate.Request{Key: "segm", PredRunID: benchRun, IoUType: evaluate.IoUSegm})
+		if err != nil {
+			b.Fatal(err)
+		}
+		j, err := a.Jobs.Wait(ctx, jobID)
+		if err != nil || j.Status != "completed" {
+			b.Fatalf("%+v %v", j, err)
+		}
+		b.StopTimer()
+		res, err := a.Evaluate.Get(ctx, "segm")
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu := cpuTime() - cpu0
+		b.Logf("segm: %v wall, %v CPU (user+sys), peak RSS %d MiB, mAP %.3f AP50 %.3f, label00 %+v",
+			time.Since(t0).Round(time.Millisecond), cpu.Round(time.Millisecond), peakRSS()>>20, res.MAP, res.AP50,
+			res.Labels["label00"])
+		b.ReportMetric(cpu.Seconds(), "cpu-s")
+		b.ReportMetric(float64(peakRSS()>>20), "peakRSS-MiB")
+		a.Evaluate.Delete(ctx, "segm")
+		b.StartTimer()
+	}
+}
+
+// ensureMasks makes the lake's files (benchlake) and then the masks.
+func ensureMasks(ctx context.Context, dir string) error {
+	done := filepath.Join(dir, "masks-complete")
+	if _, err := os.Stat(done); err == nil {
+		return nil
+	}
+	os.RemoveAll(dir)
+	if err := benchlake.Ensure(ctx, dir, benchlake.Spec{Files: segmFiles, Labels: 10, Collections: 1}); err != nil {
+		return err
+	}
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: -1,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	r := rand.New(rand.NewPCG(5, 6))
+	for lo := 0; lo < segmFiles; lo += 2000 {
+		if err := insertMasks(ctx, a.Lake.DB().W, r, lo, min(segmFiles, lo+2000)); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(done, nil, 0o644)
+}
+
+// blob is a mask of a lumpy ellipse of 32 vertices centred at (cx, cy) with
+// radii rx, ry on a 640x480 frame, with its box and area.
+func blob(r *rand.Rand, cx, cy, rx, ry float64) (geometry string, box shape.Rect, area int) {
+	xy := make([]float64, 0, 64)
+	for i := range 32 {
+		a := 2 * math.Pi * float64(i) / 32
+		k := 0.85 + 0.3*r.Float64()
+		xy = append(xy, cx+rx*k*math.Cos(a), cy+ry*k*math.Sin(a))
+	}
+	m := shape.FromRing(xy, 480, 640)
+	g, _ := json.Marshal(shape.EncodedMask{Size: [2]int{480, 640}, Counts: m.String()})
+	return string(g), m.Bounds(), m.Area()
+}
+
+func insertMasks(ctx context.Context, db *sql.DB, r *rand.Rand, lo, hi int) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT INTO annotation (id, file_seq, frame, label, x, y, w, h, confidence,
+		source, operation, created_at, updated_at, type, geometry, area) VALUES (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 'mask', ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	n := lo * (segmHuman*2 + segmSpurious)
+	add := func(file int, label string, cx, cy, rx, ry float64, conf any, source, op string) error {
+		g, box, area := blob(r, cx, cy, rx, ry)
+		if area == 0 {
+			return nil
+		}
+		n++
+		_, err := st.ExecContext(ctx, fmt.Sprintf("ann_s%010d", n), file+1, label, box.X, box.Y, box.W, box.H, conf,
+			source, op, g, area)
+		return err
+	}
+	for f := lo; f < hi; f++ {
+		for range segmHuman {
+			label := fmt.Sprintf("label%02d", r.IntN(10))
+			cx, cy, rx, ry := 60+r.Float64()*520, 60+r.Float64()*360, 10+r.Float64()*50, 10+r.Float64()*50
+			if err := add(f, label, cx, cy, rx, ry, nil, "human", "import:bench"); err != nil {
+				return err
+			}
+			j := func(v float64) float64 { return v + (r.Float64()-0.5)*v*0.1 }
+			if err := add(f, label, j(cx), j(cy), j(rx), j(ry), r.Float64(), "machine", benchRun); err != nil {
+				return err
+			}
+		}
+		for range segmSpurious {
+			if err := add(f, fmt.Sprintf("label%02d", r.IntN(10)), 60+r.Float64()*520, 60+r.Float64()*360,
+				10+r.Float64()*50, 10+r.Float64()*50, r.Float64()*0.6, "machine", benchRun); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
+}
