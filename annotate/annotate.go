@@ -48,6 +48,7 @@ import (
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 //go:embed migrations/*.sql
@@ -140,6 +141,9 @@ type Box struct {
 	Width      float64         `json:"width"`
 	Height     float64         `json:"height"`
 	Attributes json.RawMessage `json:"attributes,omitempty"` // a JSON object
+	// Geometry makes the box another shape (docs/shapes.md): a polygon,
+	// mask, keypoints, polyline or class, whose box the lake derives.
+	shape.Geometry
 }
 
 // Session is an upload session.
@@ -274,6 +278,10 @@ type FrameAnnotations struct {
 	// kept as the database built it: a page holds tens of thousands of boxes
 	// and decoding them only to encode them again would double its time.
 	Annotations json.RawMessage `json:"annotations"`
+	// Shapes are the frame's other annotations (polygons, masks, keypoints,
+	// polylines, classes), Annotation objects with their type and shape:
+	// beside Annotations, so a client that knows only boxes reads the same.
+	Shapes json.RawMessage `json:"shapes"`
 }
 
 // Annotation is a stored box, an element of FrameAnnotations.Annotations.
@@ -286,6 +294,7 @@ type Annotation struct {
 	Height     float64         `json:"height"`
 	Attributes json.RawMessage `json:"attributes"`
 	Source     lake.Source     `json:"source"`
+	shape.Geometry
 }
 
 // Options configure a Service.

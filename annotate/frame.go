@@ -280,7 +280,8 @@ func checkBoxes(p Project, boxes []Box, width, height int) error {
 		if !p.hasLabel(b.Label) {
 			return errs.Invalid("labels", "%s: label %q is not a label of project %s (%s)", where, b.Label, p.ID, p.labelNames())
 		}
-		if err := lake.CheckBox(where, lake.Box{Label: b.Label, X: b.X, Y: b.Y, W: b.Width, H: b.Height}, width, height); err != nil {
+		if err := lake.CheckBox(where, lake.Box{Label: b.Label, X: b.X, Y: b.Y, W: b.Width, H: b.Height, Geometry: b.Geometry},
+			width, height); err != nil {
 			var e *errs.Error
 			if errors.As(err, &e) {
 				c := *e
@@ -307,7 +308,7 @@ func lakeBoxes(boxes []Box) []lake.Box {
 		if bytes.Equal(bytes.TrimSpace(attrs), []byte("null")) {
 			attrs = nil
 		}
-		out[i] = lake.Box{Label: b.Label, X: b.X, Y: b.Y, W: b.Width, H: b.Height, Attributes: attrs}
+		out[i] = lake.Box{Label: b.Label, X: b.X, Y: b.Y, W: b.Width, H: b.Height, Attributes: attrs, Geometry: b.Geometry}
 	}
 	return out
 }

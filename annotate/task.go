@@ -7,9 +7,11 @@ import (
 	"errors"
 	"math"
 	"net/url"
+	"slices"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 const taskColumns = `s.task_id, s.id, s.collection_name, s.total_file_count, s.received, s.completed_frames,
@@ -214,7 +216,7 @@ func (s *Service) fillFrames(ctx context.Context, p Project, labels []string, se
 			return err
 		}
 		fa.URL = s.lake.URL(lake.File{UniqueName: fa.UniqueName})
-		fa.Annotations = json.RawMessage("[]")
+		fa.Annotations, fa.Shapes = json.RawMessage("[]"), json.RawMessage("[]")
 		t := &data[index[sessionSeq]]
 		where[fileSeq] = at{index[sessionSeq], len(t.Frames)}
 		t.Frames = append(t.Frames, fa)
@@ -224,14 +226,24 @@ func (s *Service) fillFrames(ctx context.Context, p Project, labels []string, se
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	boxes, err := s.lake.BoxesJSON(ctx, lake.BoxQuery{FileSeqs: files, Labels: labels,
-		Sources: []lake.Source{lake.Human}, Operations: []string{p.ID}})
+	q := lake.BoxQuery{FileSeqs: files, Labels: labels, Sources: []lake.Source{lake.Human}, Operations: []string{p.ID},
+		Types: []shape.Type{shape.Box}}
+	boxes, err := s.lake.BoxesJSON(ctx, q)
 	if err != nil {
 		return err
 	}
-	for seq, arr := range boxes {
-		if w, ok := where[seq]; ok {
-			data[w.task].Frames[w.frame].Annotations = arr
+	q.Types = slices.DeleteFunc(slices.Clone(shape.Types), func(t shape.Type) bool { return t == shape.Box })
+	shapes, err := s.lake.BoxesJSON(ctx, q)
+	if err != nil {
+		return err
+	}
+	for seq, w := range where {
+		fr := &data[w.task].Frames[w.frame]
+		if arr, ok := boxes[seq]; ok {
+			fr.Annotations = arr
+		}
+		if arr, ok := shapes[seq]; ok {
+			fr.Shapes = arr
 		}
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // Content types of a project.
@@ -40,6 +42,9 @@ type Box struct {
 	Width      float64         `json:"width"`
 	Height     float64         `json:"height"`
 	Attributes json.RawMessage `json:"attributes,omitempty"` // a JSON object
+	// Geometry makes the box another shape (docs/shapes.md): a polygon,
+	// mask, keypoints, polyline or class, whose box the server derives.
+	shape.Geometry
 }
 
 // UploadSession is what Initialize Upload returns.
@@ -139,6 +144,8 @@ type AnnotatedFrame struct {
 	Width       int          `json:"width"`
 	Height      int          `json:"height"`
 	Annotations []Annotation `json:"annotations"`
+	// Shapes are the frame's annotations that are not boxes.
+	Shapes []Annotation `json:"shapes"`
 }
 
 // Annotation is a stored box.

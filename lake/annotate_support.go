@@ -58,12 +58,21 @@ func (l *Lake) BoxesJSON(ctx context.Context, q BoxQuery) (map[int64]json.RawMes
 		where += ` AND a.operation IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonArray(q.Operations))
 	}
+	if len(q.Types) > 0 {
+		where += ` AND a.type IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.Types))
+	}
 	// Concatenation rather than json_object: attributes is stored compact and
 	// valid (a CHECK), ids and sources need no escaping, and REALs print as
 	// JSON numbers (NaN and infinities are refused at insert), so nothing
 	// needs parsing again. Whole numbers print as integers, as Go prints them.
+	// A box prints as it always has; every other type adds its type, its
+	// geometry under its field's name (docs/shapes.md) and its area.
 	rows, err := l.db.R.QueryContext(ctx, `SELECT a.file_seq, '[' || group_concat('{"id":"' || a.id ||
-		'","label":' || json_quote(a.label) || ',"x":' || `+jsonNum("a.x")+` || ',"y":' || `+jsonNum("a.y")+` ||
+		'","label":' || json_quote(a.label) || iif(a.type = 'box', '', ',"type":"' || a.type || '"' ||
+		iif(a.geometry IS NULL, '', ',"' || iif(a.type = 'polyline', 'points', a.type) || '":' || a.geometry) ||
+		iif(a.area IS NULL, '', ',"area":' || `+jsonNum("a.area")+`)) ||
+		',"x":' || `+jsonNum("a.x")+` || ',"y":' || `+jsonNum("a.y")+` ||
 		',"width":' || `+jsonNum("a.w")+` || ',"height":' || `+jsonNum("a.h")+` || ',"attributes":' || a.attributes ||
 		',"source":"' || a.source || '"}', ',' ORDER BY a.seq) || ']'
 		FROM annotation a WHERE `+where+` GROUP BY a.file_seq`, args...)

@@ -178,10 +178,11 @@ func ReplaceBoxes(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source,
 
 // BoxQuery selects boxes to read.
 type BoxQuery struct {
-	FileSeqs   []int64  // required: the files
-	Labels     []string // only these labels; all when empty
-	Sources    []Source // only these sources; all when empty
-	Operations []string // only from these operations; all when nil
+	FileSeqs   []int64      // required: the files
+	Labels     []string     // only these labels; all when empty
+	Sources    []Source     // only these sources; all when empty
+	Operations []string     // only from these operations; all when nil
+	Types      []shape.Type // only of these types; all when empty
 }
 
 // Boxes returns the boxes of files, ordered by file, frame and insertion.
@@ -202,6 +203,10 @@ func (l *Lake) Boxes(ctx context.Context, q BoxQuery) ([]Box, error) {
 	if q.Operations != nil {
 		sqlText += ` AND a.operation IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonArray(q.Operations))
+	}
+	if len(q.Types) > 0 {
+		sqlText += ` AND a.type IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.Types))
 	}
 	var out []Box
 	err := l.scanBoxes(ctx, sqlText+` ORDER BY a.file_seq, a.frame, a.seq`, args, func(b Box) { out = append(out, b) })

@@ -149,6 +149,15 @@ type frameResultView struct {
 	Version    int            `json:"version,omitempty"` // the frame's version after an annotator's change
 }
 
+// writeArray writes a JSON array as the database built it, [] for none.
+func writeArray(w io.Writer, arr json.RawMessage) error {
+	if len(arr) == 0 {
+		arr = json.RawMessage("[]")
+	}
+	_, err := w.Write(arr)
+	return err
+}
+
 // decodeBoxes reads a labels value strictly; every error names the labels field.
 func decodeBoxes(raw string) ([]annotate.Box, error) {
 	var boxes []annotate.Box
@@ -252,11 +261,13 @@ func writeDownload(w io.Writer, d annotate.Download) error {
 			if _, err := bw.Write(b); err != nil {
 				return err
 			}
-			boxes := f.Annotations
-			if len(boxes) == 0 {
-				boxes = json.RawMessage("[]")
+			if err := writeArray(bw, f.Annotations); err != nil {
+				return err
 			}
-			if _, err := bw.Write(boxes); err != nil {
+			if _, err := bw.WriteString(`,"shapes":`); err != nil {
+				return err
+			}
+			if err := writeArray(bw, f.Shapes); err != nil {
 				return err
 			}
 			b = append(b[:0], '}')
