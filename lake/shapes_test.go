@@ -125,3 +125,55 @@ func TestShapesRefused(t *testing.T) {
 		t.Errorf("refused calls wrote %d annotations", len(got))
 	}
 }
+
+// TestShapesQueried: the query language reads shapes (docs/shapes.md):
+// their type, area, points and visible keypoints, and class labels, on any
+// annotation or on one (annotation(...)).
+func TestShapesQueried(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	res, err := l.Add(ctx, lake.AddOptions{Collection: "c"}, []lake.Upload{mem("a.jpg", jpegBytes(t, 64, 48, 1)),
+		mem("b.jpg", jpegBytes(t, 64, 48, 2))})
+	if err != nil || len(res.Stored) != 2 {
+		t.Fatal(res, err)
+	}
+	var in []lake.Box
+	if err := json.Unmarshal([]byte(shapesJSON), &in); err != nil {
+		t.Fatal(err)
+	}
+	// a.jpg has every shape; b.jpg one 10x20 box.
+	_, err = l.SetHumanBoxes(ctx, "import:c", []lake.FileBoxes{{UniqueName: res.Stored[0].UniqueName, Boxes: in},
+		{UniqueName: res.Stored[1].UniqueName, Boxes: in[:1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		query string
+		want  int
+	}{
+		{"annotation.type = polygon", 1},
+		{"annotation.type = box", 2},
+		{"annotation.type IN (mask, keypoints)", 1},
+		{"annotation.area < 100", 1},   // the keypoints' 2 and the mask's 8 on a; b's box is 200
+		{"annotation.area >= 200", 2},  // boxes (10x20) on both, the polygon's 300 on a
+		{"annotation.area > 250", 1},   // the polygon
+		{"annotation.points >= 8", 1},  // the polygon's two rings of 4
+		{"annotation.points > 100", 0}, //
+		{"annotation.keypoints.visible >= 1", 1},
+		{"annotation.keypoints.visible >= 2", 0}, // one visible (v 2), one hidden
+		{"class = night", 1},
+		{"class = person", 0}, // a polygon's label is no class
+		{"annotation.type = class AND annotation.label = night", 1},
+		{"annotation(type = mask AND area = 8)", 1},
+		{"annotation(type = box AND area = 8)", 0},
+		{"NOT annotation.type = polygon", 1},
+	} {
+		n, err := l.Count(ctx, lake.Selection{ItemType: "image", Query: c.query})
+		if err != nil || n != c.want {
+			t.Errorf("%s: %d files, %v; want %d", c.query, n, err, c.want)
+		}
+	}
+	if _, err := l.Count(ctx, lake.Selection{ItemType: "image", Query: "annotation.type = circle"}); err == nil {
+		t.Error("annotation.type = circle was taken")
+	}
+}

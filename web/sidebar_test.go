@@ -33,6 +33,10 @@ func clausesOf(field string) []string {
 		c = "annotation.label IN (dog, cat)"
 	case "annotation.source":
 		c = "annotation.source = machine"
+	case "annotation.type":
+		c = "annotation.type = box"
+	case "class":
+		c = "class = night"
 	case "duplicates.group":
 		c = "duplicates.group = g1"
 	case "metadata.camera":

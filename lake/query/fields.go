@@ -37,18 +37,32 @@ var (
 		"name", "uniqueName", "type", "fileSize", "width", "height", "frameCount", "frameRate",
 		"createdAt", "updatedAt", "collection", "Tags",
 		"annotation.label", "annotation.source", "annotation.confidence", "annotation.operation",
-		"annotation.count",
+		"annotation.count", "annotation.type", "annotation.area", "annotation.points", "annotation.keypoints.visible",
+		"class",
 		"quality.sharpness", "quality.brightness", "quality.contrast", "quality.entropy", "quality.aspect",
 		"duplicates.group", "duplicates.count", "disagreement.count", "uniqueness",
 	}
 	collectionFields = [...]string{
 		"name", "type", "fileSize", "frameCount", "fileCount", "createdAt", "updatedAt", "Tags",
 		"annotation.label", "annotation.source", "annotation.confidence", "annotation.operation",
-		"annotation.count",
+		"annotation.count", "annotation.type", "annotation.area", "annotation.points", "annotation.keypoints.visible",
+		"class",
 	}
 	fileTypes       = [...]string{"image", "video", "other"}
 	collectionTypes = [...]string{"image_collection", "video_collection", "other_collection"}
 	sources         = [...]string{"human", "machine"}
+	shapeTypes      = [...]string{"box", "polygon", "mask", "keypoints", "polyline", "class"}
+)
+
+// The columns of one annotation q_a that shape fields read (migration 010).
+// A box's area is COCO's where its import kept one, else width × height; a
+// class has none.
+const (
+	areaCol    = "coalesce(q_a.area, iif(q_a.type = 'box', q_a.w * q_a.h, NULL))"
+	classCol   = "iif(q_a.type = 'class', q_a.label, NULL)"
+	pointsCol  = "q_a.points"
+	visibleCol = "q_a.visible"
+	typeCol    = "q_a.type"
 )
 
 // Fields lists the built-in field names t knows, in documentation order;
@@ -203,6 +217,14 @@ func boxField(f Field) (spec, error) {
 		return spec{col: "q_a.operation"}, nil
 	case "frame":
 		return spec{col: "q_a.frame", typ: vNumber}, nil
+	case "type":
+		return spec{col: typeCol, typ: vEnum, enum: shapeTypes[:]}, nil
+	case "area":
+		return spec{col: areaCol, typ: vNumber, nullable: true}, nil
+	case "points":
+		return spec{col: pointsCol, typ: vNumber, nullable: true}, nil
+	case "keypoints.visible":
+		return spec{col: visibleCol, typ: vNumber, nullable: true}, nil
 	}
 	return spec{}, errorAt(f.Pos, "unknown field %s inside annotation(...); known fields: %s",
 		quote(f.Name), strings.Join(boxFields[:], ", "))
@@ -223,6 +245,16 @@ func (c *compiler) annotationField(f Field) spec {
 		return member("q_a.confidence", vNumber, nil)
 	case "annotation.operation":
 		return member("q_a.operation", vText, nil)
+	case "annotation.type":
+		return member(typeCol, vEnum, shapeTypes[:])
+	case "annotation.area":
+		return member(areaCol, vNumber, nil)
+	case "annotation.points":
+		return member(pointsCol, vNumber, nil)
+	case "annotation.keypoints.visible":
+		return member(visibleCol, vNumber, nil)
+	case "class":
+		return member(classCol, vText, nil)
 	case "annotation.count":
 		rows := "FROM " + from + " WHERE " + key + " = " + c.outer + ".seq"
 		var args []any

@@ -11,7 +11,8 @@ var builtinFields = [...]string{
 	"name", "uniqueName", "type", "fileSize", "width", "height", "frameCount", "frameRate",
 	"createdAt", "updatedAt", "collection", "fileCount", "Tags",
 	"annotation.label", "annotation.source", "annotation.confidence", "annotation.operation",
-	"annotation.count",
+	"annotation.count", "annotation.type", "annotation.area", "annotation.points", "annotation.keypoints.visible",
+	"class",
 	"quality.sharpness", "quality.brightness", "quality.contrast", "quality.entropy", "quality.aspect",
 	"duplicates.group", "duplicates.count", "disagreement.count", "uniqueness",
 }
@@ -35,7 +36,8 @@ type parser struct {
 }
 
 // boxFields are the fields inside annotation(...), canonical names.
-var boxFields = [...]string{"label", "source", "confidence", "operation", "frame"}
+var boxFields = [...]string{"label", "source", "confidence", "operation", "frame", "type", "area", "points",
+	"keypoints.visible"}
 
 func newParser(src string) (*parser, error) {
 	if !utf8.ValidString(src) {
