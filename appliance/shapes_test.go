@@ -2,11 +2,14 @@ package appliance_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/client"
+	"github.com/framelake/framelake/internal/testmedia"
+	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/lake/shape"
 )
 
@@ -75,5 +78,52 @@ func TestShapesOverREST(t *testing.T) {
 	}
 	if fr.Shapes[0].Polygon == nil || fr.Shapes[1].Mask == nil || len(fr.Shapes[2].Keypoints) != 1 || len(fr.Shapes[3].Points) != 4 {
 		t.Errorf("shapes lost their geometry: %+v", fr.Shapes)
+	}
+}
+
+// TestShapesInDatasets: a version holds every shape as its box and no class
+// label (a label on the whole frame is no object in it): a polygon and a
+// class on one file, a box on another give 2 boxes, the polygon's its
+// bounds.
+func TestShapesInDatasets(t *testing.T) {
+	e := start(t, appliance.Config{})
+	ctx := context.Background()
+	res, err := e.write.UploadFiles(ctx, client.UploadOptions{Collection: "s"},
+		memFile("a.jpg", testmedia.JPEG(64, 48, 1)), memFile("b.jpg", testmedia.JPEG(64, 48, 2)))
+	if err != nil || len(res.Stored) != 2 {
+		t.Fatalf("upload %+v %v", res, err)
+	}
+	poly := lake.Box{Label: "car", Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{{10, 10, 30, 10, 30, 30}}}}
+	night := lake.Box{Label: "night", Geometry: shape.Geometry{Type: shape.Class}}
+	if _, err := e.a.Lake.SetHumanBoxes(ctx, "import:s", []lake.FileBoxes{
+		{UniqueName: res.Stored[0].UniqueName, Boxes: []lake.Box{poly, night}},
+		{UniqueName: res.Stored[1].UniqueName, Boxes: []lake.Box{{Label: "car", X: 1, Y: 2, W: 3, H: 4}}}}); err != nil {
+		t.Fatal(err)
+	}
+	col, err := e.a.Lake.CollectionByName(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.built(t)(e.write.CreateDatasetFromCollection(ctx, "shapes", col.ID, client.DatasetSpec{
+		SplitInfo: client.SplitInfo{Train: 100}, Labels: []string{"car", "night"}, ExportTypes: []string{"RAW"}}))
+	boxes := map[string][]float64{}
+	for _, fr := range e.frames(t, b.VersionID, "rcnn") {
+		var anns []map[string]any
+		if err := json.Unmarshal(fr.Annotations, &anns); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range anns {
+			boxes[fr.UniqueName] = append(boxes[fr.UniqueName], a["xmin"].(float64), a["ymin"].(float64),
+				a["xmax"].(float64), a["ymax"].(float64))
+			if a["label"] != "car" {
+				t.Errorf("%s: a %v box", fr.UniqueName, a["label"])
+			}
+		}
+	}
+	if got := boxes[res.Stored[0].UniqueName]; len(got) != 4 || got[0] != 10 || got[2] != 30 || got[3] != 30 {
+		t.Errorf("the polygon's box %v, want 10,10 to 30,30 and no class", got)
+	}
+	if n := len(boxes[res.Stored[1].UniqueName]); n != 4 {
+		t.Errorf("b.jpg: %d numbers, want one box", n)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/framelake/framelake/augment"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // buildState is one build of one version, as its job makes it.
@@ -327,7 +328,10 @@ func (s *Service) boxes(ctx context.Context, b *buildState, chunk []planned) (ma
 	for i, p := range chunk {
 		seqs[i] = p.f.Seq()
 	}
-	all, err := s.lake.Boxes(ctx, lake.BoxQuery{FileSeqs: seqs, Labels: b.recipe.Labels, Operations: ops})
+	// A version holds boxes: every shape as its box, but no class label,
+	// which names the whole frame and is no object in it.
+	all, err := s.lake.Boxes(ctx, lake.BoxQuery{FileSeqs: seqs, Labels: b.recipe.Labels, Operations: ops,
+		Types: []shape.Type{shape.Box, shape.Polygon, shape.Mask, shape.Keypoints, shape.Polyline}})
 	if err != nil {
 		return nil, err
 	}
