@@ -10,15 +10,20 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // CVAT for images 1.1: one XML, <meta> naming the labels, then an <image
-// name width height subset> per image holding <box xtl ytl xbr ybr> (with
-// <attribute name>value</attribute> children), <polygon>, <polyline> and
-// <points> (points="x,y;x,y", read as their bounding box), and <tag>,
-// <mask>, <skeleton>, <ellipse>, <cuboid> (no box: counted as ignored). It is
-// read element by element. Images are looked for beside it and under
-// images/, where CVAT's export puts them.
+// name width height subset> per image holding its shapes, each with
+// <attribute name>value</attribute> children: <box xtl ytl xbr ybr>;
+// <polygon>, <polyline> and <points> (points="x,y;x,y"; points become
+// keypoints named 1, 2, ... as CVAT names none); <skeleton> (its <points
+// label> children are named keypoints, outside="1" not labelled,
+// occluded="1" hidden); <mask rle left top width height> (CVAT's run
+// lengths over its box, row by row, zeros first); <tag> (a class). <ellipse>
+// and <cuboid> are counted as ignored. It is read element by element. Images
+// are looked for beside it and under images/, where CVAT's export puts them.
 
 // cvatShape is one shape element. Coordinates are read as text and parsed
 // shape by shape: a value out of range (xbr="1e400") is that shape's
@@ -32,11 +37,22 @@ type cvatShape struct {
 	Points   string `xml:"points,attr"`
 	Occluded string `xml:"occluded,attr"`
 	Rotation string `xml:"rotation,attr"`
+	Outside  string `xml:"outside,attr"`
+	RLE      string `xml:"rle,attr"`
+	Left     string `xml:"left,attr"`
+	Top      string `xml:"top,attr"`
+	Width    string `xml:"width,attr"`
+	Height   string `xml:"height,attr"`
 	Attrs    []struct {
 		Name  string `xml:"name,attr"`
 		Value string `xml:",chardata"`
 	} `xml:"attribute"`
+	Kids []cvatShape `xml:"points"` // a skeleton's named points
 }
+
+// cvatKinds are the shape elements read; others are counted ignored.
+var cvatKinds = map[string]bool{"box": true, "polygon": true, "polyline": true, "points": true, "skeleton": true,
+	"mask": true, "tag": true}
 
 func (rd *reader) cvat() error {
 	for _, x := range rd.tree.withExt(".xml") {
@@ -137,8 +153,8 @@ func (rd *reader) cvatImage(rel string, dec *xml.Decoder, se xml.StartElement, l
 		}
 		at, _ := dec.InputPos()
 		kind := child.Name.Local
-		if kind != "box" && kind != "polygon" && kind != "polyline" && kind != "points" {
-			rd.rep.add(Ignored, rel, at, "<%s> of image %q is no box; not imported", kind, name)
+		if !cvatKinds[kind] {
+			rd.rep.add(Ignored, rel, at, "<%s> of image %q is no shape framelake keeps; not imported", kind, name)
 			if err := dec.Skip(); err != nil {
 				return err
 			}
@@ -188,14 +204,99 @@ func (rd *reader) cvatShapeOf(rel string, line int, name, kind string, s cvatSha
 		rd.cvatShape(rel, it, b, s)
 		return
 	}
-	xy, err := cvatPoints(s.Points)
+	g, err := cvatGeometry(kind, s, it.Width, it.Height)
 	if err != nil {
-		rd.rep.add(Malformed, rel, line, "%s %s of image %q: %v", s.Label, kind, name, err)
+		rd.rep.add(Malformed, rel, line, "%s %s of image %q: %v; not imported", s.Label, kind, name, err)
 		return
 	}
-	b.X, b.Y, b.W, b.H = pointsBox(xy)
-	rd.rep.add(PolygonReduced, rel, line, "%s %s of image %q read as its bounding box", s.Label, kind, name)
+	b.Geometry = g
 	rd.cvatShape(rel, it, b, s)
+}
+
+// cvatGeometry reads a shape that is not a box (its box is then derived).
+func cvatGeometry(kind string, s cvatShape, width, height int) (shape.Geometry, error) {
+	switch kind {
+	case "tag":
+		return shape.Geometry{Type: shape.Class}, nil
+	case "mask":
+		return cvatMask(s, width, height)
+	case "skeleton":
+		g := shape.Geometry{Type: shape.Keypoints}
+		for _, k := range s.Kids {
+			xy, err := cvatPoints(k.Points)
+			if err != nil || len(xy) != 2 {
+				return g, fmt.Errorf("point %q: %q is not one x,y", k.Label, k.Points)
+			}
+			g.Keypoints = append(g.Keypoints, shape.Keypoint{Name: k.Label, X: xy[0], Y: xy[1], V: cvatVisibility(k)})
+		}
+		return g, nil
+	}
+	xy, err := cvatPoints(s.Points)
+	if err != nil {
+		return shape.Geometry{}, err
+	}
+	switch kind {
+	case "polygon":
+		return shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{xy}}, nil
+	case "polyline":
+		return shape.Geometry{Type: shape.Polyline, Points: xy}, nil
+	}
+	g := shape.Geometry{Type: shape.Keypoints}
+	for i := 0; i+1 < len(xy); i += 2 {
+		g.Keypoints = append(g.Keypoints, shape.Keypoint{Name: strconv.Itoa(i/2 + 1), X: xy[i], Y: xy[i+1], V: 2})
+	}
+	return g, nil
+}
+
+// cvatVisibility is COCO's visibility of a skeleton's point.
+func cvatVisibility(k cvatShape) int {
+	switch {
+	case k.Outside == "1":
+		return 0
+	case k.Occluded == "1":
+		return 1
+	}
+	return 2
+}
+
+// cvatMask turns CVAT's mask (run lengths over its box, row by row, zeros
+// first) into COCO's RLE of the width×height image.
+func cvatMask(s cvatShape, width, height int) (shape.Geometry, error) {
+	if width <= 0 || height <= 0 {
+		return shape.Geometry{}, fmt.Errorf("the image has no width and height to place the mask on")
+	}
+	var box [4]int
+	for i, v := range []string{s.Left, s.Top, s.Width, s.Height} {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			return shape.Geometry{}, fmt.Errorf("left, top, width and height must be whole numbers, got %q", v)
+		}
+		box[i] = n
+	}
+	left, top, w, h := box[0], box[1], box[2], box[3]
+	if w == 0 || h == 0 || left+w > width || top+h > height {
+		return shape.Geometry{}, fmt.Errorf("mask box %dx%d at (%d, %d) is not inside the %dx%d image", w, h, left, top, width, height)
+	}
+	bits := make([]byte, width*height) // column-major, as COCO
+	pos, on := 0, false
+	for _, f := range strings.Split(s.RLE, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 || pos+n > w*h {
+			return shape.Geometry{}, fmt.Errorf("rle %q is not run lengths covering its %dx%d box", s.RLE, w, h)
+		}
+		for ; n > 0; n-- {
+			if on {
+				bits[(left+pos%w)*height+top+pos/w] = 1
+			}
+			pos++
+		}
+		on = !on
+	}
+	if pos != w*h {
+		return shape.Geometry{}, fmt.Errorf("rle covers %d of its %dx%d box", pos, w, h)
+	}
+	r := shape.Encode(bits, height, width)
+	return shape.Geometry{Type: shape.Mask, Mask: &shape.EncodedMask{Size: [2]int{height, width}, Counts: r.String()}}, nil
 }
 
 // cvatShape adds a shape's box with its attributes, or counts it refused.
@@ -204,7 +305,7 @@ func (rd *reader) cvatShape(rel string, it *Item, b Box, s cvatShape) {
 		rd.rep.add(Malformed, rel, b.Line, "a shape without a label")
 		return
 	}
-	if b.W <= 0 || b.H <= 0 {
+	if !isShape(b) && (b.W <= 0 || b.H <= 0) {
 		rd.rep.add(ZeroSize, rel, b.Line, "%s box of size %gx%g", b.Label, b.W, b.H)
 		return
 	}

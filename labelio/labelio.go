@@ -92,7 +92,6 @@ const (
 	UnknownCategory    Kind = "unknown_category"     // refused: a class id no category names
 	Malformed          Kind = "malformed"            // refused: a line or record that does not parse
 	SegmentReduced     Kind = "segment_reduced"      // YOLO segment line read as its bounding box
-	PolygonReduced     Kind = "polygon_reduced"      // polygon read as its bounding box (CVAT)
 	Ignored            Kind = "ignored"              // a shape that is no box (tag, mask, keypoints)
 	OverLimit          Kind = "over_limit"           // refused: past a cap of Caps (shapes a file or an import, categories)
 )

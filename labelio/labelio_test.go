@@ -203,28 +203,52 @@ func fixtureTree(t *testing.T, fixture string, images ...string) string {
 	return dir
 }
 
+// TestCVATFixture: boxes with their attributes, and every other shape CVAT
+// writes that framelake keeps, hand-checked against the fixture.
 func TestCVATFixture(t *testing.T) {
-	dir := fixtureTree(t, "cvat", "images/street-1.jpg", "images/street-2.jpg")
+	dir := fixtureTree(t, "cvat", "images/street-1.jpg", "images/street-2.jpg", "images/street-4.jpg")
 	items, rep := read(t, dir, labelio.Auto)
 	if rep.Format != labelio.CVAT || !reflect.DeepEqual(rep.Categories, []string{"car", "person", "day"}) {
 		t.Fatalf("format %s, categories %v", rep.Format, rep.Categories)
 	}
-	s1, s2 := items["images/street-1.jpg"], items["images/street-2.jpg"]
-	if s1.Split != "train" || s2.Split != "val" || len(items) != 2 {
+	s1, s2, s4 := items["images/street-1.jpg"], items["images/street-2.jpg"], items["images/street-4.jpg"]
+	if s1.Split != "train" || s2.Split != "val" || len(items) != 3 {
 		t.Fatalf("items %v", items)
 	}
 	b := rep.Fit(s1, 64, 48)
-	if len(b) != 2 || b[0].Label != "car" || !near(px{b[0].X, b[0].Y, b[0].W, b[0].H}, px{4, 6, 26.5, 20}) ||
+	if len(b) != 3 || b[0].Label != "car" || !near(px{b[0].X, b[0].Y, b[0].W, b[0].H}, px{4, 6, 26.5, 20}) ||
 		!reflect.DeepEqual(b[0].Attributes, map[string]any{"occluded": true, "color": "blue"}) ||
-		b[1].Label != "person" || !near(px{b[1].X, b[1].Y, b[1].W, b[1].H}, px{40, 8, 12, 22}) {
-		t.Errorf("street-1 boxes %+v", b)
+		b[1].Label != "person" || b[1].Type != shape.Polygon || !reflect.DeepEqual(b[1].Polygon, [][]float64{{40, 10, 50, 8, 52, 30}}) ||
+		!near(px{b[1].X, b[1].Y, b[1].W, b[1].H}, px{40, 8, 12, 22}) || b[2].Label != "day" || b[2].Type != shape.Class {
+		t.Errorf("street-1 shapes %+v", b)
 	}
 	b = rep.Fit(s2, 64, 48)
 	if len(b) != 1 || !near(px{b[0].X, b[0].Y, b[0].W, b[0].H}, px{50, 40, 14, 8}) || b[0].Attributes["rotation"] != 15.0 {
 		t.Errorf("street-2 boxes %+v: want the one past the edge clipped", b)
 	}
-	want := map[labelio.Kind]int{labelio.PolygonReduced: 1, labelio.Ignored: 1, labelio.ZeroSize: 1,
-		labelio.LabelWithoutImage: 1, labelio.Clipped: 1}
+	b = rep.Fit(s4, 64, 48)
+	if len(b) != 4 {
+		t.Fatalf("street-4 shapes %+v", b)
+	}
+	if !reflect.DeepEqual(b[0].Points, []float64{1, 40, 20, 44, 30, 40}) || b[0].Type != shape.Polyline {
+		t.Errorf("polyline %+v", b[0])
+	}
+	if !reflect.DeepEqual(b[1].Keypoints, []shape.Keypoint{{Name: "1", X: 5, Y: 5, V: 2}, {Name: "2", X: 7.5, Y: 9, V: 2}}) {
+		t.Errorf("points %+v", b[1])
+	}
+	// outside="1" is not labelled (0), occluded="1" hidden (1).
+	if !reflect.DeepEqual(b[2].Keypoints, []shape.Keypoint{{Name: "nose", X: 10, Y: 12, V: 2}, {Name: "left_eye", X: 9, Y: 11, V: 1},
+		{Name: "right_eye", X: 0, Y: 0, V: 0}}) {
+		t.Errorf("skeleton %+v", b[2])
+	}
+	// rle "1, 4, 1" over the 3x2 box at (2, 3), row by row: (3,3) (4,3) (2,4)
+	// (3,4) set. Column-major on 64x48: positions 100 (2,4), 147 and 148
+	// (3,3 and 3,4), 195 (4,3).
+	if m, err := b[3].Mask.RLE(); err != nil || !reflect.DeepEqual(m.Counts, []uint32{100, 1, 46, 2, 46, 1, 2876}) ||
+		m.Bounds() != (shape.Rect{X: 2, Y: 3, W: 3, H: 2}) {
+		t.Errorf("mask %+v %v", b[3].Mask, err)
+	}
+	want := map[labelio.Kind]int{labelio.Ignored: 1, labelio.ZeroSize: 1, labelio.LabelWithoutImage: 1, labelio.Clipped: 1}
 	if !reflect.DeepEqual(rep.Counts, want) {
 		t.Errorf("counts %v, want %v", rep.Counts, want)
 	}

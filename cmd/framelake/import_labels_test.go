@@ -282,7 +282,8 @@ func TestImportLabelmeCOCOAndVOC(t *testing.T) {
 
 // TestImportCVATAndLabelStudio imports the hand-checked CVAT 1.1 and Label
 // Studio fixtures (labelio/testdata) with real images beside them: the
-// shapes the formats really write become boxes, the zero-size box and the
+// shapes the formats really write come in (CVAT's polygon and tag as
+// shapes, Label Studio's as boxes), the zero-size box and the
 // image that is not there are refused (non-zero exit), the split comes
 // from CVAT's subset.
 func TestImportCVATAndLabelStudio(t *testing.T) {
@@ -293,8 +294,8 @@ func TestImportCVATAndLabelStudio(t *testing.T) {
 		boxes           int
 		counts          map[string]int
 	}{
-		{"cvat", "cvat", []string{"images/street-1.jpg", "images/street-2.jpg"}, 3,
-			map[string]int{"polygon_reduced": 1, "ignored": 1, "zero_size": 1, "label_without_image": 1, "clipped": 1}},
+		{"cvat", "cvat", []string{"images/street-1.jpg", "images/street-2.jpg"}, 4,
+			map[string]int{"ignored": 1, "zero_size": 1, "label_without_image": 2, "clipped": 1}},
 		{"labelstudio", "labelstudio", []string{"street-1.jpg", "photos/street-2.jpg"}, 2,
 			map[string]int{"ignored": 1, "zero_size": 1, "label_without_image": 1, "clipped": 1}},
 	} {
