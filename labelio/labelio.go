@@ -91,7 +91,6 @@ const (
 	ZeroSize           Kind = "zero_size"            // refused: width or height not positive
 	UnknownCategory    Kind = "unknown_category"     // refused: a class id no category names
 	Malformed          Kind = "malformed"            // refused: a line or record that does not parse
-	SegmentReduced     Kind = "segment_reduced"      // YOLO segment line read as its bounding box
 	Ignored            Kind = "ignored"              // a shape that is no box (tag, mask, keypoints)
 	OverLimit          Kind = "over_limit"           // refused: past a cap of Caps (shapes a file or an import, categories)
 )

@@ -173,8 +173,29 @@ func TestDarknetYOLO(t *testing.T) {
 	if g, ok := items["images/train/giraffe.jpg"]; !ok || len(g.Boxes) != 0 {
 		t.Errorf("giraffe (no label file) should be an item without boxes: %+v %v", g, ok)
 	}
+	// The segment line is a polygon in fractions of the image, placed on it
+	// (as often as it is fitted: the item keeps its fractions).
+	for _, b := range rep.Fit(dog, 768, 576) {
+		if b.Label != "person" {
+			continue
+		}
+		want := []float64{76.8, 57.6, 153.6, 57.6, 153.6, 172.8, 76.8, 172.8}
+		if b.Type != shape.Polygon || len(b.Polygon) != 1 || len(b.Polygon[0]) != len(want) {
+			t.Fatalf("segment %+v", b)
+		}
+		for i, v := range want {
+			if math.Abs(b.Polygon[0][i]-v) > 1e-9 {
+				t.Errorf("segment point %d: %v, want %v", i/2, b.Polygon[0][i], v)
+			}
+		}
+	}
 	wantCounts := map[labelio.Kind]int{labelio.Malformed: 1, labelio.UnknownCategory: 1, labelio.ZeroSize: 1,
-		labelio.SegmentReduced: 1, labelio.LabelWithoutImage: 1, labelio.ImageWithoutLabels: 1, labelio.Clipped: 1}
+		labelio.LabelWithoutImage: 1, labelio.ImageWithoutLabels: 1, labelio.Clipped: 1}
+	for k := range wantCounts { // fitted twice: the truck is clipped twice
+		if k == labelio.Clipped {
+			wantCounts[k] = 2
+		}
+	}
 	if !reflect.DeepEqual(rep.Counts, wantCounts) {
 		t.Errorf("counts %v, want %v", rep.Counts, wantCounts)
 	}

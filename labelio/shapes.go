@@ -58,8 +58,14 @@ func fitShape(b *Box, width, height int) (derived bool, err error) {
 	return true, nil
 }
 
-// scaleShape turns fractions of the image into pixels.
+// scaleShape turns fractions of the image into pixels, in copies: the
+// item's shape stays as read, so it can be fitted again.
 func scaleShape(g *shape.Geometry, w, h float64) {
+	g.Polygon = slices.Clone(g.Polygon)
+	for i, r := range g.Polygon {
+		g.Polygon[i] = slices.Clone(r)
+	}
+	g.Points, g.Keypoints = slices.Clone(g.Points), slices.Clone(g.Keypoints)
 	scale := func(xy []float64) {
 		for i := range xy {
 			if i%2 == 0 {

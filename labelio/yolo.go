@@ -9,6 +9,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // YOLO layouts read: Ultralytics (data.yaml; images/<split>/x.jpg with
@@ -190,26 +192,17 @@ func (rd *reader) yoloLine(rel string, n int, fields []string, names []string) (
 	}
 	b := Box{Label: label, Relative: true, Line: n}
 	if segment {
-		b.X, b.Y, b.W, b.H = pointsBox(nums)
-		rd.rep.add(SegmentReduced, rel, n, "segment of %d points read as its bounding box", len(nums)/2)
-	} else {
-		b.X, b.Y, b.W, b.H = nums[0]-nums[2]/2, nums[1]-nums[3]/2, nums[2], nums[3]
+		// Ultralytics' segmentation line: a polygon in fractions of the
+		// image; Fit places it and gives it its box.
+		b.Geometry = shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{nums}}
+		return b, true
 	}
+	b.X, b.Y, b.W, b.H = nums[0]-nums[2]/2, nums[1]-nums[3]/2, nums[2], nums[3]
 	if b.W <= 0 || b.H <= 0 {
 		rd.rep.add(ZeroSize, rel, n, "%s box of size %gx%g", label, b.W, b.H)
 		return Box{}, false
 	}
 	return b, true
-}
-
-// pointsBox is the bounding box of x, y pairs.
-func pointsBox(xy []float64) (x, y, w, h float64) {
-	x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
-	for i := 0; i+1 < len(xy); i += 2 {
-		x0, x1 = math.Min(x0, xy[i]), math.Max(x1, xy[i])
-		y0, y1 = math.Min(y0, xy[i+1]), math.Max(y1, xy[i+1])
-	}
-	return x0, y0, x1 - x0, y1 - y0
 }
 
 // lines are the non-empty trimmed lines of s.

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake/shape"
@@ -40,6 +41,7 @@ func (b *Box) settle(field string, width, height int, keepBox bool) (shapeRow, e
 		return shapeRow{}, err
 	}
 	row := shapeRow{typ: t}
+	b.roundGeometry()
 	switch t {
 	case shape.Box:
 		b.Area = nil
@@ -153,6 +155,35 @@ func (b *Box) settleMask(width, height int, row *shapeRow) error {
 	b.setBox(r.Bounds(), float64(area))
 	row.geometry, err = geometryJSON(b.Mask)
 	return err
+}
+
+// roundGeometry rounds the shape's coordinates to CoordDecimals, as box
+// coordinates are (RoundCoord), in copies: the caller's slices stay as given.
+func (b *Box) roundGeometry() {
+	round := func(xy []float64) []float64 {
+		out := make([]float64, len(xy))
+		for i, v := range xy {
+			out[i] = RoundCoord(v)
+		}
+		return out
+	}
+	if b.Polygon != nil {
+		rings := make([][]float64, len(b.Polygon))
+		for i, r := range b.Polygon {
+			rings[i] = round(r)
+		}
+		b.Polygon = rings
+	}
+	if b.Points != nil {
+		b.Points = round(b.Points)
+	}
+	if b.Keypoints != nil {
+		kps := slices.Clone(b.Keypoints)
+		for i := range kps {
+			kps[i].X, kps[i].Y = RoundCoord(kps[i].X), RoundCoord(kps[i].Y)
+		}
+		b.Keypoints = kps
+	}
 }
 
 // setBox makes box (rounded, each side at least minSize) b's box and area its area.

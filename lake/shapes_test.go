@@ -177,3 +177,28 @@ func TestShapesQueried(t *testing.T) {
 		t.Error("annotation.type = circle was taken")
 	}
 }
+
+// TestShapeCoordinatesRounded: a shape's coordinates are kept to 1e-6 px as
+// a box's are, so a conversion's noise (0.1 × 768 = 76.80000000000001)
+// never reads back.
+func TestShapeCoordinatesRounded(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openLake(t)
+	res, err := l.Add(ctx, lake.AddOptions{Collection: "c"}, []lake.Upload{mem("a.jpg", jpegBytes(t, 64, 48, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Stored[0]
+	noisy := 0.1 * 768 / 20 // 3.8400000000000003
+	b := lake.Box{Label: "a", Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{{noisy, 1, 10, 1, 10, 10}}}}
+	if _, err := l.SetHumanBoxes(ctx, "import:c", []lake.FileBoxes{{UniqueName: f.UniqueName, Boxes: []lake.Box{b}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := l.Boxes(ctx, lake.BoxQuery{FileSeqs: []int64{f.Seq()}})
+	if len(got) != 1 || got[0].Polygon[0][0] != 3.84 || got[0].X != 3.84 {
+		t.Errorf("read back %+v", got)
+	}
+	if b.Polygon[0][0] != noisy {
+		t.Error("the caller's polygon was changed")
+	}
+}
