@@ -275,22 +275,37 @@ func TestCVATFixture(t *testing.T) {
 	}
 }
 
+// TestLabelStudioFixture: rectangles, a polygon, a keypoint and a choice
+// (a class) in percent of the image, hand-checked on its 64x48; a brush is
+// counted ignored.
 func TestLabelStudioFixture(t *testing.T) {
 	dir := fixtureTree(t, "labelstudio", "street-1.jpg", "photos/street-2.jpg")
 	items, rep := read(t, dir, labelio.Auto)
-	if rep.Format != labelio.LabelStudio || !reflect.DeepEqual(rep.Categories, []string{"car", "person"}) {
+	if rep.Format != labelio.LabelStudio || !reflect.DeepEqual(rep.Categories, []string{"car", "nose", "person", "sunny"}) {
 		t.Fatalf("format %s, categories %v", rep.Format, rep.Categories)
 	}
 	if len(items) != 2 || len(items["photos/street-2.jpg"].Boxes) != 0 {
 		t.Fatalf("items %+v", items)
 	}
 	got := boxesOf(rep, items["street-1.jpg"], 64, 48)
-	if len(got["car"]) != 1 || !near(got["car"][0], px{4, 6, 32, 12}) || !near(got["person"][0], px{48, 24, 16, 12}) {
+	// The polygon (25%,25%) (50%,25%) (50%,75%): (16,12) (32,12) (32,36).
+	if len(got["car"]) != 1 || !near(got["car"][0], px{4, 6, 32, 12}) || len(got["person"]) != 2 ||
+		!near(got["person"][0], px{16, 12, 16, 24}) || !near(got["person"][1], px{48, 24, 16, 12}) {
 		t.Errorf("street-1 boxes %v", got)
 	}
-	want := map[labelio.Kind]int{labelio.Ignored: 1, labelio.ZeroSize: 1, labelio.LabelWithoutImage: 1, labelio.Clipped: 1}
+	types := map[string]shape.Type{}
+	for _, b := range rep.Fit(items["street-1.jpg"], 64, 48) {
+		types[b.Label] = b.Type
+		if b.Type == shape.Keypoints && !reflect.DeepEqual(b.Keypoints, []shape.Keypoint{{Name: "nose", X: 8, Y: 12, V: 2}}) {
+			t.Errorf("keypoint %+v", b.Keypoints)
+		}
+	}
+	if types["sunny"] != shape.Class || types["nose"] != shape.Keypoints {
+		t.Errorf("types %v", types)
+	}
+	want := map[labelio.Kind]int{labelio.Ignored: 1, labelio.ZeroSize: 1, labelio.LabelWithoutImage: 1, labelio.Clipped: 2}
 	if !reflect.DeepEqual(rep.Counts, want) {
-		t.Errorf("counts %v, want %v", rep.Counts, want)
+		t.Errorf("counts %v, want %v (fitted twice: clipped twice)", rep.Counts, want)
 	}
 }
 

@@ -11,13 +11,18 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // Label Studio's JSON export: a list of tasks, each with data (the image's
 // URL: /data/upload/<project>/<8 hex>-<name> for uploads,
 // /data/local-files/?d=<path> for local storage, or any URL) and
-// annotations whose results of type rectanglelabels give x, y, width and
-// height in percent of the image. The first annotation not cancelled is
+// annotations whose results give shapes in percent of the image:
+// rectanglelabels (x, y, width, height), polygonlabels (points), keypointlabels
+// (x, y: one point, named and labelled by its label, as Label Studio groups
+// no points into an instance) and choices (a class each); brushes and
+// ellipses are counted ignored. The first annotation not cancelled is
 // read; predictions are not (they are a model's, not a human's). The
 // images are found in the folder by base name, with or without the
 // upload's prefix.
@@ -39,8 +44,12 @@ type lsResult struct {
 	OriginalHeight int    `json:"original_height"`
 	Value          struct {
 		X, Y, Width, Height, Rotation float64
-		RectangleLabels               []string `json:"rectanglelabels"`
-		Labels                        []string `json:"labels"`
+		RectangleLabels               []string    `json:"rectanglelabels"`
+		Labels                        []string    `json:"labels"`
+		PolygonLabels                 []string    `json:"polygonlabels"`
+		KeypointLabels                []string    `json:"keypointlabels"`
+		Choices                       []string    `json:"choices"`
+		Points                        [][]float64 `json:"points"`
 	} `json:"value"`
 }
 
@@ -120,9 +129,11 @@ func (rd *reader) labelStudioTask(rel string, t lsTask, labels map[string]bool) 
 				over++
 				continue
 			}
-			if b, ok := rd.lsBox(rel, t.ID, r); ok {
+			for _, b := range rd.lsShapes(rel, t.ID, r) {
 				labels[b.Label] = true
 				it.Boxes = append(it.Boxes, b)
+			}
+			if r.OriginalWidth > 0 && r.OriginalHeight > 0 {
 				it.Width, it.Height = r.OriginalWidth, r.OriginalHeight
 			}
 		}
@@ -172,6 +183,47 @@ func lsImageRef(t lsTask) string {
 		ref = t.FileUpload
 	}
 	return ref
+}
+
+// lsShapes reads one result: a shape, a class for each choice, or nothing
+// (a problem then says why).
+func (rd *reader) lsShapes(rel string, task int64, r lsResult) []Box {
+	v := r.Value
+	switch r.Type {
+	case "choices":
+		out := make([]Box, 0, len(v.Choices))
+		for _, c := range v.Choices {
+			out = append(out, Box{Label: c, Geometry: shape.Geometry{Type: shape.Class}})
+		}
+		return out
+	case "polygonlabels":
+		if len(v.PolygonLabels) == 0 {
+			rd.rep.add(Malformed, rel, 0, "task %d: a polygon without a label", task)
+			return nil
+		}
+		ring := make([]float64, 0, 2*len(v.Points))
+		for _, p := range v.Points {
+			if len(p) != 2 {
+				rd.rep.add(Malformed, rel, 0, "task %d: polygon point %v is not [x, y]", task, p)
+				return nil
+			}
+			ring = append(ring, p[0]/100, p[1]/100)
+		}
+		return []Box{{Label: v.PolygonLabels[0], Relative: true,
+			Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{ring}}}}
+	case "keypointlabels":
+		if len(v.KeypointLabels) == 0 {
+			rd.rep.add(Malformed, rel, 0, "task %d: a keypoint without a label", task)
+			return nil
+		}
+		name := v.KeypointLabels[0]
+		return []Box{{Label: name, Relative: true, Geometry: shape.Geometry{Type: shape.Keypoints,
+			Keypoints: []shape.Keypoint{{Name: name, X: v.X / 100, Y: v.Y / 100, V: 2}}}}}
+	}
+	if b, ok := rd.lsBox(rel, task, r); ok {
+		return []Box{b}
+	}
+	return nil
 }
 
 func (rd *reader) lsBox(rel string, task int64, r lsResult) (Box, bool) {

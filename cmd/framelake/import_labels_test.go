@@ -282,8 +282,8 @@ func TestImportLabelmeCOCOAndVOC(t *testing.T) {
 
 // TestImportCVATAndLabelStudio imports the hand-checked CVAT 1.1 and Label
 // Studio fixtures (labelio/testdata) with real images beside them: the
-// shapes the formats really write come in (CVAT's polygon and tag as
-// shapes, Label Studio's as boxes), the zero-size box and the
+// shapes the formats really write come in (CVAT's polygon and tag, Label
+// Studio's polygon, keypoint and choice as shapes), the zero-size box and the
 // image that is not there are refused (non-zero exit), the split comes
 // from CVAT's subset.
 func TestImportCVATAndLabelStudio(t *testing.T) {
@@ -296,7 +296,7 @@ func TestImportCVATAndLabelStudio(t *testing.T) {
 	}{
 		{"cvat", "cvat", []string{"images/street-1.jpg", "images/street-2.jpg"}, 4,
 			map[string]int{"ignored": 1, "zero_size": 1, "label_without_image": 2, "clipped": 1}},
-		{"labelstudio", "labelstudio", []string{"street-1.jpg", "photos/street-2.jpg"}, 2,
+		{"labelstudio", "labelstudio", []string{"street-1.jpg", "photos/street-2.jpg"}, 5,
 			map[string]int{"ignored": 1, "zero_size": 1, "label_without_image": 1, "clipped": 1}},
 	} {
 		dir := t.TempDir()
