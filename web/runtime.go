@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/labstack/echo/v5"
 )
 
@@ -21,6 +22,10 @@ type runtimeStats struct {
 	RSSBytes       int64   `json:"rssBytes"`       // resident memory of the process, C libraries' (libvips) included; 0 where /proc is missing
 	OpenFiles      int     `json:"openFiles"`      // open file descriptors; 0 where /proc is missing
 	UptimeSeconds  float64 `json:"uptimeSeconds"`
+	// Writer is how write transactions used the database's one writer since
+	// start: a long wait with short holds is a queue for the writer, long
+	// holds are slow transactions.
+	Writer *sqlitedb.WriterStats `json:"writer,omitempty"`
 }
 
 var processStart = time.Now()
@@ -34,6 +39,10 @@ func (s *server) runtimeStats(c *echo.Context) error {
 	runtime.ReadMemStats(&m)
 	st := runtimeStats{Goroutines: runtime.NumGoroutine(), HeapAllocBytes: m.HeapAlloc, GoSysBytes: m.Sys,
 		RSSBytes: residentBytes(), UptimeSeconds: time.Since(processStart).Seconds()}
+	if s.Lake != nil {
+		w := s.Lake.DB().WriterStats()
+		st.Writer = &w
+	}
 	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
 		st.OpenFiles = len(fds)
 	}

@@ -177,6 +177,17 @@ type sample struct {
 	Heap       int64 `json:"heapAllocBytes"`
 	RSS        int64 `json:"rssBytes"`
 	OpenFiles  int   `json:"openFiles"`
+	// Writer is the server's write transactions since it started: how long
+	// they waited for the one writer and held it.
+	Writer struct {
+		N         int64   `json:"transactions"`
+		WaitTotal float64 `json:"waitTotalMs"`
+		WaitMax   float64 `json:"waitMaxMs"`
+		WaitP99   float64 `json:"waitP99Ms"`
+		HoldTotal float64 `json:"holdTotalMs"`
+		HoldMax   float64 `json:"holdMaxMs"`
+		HoldP99   float64 `json:"holdP99Ms"`
+	} `json:"writer"`
 }
 
 // sampler reads the server's runtime figures every interval until stopped.
@@ -219,9 +230,25 @@ func (s *sampler) print(w io.Writer) {
 	<-s.done
 	fmt.Fprintln(w, "\nserver runtime, sampled during the run (GET /api/v1/runtime)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "at s\tgoroutines\theap MB\tRSS MB\topen files\t")
-	for _, x := range s.samples {
-		fmt.Fprintf(tw, "%.0f\t%d\t%.1f\t%.1f\t%d\t\n", x.At.Seconds(), x.Goroutines, float64(x.Heap)/1e6, float64(x.RSS)/1e6, x.OpenFiles)
+	// The write columns are the transactions since the sample before, and
+	// their mean wait for the writer and mean hold of it.
+	fmt.Fprintln(tw, "at s\tgoroutines\theap MB\tRSS MB\topen files\twrites\twait ms\thold ms\t")
+	for i, x := range s.samples {
+		var n int64
+		var wait, hold float64
+		if i > 0 {
+			p := s.samples[i-1].Writer
+			if n = x.Writer.N - p.N; n > 0 {
+				wait, hold = (x.Writer.WaitTotal-p.WaitTotal)/float64(n), (x.Writer.HoldTotal-p.HoldTotal)/float64(n)
+			}
+		}
+		fmt.Fprintf(tw, "%.0f\t%d\t%.1f\t%.1f\t%d\t%d\t%.1f\t%.1f\t\n", x.At.Seconds(), x.Goroutines, float64(x.Heap)/1e6,
+			float64(x.RSS)/1e6, x.OpenFiles, n, wait, hold)
 	}
 	tw.Flush()
+	if n := len(s.samples); n > 0 {
+		w0 := s.samples[n-1].Writer
+		fmt.Fprintf(w, "writer since the server started: %d write transactions, wait p99 %.1f ms (max %.1f), hold p99 %.1f ms (max %.1f)\n",
+			w0.N, w0.WaitP99, w0.WaitMax, w0.HoldP99, w0.HoldMax)
+	}
 }

@@ -59,6 +59,10 @@ func TestLoadAndShapesAgainstARealServer(t *testing.T) {
 	if rows := strings.Split(strings.TrimSpace(samples), "\n"); len(rows) < 4 || !strings.Contains(rows[1], "goroutines") {
 		t.Errorf("want the server's runtime sampled idle before, during and after the phase:\n%s", out.String())
 	}
+	if !strings.Contains(samples, "wait ms") || !strings.Contains(samples, "writer since the server started: ") ||
+		strings.Contains(samples, "started: 0 write transactions") {
+		t.Errorf("want the writer's transactions, waits and holds under the samples:\n%s", out.String())
+	}
 	out.Reset()
 	if err := run(ctx, append([]string{"shapes", "--rounds", "1"}, creds...), &out); err != nil {
 		t.Fatalf("shapes: %v\n%s", err, out.String())
