@@ -1,8 +1,8 @@
 // Package labelio reads labelled data made by other tools: YOLO
 // (Darknet and Ultralytics layouts), COCO detection JSON, Pascal VOC XML,
-// CVAT for images 1.1 XML and Label Studio JSON. Each reader walks a folder
-// and hands out one Item per image: the image's path, the split it came
-// from, and its boxes with labels and attributes. Nothing is dropped
+// CVAT for images 1.1 XML, Label Studio JSON and labelme JSON. Each reader
+// walks a folder and hands out one Item per image: the image's path, the
+// split it came from, and its boxes and shapes with labels and attributes. Nothing is dropped
 // silently: every box or file that could not be read as written is a
 // Problem in the Report, with its file and, where there is one, its line.
 //
@@ -37,18 +37,19 @@ const (
 	VOC         Format = "voc"
 	CVAT        Format = "cvat"
 	LabelStudio Format = "labelstudio"
+	Labelme     Format = "labelme"
 	Raw         Format = "raw" // media only, no labels
 )
 
 // Formats are the names ParseFormat accepts.
-var Formats = []Format{Auto, YOLO, COCO, VOC, CVAT, LabelStudio, Raw}
+var Formats = []Format{Auto, YOLO, COCO, VOC, CVAT, LabelStudio, Labelme, Raw}
 
 // ParseFormat checks a format name.
 func ParseFormat(s string) (Format, error) {
 	if f := Format(s); slices.Contains(Formats, f) {
 		return f, nil
 	}
-	return "", fmt.Errorf("unknown format %q: use one of auto, yolo, coco, voc, cvat, labelstudio, raw", s)
+	return "", fmt.Errorf("unknown format %q: use one of auto, yolo, coco, voc, cvat, labelstudio, labelme, raw", s)
 }
 
 // Box is one labelled rectangle as its file wrote it: (X, Y) its top-left
@@ -274,6 +275,8 @@ func ReadWith(ctx context.Context, dir string, f Format, caps Caps, emit func(It
 		err = rd.cvat()
 	case LabelStudio:
 		err = rd.labelStudio()
+	case Labelme:
+		err = rd.labelme()
 	case Raw:
 		err = rd.raw()
 	default:

@@ -386,3 +386,77 @@ func TestBrokenVOCFile(t *testing.T) {
 		t.Errorf("problem %+v", p)
 	}
 }
+
+// labelmeExamples is Debian's labelme-examples (../shared/TESTDATA.md).
+const labelmeExamples = "/usr/share/doc/labelme-examples/examples"
+
+// TestLabelmePrimitives reads labelme's own primitives example, one shape
+// of each type, hand-checked against its JSON: rectangles as boxes, the
+// polygon, line and line strip, the point as keypoints of one point, and
+// the circle (centre (195, 84) through (225, 125), radius √(30² + 41²) =
+// 50.80) as a polygon of 64 vertices.
+func TestLabelmePrimitives(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"primitives.json": "@" + labelmeExamples + "/primitives/primitives.json",
+		"primitives.jpg":  "@" + labelmeExamples + "/primitives/primitives.jpg",
+	})
+	items, rep := read(t, dir, labelio.Auto)
+	if rep.Format != labelio.Labelme || len(items) != 1 || len(rep.Counts) != 0 {
+		t.Fatalf("format %s (%s), %d items, counts %v", rep.Format, rep.Why, len(items), rep.Counts)
+	}
+	bs := rep.Fit(items["primitives.jpg"], 560, 450)
+	if len(bs) != 7 {
+		t.Fatalf("%d shapes: %+v", len(bs), bs)
+	}
+	if b := bs[0]; b.Type != "" || !near(px{b.X, b.Y, b.W, b.H}, px{32, 35, 100, 100}) {
+		t.Errorf("rectangle %+v", b)
+	}
+	r := math.Hypot(30, 41)
+	if b := bs[1]; b.Type != shape.Polygon || len(b.Polygon[0]) != 128 || math.Abs(b.Polygon[0][0]-(195+r)) > 1e-9 ||
+		math.Abs(b.W-2*r) > 1e-9 {
+		t.Errorf("circle %+v", b)
+	}
+	if b := bs[3]; b.Type != shape.Polygon || !reflect.DeepEqual(b.Polygon, [][]float64{{69, 318, 45, 403, 173, 406, 198, 321}}) ||
+		!near(px{b.X, b.Y, b.W, b.H}, px{45, 318, 153, 88}) {
+		t.Errorf("polygon %+v", b)
+	}
+	if b := bs[4]; b.Type != shape.Polyline || !reflect.DeepEqual(b.Points, []float64{188, 178, 160, 224}) {
+		t.Errorf("line %+v", b)
+	}
+	if b := bs[5]; b.Type != shape.Keypoints || !reflect.DeepEqual(b.Keypoints, []shape.Keypoint{{Name: "point", X: 345, Y: 174, V: 2}}) {
+		t.Errorf("point %+v", b)
+	}
+	if b := bs[6]; b.Type != shape.Polyline || len(b.Points) != 6 || b.Label != "line_strip" {
+		t.Errorf("line strip %+v", b)
+	}
+}
+
+// TestLabelmeInstancesAndFlags reads labelme's instance segmentation
+// example (3 images, polygons with group ids) and its classification
+// example (image flags: a true flag is a class).
+func TestLabelmeInstancesAndFlags(t *testing.T) {
+	items, rep := read(t, labelmeExamples+"/instance_segmentation/data_annotated", labelio.Auto)
+	if rep.Format != labelio.Labelme || len(items) != 3 || len(rep.Counts) != 0 {
+		t.Fatalf("format %s, %d items, counts %v", rep.Format, len(items), rep.Counts)
+	}
+	polygons := 0
+	for _, it := range items {
+		for _, b := range it.Boxes {
+			if b.Type == shape.Polygon && len(b.Polygon[0]) >= 6 {
+				polygons++
+			}
+		}
+	}
+	if polygons == 0 {
+		t.Error("no polygons")
+	}
+	items, rep = read(t, labelmeExamples+"/classification/data_annotated", labelio.Auto)
+	if rep.Format != labelio.Labelme || len(items) != 2 {
+		t.Fatalf("classification: format %s, %d items", rep.Format, len(items))
+	}
+	it := items["0001.jpg"]
+	if len(it.Boxes) != 1 || it.Boxes[0].Label != "cat" || it.Boxes[0].Type != shape.Class {
+		t.Errorf("0001.jpg %+v: its flag cat is true", it.Boxes)
+	}
+}

@@ -158,6 +158,8 @@ func detect(t *tree) (Format, string, error) {
 	for _, j := range t.withExt(".json") {
 		h := bytes.TrimSpace(t.head(j, 8192))
 		switch {
+		case isLabelmeHead(h):
+			return Labelme, fmt.Sprintf("%s is a labelme JSON (an object with shapes)", j), nil
 		case isCOCOHead(h):
 			return COCO, fmt.Sprintf("%s is a COCO JSON (an object with images)", j), nil
 		case bytes.HasPrefix(h, []byte("[")) && (bytes.Contains(h, []byte(`"data"`)) || bytes.Contains(h, []byte(`"result"`))):
@@ -177,7 +179,7 @@ func detect(t *tree) (Format, string, error) {
 			return YOLO, fmt.Sprintf("%s is a YOLO label file in a labels folder", f), nil
 		}
 	}
-	return Raw, "no labels recognised (no COCO or Label Studio JSON, VOC or CVAT XML, YOLO names or labels folder): media only", nil
+	return Raw, "no labels recognised (no COCO, Label Studio or labelme JSON, VOC or CVAT XML, YOLO names or labels folder): media only", nil
 }
 
 // isCOCOHead tells a COCO JSON by its first bytes: an object whose keys

@@ -44,7 +44,7 @@ func cmdImport(ctx context.Context, args []string) error {
 	fs.StringVar(&f.media, "media", os.Getenv("FRAMELAKE_MEDIA"), "with --data: where media lives, as serve --media "+
 		"(env FRAMELAKE_MEDIA; default: what the lake records)")
 	fs.StringVar(&f.project, "project", "", "annotation project (name or id) whose upload sessions, one per split, receive the files and boxes; a new name creates an image project")
-	format := fs.String("format", "auto", "labels to read with the media: auto, yolo, coco, voc, cvat, labelstudio or raw (media only)")
+	format := fs.String("format", "auto", "labels to read with the media: auto, yolo, coco, voc, cvat, labelstudio, labelme or raw (media only)")
 	fs.IntVar(&f.batch, "batch", 0, "files per batch (default 256 with --data, 64 with --url)")
 	fs.IntVar(&f.parallel, "parallel", 4, "batches in flight at once")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -52,7 +52,7 @@ func cmdImport(ctx context.Context, args []string) error {
 	archiveLimitFlags(fs, &f.limits)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the import to this file (for go tool pprof)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: framelake import DIR|ARCHIVE [--format auto|yolo|coco|voc|cvat|labelstudio|raw] [--collection NAME] [--project NAME] (--data DIR | --url URL) [flags]\n  ARCHIVE: .zip, .tar, .tar.gz or .tgz")
+		fmt.Fprintln(fs.Output(), "usage: framelake import DIR|ARCHIVE [--format auto|yolo|coco|voc|cvat|labelstudio|labelme|raw] [--collection NAME] [--project NAME] (--data DIR | --url URL) [flags]\n  ARCHIVE: .zip, .tar, .tar.gz or .tgz")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args, 1); err != nil {
