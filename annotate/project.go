@@ -83,9 +83,11 @@ func checkNewProject(np NewProject, needLabels bool) error {
 	return nil
 }
 
-// Project returns the project with id.
+// Project returns the project with id. It reads on the point-lookup pool:
+// a frame edit starts here, and on the reader pool it waited behind
+// listings for a connection (see sqlitedb.DB.Point).
 func (s *Service) Project(ctx context.Context, projectID string) (Project, error) {
-	return loadProject(ctx, s.db.R, "p.id = ?", projectID)
+	return loadProject(ctx, s.db.Point, "p.id = ?", projectID)
 }
 
 // loadProject reads a project and its labels, on the reader pool or in a tx.

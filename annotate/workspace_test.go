@@ -2,12 +2,14 @@ package annotate_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/errs"
@@ -252,5 +254,30 @@ func TestTaskStartsFromLakeBoxes(t *testing.T) {
 	}
 	if _, err := f.s.CreateTask(f.ctx, other.ID, annotate.NewTask{UniqueNames: names[:1], StartFrom: "nope"}); !errs.Is(err, errs.InvalidArgument) {
 		t.Fatalf("startFrom nope: %v", err)
+	}
+}
+
+// A frame edit reads its project on the point-lookup pool, not the reader
+// pool that listings fill: under a mixed load the edit waited for a reader
+// connection behind lists and counts (frame edit p99 800 ms at 64 clients)
+// before it even asked for the writer. With every reader held it still saves.
+func TestFrameEditDoesNotWaitForReaders(t *testing.T) {
+	f := open(t, annotate.Image)
+	files := f.lakeImages(t, 1)
+	if _, err := f.s.CreateTask(f.ctx, f.proj.ID, annotate.NewTask{UniqueNames: []string{files[0].UniqueName}}); err != nil {
+		t.Fatal(err)
+	}
+	for range f.db.R.Stats().MaxOpenConnections {
+		tx, err := f.db.R.BeginTx(f.ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+	}
+	short, cancel := context.WithTimeout(f.ctx, 2*time.Second)
+	defer cancel()
+	res, err := f.s.ReplaceFrameBoxesAt(short, f.proj.ID, files[0].UniqueName, 1, []annotate.Box{car(5)})
+	if err != nil || res.Version != 2 {
+		t.Fatalf("a frame edit with every reader connection held: %+v, %v", res, err)
 	}
 }
