@@ -24,9 +24,10 @@ import (
 // labelme2voc.py, a COCO JSON from labelme2coco.py) and darknet's sample
 // images and coco.names, with hand-written YOLO labels.
 const (
-	labelmeVOC  = "/usr/share/doc/labelme-examples/examples/bbox_detection/data_dataset_voc"
-	labelmeCOCO = "/usr/share/doc/labelme-examples/examples/instance_segmentation/data_dataset_coco"
-	darknetData = "/usr/share/darknet/data"
+	labelmeVOC      = "/usr/share/doc/labelme-examples/examples/bbox_detection/data_dataset_voc"
+	labelmeCOCO     = "/usr/share/doc/labelme-examples/examples/instance_segmentation/data_dataset_coco"
+	labelmeExamples = "/usr/share/doc/labelme-examples/examples"
+	darknetData     = "/usr/share/darknet/data"
 )
 
 // labelledSummary is the --json summary of a labelled import.
@@ -159,8 +160,8 @@ func closeTo(a, b pixelBox) bool {
 }
 
 // TestImportYOLOOverHTTP imports a YOLO tree through a server: boxes in
-// pixels of the images as the lake measured them, the segment line as its
-// box, the box past the edge clipped, the split as metadata; the malformed
+// pixels of the images as the lake measured them, the segment line as a
+// polygon (read as its box here), the box past the edge clipped, the split as metadata; the malformed
 // line and the label file without its image are reported with file and
 // line and make the exit status non-zero; a re-run changes nothing.
 func TestImportYOLOOverHTTP(t *testing.T) {
@@ -170,8 +171,7 @@ func TestImportYOLOOverHTTP(t *testing.T) {
 	args := append([]string{dir, "--collection", "yolo"}, creds...)
 	sum := importLabelled(t, true, args...)
 	l := sum.Labels
-	wantCounts := map[string]int{"malformed": 1, "label_without_image": 1, "image_without_labels": 1,
-		"segment_reduced": 1, "clipped": 1}
+	wantCounts := map[string]int{"malformed": 1, "label_without_image": 1, "image_without_labels": 1, "clipped": 1}
 	if sum.Format != "yolo" || !strings.Contains(sum.FormatWhy, "data.yaml") || sum.Stored != 3 || l.Boxes != 4 ||
 		l.FilesChanged != 2 || l.Refused != 2 || len(l.Categories) != 80 || !maps.Equal(l.Counts, wantCounts) {
 		t.Fatalf("summary %+v", sum)
@@ -228,6 +228,40 @@ func mustItems(t *testing.T, c *client.Client, collection string) []client.Item 
 		t.Fatal(err)
 	}
 	return items
+}
+
+// TestImportLabelme imports labelme's primitives example through the binary
+// into a data folder and reads its shapes back through the API: one of
+// each type labelme draws.
+func TestImportLabelme(t *testing.T) {
+	data, dir := t.TempDir(), t.TempDir()
+	for _, f := range []string{"primitives.json", "primitives.jpg"} {
+		b, err := os.ReadFile(filepath.Join(labelmeExamples, "primitives", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	sum := importLabelled(t, false, dir, "--data", data, "--collection", "prims")
+	if sum.Format != "labelme" || sum.Stored != 1 || sum.Labels.Boxes != 7 || len(sum.Labels.Counts) != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	c, _, stop := serveData(t, data)
+	defer stop()
+	items := mustItems(t, c, "prims")
+	bs, err := c.FileAnnotations(context.Background(), items[0].UniqueName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{}
+	for _, b := range bs {
+		types[b.Label] = string(b.Type)
+	}
+	want := map[string]string{"rectangle": "box", "circle": "polygon", "polygon": "polygon", "line": "polyline",
+		"point": "keypoints", "line_strip": "polyline"}
+	if !maps.Equal(types, want) {
+		t.Errorf("types %v, want %v", types, want)
+	}
 }
 
 // TestImportLabelmeCOCOAndVOC imports the COCO JSON and the VOC tree
