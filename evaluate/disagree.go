@@ -94,7 +94,7 @@ func (s *Service) disagreementJob(ctx context.Context, r *job.Run) error {
 		return err
 	}
 	q := lake.BoxPairQuery{Selection: lake.Selection{ItemType: "image", Query: req.Query},
-		MachineOperation: req.RunID, PageFiles: s.opt.PageFiles, WithIDs: true}
+		MachineOperation: req.RunID, PageFiles: s.opt.PageFiles, WithIDs: true, WithShapes: true}
 	total, err := s.lake.CountHumanFiles(ctx, q)
 	if err != nil {
 		return err
@@ -111,7 +111,10 @@ func (s *Service) disagreementJob(ctx context.Context, r *job.Run) error {
 		return err
 	}
 	err = s.lake.EachFileBoxPair(ctx, q, func(fb lake.BoxPair) error {
-		fd := fileDisagreements(fb, req.IoU)
+		fd, err := fileDisagreements(fb, req.IoU)
+		if err != nil {
+			return err
+		}
 		res.Checked++
 		res.Missed, res.Extra, res.Mismatched = res.Missed+len(fd.Missed), res.Extra+len(fd.Extra), res.Mismatched+len(fd.Mismatched)
 		if fd.Count > 0 {
@@ -141,7 +144,7 @@ func (s *Service) disagreementJob(ctx context.Context, r *job.Run) error {
 // fileDisagreements matches each frame of a file (matchFrame) and reads the
 // leftovers: unmatched human boxes are missed, unmatched model boxes extra,
 // and cross-label pairs mismatched. Crowd regions are left out.
-func fileDisagreements(fb lake.BoxPair, thr float64) FileDisagreements {
+func fileDisagreements(fb lake.BoxPair, thr float64) (FileDisagreements, error) {
 	boxes := make(map[int64]lake.ScoredBox, len(fb.Human)+len(fb.Machine))
 	for _, bs := range [][]lake.ScoredBox{fb.Human, fb.Machine} {
 		for _, b := range bs {
@@ -149,7 +152,10 @@ func fileDisagreements(fb lake.BoxPair, thr float64) FileDisagreements {
 		}
 	}
 	fd := FileDisagreements{UniqueName: fb.UniqueName, Missed: []DBox{}, Extra: []DBox{}, Mismatched: []Mismatch{}}
-	frames, _ := splitFrames(fb, false, false) // boxes only: no masks to fail
+	frames, err := splitFrames(fb, false, masksSegments)
+	if err != nil {
+		return FileDisagreements{}, err
+	}
 	for _, fr := range frames {
 		byScore(fr.ds)
 		for _, o := range matchFrame(fr.gs, fr.ds, thr) {
@@ -164,7 +170,7 @@ func fileDisagreements(fb lake.BoxPair, thr float64) FileDisagreements {
 		}
 	}
 	fd.Count = len(fd.Missed) + len(fd.Extra) + len(fd.Mismatched)
-	return fd
+	return fd, nil
 }
 
 func dbox(b lake.ScoredBox) DBox {

@@ -14,6 +14,7 @@ import (
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/lake/query"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // Start checks req, stores the evaluation as running and queues its job, in
@@ -205,7 +206,11 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 	err = s.lake.EachFileBoxPair(ctx, q, func(fb lake.BoxPair) error {
 		counts := lake.FileEvalCounts{FileSeq: fb.Seq}
 		truth.Files++
-		frames, err := splitFrames(fb, p.AreaSource == AreaAnnotation, p.IoUType == IoUSegm)
+		masks := masksNone
+		if p.IoUType == IoUSegm {
+			masks = masksAll
+		}
+		frames, err := splitFrames(fb, p.AreaSource == AreaAnnotation, masks)
 		if err != nil {
 			return err
 		}
@@ -315,24 +320,35 @@ func (w *outcomeWriter) flush(ctx context.Context) error {
 	return err
 }
 
+// masks says which annotations splitFrames draws as masks.
+type masks int
+
+const (
+	masksNone     masks = iota // every annotation compares by its box
+	masksAll                   // iou_type segm: every annotation by its mask
+	masksSegments              // polygons and masks by their pixels where both sides are one, the rest by boxes
+)
+
 // splitFrames turns a file's boxes into its judged frames: those that have
 // human boxes and those labelled empty. With cocoArea, human boxes carry
-// COCO's area where their import kept one. With segm, every box carries its
-// mask (maskOf) and predicted boxes the mask's area, as pycocotools' loadRes
-// gives segmentation results.
-func splitFrames(fb lake.BoxPair, cocoArea, segm bool) ([]frameBoxes, error) {
+// COCO's area where their import kept one. With masksAll, every box carries
+// its mask (maskOf) and predicted boxes the mask's area, as pycocotools'
+// loadRes gives segmentation results; with masksSegments only polygons and
+// masks carry one, and areas stay as for boxes.
+func splitFrames(fb lake.BoxPair, cocoArea bool, mode masks) ([]frameBoxes, error) {
+	segm := mode == masksAll
 	areas := map[int]int{}
 	byFrame := func(bs []lake.ScoredBox) (map[int][]box, error) {
 		m := map[int][]box{}
 		for _, b := range bs {
 			x := box{seq: b.Seq, label: b.Label, x: b.X, y: b.Y, w: b.W, h: b.H, score: b.Score, crowd: b.Crowd && b.Human}
-			if segm {
+			if segm || mode == masksSegments && (b.Type == shape.Polygon || b.Type == shape.Mask) {
 				mask, err := maskOf(b, fb.Height, fb.Width)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", fb.UniqueName, err)
 				}
 				x.mask = mask
-				if !b.Human || !cocoArea || !(b.Area > 0) {
+				if segm && (!b.Human || !cocoArea || !(b.Area > 0)) {
 					x.cocoArea = float64(mask.Area)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"image"
 	"image/png"
 	"io"
@@ -115,4 +116,31 @@ func openSegm(t *testing.T) *appliance.Appliance {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// TestDisagreementsReadMasks: label disagreements compare polygons and masks
+// by their pixels where both sides are one (issue 32), else by boxes. The
+// triangle's box is the truth's (box IoU 1) but its pixels cover 780 of
+// 1,600 (IoU 0.4875 < 0.5): it is the model's extra shape, and the square
+// (0.8) the match. Compared by boxes the triangle (0.9) would take the
+// truth and the square be extra.
+func TestDisagreementsReadMasks(t *testing.T) {
+	a := openSegm(t)
+	ctx := context.Background()
+	id, err := a.Evaluate.FindDisagreements(ctx, evaluate.DisagreementRequest{RunID: "run_t", IoU: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := a.Jobs.Wait(ctx, id)
+	if err != nil || j.Status != "completed" {
+		t.Fatalf("%+v %v", j, err)
+	}
+	var res evaluate.Disagreements
+	if err := json.Unmarshal(j.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Extra != 1 || res.Missed != 0 || len(res.Files) != 1 || len(res.Files[0].Extra) != 1 ||
+		res.Files[0].Extra[0].Confidence == nil || *res.Files[0].Extra[0].Confidence != 0.9 {
+		t.Errorf("disagreements %+v: want the triangle (0.9) extra", res)
+	}
 }
