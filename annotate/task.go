@@ -36,21 +36,23 @@ func (s *Service) scanTask(sc interface{ Scan(...any) error }, p Project) (Task,
 	return t, nil
 }
 
-// Task returns the task with id.
+// Task returns the task with id. It reads on the point-lookup pool: every
+// frame edit answers its task, and on the reader pool that read waited
+// behind listings for a connection.
 func (s *Service) Task(ctx context.Context, taskID string) (Task, error) {
 	var projectSeq int64
-	err := s.db.R.QueryRowContext(ctx, `SELECT project_seq FROM upload_session WHERE task_id = ?`, taskID).Scan(&projectSeq)
+	err := s.db.Point.QueryRowContext(ctx, `SELECT project_seq FROM upload_session WHERE task_id = ?`, taskID).Scan(&projectSeq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Task{}, errs.NotFoundf("task %q not found", taskID)
 	}
 	if err != nil {
 		return Task{}, err
 	}
-	p, err := loadProject(ctx, s.db.R, "p.seq = ?", projectSeq)
+	p, err := loadProject(ctx, s.db.Point, "p.seq = ?", projectSeq)
 	if err != nil {
 		return Task{}, err
 	}
-	return s.scanTask(s.db.R.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM upload_session s WHERE s.task_id = ?`,
+	return s.scanTask(s.db.Point.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM upload_session s WHERE s.task_id = ?`,
 		taskID), p)
 }
 

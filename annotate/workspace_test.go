@@ -260,11 +260,13 @@ func TestTaskStartsFromLakeBoxes(t *testing.T) {
 // A frame edit reads its project on the point-lookup pool, not the reader
 // pool that listings fill: under a mixed load the edit waited for a reader
 // connection behind lists and counts (frame edit p99 800 ms at 64 clients)
-// before it even asked for the writer. With every reader held it still saves.
+// before it even asked for the writer, and again for its task after it. With
+// every reader held it still saves and answers.
 func TestFrameEditDoesNotWaitForReaders(t *testing.T) {
 	f := open(t, annotate.Image)
 	files := f.lakeImages(t, 1)
-	if _, err := f.s.CreateTask(f.ctx, f.proj.ID, annotate.NewTask{UniqueNames: []string{files[0].UniqueName}}); err != nil {
+	task, err := f.s.CreateTask(f.ctx, f.proj.ID, annotate.NewTask{UniqueNames: []string{files[0].UniqueName}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	for range f.db.R.Stats().MaxOpenConnections {
@@ -279,5 +281,9 @@ func TestFrameEditDoesNotWaitForReaders(t *testing.T) {
 	res, err := f.s.ReplaceFrameBoxesAt(short, f.proj.ID, files[0].UniqueName, 1, []annotate.Box{car(5)})
 	if err != nil || res.Version != 2 {
 		t.Fatalf("a frame edit with every reader connection held: %+v, %v", res, err)
+	}
+	// The edit's answer holds its task, read after the commit.
+	if got, err := f.s.Task(short, task.ID); err != nil || got.CompletedFrames != 1 {
+		t.Fatalf("the task after the edit, with every reader connection held: %+v, %v", got, err)
 	}
 }
