@@ -337,7 +337,7 @@ func (s *Service) boxes(ctx context.Context, b *buildState, chunk []planned) (ma
 	}
 	for _, x := range all {
 		if x.Frame == 0 {
-			out[x.FileSeq] = append(out[x.FileSeq], Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H})
+			out[x.FileSeq] = append(out[x.FileSeq], Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H, Geometry: x.Geometry})
 		}
 	}
 	return out, nil

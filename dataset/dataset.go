@@ -109,6 +109,7 @@ import (
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 //go:embed migrations/*.sql
@@ -264,13 +265,16 @@ type Group struct {
 	Versions  []Version `json:"versionList"`
 }
 
-// Box is a labelled rectangle of a frame, in pixels from the top-left corner.
+// Box is a labelled rectangle of a frame, in pixels from the top-left corner,
+// and the shape it is the box of when it is more (docs/shapes.md). Frames an
+// augmentation made carry the moved box alone, not yet the moved shape.
 type Box struct {
 	Label string  `json:"label"`
 	X     float64 `json:"x"`
 	Y     float64 `json:"y"`
 	W     float64 `json:"w"`
 	H     float64 `json:"h"`
+	shape.Geometry
 }
 
 // Frame is one item of a version: a lake image or an augmented one.

@@ -247,18 +247,35 @@ func parsedLabels(boxes string) ([]string, error) {
 	return out, nil
 }
 
+// boxKey is a box as compareBoxes compares it: equal boxes with equal
+// shapes (as JSON) are the same.
+type boxKey struct {
+	label      string
+	x, y, w, h float64
+	shape      string
+}
+
+func keyOf(b Box) boxKey {
+	k := boxKey{label: b.Label, x: b.X, y: b.Y, w: b.W, h: b.H}
+	if b.Type != "" {
+		j, _ := json.Marshal(b.Geometry)
+		k.shape = string(j)
+	}
+	return k
+}
+
 // compareBoxes counts, per label, how one frame's boxes from became to.
 func compareBoxes(from, to []Box) map[string]BoxChanges {
 	out := map[string]BoxChanges{}
 	// Equal boxes first, as a multiset.
-	left := map[Box]int{}
+	left := map[boxKey]int{}
 	for _, b := range from {
-		left[b]++
+		left[keyOf(b)]++
 	}
 	var added []Box
 	for _, b := range to {
-		if left[b] > 0 {
-			left[b]--
+		if k := keyOf(b); left[k] > 0 {
+			left[k]--
 			c := out[b.Label]
 			c.Unchanged++
 			out[b.Label] = c
@@ -268,8 +285,8 @@ func compareBoxes(from, to []Box) map[string]BoxChanges {
 	}
 	var removed []Box
 	for _, b := range from {
-		if left[b] > 0 {
-			left[b]--
+		if k := keyOf(b); left[k] > 0 {
+			left[k]--
 			removed = append(removed, b)
 		}
 	}

@@ -152,7 +152,7 @@ func (s *Service) itemPage(ctx context.Context, versionSeq int64, build, after, 
 func (s *Service) exportFrame(ctx context.Context, f Frame, classes map[string]int) export.Frame {
 	boxes := make([]export.Box, len(f.Boxes))
 	for i, b := range f.Boxes {
-		boxes[i] = export.Box{Label: b.Label, ClassID: classes[b.Label], X: b.X, Y: b.Y, W: b.W, H: b.H}
+		boxes[i] = export.Box{Label: b.Label, ClassID: classes[b.Label], X: b.X, Y: b.Y, W: b.W, H: b.H, Geometry: b.Geometry}
 	}
 	store, blob, ext := s.lake.Store(), f.blob, f.Ext
 	return export.Frame{UniqueName: f.UniqueName, Name: f.Name, Ext: f.Ext, Split: f.Split, Augmented: f.Augmented,

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/framelake/framelake/lake/shape"
 	"io"
 	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -391,5 +393,66 @@ func TestImportExportArchive(t *testing.T) {
 	if sum.Format != "coco" || sum.Stored != 3 || sum.Labels.Boxes != 3 || sum.Labels.Operation != "import:street" ||
 		sum.Labels.Splits["train"] != 1 || sum.Labels.Splits["val"] != 1 || sum.Labels.Splits["test"] != 1 {
 		t.Errorf("summary %+v", sum)
+	}
+}
+
+// TestShapesRoundTripCOCO: a COCO export of a polygon, a mask, a polygon
+// with a hole and a box, imported again through the binary, reads back the
+// same shapes through the API: the polygon's rings and the mask's counts as
+// written, and the polygon with a hole as the mask of its pixels (COCO's
+// readers unite rings, so the export writes it as a mask).
+func TestShapesRoundTripCOCO(t *testing.T) {
+	square := []float64{10, 10, 30, 10, 30, 30, 10, 30}
+	hole := [][]float64{{0, 0, 40, 0, 40, 40, 0, 40}, {10, 10, 30, 10, 30, 30, 10, 30}}
+	mask := shape.RLE{Height: 48, Width: 64, Counts: []uint32{0, 4, 3068}}
+	fr := export.Frame{UniqueName: "a-1", Split: "train", Width: 64, Height: 48, Ext: "jpg", Boxes: []export.Box{
+		{Label: "car", X: 4, Y: 8, W: 40, H: 30},
+		{Label: "car", X: 10, Y: 10, W: 20, H: 20, Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{square}}},
+		{Label: "car", X: 0, Y: 0, W: 1, H: 4, Geometry: shape.Geometry{Type: shape.Mask,
+			Mask: &shape.EncodedMask{Size: [2]int{48, 64}, Counts: mask.String()}}},
+		{Label: "car", X: 0, Y: 0, W: 40, H: 40, Geometry: shape.Geometry{Type: shape.Polygon, Polygon: hole}},
+	}}
+	img := testmedia.JPEG(64, 48, 1)
+	fr.Open = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(img)), nil }
+	zipPath := filepath.Join(t.TempDir(), "shapes.zip")
+	out, err := os.Create(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	next := func() (export.Frame, error) {
+		if done {
+			return export.Frame{}, io.EOF
+		}
+		done = true
+		return fr, nil
+	}
+	if err := export.Write(context.Background(), out, export.COCO, export.Dataset{Name: "shapes", Version: "1.0",
+		Labels: []string{"car"}}, next, true); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	data := t.TempDir()
+	if sum := importLabelled(t, false, zipPath, "--data", data, "--collection", "shapes"); sum.Labels.Boxes != 4 {
+		t.Fatalf("summary %+v", sum)
+	}
+	c, _, stop := serveData(t, data)
+	defer stop()
+	bs, err := c.FileAnnotations(context.Background(), mustItems(t, c, "shapes")[0].UniqueName)
+	if err != nil || len(bs) != 4 {
+		t.Fatalf("%d annotations, %v", len(bs), err)
+	}
+	if bs[0].Type != "box" || bs[0].Width != 40 {
+		t.Errorf("box %+v", bs[0])
+	}
+	if bs[1].Type != shape.Polygon || !slices.Equal(bs[1].Polygon[0], square) {
+		t.Errorf("polygon %+v", bs[1])
+	}
+	if bs[2].Type != shape.Mask || bs[2].Mask.Counts != mask.String() {
+		t.Errorf("mask %+v", bs[2])
+	}
+	want := shape.Rings(hole, 48, 64)
+	if bs[3].Type != shape.Mask || bs[3].Mask.Counts != want.String() || want.Area() != 40*40-20*20 {
+		t.Errorf("polygon with a hole %+v (area %d)", bs[3], want.Area())
 	}
 }

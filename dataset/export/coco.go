@@ -3,6 +3,8 @@ package export
 import (
 	"encoding/json"
 	"io"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // cocoWriter writes {train,valid,test}/annotations.json with the images
@@ -36,8 +38,30 @@ type cocoAnnotation struct {
 	CategoryID   int        `json:"category_id"`
 	BBox         [4]float64 `json:"bbox"`
 	Area         float64    `json:"area"`
-	Segmentation []any      `json:"segmentation"`
+	Segmentation any        `json:"segmentation"`
 	IsCrowd      int        `json:"iscrowd"`
+}
+
+// cocoSegment writes a polygon's rings or a mask as the annotation's
+// segmentation, with the shape's area. A polygon whose rings overlap is
+// written as the mask framelake reads it (even-odd: a ring inside another
+// is a hole), since COCO's readers would fill the hole (they unite rings).
+// Other shapes keep their box alone.
+func cocoSegment(ann *cocoAnnotation, b Box, width, height int) {
+	switch {
+	case b.Type == shape.Polygon && width > 0 && height > 0 && shape.RingsOverlap(b.Polygon, height, width):
+		m := shape.Rings(b.Polygon, height, width)
+		ann.Segmentation = shape.EncodedMask{Size: [2]int{height, width}, Counts: m.String()}
+	case b.Type == shape.Polygon:
+		ann.Segmentation = b.Polygon
+	case b.Type == shape.Mask && b.Mask != nil:
+		ann.Segmentation = *b.Mask
+	default:
+		return
+	}
+	if b.Area != nil {
+		ann.Area = round6(*b.Area)
+	}
 }
 
 func newCOCOWriter(a *archive) (*cocoWriter, error) {
@@ -82,6 +106,7 @@ func (c *cocoWriter) frame(fr *Frame) error {
 		w, h := round6(r.x1-r.x0), round6(r.y1-r.y0)
 		ann := cocoAnnotation{ID: p.nAnnot, ImageID: p.nImage, CategoryID: b.ClassID + 1,
 			BBox: [4]float64{round6(r.x0), round6(r.y0), w, h}, Area: round6(w * h), Segmentation: []any{}}
+		cocoSegment(&ann, b, fr.Width, fr.Height)
 		if err := appendJSON(p.anns, p.nAnnot == 1, ann); err != nil {
 			return err
 		}

@@ -58,6 +58,7 @@ import (
 	"strings"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // Format is an export type. The values are the names users pass as export_type.
@@ -95,12 +96,15 @@ func ParseFormat(s string) (Format, error) {
 // slug names the format in the archive's root folder.
 func (f Format) slug() string { return slugify(string(f)) }
 
-// Box is one annotation box of a frame.
+// Box is one annotation box of a frame, and the shape it is the box of
+// when it is more (a polygon, mask, keypoints or polyline): formats that
+// keep shapes write it, the others the box.
 type Box struct {
 	Label   string
 	ClassID int     // 0-based index into Dataset.Labels
 	X, Y    float64 // top-left corner in pixels, origin at the image's top-left
 	W, H    float64 // size in pixels
+	shape.Geometry
 }
 
 // Frame is one image of a dataset version, real or augmented.
