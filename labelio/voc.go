@@ -51,7 +51,7 @@ func (rd *reader) voc() error {
 			continue
 		}
 		rd.found = true
-		it, err := rd.vocFile(x)
+		it, objects, err := rd.vocFile(x)
 		if err != nil {
 			rd.rep.add(Malformed, x, 0, "%v", err)
 			continue
@@ -74,6 +74,7 @@ func (rd *reader) voc() error {
 			continue
 		}
 		it.Media, it.Split = media, splits[joinRel(dir, stem)]
+		rd.vocMasks(&it, objects, joinRel(dir, "SegmentationObject", stem+".png"))
 		if err := rd.send(it); err != nil {
 			return err
 		}
@@ -105,9 +106,12 @@ func (rd *reader) vocSplits() map[string]string {
 	return out
 }
 
-// vocFile reads one annotation document, the image's name in Media.
-func (rd *reader) vocFile(rel string) (Item, error) {
+// vocFile reads one annotation document, the image's name in Media, and
+// for each box the place of its object among the document's objects (from 1).
+func (rd *reader) vocFile(rel string) (Item, []int, error) {
 	it := Item{Source: rel}
+	var objects []int
+	n := 0
 	var head vocHead
 	over, overLine := 0, 0
 	err := rd.eachStart(rel, func(dec *xml.Decoder, se xml.StartElement, line int) error {
@@ -123,6 +127,7 @@ func (rd *reader) vocFile(rel string) (Item, error) {
 			if err := dec.DecodeElement(&o, &se); err != nil {
 				return err
 			}
+			n++
 			if len(it.Boxes) >= rd.caps.ShapesPerFile {
 				if over++; over == 1 {
 					overLine = line
@@ -131,6 +136,7 @@ func (rd *reader) vocFile(rel string) (Item, error) {
 			}
 			if b, ok := rd.vocBox(rel, line, o); ok {
 				it.Boxes = append(it.Boxes, b)
+				objects = append(objects, n)
 			}
 		}
 		return nil
@@ -140,7 +146,7 @@ func (rd *reader) vocFile(rel string) (Item, error) {
 			"%d objects past the limit of %d a file, not imported (the first here)", over, rd.caps.ShapesPerFile)}, over)
 	}
 	if err != nil {
-		return it, err
+		return it, nil, err
 	}
 	it.Media = strings.TrimSpace(head.Filename)
 	if it.Media == "" {
@@ -149,7 +155,7 @@ func (rd *reader) vocFile(rel string) (Item, error) {
 	w, _ := strconv.ParseFloat(strings.TrimSpace(head.Size.Width), 64)
 	h, _ := strconv.ParseFloat(strings.TrimSpace(head.Size.Height), 64)
 	it.Width, it.Height = int(w), int(h)
-	return it, nil
+	return it, objects, nil
 }
 
 func (rd *reader) vocBox(rel string, line int, o vocObject) (Box, bool) {
