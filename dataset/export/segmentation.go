@@ -10,6 +10,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // segWriter writes class-index masks in the Pascal VOC segmentation layout
@@ -23,7 +25,8 @@ import (
 // looks right in a viewer); past that a 16-bit grayscale PNG.
 //
 // Boxes are rasterized by pixel centre: a pixel belongs to a box when its
-// centre lies inside. Where boxes overlap the smaller box wins, since it is
+// centre lies inside; polygons and masks paint their own pixels (a polygon
+// as pycocotools' rleFrPoly draws it, rings read even-odd). Where boxes overlap the smaller box wins, since it is
 // the more specific object (a person on a bus); equal areas go by label
 // order, the later label on top, then by box order.
 type segWriter struct {
@@ -128,19 +131,16 @@ func (s *segWriter) rasterize(fr *Frame) image.Image {
 		if !ok {
 			continue
 		}
+		v := b.ClassID + 1
+		if m, ok := shapePixels(b, w, h); ok {
+			paintRuns(pix, m, w, bpp, v)
+			continue
+		}
 		x0, x1 := centreSpan(r.x0, r.x1, w)
 		y0, y1 := centreSpan(r.y0, r.y1, h)
-		v := b.ClassID + 1
 		for y := y0; y < y1; y++ {
-			row := pix[(y*w+x0)*bpp : (y*w+x1)*bpp]
-			if bpp == 1 {
-				for k := range row {
-					row[k] = byte(v)
-				}
-				continue
-			}
-			for k := 0; k < len(row); k += 2 {
-				row[k], row[k+1] = byte(v>>8), byte(v)
+			for x := x0; x < x1; x++ {
+				setPixel(pix, (y*w+x)*bpp, bpp, v)
 			}
 		}
 	}
@@ -149,6 +149,43 @@ func (s *segWriter) rasterize(fr *Frame) image.Image {
 		return &image.Gray16{Pix: pix, Stride: 2 * w, Rect: rect}
 	}
 	return &image.Paletted{Pix: pix, Stride: w, Rect: rect, Palette: s.pal}
+}
+
+// shapePixels is the mask of a polygon (its rings' pixels, read even-odd)
+// or of a mask annotation of the frame's size; ok is false for any other
+// box, which is painted as its rectangle.
+func shapePixels(b Box, w, h int) (shape.RLE, bool) {
+	switch {
+	case b.Type == shape.Polygon:
+		return shape.Rings(b.Polygon, h, w), true
+	case b.Type == shape.Mask && b.Mask != nil:
+		m, err := b.Mask.RLE()
+		return m, err == nil && m.Width == w && m.Height == h
+	}
+	return shape.RLE{}, false
+}
+
+// paintRuns sets the mask's pixels (column-major runs) to v in the row-major
+// buffer pix.
+func paintRuns(pix []byte, m shape.RLE, w, bpp, v int) {
+	pos := 0
+	for i, c := range m.Counts {
+		if i%2 == 1 {
+			for p := pos; p < pos+int(c); p++ {
+				x, y := p/m.Height, p%m.Height
+				setPixel(pix, (y*w+x)*bpp, bpp, v)
+			}
+		}
+		pos += int(c)
+	}
+}
+
+func setPixel(pix []byte, at, bpp, v int) {
+	if bpp == 1 {
+		pix[at] = byte(v)
+		return
+	}
+	pix[at], pix[at+1] = byte(v>>8), byte(v)
 }
 
 // centreSpan gives the pixels [i0, i1) whose centres i+0.5 fall in [lo, hi).
