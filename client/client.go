@@ -1,5 +1,8 @@
 // Package client is the Go client of framelake's REST API. It imports nothing
 // of the server and needs no cgo, so any Go program can talk to an appliance.
+// Its one framelake import is lake/shape, the annotations' shapes as the wire
+// carries them (pure Go, no SQL, no cgo): client and server share those
+// types rather than keep copies that drift.
 //
 //	c := client.New("http://127.0.0.1:8080", key, secret)
 //	res, err := c.UploadFiles(ctx, client.UploadOptions{Collection: "street"}, client.FileFromPath("a.jpg"))
