@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/framelake/framelake/lake/shape"
 )
@@ -36,6 +37,7 @@ type cocoAnnotation struct {
 	IsCrowd      int             `json:"iscrowd"`
 	Area         float64         `json:"area"`       // the segment's area; 0 when not given
 	Attributes   map[string]any  `json:"attributes"` // CVAT's COCO export writes them
+	Keypoints    []float64       `json:"keypoints"`  // x, y, v for each of its category's keypoints
 }
 
 // AreaAttribute hands COCO's area of an annotation over as a reserved
@@ -45,8 +47,9 @@ type cocoAnnotation struct {
 const AreaAttribute = "_import_area"
 
 type cocoCategory struct {
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
+	ID        int64    `json:"id"`
+	Name      string   `json:"name"`
+	Keypoints []string `json:"keypoints"` // the names of its keypoints, in the annotations' order
 }
 
 // cocoDoc is what one COCO file holds, images and annotations in file
@@ -60,8 +63,9 @@ type cocoDoc struct {
 	cat    []int64 // category_id of boxes[i]
 	id     []int64 // id of boxes[i]
 	cats   map[int64]string
-	off    []int64 // where boxes[i]'s annotation starts in the file
-	imgOff []int64 // where images[i] starts
+	kps    map[int64][]string // the categories' keypoint names
+	off    []int64            // where boxes[i]'s annotation starts in the file
+	imgOff []int64            // where images[i] starts
 	lines  *lineMarks
 	guard  *jsonGuard
 	// perImage counts the boxes kept of each image_id, for Caps.ShapesPerFile;
@@ -78,6 +82,7 @@ type cocoBox struct {
 	area       float64 // COCO's area; 0 none
 	attrs      map[string]any
 	seg        *shape.Geometry // its segmentation; nil for a box alone
+	kps        []float64       // its keypoints as COCO writes them (x, y, v)*n; nil when none is labelled
 }
 
 func (rd *reader) coco() error {
@@ -143,7 +148,7 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 		return nil, relErr(err, rel)
 	}
 	defer f.Close()
-	doc := &cocoDoc{cats: map[int64]string{}, lines: &lineMarks{r: f, path: f.Name()},
+	doc := &cocoDoc{cats: map[int64]string{}, kps: map[int64][]string{}, lines: &lineMarks{r: f, path: f.Name()},
 		perImage: map[int64]int{}, over: map[int64]int{}, overOff: map[int64]int64{}}
 	doc.guard = newJSONGuard(doc.lines)
 	dec := json.NewDecoder(doc.guard)
@@ -180,6 +185,9 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 					return nil
 				}
 				doc.cats[c.ID] = c.Name
+				if len(c.Keypoints) > 0 {
+					doc.kps[c.ID] = c.Keypoints
+				}
 				return nil
 			})
 		default:
@@ -289,7 +297,7 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 	if math.IsNaN(area) || math.IsInf(area, 0) || area < 0 {
 		area = 0
 	}
-	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, area, b.Attributes, seg})
+	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, area, b.Attributes, seg, labelledKeypoints(a.Keypoints)})
 	doc.owner, doc.cat, doc.id = append(doc.owner, a.ImageID), append(doc.cat, a.CategoryID), append(doc.id, a.ID)
 	doc.off = append(doc.off, start)
 	return nil
@@ -342,6 +350,42 @@ func cocoSegment(raw json.RawMessage) (*shape.Geometry, error) {
 		return nil, nil
 	}
 	return &shape.Geometry{Type: shape.Polygon, Polygon: polys}, nil
+}
+
+// labelledKeypoints keeps COCO's keypoints triples when one is labelled (v
+// above 0): an annotation with none (num_keypoints 0) is its segment or box.
+func labelledKeypoints(kps []float64) []float64 {
+	for i := 2; i < len(kps); i += 3 {
+		if kps[i] > 0 {
+			return kps
+		}
+	}
+	return nil
+}
+
+// cocoKeypoints makes box the keypoints of annotation k, named by its
+// category (1, 2, ... when the category names none), with COCO's bbox and
+// area kept: framelake's annotation has one shape, so a segmentation beside
+// labelled keypoints is not kept, and counted.
+func (rd *reader) cocoKeypoints(rel string, doc *cocoDoc, k int, box *Box, kps []float64) {
+	names := doc.kps[doc.cat[k]]
+	if len(kps)%3 != 0 || len(names) > 0 && len(names)*3 != len(kps) {
+		rd.problem(Malformed, rel, doc, doc.off[k], "annotation %d: %d keypoint numbers for the %d keypoints of its category; its keypoints not imported",
+			doc.id[k], len(kps), len(names))
+		return
+	}
+	if box.Type != "" {
+		rd.problem(SegmentDropped, rel, doc, doc.off[k], "annotation %d: keypoints and a segmentation; the keypoints kept", doc.id[k])
+	}
+	g := shape.Geometry{Type: shape.Keypoints}
+	for j := 0; j+2 < len(kps); j += 3 {
+		name := strconv.Itoa(j/3 + 1)
+		if len(names) > 0 {
+			name = names[j/3]
+		}
+		g.Keypoints = append(g.Keypoints, shape.Keypoint{Name: name, X: kps[j], Y: kps[j+1], V: int(kps[j+2])})
+	}
+	box.Geometry = g
 }
 
 // cocoReading keeps COCO's meaning of a polygon whose rings overlap: COCO
@@ -440,6 +484,9 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 			box := Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: attrs}
 			if b.seg != nil {
 				box.Geometry = cocoReading(*b.seg, doc.images[i])
+			}
+			if b.kps != nil {
+				rd.cocoKeypoints(rel, doc, k, &box, b.kps)
 			}
 			out[i] = append(out[i], box)
 		}

@@ -92,7 +92,8 @@ const (
 	ZeroSize           Kind = "zero_size"            // refused: width or height not positive
 	UnknownCategory    Kind = "unknown_category"     // refused: a class id no category names
 	Malformed          Kind = "malformed"            // refused: a line or record that does not parse
-	Ignored            Kind = "ignored"              // a shape that is no box (tag, mask, keypoints)
+	SegmentDropped     Kind = "segment_dropped"      // a COCO segmentation beside keypoints: the keypoints kept
+	Ignored            Kind = "ignored"              // a shape framelake does not keep (a brush, an ellipse, a cuboid)
 	OverLimit          Kind = "over_limit"           // refused: past a cap of Caps (shapes a file or an import, categories)
 )
 

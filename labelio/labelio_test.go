@@ -460,3 +460,36 @@ func TestLabelmeInstancesAndFlags(t *testing.T) {
 		t.Errorf("0001.jpg %+v: its flag cat is true", it.Boxes)
 	}
 }
+
+// TestCOCOKeypoints: a person with labelled keypoints comes in as keypoints
+// named by its category, COCO's bbox and area kept and its segmentation
+// counted as dropped (one shape an annotation); a person with none
+// (num_keypoints 0) as its segmentation.
+func TestCOCOKeypoints(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"a.jpg": "@" + darknetData + "/person.jpg",
+		"person_keypoints.json": `{"images": [{"id": 1, "file_name": "a.jpg", "width": 64, "height": 48}],
+ "categories": [{"id": 1, "name": "person", "keypoints": ["nose", "left_eye", "right_eye"], "skeleton": [[2, 3]]}],
+ "annotations": [
+  {"id": 1, "image_id": 1, "category_id": 1, "bbox": [5, 5, 20, 30], "area": 400, "iscrowd": 0, "num_keypoints": 2,
+   "keypoints": [10, 12, 2, 9, 11, 1, 0, 0, 0], "segmentation": [[5, 5, 25, 5, 25, 35]]},
+  {"id": 2, "image_id": 1, "category_id": 1, "bbox": [30, 5, 10, 10], "area": 50, "iscrowd": 0, "num_keypoints": 0,
+   "keypoints": [0, 0, 0, 0, 0, 0, 0, 0, 0], "segmentation": [[30, 5, 40, 5, 40, 15]]}]}`,
+	})
+	items, rep := read(t, dir, labelio.Auto)
+	bs := rep.Fit(items["a.jpg"], 64, 48)
+	if len(bs) != 2 {
+		t.Fatalf("%+v", bs)
+	}
+	want := []shape.Keypoint{{Name: "nose", X: 10, Y: 12, V: 2}, {Name: "left_eye", X: 9, Y: 11, V: 1}, {Name: "right_eye", V: 0}}
+	if bs[0].Type != shape.Keypoints || !reflect.DeepEqual(bs[0].Keypoints, want) || bs[0].W != 20 || bs[0].Attributes[labelio.AreaAttribute] != 400.0 {
+		t.Errorf("keypoints %+v", bs[0])
+	}
+	if bs[1].Type != shape.Polygon {
+		t.Errorf("a person without keypoints %+v: want its polygon", bs[1])
+	}
+	if rep.Counts[labelio.SegmentDropped] != 1 || len(rep.Counts) != 1 {
+		t.Errorf("counts %v", rep.Counts)
+	}
+}
