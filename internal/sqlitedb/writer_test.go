@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -98,5 +100,39 @@ func TestTxGivesUpWaiting(t *testing.T) {
 	}
 	if err := db.Tx(ctx, func(tx *sql.Tx) error { _, err := tx.Exec(`INSERT INTO w VALUES (1)`); return err }); err != nil {
 		t.Fatalf("a write after one gave up: %v", err)
+	}
+}
+
+// Long reads take turns one a core by default (at least two), fewer than R
+// has connections, so reads that take no turn still find one; Turns sets
+// the number, at most Readers.
+func TestTurnsDefaultToCores(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		opt  Options
+		want int
+	}{
+		{Options{}, max(2, runtime.GOMAXPROCS(0))},
+		{Options{Readers: 8, Turns: 3}, 3},
+		{Options{Readers: 1, Turns: 3}, 1},
+	} {
+		db, err := Open(ctx, filepath.Join(t.TempDir(), "t.db"), c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if r := db.R.Stats().MaxOpenConnections; c.opt.Readers == 0 && r != max(4, 2*runtime.GOMAXPROCS(0)) {
+			t.Errorf("default readers: %d connections", r)
+		}
+		for i := range c.want {
+			if _, err := db.Turn(ctx); err != nil {
+				t.Fatalf("%+v: turn %d: %v", c.opt, i+1, err)
+			}
+		}
+		short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		if _, err := db.Turn(short); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%+v: turn %d of %d: %v, want it to wait", c.opt, c.want+1, c.want, err)
+		}
+		cancel()
 	}
 }
