@@ -8,6 +8,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // importRoutes set and read the boxes of lake files outside annotation
@@ -20,7 +21,7 @@ func (s *server) importRoutes(g *echo.Group) {
 }
 
 // importBox is a box as requests send it: the shape of Upload Files with
-// Labelling, plus the frame of a video.
+// Labelling, plus the frame of a video, or another shape (docs/shapes.md).
 type importBox struct {
 	Frame      int             `json:"frame"`
 	Label      string          `json:"label"`
@@ -29,6 +30,7 @@ type importBox struct {
 	Width      float64         `json:"width"`
 	Height     float64         `json:"height"`
 	Attributes json.RawMessage `json:"attributes"`
+	shape.Geometry
 }
 
 // setLakeAnnotations makes each listed file's human boxes from operation
@@ -55,7 +57,7 @@ func (s *server) setLakeAnnotations(c *echo.Context) error {
 		}
 		for j, b := range f.Annotations {
 			files[i].Boxes[j] = lake.Box{Frame: b.Frame, Label: b.Label, X: b.X, Y: b.Y, W: b.Width, H: b.Height,
-				Attributes: b.Attributes}
+				Attributes: b.Attributes, Geometry: b.Geometry}
 		}
 	}
 	res, err := s.Lake.SetHumanBoxes(c.Request().Context(), req.Operation, files)

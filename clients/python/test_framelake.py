@@ -474,6 +474,23 @@ class ClientTest(unittest.TestCase):
             self.client.get_evaluation("pyeval")
         self.assertEqual(cm.exception.status, 404)
 
+    def test_shapes(self):
+        """Shapes beside boxes (docs/shapes.md): written as dicts, read back with their derived box and area."""
+        dog = self.photos["dog.jpg"]
+        shapes = [{"label": "dog", "type": "polygon", "polygon": [[10, 10, 30, 10, 30, 30, 10, 30]]},
+                  {"label": "night", "type": "class"}]
+        self.client.set_lake_annotations("import:py-shapes", [{"uniqueName": dog, "annotations": shapes}])
+        got = self.client.get(f"/api/v1/lake/files/{dog}/annotations?operation=import:py-shapes")["annotations"]
+        self.assertEqual([(a["type"], a["label"]) for a in got], [("polygon", "dog"), ("class", "night")])
+        self.assertEqual((got[0]["x"], got[0]["y"], got[0]["width"], got[0]["height"], got[0]["area"]), (10, 10, 20, 20, 400))
+        self.assertEqual(self.client.get_item_count_from_lake("image", query="annotation.type = polygon AND class = night"),
+                         [{"count": 1}])
+        bad = [{"label": "dog", "type": "polygon", "polygon": [[1, 1, 5, 5]]}]
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.set_lake_annotations("import:py-shapes", [{"uniqueName": dog, "annotations": bad}])
+        self.assertEqual(cm.exception.status, 400)
+        self.assertIn("needs at least 3", str(cm.exception))
+
     def test_curation(self):
         # Uploads are scored at ingest: compute_quality has nothing left to do.
         self.assertEqual(self.client.get_item_count_from_lake("image", query="quality.sharpness > 0 AND collection = py-photos"),

@@ -91,7 +91,8 @@ func httpSink(f importFlags) labelimport.Sink {
 				send[i].Annotations = nil
 			}
 			for j, b := range f.Boxes {
-				send[i].Annotations[j] = client.Box{Label: b.Label, X: b.X, Y: b.Y, Width: b.W, Height: b.H, Attributes: b.Attributes}
+				send[i].Annotations[j] = client.Box{Label: b.Label, X: b.X, Y: b.Y, Width: b.W, Height: b.H, Attributes: b.Attributes,
+					Geometry: b.Geometry}
 			}
 		}
 		set, err := c.SetLakeAnnotations(ctx, b.Operation, send)

@@ -187,6 +187,14 @@ func TestImportYOLOOverHTTP(t *testing.T) {
 		t.Errorf("problem places %v", places)
 	}
 	boxes, splits := boxesByFile(t, c, "yolo")
+	for _, it := range mustItems(t, c, "yolo") {
+		bs, _ := c.FileAnnotations(context.Background(), it.UniqueName)
+		for _, b := range bs {
+			if b.Label == "person" && (b.Type != shape.Polygon || len(b.Polygon) != 1 || len(b.Polygon[0]) != 8) {
+				t.Errorf("the segment line through the server: %+v", b)
+			}
+		}
+	}
 	want := map[string]map[string]pixelBox{
 		"dog.jpg":    {"dog": {128, 224, 192, 312}, "truck": {652.8, 72, 115.2, 86.4}, "person": {76.8, 57.6, 76.8, 115.2}},
 		"horses.jpg": {"horse": {231.9, 102.4, 309.2, 307.2}},

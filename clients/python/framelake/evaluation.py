@@ -41,7 +41,9 @@ class EvaluationFunctions:
     def set_lake_annotations(self, operation: str, files: list) -> dict:
         """Makes the given boxes the human boxes operation ("import:<name>") gives each file: the truth an
         evaluation names in gt_operations. files: [{"uniqueName", "annotations": [{"label", "x", "y",
-        "width", "height"}, ...]}]; an empty list labels a file empty. Answers {"changed", "unchanged"}."""
+        "width", "height"}, ...]}], or other shapes ({"label", "type": "polygon", "polygon": [[x1, y1, ...]]},
+        masks, keypoints, polylines, classes: docs/shapes.md); an empty list labels a file empty. Answers
+        {"changed", "unchanged"}."""
         body = json.dumps({"operation": operation, "files": files}).encode()
         with self._request("/api/v1/lake/annotations", body, "application/json", method="PUT") as resp:
             return json.load(resp)
