@@ -7,6 +7,10 @@ package vips
 #include <vips/vips.h>
 #include "raster.h"
 
+void fl_fit_area(const uint8_t *pix, int w, int h, int bands, int tw, int th,
+		const long long *cidx, const float *cf, int cn, const long long *ridx, const float *rf, int rn,
+		uint8_t *out);
+
 // fl_grey shrinks buf to fit a size x size square (never enlarging; JPEG
 // shrinks on load), without EXIF rotation, takes the first page, converts it
 // to 8-bit luminance (alpha dropped, 16-bit scaled down) and returns the
@@ -158,63 +162,28 @@ func (g Grey) fit(size int) Grey {
 // its last addition and its count of 2 or 3 terms varying from pixel to
 // pixel, the whole took as long as the JPEG decode before it at ingest.
 func fitArea(pix []byte, w, h, bands, size int) ([]byte, int, int) {
-	if w <= size && h <= size {
+	if (w <= size && h <= size) || len(pix) < w*h*bands || w*h == 0 {
 		return pix, w, h
 	}
 	scale := float64(size) / float64(max(w, h))
 	tw, th := max(1, int(float64(w)*scale+0.5)), max(1, int(float64(h)*scale+0.5))
 	cols, rows := areaWeights(w, tw), areaWeights(h, th)
-	row := tw * bands
-	tmp := make([]float32, h*row) // rows resized first
-	for y := range h {
-		src, dst := pix[y*w*bands:(y+1)*w*bands], tmp[y*row:(y+1)*row]
-		for k := range cols.n {
-			idx, f := cols.term(k)
-			if bands == 1 {
-				for x, i := range idx {
-					dst[x] += f[x] * float32(src[i])
-				}
-				continue
-			}
-			for x, i := range idx {
-				for b := range bands {
-					dst[x*bands+b] += f[x] * float32(src[i*bands+b])
-				}
-			}
-		}
-	}
-	out := make([]byte, th*row)
-	acc := make([]float32, row)
-	for y := range th {
-		clear(acc)
-		for k := range rows.n {
-			idx, f := rows.term(k)
-			if f[y] == 0 {
-				break // padding
-			}
-			for x, v := range tmp[idx[y]*row : (idx[y]+1)*row] {
-				acc[x] += f[y] * v
-			}
-		}
-		dst := out[y*row : (y+1)*row]
-		for x, s := range acc {
-			dst[x] = byte(min(255, s+0.5))
-		}
-	}
+	out := make([]byte, th*tw*bands)
+	// The sums run in C (fit.c): the same float32 additions in the same order.
+	C.fl_fit_area((*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int(w), C.int(h), C.int(bands), C.int(tw), C.int(th),
+		(*C.longlong)(unsafe.Pointer(&cols.idx[0])), (*C.float)(unsafe.Pointer(&cols.f[0])), C.int(cols.n),
+		(*C.longlong)(unsafe.Pointer(&rows.idx[0])), (*C.float)(unsafe.Pointer(&rows.f[0])), C.int(rows.n),
+		(*C.uint8_t)(unsafe.Pointer(&out[0])))
 	return out, tw, th
 }
 
 // weights maps each of m output pixels to the n input pixels it covers:
-// term(k) gives, for every output j, the input pixel and weight of its term
-// k. An output of fewer terms is padded with zero weights on its last pixel.
+// term k of output j is input pixel idx[k*m+j] of weight f[k*m+j]. An
+// output of fewer terms is padded with zero weights on its last pixel.
 type weights struct {
 	m, n int
-	idx  []int
+	idx  []int64 // long long for fl_fit_area
 	f    []float32
-}
-
-func (ws weights) term(k int) ([]int, []float32) {
-	return ws.idx[k*ws.m : (k+1)*ws.m], ws.f[k*ws.m : (k+1)*ws.m]
 }
 
 // areaWeights maps n input pixels onto m < n output pixels: output j
@@ -233,10 +202,10 @@ func areaWeights(n, m int) weights {
 		}
 		most = max(most, len(fs[j]))
 	}
-	ws := weights{m: m, n: most, idx: make([]int, m*most), f: make([]float32, m*most)}
+	ws := weights{m: m, n: most, idx: make([]int64, m*most), f: make([]float32, m*most)}
 	for j := range m {
 		for k := range most {
-			ws.idx[k*m+j] = min(firsts[j]+k, firsts[j]+len(fs[j])-1)
+			ws.idx[k*m+j] = int64(min(firsts[j]+k, firsts[j]+len(fs[j])-1))
 			if k < len(fs[j]) {
 				ws.f[k*m+j] = fs[j][k]
 			}

@@ -1,0 +1,103 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/internal/vips"
+)
+
+// BenchmarkImportVsDecode measures, side by side in one run, the import of
+// 2,000 generated 163 KB JPEGs (1400x1050, as BenchmarkImportMedia's) with
+// the real binary and its floor: a bare quarter-scale greyscale decode of
+// the same files, read from disk, on both cores, in process through
+// internal/vips (libjpeg-turbo, luminance only at 1/4, nothing resized),
+// which is what Pillow's draft mode or `djpeg -scale 1/4 -grayscale` does.
+// It reports each one's files/s and CPU-ms a file and the import's ratio
+// to the floor in wall time and in CPU (issue 31 item 20 asks for 1.2x).
+func BenchmarkImportVsDecode(b *testing.B) {
+	const n = 2000
+	media := benchDir(b, "jpeg-163k-2k")
+	if entries, _ := os.ReadDir(media); len(entries) != n {
+		os.RemoveAll(media)
+		if err := writeNumberedJPEGs(media, n, 1400, 1050); err != nil {
+			b.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(media)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		floorSecs, floorCPU := decodeFloor(b, media, entries)
+		data := importTarget(b)
+		cmd := exec.Command(bin, "import", media, "--data", data, "--collection", "bench", "--json")
+		start := time.Now()
+		out, err := cmd.Output()
+		secs := time.Since(start).Seconds()
+		if err != nil {
+			b.Fatalf("import: %v %s", err, out)
+		}
+		var sum struct{ Stored int }
+		if json.Unmarshal(out, &sum); sum.Stored != n {
+			b.Fatalf("stored %d of %d: %s", sum.Stored, n, out)
+		}
+		ps := cmd.ProcessState
+		cpu := (ps.UserTime() + ps.SystemTime()).Seconds()
+		b.ReportMetric(n/floorSecs, "floor-files/s")
+		b.ReportMetric(floorCPU*1000/n, "floor-cpu-ms/file")
+		b.ReportMetric(n/secs, "import-files/s")
+		b.ReportMetric(cpu*1000/n, "import-cpu-ms/file")
+		b.ReportMetric(secs/floorSecs, "wall-ratio")
+		b.ReportMetric(cpu/floorCPU, "cpu-ratio")
+		b.ReportMetric(loadAvg(), "load")
+	}
+}
+
+// decodeFloor reads and decodes every file at 1/4 scale to luminance on two
+// goroutines and returns the wall and CPU seconds it took.
+func decodeFloor(b *testing.B, dir string, entries []os.DirEntry) (wall, cpu float64) {
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	start := time.Now()
+	next := make(chan string)
+	var wg sync.WaitGroup
+	var failed error
+	var mu sync.Mutex
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				buf, err := os.ReadFile(p)
+				if err == nil {
+					_, err = vips.DecodeGrey(buf, 350) // 1400/4: libjpeg's 2/8, no resize
+				}
+				if err != nil {
+					mu.Lock()
+					failed = err
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, e := range entries {
+		next <- filepath.Join(dir, e.Name())
+	}
+	close(next)
+	wg.Wait()
+	wall = time.Since(start).Seconds()
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	if failed != nil {
+		b.Fatal(failed)
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	cpu = tv(ru1.Utime) - tv(ru0.Utime) + tv(ru1.Stime) - tv(ru0.Stime)
+	return wall, cpu
+}
