@@ -126,4 +126,14 @@ func TestShapesInDatasets(t *testing.T) {
 	if n := len(boxes[res.Stored[1].UniqueName]); n != 4 {
 		t.Errorf("b.jpg: %d numbers, want one box", n)
 	}
+	// The version's statistics count shapes by type; a box is stored as
+	// versions always stored boxes (no type).
+	groups, err := e.read.DatasetList(ctx)
+	if err != nil || len(groups) != 1 {
+		t.Fatal(groups, err)
+	}
+	v := groups[0].VersionList[0]
+	if v.Stats.Shapes["box"] != 1 || v.Stats.Shapes["polygon"] != 1 || len(v.Stats.Shapes) != 2 {
+		t.Errorf("stats shapes %v", v.Stats.Shapes)
+	}
 }

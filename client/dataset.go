@@ -145,6 +145,8 @@ type DatasetStats struct {
 	AugmentedFrames int                     `json:"augmentedFrames"`
 	Splits          map[string]DatasetCount `json:"splits"`
 	Labels          map[string]DatasetCount `json:"labels"`
+	// Shapes counts the annotations by type (box, polygon, mask, ...).
+	Shapes map[string]int `json:"shapes"`
 	// Leakage is the near-duplicate pairs across splits at build time; nil
 	// for versions built before framelake reported it.
 	Leakage *DatasetLeakage `json:"leakage"`

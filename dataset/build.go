@@ -337,7 +337,11 @@ func (s *Service) boxes(ctx context.Context, b *buildState, chunk []planned) (ma
 	}
 	for _, x := range all {
 		if x.Frame == 0 {
-			out[x.FileSeq] = append(out[x.FileSeq], Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H, Geometry: x.Geometry})
+			b := Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H}
+			if x.Type != shape.Box { // a box is stored as versions always stored it, without a type
+				b.Geometry = x.Geometry
+			}
+			out[x.FileSeq] = append(out[x.FileSeq], b)
 		}
 	}
 	return out, nil
@@ -564,5 +568,29 @@ func computeStats(ctx context.Context, q querier, versionSeq int64, build int, l
 		}
 		st.Labels[label] = c
 	}
-	return st, rows.Err()
+	if err := rows.Err(); err != nil {
+		return st, err
+	}
+	st.Shapes, err = shapeCounts(ctx, q, versionSeq, build)
+	return st, err
+}
+
+// shapeCounts counts a build's annotations by type, a box having none.
+func shapeCounts(ctx context.Context, q querier, versionSeq int64, build int) (map[string]int, error) {
+	rows, err := q.QueryContext(ctx, `SELECT coalesce(json_extract(b.value, '$.type'), 'box'), count(*)
+		FROM version_item vi, json_each(vi.boxes) b WHERE vi.version_seq = ? AND vi.build = ? GROUP BY 1`, versionSeq, build)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var t string
+		var n int
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, err
+		}
+		out[t] = n
+	}
+	return out, rows.Err()
 }

@@ -216,6 +216,9 @@ type Stats struct {
 	AugmentedFrames int              `json:"augmentedFrames"`
 	Splits          map[string]Count `json:"splits"` // train, test, validation
 	Labels          map[string]Count `json:"labels"` // frames with the label and its boxes
+	// Shapes counts the annotations by type (box, polygon, mask, keypoints,
+	// polyline); absent for builds before shapes.
+	Shapes map[string]int `json:"shapes,omitempty"`
 	// Leakage is the near-duplicate pairs across splits at build time (by
 	// perceptual hash at curate.DefaultHamming); nil for builds before it.
 	Leakage *Leakage `json:"leakage,omitempty"`
