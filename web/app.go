@@ -10,6 +10,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // appRoutes serves the web app and the routes it needs that the interface
@@ -40,6 +41,9 @@ type appBox struct {
 	Source     lake.Source `json:"source"`
 	Confidence *float64    `json:"confidence,omitempty"`
 	Frame      int         `json:"frame"`
+	// Type is set for annotations that are not plain boxes (docs/shapes.md):
+	// the app draws each shape as its box, and a class as a chip.
+	Type shape.Type `json:"type,omitempty"`
 }
 
 // appItem is a file with what a grid cell or the item view shows.
@@ -134,6 +138,9 @@ func (s *server) appItems(c *echo.Context, files []lake.File, thumb, frame int) 
 		bs := make([]appBox, len(boxes[f.Seq()]))
 		for j, b := range boxes[f.Seq()] {
 			bs[j] = appBox{Label: b.Label, X: b.X, Y: b.Y, W: b.W, H: b.H, Source: b.Source, Confidence: b.Confidence, Frame: b.Frame}
+			if b.Type != shape.Box {
+				bs[j].Type = b.Type
+			}
 		}
 		out[i] = appItem{fileView: views[i], ThumbURL: s.thumbURL(f, thumb), Boxes: bs, BoxCount: counts[f.Seq()]}
 		if out[i].BoxCount > len(bs) {

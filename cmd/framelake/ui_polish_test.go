@@ -61,6 +61,21 @@ func TestWebAppPolish(t *testing.T) {
 			col, same[col])), nil)
 	}
 
+	// A file with a class (a label on the whole frame) and a polygon: drawn
+	// as a chip and as the polygon's box.
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("files", "night.jpg")
+	fw.Write(testmedia.JPEG(320, 240, 950))
+	mw.WriteField("collectionName", "shapes")
+	mw.Close()
+	var up struct{ Stored []struct{ UniqueName string } }
+	s.call(t, s.admin, "POST", "/api/v1/lake/files", mw.FormDataContentType(), &body, &up)
+	shapes := up.Stored[0].UniqueName
+	s.call(t, s.admin, "PUT", "/api/v1/lake/annotations", "application/json", strings.NewReader(fmt.Sprintf(
+		`{"operation":"import:shapes","files":[{"uniqueName":%q,"annotations":[{"label":"night","type":"class"},`+
+			`{"label":"kite","type":"polygon","polygon":[[40,30,160,30,100,130]]}]}]}`, shapes)), nil)
+
 	// A dataset whose build measured leakage.
 	var ds struct{ DatasetID string }
 	s.call(t, s.admin, "POST", "/api/v1/client/create_dataset_from_datalake", "application/json", strings.NewReader(
@@ -93,7 +108,8 @@ func TestWebAppPolish(t *testing.T) {
 	}
 	key, secret := namedWriteKey(t, s.data, "curator")
 	expect := map[string]any{"crowded": names[0], "names": names, "taskId": tasks.TaskList[0].ID, "same": same,
-		"datasetId": ds.DatasetID, "leakage": leak, "failedJob": failed, "longModel": "default-auto-tagging"}
+		"datasetId": ds.DatasetID, "leakage": leak, "failedJob": failed, "longModel": "default-auto-tagging",
+		"shapes": shapes}
 	out := s.browserCheck(t, "polish.mjs", map[string]string{"key": key, "secret": secret}, expect, shotsDir(t, "ui-polish"),
 		"READ_KEY="+s.read["key"], "READ_SECRET="+s.read["secret"])
 	if !strings.Contains(out, "polish checks passed") {

@@ -5,17 +5,26 @@ export const boxText = (b) => b.label + (b.confidence != null ? ` ${b.confidence
 
 // Boxes drawn over an image: the parent is exactly the image's size, so each
 // box is placed in percentages of the stored pixel size (width x height).
+// Every shape is drawn as its box (docs/shapes.md); a class, a label on the
+// whole frame, is a chip in the corner instead of a frame-sized box.
 // With fit (the image's drawn size, labels.js) every label is shown where it
 // overlaps no other (the rest on hover); without, labels show on hover only
 // (the grid's small cells).
 export function Boxes({ boxes, width, height, minConfidence = 0, fit }) {
   if (!width || !height) return null
-  let shown = boxes.filter((b) => b.source !== 'machine' || (b.confidence ?? 1) >= minConfidence)
+  const kept = boxes.filter((b) => b.source !== 'machine' || (b.confidence ?? 1) >= minConfidence)
+  const classes = kept.filter((b) => b.type === 'class')
+  let shown = kept.filter((b) => b.type !== 'class')
   // Larger boxes first, so a small box drawn inside a large one is on top and can be hovered.
   if (fit) shown = [...shown].sort((a, b) => b.width * b.height - a.width * a.height)
   const where = fit ? placeLabels(shown, shown.map(boxText), width, height, fit, (i) => (shown[i].source === 'human' ? 0 : 1)) : null
   return (
     <div class={'boxes' + (fit ? ' labelled' : '')}>
+      {classes.length > 0 && (
+        <div class="classes" data-testid="item-classes">
+          {classes.map((b) => <span class={'class-chip ' + b.source} title={boxText(b)}>{boxText(b)}</span>)}
+        </div>
+      )}
       {shown.map((b, i) => (
           <div
             key={i}

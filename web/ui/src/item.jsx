@@ -77,7 +77,8 @@ export function ItemView({ name }) {
             <li class={b.source}>
               <span class="swatch" /> {b.label}
               <span class="muted">
-                {' '}{b.source}{b.confidence != null && ` ${b.confidence.toFixed(2)}`} · {Math.round(b.x)},{Math.round(b.y)} {Math.round(b.width)}×{Math.round(b.height)}
+                {' '}{b.source}{b.confidence != null && ` ${b.confidence.toFixed(2)}`} ·{' '}
+                {b.type === 'class' ? 'class' : `${b.type && b.type !== 'box' ? b.type + ' ' : ''}${Math.round(b.x)},${Math.round(b.y)} ${Math.round(b.width)}×${Math.round(b.height)}`}
                 {item.type === 'video' && ` · frame ${b.frame}`}
               </span>
             </li>

@@ -5,6 +5,7 @@
 //   KEY, SECRET             a write key; READ_KEY, READ_SECRET a read key
 //   EXPECT                  JSON: crowded (a 500 x 375 image with crowded boxes),
 //                           names, taskId, same {voc, coco} (two files named alike),
+//                           shapes (a file with a class and a polygon),
 //                           datasetId, leakage, failedJob, longModel
 // The map's checks are mapfit.mjs.
 //   OUT                     folder for screenshots
@@ -148,6 +149,19 @@ try {
     const hints = await byTest('ws-hints').textContent()
     check(/drag on the image to draw/.test(hints), 'a write key sees the drawing hints')
     await shot('03-workspace-fitted')
+  })
+
+  await section('Issue 32: a class is a chip, not a frame-sized box; a polygon is drawn as its box.', async () => {
+    await page.goto(`${BASE}/items/${encodeURIComponent(want.shapes)}`)
+    await byTest('item-image').waitFor()
+    await byTest('item-classes').waitFor()
+    const drawn = await page.evaluate(() => ({
+      chips: [...document.querySelectorAll('[data-testid=item-classes] .class-chip')].map((c) => c.textContent),
+      boxes: [...document.querySelectorAll('[data-testid=item-box]')].map((b) => b.dataset.label),
+    }))
+    check(drawn.chips.join() === 'night', `class chips: ${drawn.chips}`)
+    check(drawn.boxes.join() === 'kite', `boxes drawn: ${drawn.boxes} (the class is no box)`)
+    await shot('03b-class-chip')
   })
 
   await section('Item 26: model dropdowns are as wide as their longest name.', async () => {
