@@ -154,6 +154,40 @@ func inProcess(b *testing.B, dir string) {
 	}
 	report("", got, "list", "count", "details")
 	report("-hot", hot, "list", "details")
+	deepPages(b, l)
+}
+
+// deepPages reports each shape of issue 31 item 22 at page 0 beside a deep
+// page (page size 100), side by side in one run, so a page whose cost grows
+// with its offset shows as a ratio above 1: all files at page 5,000, one
+// label at page 300 of its 585, and the count of a common source.
+func deepPages(b *testing.B, l *lake.Lake) {
+	ctx := context.Background()
+	page := func(q string, p int) func() error {
+		return func() error {
+			fs, err := l.ListFiles(ctx, lake.Selection{Query: q}, p, 100, lake.Sort{})
+			if err == nil && len(fs) != 100 {
+				err = fmt.Errorf("%q page %d returned %d files", q, p, len(fs))
+			}
+			return err
+		}
+	}
+	fns := map[string]func() error{
+		"all-p0":     page("", 0),
+		"all-p5000":  page("", 5000),
+		"label-p0":   page("annotation.label = label07", 0),
+		"label-p300": page("annotation.label = label07", 300),
+		"machine-count": func() error {
+			_, err := l.Count(ctx, lake.Selection{Query: "annotation.source = machine"})
+			return err
+		},
+	}
+	got := interleaved(b, 11, fns)
+	for name, d := range got {
+		b.ReportMetric(ms(d), "deep-"+name+"-ms")
+	}
+	b.ReportMetric(float64(got["all-p5000"])/float64(got["all-p0"]), "deep-all-ratio")
+	b.ReportMetric(float64(got["label-p300"])/float64(got["label-p0"]), "deep-label-ratio")
 }
 
 func prepare(b *testing.B, db *sql.DB, q string) *sql.Stmt {
