@@ -26,32 +26,12 @@ func fitShape(b *Box, width, height int) (derived bool, err error) {
 		}
 		scaleShape(&b.Geometry, float64(width), float64(height))
 	}
-	switch t {
-	case shape.Polygon:
-		err = shape.CheckPolygon(b.Polygon, width, height)
-	case shape.Polyline:
-		err = shape.CheckPoints(b.Points, 2, width, height)
-	case shape.Keypoints:
-		err = shape.CheckKeypoints(b.Keypoints, nil, width, height)
-	case shape.Mask:
-		err = checkMask(b.Mask, width, height)
-	}
-	if err != nil || (b.W > 0 && b.H > 0) {
+	if err := b.Geometry.Check(width, height); err != nil || (b.W > 0 && b.H > 0) {
 		return false, err
 	}
 	// No box given: the shape's bounds, as the lake derives them.
-	var r shape.Rect
-	switch t {
-	case shape.Polygon:
-		r = shape.PointsBounds(slices.Concat(b.Polygon...))
-	case shape.Polyline:
-		r = shape.PointsBounds(b.Points)
-	case shape.Keypoints:
-		r = shape.KeypointsBounds(b.Keypoints)
-	case shape.Mask:
-		m, _ := b.Mask.RLE()
-		r = m.Bounds()
-	case shape.Class:
+	r := b.Geometry.Bounds()
+	if t == shape.Class {
 		r = shape.Rect{W: float64(max(width, 0)), H: float64(max(height, 0))}
 	}
 	b.X, b.Y, b.W, b.H = r.X, r.Y, r.W, r.H
@@ -83,18 +63,4 @@ func scaleShape(g *shape.Geometry, w, h float64) {
 		g.Keypoints[i].X *= w
 		g.Keypoints[i].Y *= h
 	}
-}
-
-func checkMask(m *shape.EncodedMask, width, height int) error {
-	if m == nil {
-		return fmt.Errorf("a mask without its counts")
-	}
-	r, err := m.RLE()
-	if err != nil {
-		return err
-	}
-	if width > 0 && height > 0 && (r.Height != height || r.Width != width) {
-		return fmt.Errorf("mask size [%d, %d] is not the image's [height, width] = [%d, %d]", r.Height, r.Width, height, width)
-	}
-	return nil
 }

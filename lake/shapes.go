@@ -3,7 +3,6 @@ package lake
 import (
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	"github.com/framelake/framelake/errs"
@@ -42,30 +41,44 @@ func (b *Box) settle(field string, width, height int, keepBox bool) (shapeRow, e
 	}
 	row := shapeRow{typ: t}
 	b.roundGeometry()
-	switch t {
-	case shape.Box:
+	if t == shape.Box {
 		b.Area = nil
 		return row, checkBox(field, *b, width, height)
+	}
+	if err := b.Geometry.Check(width, height); err != nil {
+		return shapeRow{}, errs.Invalid(field, "%s: %v", field, err)
+	}
+	box := b.Geometry.Bounds()
+	switch t {
 	case shape.Class:
 		// A class names the whole frame: its box is the frame.
 		b.X, b.Y, b.W, b.H, b.Area = 0, 0, float64(max(width, 1)), float64(max(height, 1)), nil
 	case shape.Polygon:
-		err = b.settlePolygon(width, height, &row)
-	case shape.Polyline:
-		err = shape.CheckPoints(b.Points, 2, width, height)
-		if err == nil {
-			b.setBox(shape.PointsBounds(b.Points), 0)
-			b.Area = nil // a line has no area
-			row.points = sql.NullInt64{Int64: int64(len(b.Points) / 2), Valid: true}
-			row.geometry, err = geometryJSON(b.Points)
+		area := box.W * box.H
+		if width > 0 && height > 0 {
+			area = float64(shape.Rings(b.Polygon, height, width).Area())
 		}
+		b.setBox(box, area)
+		row.points = sql.NullInt64{Int64: int64(polygonPoints(b.Polygon)), Valid: true}
+		row.geometry, err = geometryJSON(b.Polygon)
+	case shape.Polyline:
+		b.setBox(box, 0)
+		b.Area = nil // a line has no area
+		row.points = sql.NullInt64{Int64: int64(len(b.Points) / 2), Valid: true}
+		row.geometry, err = geometryJSON(b.Points)
 	case shape.Keypoints:
-		err = b.settleKeypoints(width, height, &row)
+		b.setBox(box, box.W*box.H)
+		row.points = sql.NullInt64{Int64: int64(shape.Labelled(b.Keypoints)), Valid: true}
+		row.visible = sql.NullInt64{Int64: int64(shape.Visible(b.Keypoints)), Valid: true}
+		row.geometry, err = geometryJSON(b.Keypoints)
 	case shape.Mask:
-		err = b.settleMask(width, height, &row)
+		r, _ := b.Mask.RLE()       // Check read it
+		b.Mask.Counts = r.String() // canonical: a list of counts arrives as a string
+		b.setBox(box, float64(r.Area()))
+		row.geometry, err = geometryJSON(b.Mask)
 	}
 	if err != nil {
-		return shapeRow{}, errs.Invalid(field, "%s: %v", field, err)
+		return shapeRow{}, err
 	}
 	if keepBox && t != shape.Class && given.W > 0 && given.H > 0 {
 		b.X, b.Y, b.W, b.H = given.X, given.Y, given.W, given.H
@@ -79,19 +92,31 @@ func (b *Box) settle(field string, width, height int, keepBox bool) (shapeRow, e
 // onlyItsField refuses a shape that carries another type's geometry, which
 // would otherwise be dropped without a word.
 func (b *Box) onlyItsField(field string) error {
-	given := map[shape.Type]bool{
-		shape.Polygon: b.Polygon != nil, shape.Mask: b.Mask != nil,
-		shape.Keypoints: b.Keypoints != nil, shape.Polyline: b.Points != nil,
-	}
-	for t, set := range given {
-		if set && t != b.Type {
-			return errs.Invalid(field, "%s: a %s has no %s field; set type to %s", field, b.Type, geometryField(t), t)
+	given := []struct {
+		t   shape.Type
+		set bool
+	}{{shape.Polygon, b.Polygon != nil}, {shape.Mask, b.Mask != nil}, {shape.Keypoints, b.Keypoints != nil},
+		{shape.Polyline, b.Points != nil}}
+	own := false
+	for _, g := range given {
+		if g.set && g.t != b.Type {
+			return errs.Invalid(field, "%s: a %s has no %s field; set type to %s", field, b.Type, geometryField(g.t), g.t)
 		}
+		own = own || g.set
 	}
-	if !given[b.Type] && b.Type != shape.Box && b.Type != shape.Class {
+	if !own && b.Type != shape.Box && b.Type != shape.Class {
 		return errs.Invalid(field, "%s: a %s needs its %s field", field, b.Type, geometryField(b.Type))
 	}
 	return nil
+}
+
+// polygonPoints counts a polygon's vertices over all its rings.
+func polygonPoints(rings [][]float64) int {
+	n := 0
+	for _, r := range rings {
+		n += len(r) / 2
+	}
+	return n
 }
 
 func geometryField(t shape.Type) string {
@@ -99,62 +124,6 @@ func geometryField(t shape.Type) string {
 		return "points"
 	}
 	return string(t)
-}
-
-func (b *Box) settlePolygon(width, height int, row *shapeRow) error {
-	if err := shape.CheckPolygon(b.Polygon, width, height); err != nil {
-		return err
-	}
-	n, all := 0, make([]float64, 0, 64)
-	for _, r := range b.Polygon {
-		n += len(r) / 2
-		all = append(all, r...)
-	}
-	box := shape.PointsBounds(all)
-	area := box.W * box.H
-	if width > 0 && height > 0 {
-		area = float64(shape.Rings(b.Polygon, height, width).Area())
-	}
-	b.setBox(box, area)
-	row.points = sql.NullInt64{Int64: int64(n), Valid: true}
-	var err error
-	row.geometry, err = geometryJSON(b.Polygon)
-	return err
-}
-
-func (b *Box) settleKeypoints(width, height int, row *shapeRow) error {
-	if err := shape.CheckKeypoints(b.Keypoints, nil, width, height); err != nil {
-		return err
-	}
-	labelled := shape.Labelled(b.Keypoints)
-	if labelled == 0 {
-		return fmt.Errorf("keypoints has no labelled point (every v is 0)")
-	}
-	box := shape.KeypointsBounds(b.Keypoints)
-	b.setBox(box, box.W*box.H)
-	row.points = sql.NullInt64{Int64: int64(labelled), Valid: true}
-	row.visible = sql.NullInt64{Int64: int64(shape.Visible(b.Keypoints)), Valid: true}
-	var err error
-	row.geometry, err = geometryJSON(b.Keypoints)
-	return err
-}
-
-func (b *Box) settleMask(width, height int, row *shapeRow) error {
-	r, err := b.Mask.RLE()
-	if err != nil {
-		return err
-	}
-	if width > 0 && height > 0 && (r.Height != height || r.Width != width) {
-		return fmt.Errorf("mask size [%d, %d] is not the frame's [height, width] = [%d, %d]", r.Height, r.Width, height, width)
-	}
-	area := r.Area()
-	if area == 0 {
-		return fmt.Errorf("mask has no pixel set")
-	}
-	b.Mask.Counts = r.String() // canonical: a list of counts arrives as a string
-	b.setBox(r.Bounds(), float64(area))
-	row.geometry, err = geometryJSON(b.Mask)
-	return err
 }
 
 // roundGeometry rounds the shape's coordinates to CoordDecimals, as box

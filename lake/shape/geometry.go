@@ -53,3 +53,62 @@ func (m *EncodedMask) UnmarshalJSON(b []byte) error {
 func (m EncodedMask) RLE() (RLE, error) {
 	return ParseString(m.Counts, m.Size[0], m.Size[1])
 }
+
+// Check checks the shape on a width×height frame (0 when unknown), as
+// every writer of shapes must: a polygon's rings and a polyline's points
+// (CheckPolygon, CheckPoints), keypoints with one labelled at least
+// (CheckKeypoints), a mask whose counts cover the frame. A box or a class
+// has nothing to check here.
+func (g Geometry) Check(width, height int) error {
+	switch g.Type {
+	case Polygon:
+		return CheckPolygon(g.Polygon, width, height)
+	case Polyline:
+		return CheckPoints(g.Points, 2, width, height)
+	case Keypoints:
+		if err := CheckKeypoints(g.Keypoints, nil, width, height); err != nil {
+			return err
+		}
+		if Labelled(g.Keypoints) == 0 {
+			return fmt.Errorf("keypoints has no labelled point (every v is 0)")
+		}
+	case Mask:
+		if g.Mask == nil {
+			return fmt.Errorf("a mask without its counts")
+		}
+		r, err := g.Mask.RLE()
+		if err != nil {
+			return err
+		}
+		if width > 0 && height > 0 && (r.Height != height || r.Width != width) {
+			return fmt.Errorf("mask size [%d, %d] is not the frame's [height, width] = [%d, %d]", r.Height, r.Width, height, width)
+		}
+		if r.Area() == 0 {
+			return fmt.Errorf("mask has no pixel set")
+		}
+	}
+	return nil
+}
+
+// Bounds is the box around a checked shape: its points' (a polygon's over
+// all rings, keypoints' over the labelled ones), or a mask's set pixels'. A
+// box or a class has none.
+func (g Geometry) Bounds() Rect {
+	switch g.Type {
+	case Polygon:
+		var all []float64
+		for _, r := range g.Polygon {
+			all = append(all, r...)
+		}
+		return PointsBounds(all)
+	case Polyline:
+		return PointsBounds(g.Points)
+	case Keypoints:
+		return KeypointsBounds(g.Keypoints)
+	case Mask:
+		if r, err := g.Mask.RLE(); err == nil {
+			return r.Bounds()
+		}
+	}
+	return Rect{}
+}
