@@ -3,6 +3,7 @@ package lake_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,17 +25,28 @@ const shapesJSON = `[
  {"label": "night", "type": "class"}
 ]`
 
+// lakeOf opens a lake holding n 64x48 JPEGs and returns it and them.
+func lakeOf(t *testing.T, n int) (*lake.Lake, []lake.File) {
+	t.Helper()
+	l, _ := openLake(t)
+	var ups []lake.Upload
+	for i := range n {
+		ups = append(ups, mem(fmt.Sprintf("%c.jpg", 'a'+i), jpegBytes(t, 64, 48, uint8(i+1))))
+	}
+	res, err := l.Add(context.Background(), lake.AddOptions{Collection: "c"}, ups)
+	if err != nil || len(res.Stored) != n {
+		t.Fatal(res, err)
+	}
+	return l, res.Stored
+}
+
 // TestShapesRoundTrip: every type is stored with its box and area derived
 // from the shape, and reads back as written; the same shapes again change
 // nothing.
 func TestShapesRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	l, _ := openLake(t)
-	res, err := l.Add(ctx, lake.AddOptions{Collection: "c"}, []lake.Upload{mem("a.jpg", jpegBytes(t, 64, 48, 1))})
-	if err != nil || len(res.Stored) != 1 {
-		t.Fatal(res, err)
-	}
-	f := res.Stored[0]
+	l, files := lakeOf(t, 1)
+	f := files[0]
 	var in []lake.Box
 	if err := json.Unmarshal([]byte(shapesJSON), &in); err != nil {
 		t.Fatal(err)
@@ -89,12 +101,8 @@ func TestShapesRoundTrip(t *testing.T) {
 // and what is wrong, and nothing of the call is written.
 func TestShapesRefused(t *testing.T) {
 	ctx := context.Background()
-	l, _ := openLake(t)
-	res, err := l.Add(ctx, lake.AddOptions{Collection: "c"}, []lake.Upload{mem("a.jpg", jpegBytes(t, 64, 48, 1))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := res.Stored[0]
+	l, files := lakeOf(t, 1)
+	f := files[0]
 	good := lake.Box{Label: "car", X: 1, Y: 2, W: 10, H: 20}
 	cases := []struct {
 		name, json, want string
@@ -131,19 +139,14 @@ func TestShapesRefused(t *testing.T) {
 // annotation or on one (annotation(...)).
 func TestShapesQueried(t *testing.T) {
 	ctx := context.Background()
-	l, _ := openLake(t)
-	res, err := l.Add(ctx, lake.AddOptions{Collection: "c"}, []lake.Upload{mem("a.jpg", jpegBytes(t, 64, 48, 1)),
-		mem("b.jpg", jpegBytes(t, 64, 48, 2))})
-	if err != nil || len(res.Stored) != 2 {
-		t.Fatal(res, err)
-	}
+	l, files := lakeOf(t, 2)
 	var in []lake.Box
 	if err := json.Unmarshal([]byte(shapesJSON), &in); err != nil {
 		t.Fatal(err)
 	}
 	// a.jpg has every shape; b.jpg one 10x20 box.
-	_, err = l.SetHumanBoxes(ctx, "import:c", []lake.FileBoxes{{UniqueName: res.Stored[0].UniqueName, Boxes: in},
-		{UniqueName: res.Stored[1].UniqueName, Boxes: in[:1]}})
+	_, err := l.SetHumanBoxes(ctx, "import:c", []lake.FileBoxes{{UniqueName: files[0].UniqueName, Boxes: in},
+		{UniqueName: files[1].UniqueName, Boxes: in[:1]}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,12 +186,8 @@ func TestShapesQueried(t *testing.T) {
 // never reads back.
 func TestShapeCoordinatesRounded(t *testing.T) {
 	ctx := context.Background()
-	l, _ := openLake(t)
-	res, err := l.Add(ctx, lake.AddOptions{Collection: "c"}, []lake.Upload{mem("a.jpg", jpegBytes(t, 64, 48, 1))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := res.Stored[0]
+	l, files := lakeOf(t, 1)
+	f := files[0]
 	noisy := 0.1 * 768 / 20 // 3.8400000000000003
 	b := lake.Box{Label: "a", Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{{noisy, 1, 10, 1, 10, 10}}}}
 	if _, err := l.SetHumanBoxes(ctx, "import:c", []lake.FileBoxes{{UniqueName: f.UniqueName, Boxes: []lake.Box{b}}}); err != nil {
