@@ -37,12 +37,20 @@ const (
 //
 //	go test ./evaluate -run '^$' -bench Evaluate1M -benchtime 1x -cpu 2
 func BenchmarkEvaluate1M(b *testing.B) {
-	dir := os.Getenv("FRAMELAKE_EVAL_BENCH_DIR")
+	a := openBenchLake(b, "FRAMELAKE_EVAL_BENCH_DIR", "framelake-eval-bench-v1", ensureBoxes)
+	evaluateEach(b, a, evaluate.Request{PredRunID: benchRun})
+}
+
+// openBenchLake opens the benchmark lake in $env (default the temp dir's
+// folder name), made once by ensure and kept between runs, with what an
+// interrupted run left cleared.
+func openBenchLake(b *testing.B, env, name string, ensure func(context.Context, string) error) *appliance.Appliance {
+	dir := os.Getenv(env)
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "framelake-eval-bench-v1")
+		dir = filepath.Join(os.TempDir(), name)
 	}
 	ctx := context.Background()
-	if err := ensureBoxes(ctx, dir); err != nil {
+	if err := ensure(ctx, dir); err != nil {
 		b.Fatal(err)
 	}
 	if err := clearEvaluations(ctx, dir); err != nil {
@@ -53,17 +61,25 @@ func BenchmarkEvaluate1M(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer a.Close()
+	b.Cleanup(func() { a.Close() })
+	return a
+}
+
+// evaluateEach runs req as a whole evaluation job once a benchmark round,
+// under a new key each round, and reports its CPU time and the peak RSS of
+// the evaluation alone (VmHWM reset before it).
+func evaluateEach(b *testing.B, a *appliance.Appliance, req evaluate.Request) {
+	ctx := context.Background()
 	n := 0
 	for b.Loop() {
-		key := fmt.Sprintf("bench%d", n)
+		req.Key = fmt.Sprintf("bench%d", n)
 		n++
 		b.StopTimer()
-		a.Evaluate.Delete(ctx, key)                           // a key left by an interrupted run
+		a.Evaluate.Delete(ctx, req.Key)                       // a key left by an interrupted run
 		os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // reset the peak RSS
 		b.StartTimer()
 		t0, cpu0 := time.Now(), cpuTime()
-		jobID, err := a.Evaluate.Start(ctx, evaluate.Request{Key: key, PredRunID: benchRun})
+		jobID, err := a.Evaluate.Start(ctx, req)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -72,17 +88,17 @@ func BenchmarkEvaluate1M(b *testing.B) {
 			b.Fatalf("%+v %v", j, err)
 		}
 		b.StopTimer()
-		res, err := a.Evaluate.Get(ctx, key)
+		res, err := a.Evaluate.Get(ctx, req.Key)
 		if err != nil {
 			b.Fatal(err)
 		}
 		cpu := cpuTime() - cpu0
-		b.Logf("%s: %v wall, %v CPU (user+sys), peak RSS %d MiB, mAP %.3f AP50 %.3f, label00 %+v", key,
-			time.Since(t0).Round(time.Millisecond), cpu.Round(time.Millisecond), peakRSS()>>20, res.MAP, res.AP50,
-			res.Labels["label00"])
+		b.Logf("%s (%s): %v wall, %v CPU (user+sys), peak RSS %d MiB, mAP %.3f AP50 %.3f, label00 %+v", req.Key,
+			res.IoUType, time.Since(t0).Round(time.Millisecond), cpu.Round(time.Millisecond), peakRSS()>>20, res.MAP,
+			res.AP50, res.Labels["label00"])
 		b.ReportMetric(cpu.Seconds(), "cpu-s")
 		b.ReportMetric(float64(peakRSS()>>20), "peakRSS-MiB")
-		a.Evaluate.Delete(ctx, key)
+		a.Evaluate.Delete(ctx, req.Key)
 		b.StartTimer()
 	}
 }

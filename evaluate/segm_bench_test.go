@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/evaluate"
@@ -36,50 +35,8 @@ const (
 //
 //	go test ./evaluate -run '^$' -bench EvaluateSegm20k -benchtime 1x -cpu 2
 func BenchmarkEvaluateSegm20k(b *testing.B) {
-	dir := os.Getenv("FRAMELAKE_SEGM_BENCH_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "framelake-segm-bench-v1")
-	}
-	ctx := context.Background()
-	if err := ensureMasks(ctx, dir); err != nil {
-		b.Fatal(err)
-	}
-	if err := clearEvaluations(ctx, dir); err != nil {
-		b.Fatal(err)
-	}
-	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: 1,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	for b.Loop() {
-		b.StopTimer()
-		os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // reset the peak RSS
-		b.StartTimer()
-		t0, cpu0 := time.Now(), cpuTime()
-		jobID, err := a.Evaluate.Start(ctx, evaluate.Request{Key: "segm", PredRunID: benchRun, IoUType: evaluate.IoUSegm})
-		if err != nil {
-			b.Fatal(err)
-		}
-		j, err := a.Jobs.Wait(ctx, jobID)
-		if err != nil || j.Status != "completed" {
-			b.Fatalf("%+v %v", j, err)
-		}
-		b.StopTimer()
-		res, err := a.Evaluate.Get(ctx, "segm")
-		if err != nil {
-			b.Fatal(err)
-		}
-		cpu := cpuTime() - cpu0
-		b.Logf("segm: %v wall, %v CPU (user+sys), peak RSS %d MiB, mAP %.3f AP50 %.3f, label00 %+v",
-			time.Since(t0).Round(time.Millisecond), cpu.Round(time.Millisecond), peakRSS()>>20, res.MAP, res.AP50,
-			res.Labels["label00"])
-		b.ReportMetric(cpu.Seconds(), "cpu-s")
-		b.ReportMetric(float64(peakRSS()>>20), "peakRSS-MiB")
-		a.Evaluate.Delete(ctx, "segm")
-		b.StartTimer()
-	}
+	a := openBenchLake(b, "FRAMELAKE_SEGM_BENCH_DIR", "framelake-segm-bench-v1", ensureMasks)
+	evaluateEach(b, a, evaluate.Request{PredRunID: benchRun, IoUType: evaluate.IoUSegm})
 }
 
 // ensureMasks makes the lake's files (benchlake) and then the masks.
