@@ -61,3 +61,31 @@ func TestBoundsAndCounts(t *testing.T) {
 		t.Errorf(`"" is a box: %v %v`, ty, err)
 	}
 }
+
+func TestSkeletonCheck(t *testing.T) {
+	if err := COCOPerson.Check(); err != nil {
+		t.Fatalf("COCO person: %v", err)
+	}
+	for _, c := range []struct {
+		s    Skeleton
+		want string
+	}{
+		{Skeleton{}, "at least one"},
+		{Skeleton{Names: []string{"a", "a"}}, `"a" is declared twice`},
+		{Skeleton{Names: []string{"a", "b"}, Edges: [][2]string{{"a", "c"}}}, `skeleton[0]: "c" is not a declared keypoint`},
+		{Skeleton{Names: []string{"a", "b", "c"}, Flip: [][2]string{{"a", "b"}, {"b", "c"}}}, `flipPairs[1]: "b" is in two pairs`},
+		{Skeleton{Names: []string{"a", "b"}, Sigmas: []float64{.1}}, "1 values for 2"},
+		{Skeleton{Names: []string{"a"}, Sigmas: []float64{0}}, "sigmas[0] is 0"},
+	} {
+		err := c.s.Check()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want %q", c.s, err, c.want)
+		}
+	}
+	if COCOPerson.FlipName("left_wrist") != "right_wrist" || COCOPerson.FlipName("nose") != "nose" {
+		t.Error("FlipName does not swap COCO's pairs")
+	}
+	if got := (Skeleton{Names: COCOPerson.Names}).SigmasOr(); len(got) != 17 || got[0] != .026 {
+		t.Errorf("COCO's names take COCO's sigmas, got %v", got)
+	}
+}
