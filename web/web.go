@@ -92,6 +92,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	s.lakeRoutes(rest)
 	s.curateRoutes(rest)
 	s.importRoutes(rest)
+	s.trackRoutes(rest)
 	s.annotateRoutes(rest)
 	s.datasetRoutes(rest, api)
 	s.jobRoutes(rest)

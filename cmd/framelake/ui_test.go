@@ -60,23 +60,12 @@ func startUIServer(t testing.TB, serveArgs ...string) *uiServer {
 // call sends a request with key k and decodes a JSON answer into out.
 func (s *uiServer) call(t testing.TB, k map[string]string, method, path, ctype string, body io.Reader, out any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, s.base+path, body)
-	req.Header.Set("key", k["key"])
-	req.Header.Set("secret", k["secret"])
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	code, b := s.raw(t, k, method, path, ctype, body)
+	if code != 200 {
+		t.Fatalf("%s %s: %d %s", method, path, code, b)
 	}
 	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
+		if err := json.Unmarshal([]byte(b), out); err != nil {
 			t.Fatalf("%s %s: %v in %s", method, path, err, b)
 		}
 	}

@@ -1,0 +1,108 @@
+package main_test
+
+import (
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/framelake/framelake/internal/testmedia"
+)
+
+// TestTracksMOTThroughServer: a user uploads a video, PUTs a MOT gt.txt to
+// it, reads it back as gt.txt line for line, reads one frame's shapes
+// (interpolated where a keyframe is missing), and a bad file is a 400 naming
+// its line that changes nothing.
+func TestTracksMOTThroughServer(t *testing.T) {
+	s := startUIServer(t)
+	clip := filepath.Join(t.TempDir(), "walk.mp4")
+	if err := testmedia.Video(clip, 320, 240, 10, 2); err != nil {
+		t.Fatal(err)
+	}
+	s.upload(t, "walk.mp4", clip)
+	var list struct {
+		Items []struct {
+			UniqueName string `json:"uniqueName"`
+		} `json:"items"`
+	}
+	s.call(t, s.read, "GET", "/api/v1/lake/items?pageSize=10&itemType=video", "", nil, &list)
+	if len(list.Items) != 1 {
+		t.Fatalf("lake items: %+v", list)
+	}
+	path := "/api/v1/lake/files/" + list.Items[0].UniqueName + "/tracks"
+	// id 1 walks right, in view at MOT frames 1-3, out at 4 and 5 (no rows),
+	// back at 6; id 2 is a car at frames 1 and 2.
+	gt := "1,1,101,51,20,40,1,1,0.9\n2,1,103,51,20,40,1,1,0.8\n3,1,105,52,20,40,1,1,1\n6,1,111,55,22,40,0,1,0.25\n" +
+		"1,2,11,21,30,15,1,3,-1\n2,2,12.5,21,30,15,1,3,-1\n"
+	var put struct{ Tracks, Keyframes int }
+	s.call(t, s.admin, "PUT", path+"?format=mot&operation=import:walk", "text/plain", strings.NewReader(gt), &put)
+	if put.Tracks != 2 || put.Keyframes != 6 {
+		t.Fatalf("PUT: %+v", put)
+	}
+	if back := s.text(t, s.read, path+"?format=mot&operation=import:walk"); back != gt {
+		t.Errorf("gt.txt read back:\n%s\nwant:\n%s", back, gt)
+	}
+	// A person draws a cyclist at frames 0 and 4 only: frames between are
+	// interpolated when read, and the MOT export lists them.
+	drawn := `{"operation": "review:walk", "tracks": [{"number": 7, "label": "bicycle", "keyframes": [
+		{"frame": 0, "x": 10, "y": 100, "width": 20, "height": 20}, {"frame": 4, "x": 50, "y": 100, "width": 20, "height": 20}]}]}`
+	s.call(t, s.admin, "PUT", path, "application/json", strings.NewReader(drawn), &put)
+	if back, want := s.text(t, s.read, path+"?format=mot&operation=review:walk"),
+		"1,7,11,101,20,20,1,4,-1\n2,7,21,101,20,20,1,4,-1\n3,7,31,101,20,20,1,4,-1\n4,7,41,101,20,20,1,4,-1\n5,7,51,101,20,20,1,4,-1\n"; back != want {
+		t.Errorf("drawn track as gt.txt:\n%s\nwant:\n%s", back, want)
+	}
+	var frame struct {
+		Shapes []struct {
+			Number       int     `json:"number"`
+			Interpolated bool    `json:"interpolated"`
+			X            float64 `json:"x"`
+			Label        string  `json:"label"`
+		} `json:"shapes"`
+	}
+	s.call(t, s.read, "GET", path+"?frame=3", "", nil, &frame) // MOT frame 4: the pedestrian is out of view, the car gone
+	if len(frame.Shapes) != 1 || frame.Shapes[0].Number != 7 || !frame.Shapes[0].Interpolated || frame.Shapes[0].X != 40 ||
+		frame.Shapes[0].Label != "bicycle" {
+		t.Errorf("frame 3: %+v", frame.Shapes)
+	}
+	want := gt
+	code, body := s.raw(t, s.admin, "PUT", path+"?format=mot&operation=import:walk", "text/plain",
+		strings.NewReader("1,1,1,1,10,10,1\n2,1,1,1,0,10,1\n"))
+	if code != http.StatusBadRequest || !strings.Contains(body, "line 2: box 0x10") {
+		t.Errorf("bad gt.txt: %d %s", code, body)
+	}
+	if s.text(t, s.read, path+"?format=mot&operation=import:walk") != want {
+		t.Error("a refused file changed the tracks")
+	}
+	if code, _ := s.raw(t, s.read, "PUT", path+"?format=mot&operation=x", "text/plain", strings.NewReader(gt)); code != http.StatusForbidden {
+		t.Errorf("a read key wrote tracks: %d", code)
+	}
+}
+
+// text GETs path and returns its body, failing on anything but 200.
+func (s *uiServer) text(t *testing.T, k map[string]string, path string) string {
+	t.Helper()
+	code, body := s.raw(t, k, "GET", path, "", nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, code, body)
+	}
+	return body
+}
+
+// raw sends a request and returns its status and body, whatever they are.
+func (s *uiServer) raw(t testing.TB, k map[string]string, method, path, ctype string, body io.Reader) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, s.base+path, body)
+	req.Header.Set("key", k["key"])
+	req.Header.Set("secret", k["secret"])
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

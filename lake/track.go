@@ -1,0 +1,323 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/id"
+	"github.com/framelake/framelake/lake/shape"
+)
+
+// Track is one object followed through a video's frames (docs/tracks.md).
+// Its shape is drawn at keyframes; between two keyframes it is interpolated
+// when read (shape.Between), never stored. From each frame in Outside the
+// object is out of view until the next keyframe. A track begins at its
+// first keyframe and ends at its last.
+type Track struct {
+	ID         string     `json:"id,omitempty"`
+	Number     int        `json:"number"` // the track's id in its video, per operation (MOT's id)
+	Label      string     `json:"label"`
+	Type       shape.Type `json:"type"` // every keyframe's type
+	Source     Source     `json:"source"`
+	Operation  string     `json:"operation"`
+	Keyframes  []Box      `json:"keyframes"`
+	Outside    []int      `json:"outside"`
+	FirstFrame int        `json:"firstFrame"`
+	LastFrame  int        `json:"lastFrame"`
+}
+
+// Limits of one video's tracks.
+const (
+	MaxTracksPerVideo    = 10000
+	MaxKeyframesPerVideo = 2_000_000 // a 18,000-frame video with 100 objects on every frame
+)
+
+// TrackShape is a track's shape on one frame: a keyframe, or interpolated
+// between two.
+type TrackShape struct {
+	Track        string `json:"track"` // the track's id
+	Number       int    `json:"number"`
+	Interpolated bool   `json:"interpolated"`
+	Box
+}
+
+// At is the track's shape on frame, and false when the object is not in
+// view there: before its first keyframe, after its last, or inside an
+// outside span. Attributes are the earlier keyframe's.
+func (t *Track) At(frame int) (TrackShape, bool) {
+	k := sort.Search(len(t.Keyframes), func(i int) bool { return t.Keyframes[i].Frame > frame }) - 1
+	if k < 0 || frame > t.Keyframes[len(t.Keyframes)-1].Frame {
+		return TrackShape{}, false
+	}
+	a := t.Keyframes[k]
+	for _, o := range t.Outside {
+		if o > a.Frame && o <= frame {
+			return TrackShape{}, false
+		}
+	}
+	out := TrackShape{Track: t.ID, Number: t.Number, Box: a}
+	if a.Frame == frame {
+		return out, true
+	}
+	b := t.Keyframes[k+1]
+	ra, rb := shape.Rect{X: a.X, Y: a.Y, W: a.W, H: a.H}, shape.Rect{X: b.X, Y: b.Y, W: b.W, H: b.H}
+	g, r := shape.NewBetween(a.Geometry, b.Geometry, ra, rb).At(float64(frame-a.Frame) / float64(b.Frame-a.Frame))
+	out.Geometry, out.X, out.Y, out.W, out.H = g, r.X, r.Y, r.W, r.H
+	out.Frame, out.ID, out.Interpolated = frame, "", true
+	if g.Type != shape.Box && g.Type != "" {
+		out.Area = nil // measured where stored; an interpolated shape's area is not
+	}
+	out.roundCoords()
+	return out, true
+}
+
+// settleTracks checks tracks for a video of frames frames (0 when unknown)
+// and width×height pixels, derives each keyframe's box and each track's
+// span, and returns the keyframes' stored shapes by track.
+func settleTracks(tracks []Track, frames, width, height int) ([][]shapeRow, error) {
+	if len(tracks) > MaxTracksPerVideo {
+		return nil, errs.Invalid("tracks", "%d tracks: a video has at most %d", len(tracks), MaxTracksPerVideo)
+	}
+	rows := make([][]shapeRow, len(tracks))
+	numbers, keyframes := map[int]int{}, 0
+	for i := range tracks {
+		t := &tracks[i]
+		field := fmt.Sprintf("tracks[%d]", i)
+		if j, dup := numbers[t.Number]; dup {
+			return nil, errs.Invalid(field, "%s: number %d is tracks[%d]'s too: numbers are unique in a video", field, t.Number, j)
+		}
+		numbers[t.Number] = i
+		if t.Number < 0 {
+			return nil, errs.Invalid(field, "%s: number must be 0 or more, got %d", field, t.Number)
+		}
+		if len(t.Keyframes) == 0 {
+			return nil, errs.Invalid(field, "%s: a track needs at least one keyframe", field)
+		}
+		keyframes += len(t.Keyframes)
+		if keyframes > MaxKeyframesPerVideo {
+			return nil, errs.Invalid("tracks", "more than %d keyframes in one video", MaxKeyframesPerVideo)
+		}
+		var err error
+		if rows[i], err = settleKeyframes(field, t, frames, width, height); err != nil {
+			return nil, err
+		}
+		if err := checkOutside(field, t); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+func settleKeyframes(field string, t *Track, frames, width, height int) ([]shapeRow, error) {
+	rows := make([]shapeRow, len(t.Keyframes))
+	for j := range t.Keyframes {
+		k := &t.Keyframes[j]
+		kf := fmt.Sprintf("%s.keyframes[%d]", field, j)
+		k.Label = t.Label
+		switch {
+		case k.Frame < 0 || (frames > 0 && k.Frame >= frames):
+			return nil, errs.Invalid(kf, "%s: frame %d is outside the video's frames 0..%d", kf, k.Frame, frames-1)
+		case j > 0 && k.Frame <= t.Keyframes[j-1].Frame:
+			return nil, errs.Invalid(kf, "%s: frame %d does not follow frame %d: keyframes are listed by frame, once each",
+				kf, k.Frame, t.Keyframes[j-1].Frame)
+		}
+		typ, err := shape.ParseType(string(k.Type))
+		if err != nil {
+			return nil, errs.Invalid(kf, "%s: %v", kf, err)
+		}
+		if typ == shape.Class {
+			return nil, errs.Invalid(kf, "%s: a class labels a whole frame and has no track", kf)
+		}
+		if j > 0 && typ != t.Keyframes[0].Type {
+			return nil, errs.Invalid(kf, "%s: a %s in a track of %ss: a track keeps one type", kf, typ, t.Keyframes[0].Type)
+		}
+		k.Type = typ
+		if rows[j], err = k.settle(kf, width, height, false); err != nil {
+			return nil, err
+		}
+		k.roundCoords()
+	}
+	t.Type = t.Keyframes[0].Type
+	t.FirstFrame, t.LastFrame = t.Keyframes[0].Frame, t.Keyframes[len(t.Keyframes)-1].Frame
+	return rows, nil
+}
+
+// checkOutside: outside frames are listed in order, between the track's
+// first and last keyframes, never on a keyframe.
+func checkOutside(field string, t *Track) error {
+	for j, o := range t.Outside {
+		of := fmt.Sprintf("%s.outside[%d]", field, j)
+		switch {
+		case j > 0 && o <= t.Outside[j-1]:
+			return errs.Invalid(of, "%s: frame %d does not follow frame %d: outside frames are listed in order", of, o, t.Outside[j-1])
+		case o <= t.FirstFrame || o > t.LastFrame:
+			return errs.Invalid(of, "%s: frame %d is not inside the track (frames %d..%d): a track starts at its first keyframe and ends at its last",
+				of, o, t.FirstFrame, t.LastFrame)
+		case slices.ContainsFunc(t.Keyframes, func(k Box) bool { return k.Frame == o }):
+			return errs.Invalid(of, "%s: frame %d is a keyframe: the object cannot be both drawn and out of view", of, o)
+		}
+	}
+	if t.Outside == nil {
+		t.Outside = []int{}
+	}
+	return nil
+}
+
+// SetTracks makes a video's tracks from operation exactly tracks, in one
+// transaction: the operation's other tracks on the video are removed.
+// Nothing is written when a track is refused.
+func (l *Lake) SetTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track) error {
+	if operation == "" || len(operation) > 200 {
+		return errs.Invalid("operation", "operation must be 1 to 200 bytes")
+	}
+	if source != Human && source != Machine {
+		return errs.Invalid("source", "source must be human or machine, got %q", source)
+	}
+	f, err := l.File(ctx, uniqueName)
+	if err != nil {
+		return err
+	}
+	if f.Type != Video {
+		return errs.Invalid("uniqueName", "%s is a %s: tracks follow objects through a video's frames", uniqueName, f.Type)
+	}
+	rows, err := settleTracks(tracks, f.FrameCount, f.Width, f.Height)
+	if err != nil {
+		return err
+	}
+	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		return writeTracks(ctx, tx, f.seq, source, operation, tracks, rows)
+	})
+}
+
+func writeTracks(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, tracks []Track, rows [][]shapeRow) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM track WHERE file_seq = ? AND operation = ?`, fileSeq, operation); err != nil {
+		return fmt.Errorf("set tracks: %w", err)
+	}
+	now := millis(time.Now())
+	insTrack, err := tx.PrepareContext(ctx, `INSERT INTO track (id, file_seq, number, label, source, operation, type,
+		first_frame, last_frame, keyframes, outside, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
+	if err != nil {
+		return err
+	}
+	defer insTrack.Close()
+	insKey, err := tx.PrepareContext(ctx, `INSERT INTO track_keyframe (track_seq, frame, x, y, w, h, confidence,
+		attributes, geometry, area) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insKey.Close()
+	for i := range tracks {
+		t := &tracks[i]
+		t.ID, t.Source, t.Operation = id.New("trk"), source, operation
+		outside, _ := json.Marshal(t.Outside)
+		var seq int64
+		if err := insTrack.QueryRowContext(ctx, t.ID, fileSeq, t.Number, t.Label, source, operation, t.Type,
+			t.FirstFrame, t.LastFrame, len(t.Keyframes), string(outside), now, now).Scan(&seq); err != nil {
+			return fmt.Errorf("set tracks: %w", err)
+		}
+		for j, k := range t.Keyframes {
+			attrs, err := normalizeObject(fmt.Sprintf("tracks[%d].keyframes[%d].attributes", i, j), k.Attributes)
+			if err != nil {
+				return err
+			}
+			if _, err := insKey.ExecContext(ctx, seq, k.Frame, k.X, k.Y, k.W, k.H, k.Confidence, attrs,
+				rows[i][j].geometry, k.Area); err != nil {
+				return fmt.Errorf("set tracks: %w", err)
+			}
+		}
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE file SET updated_at = ? WHERE seq = ?`, now, fileSeq)
+	return err
+}
+
+// Tracks reads a video's tracks, from the operations given (all when nil),
+// ordered by operation and number, each with its keyframes.
+func (l *Lake) Tracks(ctx context.Context, uniqueName string, operations []string) ([]Track, error) {
+	f, err := l.File(ctx, uniqueName)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT t.seq, t.id, t.number, t.label, t.type, t.source, t.operation, t.first_frame, t.last_frame, t.outside,
+		k.frame, k.x, k.y, k.w, k.h, k.confidence, k.attributes, k.geometry, k.area
+		FROM track t JOIN track_keyframe k ON k.track_seq = t.seq WHERE t.file_seq = ?`
+	args := []any{f.seq}
+	if operations != nil {
+		q += ` AND t.operation IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(operations))
+	}
+	return l.scanTracks(ctx, q+` ORDER BY t.operation, t.number, k.frame`, args, f.seq)
+}
+
+// scanTracks reads rows of a track joined with its keyframes, ordered by
+// track then frame, into tracks.
+func (l *Lake) scanTracks(ctx context.Context, q string, args []any, fileSeq int64) ([]Track, error) {
+	var out []Track
+	last := int64(-1)
+	err := l.scanRows(ctx, q, args, func(rows *sql.Rows) error {
+		var t Track
+		var seq int64
+		var outside, attrs string
+		var k Box
+		var geometry sql.NullString
+		var area sql.NullFloat64
+		if err := rows.Scan(&seq, &t.ID, &t.Number, &t.Label, &t.Type, &t.Source, &t.Operation, &t.FirstFrame,
+			&t.LastFrame, &outside, &k.Frame, &k.X, &k.Y, &k.W, &k.H, &k.Confidence, &attrs, &geometry, &area); err != nil {
+			return err
+		}
+		if seq != last {
+			if err := json.Unmarshal([]byte(outside), &t.Outside); err != nil {
+				return fmt.Errorf("track %s: outside: %w", t.ID, err)
+			}
+			out = append(out, t)
+			last = seq
+		}
+		cur := &out[len(out)-1]
+		if err := k.loadShape(string(cur.Type), geometry, area); err != nil {
+			return fmt.Errorf("track %s frame %d: %w", cur.ID, k.Frame, err)
+		}
+		k.Label, k.Source, k.Operation, k.Attributes, k.FileSeq = cur.Label, cur.Source, cur.Operation, json.RawMessage(attrs), fileSeq
+		k.roundCoords()
+		cur.Keyframes = append(cur.Keyframes, k)
+		return nil
+	})
+	return out, err
+}
+
+// FrameTracks is every track's shape on one frame of a video: keyframes
+// and interpolated shapes, by operation and number. It reads each track's
+// row and the keyframes either side of the frame, never a whole track.
+func (l *Lake) FrameTracks(ctx context.Context, uniqueName string, frame int, operations []string) ([]TrackShape, error) {
+	f, err := l.File(ctx, uniqueName)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT t.seq, t.id, t.number, t.label, t.type, t.source, t.operation, t.first_frame, t.last_frame, t.outside,
+		k.frame, k.x, k.y, k.w, k.h, k.confidence, k.attributes, k.geometry, k.area
+		FROM track t JOIN track_keyframe k ON k.track_seq = t.seq
+		WHERE t.file_seq = ?1 AND t.first_frame <= ?2 AND t.last_frame >= ?2
+		  AND (k.frame = (SELECT max(frame) FROM track_keyframe WHERE track_seq = t.seq AND frame <= ?2)
+		    OR k.frame = (SELECT min(frame) FROM track_keyframe WHERE track_seq = t.seq AND frame > ?2))`
+	args := []any{f.seq, frame}
+	if operations != nil {
+		q += ` AND t.operation IN (SELECT value FROM json_each(?3))`
+		args = append(args, jsonArray(operations))
+	}
+	tracks, err := l.scanTracks(ctx, q+` ORDER BY t.operation, t.number, k.frame`, args, f.seq)
+	if err != nil {
+		return nil, err
+	}
+	out := []TrackShape{}
+	for i := range tracks {
+		if s, ok := tracks[i].At(frame); ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}

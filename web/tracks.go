@@ -1,0 +1,165 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/labelio/trackio"
+	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
+)
+
+// maxTracksBody bounds a PUT of tracks: a MOT gt.txt of 18,000 frames with
+// 50 objects each is about 40 MB.
+const maxTracksBody = 256 << 20
+
+// trackRoutes read and write a video's tracks (docs/tracks.md).
+func (s *server) trackRoutes(g *echo.Group) {
+	g.GET("/lake/files/:uniqueName/tracks", s.getTracks)
+	g.PUT("/lake/files/:uniqueName/tracks", s.putTracks)
+}
+
+// keyframeJSON is a keyframe as the API writes it: the annotation's fields
+// without the track's label, source and operation.
+type keyframeJSON struct {
+	Frame      int             `json:"frame"`
+	X          float64         `json:"x"`
+	Y          float64         `json:"y"`
+	Width      float64         `json:"width"`
+	Height     float64         `json:"height"`
+	Confidence *float64        `json:"confidence,omitempty"`
+	Attributes json.RawMessage `json:"attributes,omitempty"`
+	shape.Geometry
+}
+
+type trackJSON struct {
+	ID         string         `json:"id,omitempty"` // read only, as are type, source, operation and the span
+	Number     int            `json:"number"`
+	Label      string         `json:"label"`
+	Type       shape.Type     `json:"type,omitempty"`
+	Source     lake.Source    `json:"source,omitempty"`
+	Operation  string         `json:"operation,omitempty"`
+	Keyframes  []keyframeJSON `json:"keyframes"`
+	Outside    []int          `json:"outside"`
+	FirstFrame int            `json:"firstFrame"`
+	LastFrame  int            `json:"lastFrame"`
+}
+
+func toTrackJSON(t lake.Track) trackJSON {
+	out := trackJSON{ID: t.ID, Number: t.Number, Label: t.Label, Type: t.Type, Source: t.Source, Operation: t.Operation,
+		Outside: t.Outside, FirstFrame: t.FirstFrame, LastFrame: t.LastFrame, Keyframes: make([]keyframeJSON, len(t.Keyframes))}
+	for i, k := range t.Keyframes {
+		out.Keyframes[i] = keyframeJSON{Frame: k.Frame, X: k.X, Y: k.Y, Width: k.W, Height: k.H, Confidence: k.Confidence,
+			Attributes: k.Attributes, Geometry: k.Geometry}
+	}
+	return out
+}
+
+func (t trackJSON) track() lake.Track {
+	out := lake.Track{Number: t.Number, Label: t.Label, Outside: t.Outside, Keyframes: make([]lake.Box, len(t.Keyframes))}
+	for i, k := range t.Keyframes {
+		out.Keyframes[i] = lake.Box{Frame: k.Frame, X: k.X, Y: k.Y, W: k.Width, H: k.Height, Confidence: k.Confidence,
+			Attributes: k.Attributes, Geometry: k.Geometry}
+	}
+	return out
+}
+
+// getTracks answers a video's tracks as JSON, or as MOT's gt.txt with
+// format=mot; with frame=N, the shapes of every track on frame N
+// (keyframes and interpolated). operation= (repeatable) narrows them.
+func (s *server) getTracks(c *echo.Context) error {
+	ctx := c.Request().Context()
+	name, q := c.Param("uniqueName"), c.Request().URL.Query()
+	var ops []string
+	if o := multi(q["operation"]); len(o) > 0 {
+		ops = o
+	}
+	if raw := q.Get("frame"); raw != "" {
+		frame, err := strconv.Atoi(raw)
+		if err != nil || frame < 0 {
+			return errs.Invalid("frame", "frame must be a frame number from 0, got %q", raw)
+		}
+		shapes, err := s.Lake.FrameTracks(ctx, name, frame, ops)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"uniqueName": name, "frame": frame, "shapes": shapes})
+	}
+	tracks, err := s.Lake.Tracks(ctx, name, ops)
+	if err != nil {
+		return err
+	}
+	switch q.Get("format") {
+	case "", "json":
+	case "mot":
+		c.Response().Header().Set(echo.HeaderContentType, "text/plain; charset=utf-8")
+		c.Response().WriteHeader(http.StatusOK)
+		return trackio.WriteMOT(c.Response(), tracks)
+	default:
+		return errs.Invalid("format", "format must be json or mot, got %q", q.Get("format"))
+	}
+	out := make([]trackJSON, len(tracks))
+	for i, t := range tracks {
+		out[i] = toTrackJSON(t)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"uniqueName": name, "tracks": out})
+}
+
+// putTracks makes the video's tracks from an operation exactly those sent
+// (human): JSON {"operation", "tracks"}, or with format=mot a gt.txt body
+// and operation (and label, for rows without a class) in the query.
+func (s *server) putTracks(c *echo.Context) error {
+	ctx := c.Request().Context()
+	q := c.Request().URL.Query()
+	var op string
+	var tracks []lake.Track
+	switch q.Get("format") {
+	case "", "json":
+		var req struct {
+			Operation string      `json:"operation"`
+			Tracks    []trackJSON `json:"tracks"`
+		}
+		if err := s.bindJSON(c, &req); err != nil {
+			return err
+		}
+		if req.Tracks == nil {
+			return errs.Invalid("tracks", "tracks is required: a list of {number, label, keyframes, outside}")
+		}
+		op = req.Operation
+		for _, t := range req.Tracks {
+			tracks = append(tracks, t.track())
+		}
+	case "mot":
+		body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxTracksBody+1))
+		if err != nil {
+			return err
+		}
+		if len(body) > maxTracksBody {
+			return errs.New(errs.TooLarge, "", "a tracks file is at most %d MiB", maxTracksBody>>20)
+		}
+		label := q.Get("label")
+		if label == "" {
+			label = "object"
+		}
+		if tracks, err = trackio.ReadMOT(bytes.NewReader(body), label); err != nil {
+			return errs.Invalid("body", "gt.txt %v", err)
+		}
+		op = q.Get("operation")
+	default:
+		return errs.Invalid("format", "format must be json or mot, got %q", q.Get("format"))
+	}
+	if err := s.Lake.SetTracks(ctx, c.Param("uniqueName"), lake.Human, op, tracks); err != nil {
+		return err
+	}
+	keyframes := 0
+	for _, t := range tracks {
+		keyframes += len(t.Keyframes)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tracks": len(tracks), "keyframes": keyframes})
+}
