@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/evaluate/tracking"
 	"github.com/framelake/framelake/labelio/trackio"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/lake/shape"
@@ -23,6 +24,7 @@ const maxTracksBody = 256 << 20
 func (s *server) trackRoutes(g *echo.Group) {
 	g.GET("/lake/files/:uniqueName/tracks", s.getTracks)
 	g.PUT("/lake/files/:uniqueName/tracks", s.putTracks)
+	g.GET("/lake/files/:uniqueName/tracks/metrics", s.trackMetrics)
 }
 
 // keyframeJSON is a keyframe as the API writes it: the annotation's fields
@@ -162,4 +164,33 @@ func (s *server) putTracks(c *echo.Context) error {
 		keyframes += len(t.Keyframes)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"tracks": len(tracks), "keyframes": keyframes})
+}
+
+// trackMetrics scores the tracks of one operation (predicted=, a model run
+// or a tracker's import) against another's (truth=) on the video: CLEAR
+// MOT, identity and HOTA, label by label and over all labels ("").
+func (s *server) trackMetrics(c *echo.Context) error {
+	ctx := c.Request().Context()
+	name, q := c.Param("uniqueName"), c.Request().URL.Query()
+	truth, predicted := q.Get("truth"), q.Get("predicted")
+	if truth == "" || predicted == "" {
+		return errs.Invalid("truth", "truth and predicted name the operations whose tracks are compared")
+	}
+	f, err := s.Lake.File(ctx, name)
+	if err != nil {
+		return err
+	}
+	gt, err := s.Lake.Tracks(ctx, name, []string{truth})
+	if err != nil {
+		return err
+	}
+	tr, err := s.Lake.Tracks(ctx, name, []string{predicted})
+	if err != nil {
+		return err
+	}
+	res, err := tracking.ByLabel([]tracking.Video{{Truth: gt, Tracker: tr, Frames: f.FrameCount, Width: f.Width, Height: f.Height}})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"uniqueName": name, "truth": truth, "predicted": predicted, "labels": res})
 }

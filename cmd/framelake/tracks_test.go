@@ -65,6 +65,20 @@ func TestTracksMOTThroughServer(t *testing.T) {
 		frame.Shapes[0].Label != "bicycle" {
 		t.Errorf("frame 3: %+v", frame.Shapes)
 	}
+	// The tracker's cyclist against the drawn one: the same boxes on the
+	// five frames (four interpolated on each side): MOTA 1, HOTA 1.
+	tracker := strings.ReplaceAll(s.text(t, s.read, path+"?format=mot&operation=review:walk"), ",7,", ",70,")
+	s.call(t, s.admin, "PUT", path+"?format=mot&operation=run:tracker", "text/plain", strings.NewReader(tracker), &put)
+	var metrics struct {
+		Labels map[string]struct {
+			MOTA, HOTA, IDF1 float64
+			TP               int
+		} `json:"labels"`
+	}
+	s.call(t, s.read, "GET", path+"/metrics?truth=review:walk&predicted=run:tracker", "", nil, &metrics)
+	if m := metrics.Labels["bicycle"]; m.TP != 5 || m.MOTA != 1 || m.HOTA != 1 || m.IDF1 != 1 {
+		t.Errorf("metrics: %+v", metrics)
+	}
 	want := gt
 	code, body := s.raw(t, s.admin, "PUT", path+"?format=mot&operation=import:walk", "text/plain",
 		strings.NewReader("1,1,1,1,10,10,1\n2,1,1,1,0,10,1\n"))

@@ -81,7 +81,7 @@ func clearVideo(v video) clearCounts {
 			wasTracked[g] = prev[g] >= 0
 			prev[g] = -1
 		}
-		n := 0
+		n, frameSim := 0, 0.0
 		for k, i := range rows {
 			j := cols[k]
 			if -score[i*len(tr)+j] <= eps {
@@ -93,7 +93,7 @@ func clearVideo(v video) clearCounts {
 			}
 			matched[g]++
 			last[g], prev[g] = d, d
-			c.motpSum += sim[i][j]
+			frameSim += sim[i][j]
 			n++
 		}
 		for _, g := range gt {
@@ -104,6 +104,7 @@ func clearVideo(v video) clearCounts {
 				starts[g]++
 			}
 		}
+		c.motpSum += frameSim // a frame's sum, then the total, as TrackEval adds
 		c.tp += n
 		c.fn += len(gt) - n
 		c.fp += len(tr) - n

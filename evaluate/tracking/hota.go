@@ -28,27 +28,64 @@ func (c *hotaCounts) add(o hotaCounts) {
 	}
 }
 
-// final is TrackEval's combination and _compute_final_fields, averaged over α.
+// final is TrackEval's combination and _compute_final_fields; each figure
+// is the mean over α, summed as numpy sums.
 func (c hotaCounts) final(r *Result) {
-	n := float64(len(Alphas))
-	r.HOTAByAlpha = make([]float64, len(Alphas))
-	r.HOTA, r.DetA, r.AssA, r.DetRe, r.DetPr, r.AssRe, r.AssPr, r.LocA = 0, 0, 0, 0, 0, 0, 0, 0
+	n := len(Alphas)
+	hota, detA, assA, detRe, detPr, assRe, assPr, locA :=
+		make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n),
+		make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for a := range Alphas {
 		tp, fn, fp := float64(c.tp[a]), float64(c.fn[a]), float64(c.fp[a])
-		assA := c.assA[a] / max(1, tp)
-		detA := tp / max(1, tp+fn+fp)
-		h := math.Sqrt(detA * assA)
-		r.HOTAByAlpha[a] = h
-		r.HOTA += h / n
-		r.DetA += detA / n
-		r.AssA += assA / n
-		r.DetRe += tp / max(1, tp+fn) / n
-		r.DetPr += tp / max(1, tp+fp) / n
-		r.AssRe += c.assRe[a] / max(1, tp) / n
-		r.AssPr += c.assPr[a] / max(1, tp) / n
-		r.LocA += max(1e-10, c.locA[a]) / max(1e-10, tp) / n
+		assA[a] = c.assA[a] / max(1, tp)
+		detA[a] = tp / max(1, tp+fn+fp)
+		hota[a] = math.Sqrt(detA[a] * assA[a])
+		detRe[a] = tp / max(1, tp+fn)
+		detPr[a] = tp / max(1, tp+fp)
+		assRe[a] = c.assRe[a] / max(1, tp)
+		assPr[a] = c.assPr[a] / max(1, tp)
+		locA[a] = max(1e-10, c.locA[a]) / max(1e-10, tp)
 	}
+	r.HOTAByAlpha = hota
+	r.HOTA, r.DetA, r.AssA, r.DetRe, r.DetPr = mean(hota), mean(detA), mean(assA), mean(detRe), mean(detPr)
+	r.AssRe, r.AssPr, r.LocA = mean(assRe), mean(assPr), mean(locA)
 	r.hota = c
+}
+
+// mean is numpy's mean: its pairwise sum over the count.
+func mean(v []float64) float64 { return pairwiseSum(v) / float64(len(v)) }
+
+// pairwiseSum adds as numpy's add.reduce adds a contiguous array: under 8
+// values one by one; up to 128 in eight running sums combined in pairs, then
+// the rest; more, the two halves (cut at a multiple of 8) apart. Summing as
+// TrackEval's numpy does keeps the figures equal to the last bit.
+func pairwiseSum(v []float64) float64 {
+	n := len(v)
+	switch {
+	case n < 8:
+		s := 0.0
+		for _, x := range v {
+			s += x
+		}
+		return s
+	case n <= 128:
+		var r [8]float64
+		copy(r[:], v[:8])
+		i := 8
+		for ; i < n-n%8; i += 8 {
+			for k := range r {
+				r[k] += v[i+k]
+			}
+		}
+		s := ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+		for ; i < n; i++ {
+			s += v[i]
+		}
+		return s
+	}
+	h := n / 2
+	h -= h % 8
+	return pairwiseSum(v[:h]) + pairwiseSum(v[h:])
 }
 
 // hotaVideo is TrackEval's HOTA.eval_sequence, returning TP-weighted sums.
@@ -84,33 +121,35 @@ func hotaVideo(v video) hotaCounts {
 		}
 		rows, cols := assign(score, len(gt), len(tr))
 		for a, alpha := range Alphas {
-			n := 0
+			n, frameLoc := 0, 0.0
 			for k, i := range rows {
 				j := cols[k]
 				if sim[i][j] >= alpha-eps {
 					n++
-					locSum[a] += sim[i][j]
+					frameLoc += sim[i][j]
 					matches[a][gt[i]*nT+tr[j]]++
 				}
 			}
+			locSum[a] += frameLoc
 			c.tp[a] += n
 			c.fn[a] += len(gt) - n
 			c.fp[a] += len(tr) - n
 		}
 	}
+	terms := make([][]float64, 3) // each pair's share of AssA, AssRe, AssPr, row-major as numpy holds them
+	for k := range terms {
+		terms[k] = make([]float64, v.nGT*nT)
+	}
 	for a := range Alphas {
-		var assA, assRe, assPr float64
 		for g := range v.nGT {
 			for d := range nT {
 				m := matches[a][g*nT+d]
-				if m == 0 {
-					continue
-				}
-				assA += m * m / max(1, gtCount[g]+trCount[d]-m)
-				assRe += m * m / max(1, gtCount[g])
-				assPr += m * m / max(1, trCount[d])
+				terms[0][g*nT+d] = m * (m / max(1, gtCount[g]+trCount[d]-m))
+				terms[1][g*nT+d] = m * (m / max(1, gtCount[g]))
+				terms[2][g*nT+d] = m * (m / max(1, trCount[d]))
 			}
 		}
+		assA, assRe, assPr := pairwiseSum(terms[0]), pairwiseSum(terms[1]), pairwiseSum(terms[2])
 		tp := float64(c.tp[a])
 		// A video's AssA is its sum over max(1, TP); weighting by TP to combine
 		// gives the sum back when TP ≥ 1 (and 0 when not), as TrackEval does.

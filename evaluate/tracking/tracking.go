@@ -55,20 +55,35 @@ var Alphas = func() []float64 {
 
 // Result holds every figure of the three families, for one video or several.
 type Result struct {
-	MOTA, MOTP float64
-	TP, FN, FP int // CLEAR's matched, missed and false detections
-	IDSW, Frag int
-	MT, PT, ML int // ground-truth tracks mostly tracked, partly, mostly lost
-	GTDets     int
-	GTTracks   int
+	MOTA     float64 `json:"mota"`
+	MOTP     float64 `json:"motp"`
+	TP       int     `json:"tp"` // CLEAR's matched, missed and false detections
+	FN       int     `json:"fn"`
+	FP       int     `json:"fp"`
+	IDSW     int     `json:"idsw"`
+	Frag     int     `json:"frag"`
+	MT       int     `json:"mostlyTracked"` // ground-truth tracks tracked over 80% of their frames
+	PT       int     `json:"partlyTracked"`
+	ML       int     `json:"mostlyLost"` // tracked under 20%
+	GTDets   int     `json:"gtDetections"`
+	GTTracks int     `json:"gtTracks"`
 
-	IDF1, IDP, IDR   float64
-	IDTP, IDFN, IDFP int
-	HOTA, DetA, AssA float64
-	DetRe, DetPr     float64
-	AssRe, AssPr     float64
-	LocA             float64
-	HOTAByAlpha      []float64 // HOTA at each of Alphas
+	IDF1 float64 `json:"idf1"`
+	IDP  float64 `json:"idp"`
+	IDR  float64 `json:"idr"`
+	IDTP int     `json:"idtp"`
+	IDFN int     `json:"idfn"`
+	IDFP int     `json:"idfp"`
+
+	HOTA        float64   `json:"hota"`
+	DetA        float64   `json:"detA"`
+	AssA        float64   `json:"assA"`
+	DetRe       float64   `json:"detRe"`
+	DetPr       float64   `json:"detPr"`
+	AssRe       float64   `json:"assRe"`
+	AssPr       float64   `json:"assPr"`
+	LocA        float64   `json:"locA"`
+	HOTAByAlpha []float64 `json:"hotaByAlpha"` // HOTA at each of Alphas
 
 	clear    clearCounts
 	identity identityCounts
