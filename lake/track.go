@@ -5,8 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/framelake/framelake/errs"
@@ -77,17 +81,23 @@ func (t *Track) At(frame int) (TrackShape, bool) {
 	return out, true
 }
 
+// keyframeRow is what the table stores of a keyframe besides its box.
+type keyframeRow struct {
+	shapeRow
+	attrs string
+}
+
 // settleTracks checks tracks for a video of frames frames (0 when unknown)
 // and width×height pixels, derives each keyframe's box and each track's
-// span, and returns the keyframes' stored shapes by track.
-func settleTracks(tracks []Track, frames, width, height int) ([][]shapeRow, error) {
+// span, and returns the keyframes' stored columns by track. Tracks settle
+// in parallel (a MOT file is a million keyframes); the first refused, in
+// the order given, is the error.
+func settleTracks(tracks []Track, frames, width, height int) ([][]keyframeRow, error) {
 	if len(tracks) > MaxTracksPerVideo {
 		return nil, errs.Invalid("tracks", "%d tracks: a video has at most %d", len(tracks), MaxTracksPerVideo)
 	}
-	rows := make([][]shapeRow, len(tracks))
 	numbers, keyframes := map[int]int{}, 0
-	for i := range tracks {
-		t := &tracks[i]
+	for i, t := range tracks {
 		field := fmt.Sprintf("tracks[%d]", i)
 		if j, dup := numbers[t.Number]; dup {
 			return nil, errs.Invalid(field, "%s: number %d is tracks[%d]'s too: numbers are unique in a video", field, t.Number, j)
@@ -99,46 +109,65 @@ func settleTracks(tracks []Track, frames, width, height int) ([][]shapeRow, erro
 		if len(t.Keyframes) == 0 {
 			return nil, errs.Invalid(field, "%s: a track needs at least one keyframe", field)
 		}
-		keyframes += len(t.Keyframes)
-		if keyframes > MaxKeyframesPerVideo {
+		if keyframes += len(t.Keyframes); keyframes > MaxKeyframesPerVideo {
 			return nil, errs.Invalid("tracks", "more than %d keyframes in one video", MaxKeyframesPerVideo)
 		}
-		var err error
-		if rows[i], err = settleKeyframes(field, t, frames, width, height); err != nil {
-			return nil, err
-		}
-		if err := checkOutside(field, t); err != nil {
+	}
+	rows := make([][]keyframeRow, len(tracks))
+	fails := make([]error, len(tracks))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(tracks)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(tracks); i = int(next.Add(1) - 1) {
+				field := fmt.Sprintf("tracks[%d]", i)
+				if rows[i], fails[i] = settleKeyframes(field, &tracks[i], frames, width, height); fails[i] == nil {
+					fails[i] = checkOutside(field, &tracks[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range fails {
+		if err != nil {
 			return nil, err
 		}
 	}
 	return rows, nil
 }
 
-func settleKeyframes(field string, t *Track, frames, width, height int) ([]shapeRow, error) {
-	rows := make([]shapeRow, len(t.Keyframes))
+func settleKeyframes(field string, t *Track, frames, width, height int) ([]keyframeRow, error) {
+	rows := make([]keyframeRow, len(t.Keyframes))
+	// Field names are made only for an error: a MOT import settles a million keyframes.
 	for j := range t.Keyframes {
 		k := &t.Keyframes[j]
-		kf := fmt.Sprintf("%s.keyframes[%d]", field, j)
+		kf := func() string { return fmt.Sprintf("%s.keyframes[%d]", field, j) }
 		k.Label = t.Label
 		switch {
 		case k.Frame < 0 || (frames > 0 && k.Frame >= frames):
-			return nil, errs.Invalid(kf, "%s: frame %d is outside the video's frames 0..%d", kf, k.Frame, frames-1)
+			return nil, errs.Invalid(kf(), "%s: frame %d is outside the video's frames 0..%d", kf(), k.Frame, frames-1)
 		case j > 0 && k.Frame <= t.Keyframes[j-1].Frame:
-			return nil, errs.Invalid(kf, "%s: frame %d does not follow frame %d: keyframes are listed by frame, once each",
-				kf, k.Frame, t.Keyframes[j-1].Frame)
+			return nil, errs.Invalid(kf(), "%s: frame %d does not follow frame %d: keyframes are listed by frame, once each",
+				kf(), k.Frame, t.Keyframes[j-1].Frame)
 		}
 		typ, err := shape.ParseType(string(k.Type))
 		if err != nil {
-			return nil, errs.Invalid(kf, "%s: %v", kf, err)
+			return nil, errs.Invalid(kf(), "%s: %v", kf(), err)
 		}
 		if typ == shape.Class {
-			return nil, errs.Invalid(kf, "%s: a class labels a whole frame and has no track", kf)
+			return nil, errs.Invalid(kf(), "%s: a class labels a whole frame and has no track", kf())
 		}
 		if j > 0 && typ != t.Keyframes[0].Type {
-			return nil, errs.Invalid(kf, "%s: a %s in a track of %ss: a track keeps one type", kf, typ, t.Keyframes[0].Type)
+			return nil, errs.Invalid(kf(), "%s: a %s in a track of %ss: a track keeps one type", kf(), typ, t.Keyframes[0].Type)
 		}
 		k.Type = typ
-		if rows[j], err = k.settle(kf, width, height, false); err != nil {
+		given := *k
+		if rows[j].shapeRow, err = k.settle("", width, height, false); err != nil {
+			_, err = given.settle(kf(), width, height, false) // the same check, now naming the keyframe
+			return nil, err
+		}
+		if rows[j].attrs, err = normalizeObject("", k.Attributes); err != nil {
+			_, err = normalizeObject(kf()+".attributes", k.Attributes)
 			return nil, err
 		}
 		k.roundCoords()
@@ -195,7 +224,7 @@ func (l *Lake) SetTracks(ctx context.Context, uniqueName string, source Source, 
 	})
 }
 
-func writeTracks(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, tracks []Track, rows [][]shapeRow) error {
+func writeTracks(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, tracks []Track, rows [][]keyframeRow) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM track WHERE file_seq = ? AND operation = ?`, fileSeq, operation); err != nil {
 		return fmt.Errorf("set tracks: %w", err)
 	}
@@ -207,12 +236,8 @@ func writeTracks(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, 
 		return err
 	}
 	defer insTrack.Close()
-	insKey, err := tx.PrepareContext(ctx, `INSERT INTO track_keyframe (track_seq, frame, x, y, w, h, confidence,
-		attributes, geometry, area) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer insKey.Close()
+	w := &keyframeWriter{tx: tx}
+	defer w.close()
 	for i := range tracks {
 		t := &tracks[i]
 		t.ID, t.Source, t.Operation = id.New("trk"), source, operation
@@ -223,15 +248,26 @@ func writeTracks(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, 
 			return fmt.Errorf("set tracks: %w", err)
 		}
 		for j, k := range t.Keyframes {
-			attrs, err := normalizeObject(fmt.Sprintf("tracks[%d].keyframes[%d].attributes", i, j), k.Attributes)
-			if err != nil {
+			// Values of the driver's own types: database/sql converts any
+			// other (an int, a pointer, a NullString) by reflection, a
+			// second of a MOT import.
+			var conf, area, geometry any
+			if k.Confidence != nil {
+				conf = *k.Confidence
+			}
+			if k.Area != nil {
+				area = *k.Area
+			}
+			if g := rows[i][j].geometry; g.Valid {
+				geometry = g.String
+			}
+			if err := w.add(ctx, seq, int64(k.Frame), k.X, k.Y, k.W, k.H, conf, rows[i][j].attrs, geometry, area); err != nil {
 				return err
 			}
-			if _, err := insKey.ExecContext(ctx, seq, k.Frame, k.X, k.Y, k.W, k.H, k.Confidence, attrs,
-				rows[i][j].geometry, k.Area); err != nil {
-				return fmt.Errorf("set tracks: %w", err)
-			}
 		}
+	}
+	if err := w.flush(ctx); err != nil {
+		return err
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE file SET updated_at = ? WHERE seq = ?`, now, fileSeq)
 	return err
@@ -244,15 +280,58 @@ func (l *Lake) Tracks(ctx context.Context, uniqueName string, operations []strin
 	if err != nil {
 		return nil, err
 	}
-	q := `SELECT t.seq, t.id, t.number, t.label, t.type, t.source, t.operation, t.first_frame, t.last_frame, t.outside,
-		k.frame, k.x, k.y, k.w, k.h, k.confidence, k.attributes, k.geometry, k.area
-		FROM track t JOIN track_keyframe k ON k.track_seq = t.seq WHERE t.file_seq = ?`
+	which := ` FROM track t WHERE t.file_seq = ?`
 	args := []any{f.seq}
 	if operations != nil {
-		q += ` AND t.operation IN (SELECT value FROM json_each(?))`
+		which += ` AND t.operation IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonArray(operations))
 	}
-	return l.scanTracks(ctx, q+` ORDER BY t.operation, t.number, k.frame`, args, f.seq)
+	var out []Track
+	index := map[int64]int{}
+	err = l.scanRows(ctx, `SELECT t.seq, t.id, t.number, t.label, t.type, t.source, t.operation, t.first_frame,
+		t.last_frame, t.keyframes, t.outside`+which+` ORDER BY t.operation, t.number`, args, func(rows *sql.Rows) error {
+		var t Track
+		var seq int64
+		var n int
+		var outside string
+		if err := rows.Scan(&seq, &t.ID, &t.Number, &t.Label, &t.Type, &t.Source, &t.Operation, &t.FirstFrame,
+			&t.LastFrame, &n, &outside); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(outside), &t.Outside); err != nil {
+			return fmt.Errorf("track %s: outside: %w", t.ID, err)
+		}
+		t.Keyframes = make([]Box, 0, n)
+		index[seq] = len(out)
+		out = append(out, t)
+		return nil
+	})
+	if err != nil || len(out) == 0 {
+		return out, err
+	}
+	// The keyframes in their table's order (track, frame), without the
+	// track's columns on every row.
+	err = l.scanRows(ctx, `SELECT k.track_seq, k.frame, k.x, k.y, k.w, k.h, k.confidence, k.attributes, k.geometry, k.area
+		FROM track_keyframe k WHERE k.track_seq IN (SELECT t.seq`+which+`) ORDER BY k.track_seq, k.frame`, args,
+		func(rows *sql.Rows) error {
+			var seq int64
+			var k Box
+			var attrs string
+			var geometry sql.NullString
+			var area sql.NullFloat64
+			if err := rows.Scan(&seq, &k.Frame, &k.X, &k.Y, &k.W, &k.H, &k.Confidence, &attrs, &geometry, &area); err != nil {
+				return err
+			}
+			t := &out[index[seq]]
+			if err := k.loadShape(string(t.Type), geometry, area); err != nil {
+				return fmt.Errorf("track %s frame %d: %w", t.ID, k.Frame, err)
+			}
+			k.Label, k.Source, k.Operation, k.Attributes, k.FileSeq = t.Label, t.Source, t.Operation, json.RawMessage(attrs), f.seq
+			k.roundCoords()
+			t.Keyframes = append(t.Keyframes, k)
+			return nil
+		})
+	return out, err
 }
 
 // scanTracks reads rows of a track joined with its keyframes, ordered by
@@ -320,4 +399,56 @@ func (l *Lake) FrameTracks(ctx context.Context, uniqueName string, frame int, op
 		}
 	}
 	return out, nil
+}
+
+// keyframesPerInsert is how many keyframes one INSERT writes: a statement a
+// row costs more than the row (a MOT file is a million of them).
+const keyframesPerInsert = 100
+
+type keyframeWriter struct {
+	tx   *sql.Tx
+	args []any
+	rows int
+	full *sql.Stmt
+}
+
+func (w *keyframeWriter) add(ctx context.Context, row ...any) error {
+	w.args = append(w.args, row...)
+	if w.rows++; w.rows == keyframesPerInsert {
+		return w.flush(ctx)
+	}
+	return nil
+}
+
+func (w *keyframeWriter) flush(ctx context.Context) (err error) {
+	switch {
+	case w.rows == 0:
+		return nil
+	case w.rows < keyframesPerInsert:
+		_, err = w.tx.ExecContext(ctx, insertKeyframes(w.rows), w.args...)
+	case w.full == nil:
+		if w.full, err = w.tx.PrepareContext(ctx, insertKeyframes(keyframesPerInsert)); err != nil {
+			return err
+		}
+		fallthrough
+	default:
+		_, err = w.full.ExecContext(ctx, w.args...)
+	}
+	if err != nil {
+		return fmt.Errorf("set tracks: %w", err)
+	}
+	w.args, w.rows = w.args[:0], 0
+	return nil
+}
+
+func (w *keyframeWriter) close() {
+	if w.full != nil {
+		w.full.Close()
+	}
+}
+
+func insertKeyframes(n int) string {
+	q := `INSERT INTO track_keyframe (track_seq, frame, x, y, w, h, confidence, attributes, geometry, area) VALUES ` +
+		strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?),`, n)
+	return q[:len(q)-1]
 }

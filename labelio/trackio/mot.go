@@ -80,17 +80,25 @@ func ReadMOT(r io.Reader, defaultLabel string) ([]lake.Track, error) {
 }
 
 func parseMOTLine(line string) (motRow, error) {
-	f := strings.Split(line, ",")
-	if len(f) < 7 {
-		return motRow{}, fmt.Errorf("%d values: MOT lines have at least 7 (frame, id, left, top, width, height, conf)", len(f))
-	}
-	num := make([]float64, len(f))
-	for i, s := range f {
-		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return motRow{}, fmt.Errorf("value %d (%q) is not a finite number", i+1, s)
+	var num [10]float64 // MOT's 9 columns and one to tell "more" (ignored) from exactly 9
+	n := 0
+	for rest := line; ; n++ {
+		field, tail, more := strings.Cut(rest, ",")
+		if n < len(num) {
+			v, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return motRow{}, fmt.Errorf("value %d (%q) is not a finite number", n+1, field)
+			}
+			num[n] = v
 		}
-		num[i] = v
+		if !more {
+			n++
+			break
+		}
+		rest = tail
+	}
+	if n < 7 {
+		return motRow{}, fmt.Errorf("%d values: MOT lines have at least 7 (frame, id, left, top, width, height, conf)", n)
 	}
 	row := motRow{frame: int(num[0]), id: int(num[1]), box: [4]float64{num[2] - 1, num[3] - 1, num[4], num[5]},
 		conf: num[6], class: -1}
@@ -102,13 +110,13 @@ func parseMOTLine(line string) (motRow, error) {
 	case num[4] <= 0 || num[5] <= 0:
 		return row, fmt.Errorf("box %vx%v: width and height must be positive", num[4], num[5])
 	}
-	if len(f) > 7 && num[7] != -1 {
+	if n > 7 && num[7] != -1 {
 		if num[7] != math.Trunc(num[7]) || num[7] < 0 {
 			return row, fmt.Errorf("class %v: classes are whole numbers", num[7])
 		}
 		row.class = int(num[7])
 	}
-	if len(f) > 8 && num[8] != -1 {
+	if n > 8 && num[8] != -1 {
 		v := num[8]
 		row.visibility = &v
 	}
@@ -117,7 +125,8 @@ func parseMOTLine(line string) (motRow, error) {
 
 func motTrack(id int, rows []motRow, defaultLabel string) (lake.Track, error) {
 	slices.SortStableFunc(rows, func(a, b motRow) int { return a.frame - b.frame })
-	t := lake.Track{Number: id, Label: motLabel(rows[0].class, defaultLabel), Outside: []int{}}
+	t := lake.Track{Number: id, Label: motLabel(rows[0].class, defaultLabel), Outside: []int{},
+		Keyframes: make([]lake.Box, 0, len(rows))}
 	for i, r := range rows {
 		if i > 0 && r.frame == rows[i-1].frame {
 			return t, fmt.Errorf("id %d is on frame %d twice", id, r.frame)
@@ -129,13 +138,15 @@ func motTrack(id int, rows []motRow, defaultLabel string) (lake.Track, error) {
 		if i > 0 && r.frame > rows[i-1].frame+1 {
 			t.Outside = append(t.Outside, rows[i-1].frame) // lake frame of the first missing MOT frame
 		}
-		attrs := map[string]any{AttrConf: r.conf}
+		raw := append(make([]byte, 0, 48), `{"`+AttrConf+`":`...)
+		raw = strconv.AppendFloat(raw, r.conf, 'g', -1, 64)
 		if r.visibility != nil {
-			attrs[AttrVisibility] = *r.visibility
+			raw = append(raw, `,"`+AttrVisibility+`":`...)
+			raw = strconv.AppendFloat(raw, *r.visibility, 'g', -1, 64)
 		}
-		raw, _ := json.Marshal(attrs)
+		raw = append(raw, '}')
 		t.Keyframes = append(t.Keyframes, lake.Box{Frame: r.frame - 1, X: r.box[0], Y: r.box[1], W: r.box[2], H: r.box[3],
-			Attributes: raw})
+			Attributes: json.RawMessage(raw)})
 	}
 	t.FirstFrame, t.LastFrame = t.Keyframes[0].Frame, t.Keyframes[len(t.Keyframes)-1].Frame
 	return t, nil
@@ -208,6 +219,22 @@ func WriteMOT(w io.Writer, tracks []lake.Track) error {
 // a drawn box is considered, its visibility unknown).
 func motAttrs(raw json.RawMessage) (conf, vis float64) {
 	conf, vis = 1, -1
+	// What ReadMOT wrote reads without a JSON decoder: a million lines.
+	if rest, ok := strings.CutPrefix(string(raw), `{"`+AttrConf+`":`); ok {
+		c, rest, _ := strings.Cut(rest, ",")
+		if v, err := strconv.ParseFloat(strings.TrimSuffix(c, "}"), 64); err == nil {
+			conf = v
+			if strings.HasSuffix(c, "}") && rest == "" {
+				return conf, vis
+			}
+			if num, ok := strings.CutPrefix(rest, `"`+AttrVisibility+`":`); ok {
+				if v, err := strconv.ParseFloat(strings.TrimSuffix(num, "}"), 64); err == nil && strings.HasSuffix(num, "}") {
+					return conf, v
+				}
+			}
+		}
+		conf, vis = 1, -1
+	}
 	var a map[string]any
 	if json.Unmarshal(raw, &a) != nil {
 		return

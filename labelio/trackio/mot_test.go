@@ -77,3 +77,20 @@ func TestMOTBadLines(t *testing.T) {
 		}
 	}
 }
+
+func TestMOTAttrsFastAndSlowPaths(t *testing.T) {
+	for _, c := range []struct {
+		raw       string
+		conf, vis float64
+	}{
+		{`{"mot_conf":0.5,"visibility":0.25}`, 0.5, 0.25},
+		{`{"mot_conf":1}`, 1, -1},
+		{`{"visibility":0.3,"mot_conf":0}`, 0, 0.3}, // another order: the decoder reads it
+		{`{"mot_conf":2,"visibility":0.5,"note":"x"}`, 2, 0.5},
+		{`{}`, 1, -1},
+	} {
+		if conf, vis := motAttrs([]byte(c.raw)); conf != c.conf || vis != c.vis {
+			t.Errorf("%s: %v %v, want %v %v", c.raw, conf, vis, c.conf, c.vis)
+		}
+	}
+}

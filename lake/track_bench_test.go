@@ -1,0 +1,109 @@
+package lake_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/labelio/trackio"
+	"github.com/framelake/framelake/lake"
+)
+
+// benchVideo is issue 34's 10-minute 1080p H.264 video at 30 fps (18,000
+// frames of ffmpeg's testsrc2), made once under .bench (about 2 minutes).
+func benchVideo(b *testing.B) string {
+	path, err := filepath.Abs(filepath.Join("..", ".bench", "video-10min-1080p.mp4"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	tmp := path + ".tmp.mp4"
+	if out, err := exec.Command("ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=1920x1080:r=30:d=600",
+		"-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-pix_fmt", "yuv420p", tmp).CombinedOutput(); err != nil {
+		b.Fatalf("ffmpeg: %v %s", err, out)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// motFile is a gt.txt of 50 objects on every one of 18,000 frames, each
+// walking at random inside 1920x1080.
+func motFile(frames, objects int) []byte {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var buf bytes.Buffer
+	for id := 1; id <= objects; id++ {
+		x, y := 100+rng.Float64()*1600, 100+rng.Float64()*800
+		for f := 1; f <= frames; f++ {
+			x = min(1800, max(1, x+rng.Float64()*4-2))
+			y = min(980, max(1, y+rng.Float64()*4-2))
+			fmt.Fprintf(&buf, "%d,%d,%s,%s,60,100,1,1,0.85\n", f, id, two(x), two(y))
+		}
+	}
+	return buf.Bytes()
+}
+
+// two is v to 2 decimals, written as MOT writers and WriteMOT write it.
+func two(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
+
+// BenchmarkMOT is issue 34's "MOT import and export of 18,000 frames x 50
+// objects: < 5 s each": import is reading the gt.txt and storing the
+// tracks (SetTracks, one transaction), export reading them back and writing
+// the gt.txt (interpolating nothing here: every frame is a keyframe).
+func BenchmarkMOT(b *testing.B) {
+	ctx := context.Background()
+	clip := benchVideo(b)
+	l, _ := openLake(b)
+	up := lake.Upload{Name: "walk.mp4", Open: func() (io.ReadCloser, error) { return os.Open(clip) }}
+	res, err := l.Add(ctx, lake.AddOptions{}, []lake.Upload{up})
+	if err != nil || len(res.Stored) != 1 || res.Stored[0].FrameCount != 18000 {
+		b.Fatalf("%+v %v", res, err)
+	}
+	name := res.Stored[0].UniqueName
+	gt := motFile(18000, 50)
+	var imp, exp time.Duration
+	var out bytes.Buffer
+	out.Grow(len(gt)) // as a response stream would: the export, not a growing buffer, is measured
+	for b.Loop() {
+		t0 := time.Now()
+		tracks, err := trackio.ReadMOT(bytes.NewReader(gt), "object")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.SetTracks(ctx, name, lake.Human, "import:mot", tracks); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		back, err := l.Tracks(ctx, name, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out.Reset()
+		if err := trackio.WriteMOT(&out, back); err != nil {
+			b.Fatal(err)
+		}
+		imp, exp = imp+t1.Sub(t0), exp+time.Since(t1)
+	}
+	if !bytes.Equal(out.Bytes(), gt) {
+		b.Fatal("the gt.txt written back differs from the one read")
+	}
+	n := float64(b.N)
+	b.ReportMetric(imp.Seconds()/n, "import-s")
+	b.ReportMetric(exp.Seconds()/n, "export-s")
+	b.ReportMetric(float64(len(gt))/1e6, "gt-MB")
+}
