@@ -173,6 +173,7 @@ type Lake struct {
 	// thumbSlots bounds thumbnails made at once: a grid asks for hundreds,
 	// and each decode holds memory and a core.
 	thumbSlots chan struct{}
+	frames     *frameCache // decoded video frames for the workspace (VideoFrame)
 
 	kept kept // samples and counts of selections that estimates are made from
 	// fallbacks counts listings whose page budget ran out (see walk).
@@ -227,7 +228,7 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 		return nil, err
 	}
 	l := &Lake{db: db, store: store, opt: opt, log: opt.Logger, now: time.Now,
-		thumbSlots: make(chan struct{}, max(1, runtime.NumCPU()))}
+		thumbSlots: make(chan struct{}, max(1, runtime.NumCPU())), frames: newFrameCache(DefaultFrameCacheBytes)}
 	if l.fileByName, err = db.Point.PrepareContext(ctx, `SELECT `+fileColumns+` FROM file f WHERE f.unique_name = ?`); err != nil {
 		return nil, fmt.Errorf("lake: prepare: %w", err)
 	}

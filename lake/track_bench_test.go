@@ -107,3 +107,51 @@ func BenchmarkMOT(b *testing.B) {
 	b.ReportMetric(exp.Seconds()/n, "export-s")
 	b.ReportMetric(float64(len(gt))/1e6, "gt-MB")
 }
+
+// BenchmarkVideoFrame is issue 34's stepping figures on the 10-minute 1080p
+// video (keyframe every 60 frames): a frame far from the last one, cold
+// (< 80 ms asked), the next frame asked at once (the run is still decoding
+// it), the next frame once the run is done (prefetched: < 30 ms asked), and
+// the floor beside them: ffmpeg seeking to the same frame and decoding it
+// to nothing, in its own process, as the cold path does.
+func BenchmarkVideoFrame(b *testing.B) {
+	ctx := context.Background()
+	clip := benchVideo(b)
+	l, _ := openLake(b)
+	up := lake.Upload{Name: "walk.mp4", Open: func() (io.ReadCloser, error) { return os.Open(clip) }}
+	res, err := l.Add(ctx, lake.AddOptions{}, []lake.Upload{up})
+	if err != nil || len(res.Stored) != 1 {
+		b.Fatalf("%+v %v", res, err)
+	}
+	v := res.Stored[0]
+	rng := rand.New(rand.NewPCG(5, 6))
+	var cold, next, cached, floor time.Duration
+	for b.Loop() {
+		n := 1 + rng.IntN(17990)
+		t0 := time.Now()
+		if _, err := l.VideoFrame(ctx, v, n, 0); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := l.VideoFrame(ctx, v, n+1, 0); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		time.Sleep(300 * time.Millisecond) // the person looks at the frame; the run finishes
+		t3 := time.Now()
+		if _, err := l.VideoFrame(ctx, v, n+2, 0); err != nil {
+			b.Fatal(err)
+		}
+		t4 := time.Now()
+		at := strconv.FormatFloat((float64(n)-0.5)/v.FrameRate, 'f', 6, 64)
+		if out, err := exec.Command("ffmpeg", "-v", "error", "-ss", at, "-i", clip, "-frames:v", "1", "-f", "null", "-").CombinedOutput(); err != nil {
+			b.Fatalf("ffmpeg: %v %s", err, out)
+		}
+		cold, next, cached, floor = cold+t1.Sub(t0), next+t2.Sub(t1), cached+t4.Sub(t3), floor+time.Since(t4)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(cold.Milliseconds())/n, "cold-ms")
+	b.ReportMetric(float64(next.Microseconds())/n/1000, "next-ms")
+	b.ReportMetric(float64(cached.Microseconds())/n/1000, "prefetched-ms")
+	b.ReportMetric(float64(floor.Milliseconds())/n, "floor-ms")
+}

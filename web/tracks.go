@@ -25,6 +25,33 @@ func (s *server) trackRoutes(g *echo.Group) {
 	g.GET("/lake/files/:uniqueName/tracks", s.getTracks)
 	g.PUT("/lake/files/:uniqueName/tracks", s.putTracks)
 	g.GET("/lake/files/:uniqueName/tracks/metrics", s.trackMetrics)
+	g.GET("/lake/files/:uniqueName/frames/:frame", s.videoFrame)
+}
+
+// videoFrame answers one frame of a video as a JPEG, decoded exactly by the
+// stored frame rate (size= bounds its longer side): what the workspace
+// shows of a lake video, stepping a frame at a time.
+func (s *server) videoFrame(c *echo.Context) error {
+	ctx := c.Request().Context()
+	f, err := s.Lake.File(ctx, c.Param("uniqueName"))
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(c.Param("frame"))
+	if err != nil {
+		return errs.Invalid("frame", "frame must be a frame number from 0, got %q", c.Param("frame"))
+	}
+	size, err := intParam(c.Request().URL.Query().Get("size"), "size", 0, 0, lake.MaxFrameSize)
+	if err != nil {
+		return err
+	}
+	b, err := s.Lake.VideoFrame(ctx, f, n, size)
+	if err != nil {
+		return err
+	}
+	// A frame of a blob never changes: the browser may keep it.
+	c.Response().Header().Set("Cache-Control", "private, max-age=86400")
+	return c.Blob(http.StatusOK, "image/jpeg", b)
 }
 
 // keyframeJSON is a keyframe as the API writes it: the annotation's fields

@@ -79,6 +79,15 @@ func TestTracksMOTThroughServer(t *testing.T) {
 	if m := metrics.Labels["bicycle"]; m.TP != 5 || m.MOTA != 1 || m.HOTA != 1 || m.IDF1 != 1 {
 		t.Errorf("metrics: %+v", metrics)
 	}
+	// The workspace shows a lake video frame by frame, decoded by the server.
+	if code, body := s.raw(t, s.read, "GET", strings.Replace(path, "/tracks", "/frames/12?size=160", 1), "", nil); code != http.StatusOK ||
+		!strings.HasPrefix(body, "\xff\xd8") {
+		t.Errorf("frame 12: %d %.40q", code, body)
+	}
+	if code, body := s.raw(t, s.read, "GET", strings.Replace(path, "/tracks", "/frames/20", 1), "", nil); code != http.StatusBadRequest ||
+		!strings.Contains(body, "frame 20 is outside the video's frames 0..19") {
+		t.Errorf("frame 20 of 20: %d %s", code, body)
+	}
 	want := gt
 	code, body := s.raw(t, s.admin, "PUT", path+"?format=mot&operation=import:walk", "text/plain",
 		strings.NewReader("1,1,1,1,10,10,1\n2,1,1,1,0,10,1\n"))
