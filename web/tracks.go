@@ -100,7 +100,7 @@ func (t trackJSON) track() lake.Track {
 }
 
 // getTracks answers a video's tracks as JSON, or as MOT's gt.txt with
-// format=mot; with frame=N, the shapes of every track on frame N
+// format=mot, or CVAT for video 1.1 XML with format=cvat; with frame=N, the shapes of every track on frame N
 // (keyframes and interpolated). operation= (repeatable) narrows them.
 func (s *server) getTracks(c *echo.Context) error {
 	ctx := c.Request().Context()
@@ -130,8 +130,16 @@ func (s *server) getTracks(c *echo.Context) error {
 		c.Response().Header().Set(echo.HeaderContentType, "text/plain; charset=utf-8")
 		c.Response().WriteHeader(http.StatusOK)
 		return trackio.WriteMOT(c.Response(), tracks)
+	case "cvat":
+		f, err := s.Lake.File(ctx, name)
+		if err != nil {
+			return err
+		}
+		c.Response().Header().Set(echo.HeaderContentType, "application/xml; charset=utf-8")
+		c.Response().WriteHeader(http.StatusOK)
+		return trackio.WriteCVAT(c.Response(), tracks, trackio.VideoInfo{Frames: f.FrameCount, Width: f.Width, Height: f.Height})
 	default:
-		return errs.Invalid("format", "format must be json or mot, got %q", q.Get("format"))
+		return errs.Invalid("format", "format must be json, mot or cvat, got %q", q.Get("format"))
 	}
 	out := make([]trackJSON, len(tracks))
 	for i, t := range tracks {
@@ -142,7 +150,8 @@ func (s *server) getTracks(c *echo.Context) error {
 
 // putTracks makes the video's tracks from an operation exactly those sent
 // (human): JSON {"operation", "tracks"}, or with format=mot a gt.txt body
-// and operation (and label, for rows without a class) in the query.
+// (label= names rows without a class) or format=cvat a CVAT for video XML,
+// and operation in the query.
 func (s *server) putTracks(c *echo.Context) error {
 	ctx := c.Request().Context()
 	q := c.Request().URL.Query()
@@ -164,7 +173,7 @@ func (s *server) putTracks(c *echo.Context) error {
 		for _, t := range req.Tracks {
 			tracks = append(tracks, t.track())
 		}
-	case "mot":
+	case "mot", "cvat":
 		body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxTracksBody+1))
 		if err != nil {
 			return err
@@ -172,16 +181,22 @@ func (s *server) putTracks(c *echo.Context) error {
 		if len(body) > maxTracksBody {
 			return errs.New(errs.TooLarge, "", "a tracks file is at most %d MiB", maxTracksBody>>20)
 		}
-		label := q.Get("label")
-		if label == "" {
-			label = "object"
-		}
-		if tracks, err = trackio.ReadMOT(bytes.NewReader(body), label); err != nil {
-			return errs.Invalid("body", "gt.txt %v", err)
+		if q.Get("format") == "cvat" {
+			if tracks, err = trackio.ReadCVAT(bytes.NewReader(body)); err != nil {
+				return errs.Invalid("body", "CVAT XML %v", err)
+			}
+		} else {
+			label := q.Get("label")
+			if label == "" {
+				label = "object"
+			}
+			if tracks, err = trackio.ReadMOT(bytes.NewReader(body), label); err != nil {
+				return errs.Invalid("body", "gt.txt %v", err)
+			}
 		}
 		op = q.Get("operation")
 	default:
-		return errs.Invalid("format", "format must be json or mot, got %q", q.Get("format"))
+		return errs.Invalid("format", "format must be json, mot or cvat, got %q", q.Get("format"))
 	}
 	if err := s.Lake.SetTracks(ctx, c.Param("uniqueName"), lake.Human, op, tracks); err != nil {
 		return err

@@ -1,9 +1,11 @@
 package main_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -78,6 +80,25 @@ func TestTracksMOTThroughServer(t *testing.T) {
 	s.call(t, s.read, "GET", path+"/metrics?truth=review:walk&predicted=run:tracker", "", nil, &metrics)
 	if m := metrics.Labels["bicycle"]; m.TP != 5 || m.MOTA != 1 || m.HOTA != 1 || m.IDF1 != 1 {
 		t.Errorf("metrics: %+v", metrics)
+	}
+	// CVAT for video both ways: the drawn track goes out with its
+	// interpolated frames marked keyframe="0" and comes back as it was.
+	cvat := s.text(t, s.read, path+"?format=cvat&operation=review:walk")
+	if !strings.Contains(cvat, `<box frame="2" keyframe="0" outside="0" occluded="0" xtl="30" ytl="100" xbr="50" ybr="120"`) ||
+		!strings.Contains(cvat, `<box frame="5" keyframe="1" outside="1"`) {
+		t.Errorf("CVAT XML:\n%s", cvat)
+	}
+	s.call(t, s.admin, "PUT", path+"?format=cvat&operation=import:cvat", "application/xml", strings.NewReader(cvat), &put)
+	var a, b struct {
+		Tracks []struct {
+			Number    int               `json:"number"`
+			Keyframes []json.RawMessage `json:"keyframes"`
+		} `json:"tracks"`
+	}
+	s.call(t, s.read, "GET", path+"?operation=review:walk", "", nil, &a)
+	s.call(t, s.read, "GET", path+"?operation=import:cvat", "", nil, &b)
+	if len(a.Tracks) != 1 || len(b.Tracks) != 1 || !reflect.DeepEqual(a.Tracks[0].Keyframes, b.Tracks[0].Keyframes) {
+		t.Errorf("CVAT round trip: %+v\nvs %+v", a, b)
 	}
 	// The workspace shows a lake video frame by frame, decoded by the server.
 	if code, body := s.raw(t, s.read, "GET", strings.Replace(path, "/tracks", "/frames/12?size=160", 1), "", nil); code != http.StatusOK ||
