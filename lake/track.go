@@ -202,6 +202,40 @@ func checkOutside(field string, t *Track) error {
 // transaction: the operation's other tracks on the video are removed.
 // Nothing is written when a track is refused.
 func (l *Lake) SetTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track) error {
+	return l.putTracks(ctx, uniqueName, source, operation, tracks, true)
+}
+
+// SetTrack replaces the operation's track of t's number on the video (or
+// adds it), leaving its other tracks as they are: what an edit in the
+// workspace or a propagation writes. t comes back with its id and span.
+func (l *Lake) SetTrack(ctx context.Context, uniqueName string, source Source, operation string, t Track) (Track, error) {
+	tracks := []Track{t}
+	err := l.putTracks(ctx, uniqueName, source, operation, tracks, false)
+	return tracks[0], err
+}
+
+// DeleteTrack removes the operation's track number from the video.
+func (l *Lake) DeleteTrack(ctx context.Context, uniqueName, operation string, number int) error {
+	f, err := l.File(ctx, uniqueName)
+	if err != nil {
+		return err
+	}
+	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM track WHERE file_seq = ? AND operation = ? AND number = ?`, f.seq, operation, number)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errs.NotFoundf("%s has no track %d from %q", uniqueName, number, operation)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE file SET updated_at = ? WHERE seq = ?`, millis(time.Now()), f.seq)
+		return err
+	})
+}
+
+// putTracks checks and writes tracks: all of the operation's tracks on the
+// video when whole, else only those of the numbers given.
+func (l *Lake) putTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track, whole bool) error {
 	if operation == "" || len(operation) > 200 {
 		return errs.Invalid("operation", "operation must be 1 to 200 bytes")
 	}
@@ -220,14 +254,24 @@ func (l *Lake) SetTracks(ctx context.Context, uniqueName string, source Source, 
 		return err
 	}
 	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		q, args := `DELETE FROM track WHERE file_seq = ? AND operation = ?`, []any{f.seq, operation}
+		if !whole {
+			numbers := make([]int, len(tracks))
+			for i, t := range tracks {
+				numbers[i] = t.Number
+			}
+			q += ` AND number IN (SELECT value FROM json_each(?))`
+			args = append(args, jsonArray(numbers))
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("set tracks: %w", err)
+		}
 		return writeTracks(ctx, tx, f.seq, source, operation, tracks, rows)
 	})
 }
 
+// writeTracks inserts tracks and their keyframes (the old ones are gone).
 func writeTracks(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, tracks []Track, rows [][]keyframeRow) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM track WHERE file_seq = ? AND operation = ?`, fileSeq, operation); err != nil {
-		return fmt.Errorf("set tracks: %w", err)
-	}
 	now := millis(time.Now())
 	insTrack, err := tx.PrepareContext(ctx, `INSERT INTO track (id, file_seq, number, label, source, operation, type,
 		first_frame, last_frame, keyframes, outside, created_at, updated_at)

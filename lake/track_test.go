@@ -161,3 +161,40 @@ func TestTracksRefused(t *testing.T) {
 		t.Error("tracks on a file of another lake (or an image) must be refused")
 	}
 }
+
+// TestTrackEdits: one track is replaced or removed by its number, leaving
+// the operation's others and other operations' tracks as they were.
+func TestTrackEdits(t *testing.T) {
+	ctx := context.Background()
+	l, v := videoLake(t)
+	var in []lake.Track
+	if err := json.Unmarshal([]byte(tracksJSON), &in); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetTracks(ctx, v.UniqueName, lake.Human, "a", in); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetTracks(ctx, v.UniqueName, lake.Machine, "b", in[:1]); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.SetTrack(ctx, v.UniqueName, lake.Human, "a", lake.Track{Number: 1, Label: "truck",
+		Keyframes: []lake.Box{{Frame: 3, X: 1, Y: 1, W: 4, H: 4}}})
+	if err != nil || got.ID == "" || got.FirstFrame != 3 {
+		t.Fatalf("set track: %+v %v", got, err)
+	}
+	if _, err := l.SetTrack(ctx, v.UniqueName, lake.Human, "a", lake.Track{Number: 9, Label: "x"}); err == nil ||
+		!strings.Contains(err.Error(), "tracks[0]: a track needs at least one keyframe") {
+		t.Errorf("a bad track: %v", err)
+	}
+	if err := l.DeleteTrack(ctx, v.UniqueName, "a", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.DeleteTrack(ctx, v.UniqueName, "a", 2); err == nil || !strings.Contains(err.Error(), `has no track 2 from "a"`) {
+		t.Errorf("deleting twice: %v", err)
+	}
+	a, _ := l.Tracks(ctx, v.UniqueName, []string{"a"})
+	b, _ := l.Tracks(ctx, v.UniqueName, []string{"b"})
+	if len(a) != 1 || a[0].Label != "truck" || len(a[0].Keyframes) != 1 || len(b) != 1 || b[0].Label != "car" {
+		t.Errorf("after the edits: a %+v, b %+v", a, b)
+	}
+}

@@ -26,6 +26,47 @@ func (s *server) trackRoutes(g *echo.Group) {
 	g.PUT("/lake/files/:uniqueName/tracks", s.putTracks)
 	g.GET("/lake/files/:uniqueName/tracks/metrics", s.trackMetrics)
 	g.GET("/lake/files/:uniqueName/frames/:frame", s.videoFrame)
+	g.PUT("/lake/files/:uniqueName/tracks/:number", s.putTrack)
+	g.DELETE("/lake/files/:uniqueName/tracks/:number", s.deleteTrack)
+}
+
+// trackNumber reads the :number of a track route and its operation=.
+func trackNumber(c *echo.Context) (int, string, error) {
+	n, err := strconv.Atoi(c.Param("number"))
+	if err != nil || n < 0 {
+		return 0, "", errs.Invalid("number", "a track's number is a whole number from 0, got %q", c.Param("number"))
+	}
+	return n, c.Request().URL.Query().Get("operation"), nil
+}
+
+// putTrack replaces (or adds) one track of an operation, leaving its other
+// tracks: {"label", "keyframes", "outside"}; the number is the path's.
+func (s *server) putTrack(c *echo.Context) error {
+	n, op, err := trackNumber(c)
+	if err != nil {
+		return err
+	}
+	var req trackJSON
+	if err := s.bindJSON(c, &req); err != nil {
+		return err
+	}
+	req.Number = n
+	t, err := s.Lake.SetTrack(c.Request().Context(), c.Param("uniqueName"), lake.Human, op, req.track())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toTrackJSON(t))
+}
+
+func (s *server) deleteTrack(c *echo.Context) error {
+	n, op, err := trackNumber(c)
+	if err != nil {
+		return err
+	}
+	if err := s.Lake.DeleteTrack(c.Request().Context(), c.Param("uniqueName"), op, n); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 // videoFrame answers one frame of a video as a JPEG, decoded exactly by the

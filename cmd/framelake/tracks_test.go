@@ -100,6 +100,27 @@ func TestTracksMOTThroughServer(t *testing.T) {
 	if len(a.Tracks) != 1 || len(b.Tracks) != 1 || !reflect.DeepEqual(a.Tracks[0].Keyframes, b.Tracks[0].Keyframes) {
 		t.Errorf("CVAT round trip: %+v\nvs %+v", a, b)
 	}
+	// One track edited by its number: the cyclist gets a keyframe at 2.
+	one := `{"label": "bicycle", "keyframes": [{"frame": 0, "x": 10, "y": 100, "width": 20, "height": 20},
+		{"frame": 2, "x": 40, "y": 100, "width": 20, "height": 20}, {"frame": 4, "x": 50, "y": 100, "width": 20, "height": 20}]}`
+	var edited struct {
+		Number    int   `json:"number"`
+		LastFrame int   `json:"lastFrame"`
+		Outside   []int `json:"outside"`
+	}
+	s.call(t, s.admin, "PUT", path+"/7?operation=review:walk", "application/json", strings.NewReader(one), &edited)
+	if edited.Number != 7 || edited.LastFrame != 4 {
+		t.Errorf("PUT one track: %+v", edited)
+	}
+	if back := s.text(t, s.read, path+"?format=mot&operation=review:walk"); !strings.Contains(back, "2,7,26,101,") || !strings.Contains(back, "3,7,41,101,") {
+		t.Errorf("after the edit:\n%s", back)
+	}
+	if code, _ := s.raw(t, s.admin, "DELETE", path+"/7?operation=review:walk", "", nil); code != http.StatusNoContent {
+		t.Errorf("DELETE: %d", code)
+	}
+	if code, body := s.raw(t, s.admin, "DELETE", path+"/7?operation=review:walk", "", nil); code != http.StatusNotFound {
+		t.Errorf("DELETE again: %d %s", code, body)
+	}
 	// The workspace shows a lake video frame by frame, decoded by the server.
 	if code, body := s.raw(t, s.read, "GET", strings.Replace(path, "/tracks", "/frames/12?size=160", 1), "", nil); code != http.StatusOK ||
 		!strings.HasPrefix(body, "\xff\xd8") {
