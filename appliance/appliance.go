@@ -28,6 +28,7 @@ import (
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/propagate"
 	"github.com/framelake/framelake/selection"
 	"github.com/framelake/framelake/vector"
 	"github.com/framelake/framelake/web"
@@ -118,6 +119,7 @@ type Appliance struct {
 	Selection *selection.Service
 	Evaluate  *evaluate.Service
 	Curate    *curate.Service
+	Propagate *propagate.Service
 	Imports   *labelimport.Service
 
 	cfg      Config
@@ -207,6 +209,7 @@ func (a *Appliance) open(ctx context.Context) error {
 	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
 	a.Vectors.HandleProjections(a.Jobs)
 	a.Curate = curate.New(a.Lake, a.Vectors, a.Jobs, curate.Options{Logger: a.log})
+	a.Propagate = propagate.New(a.Lake, a.Jobs, propagate.Options{Logger: a.log})
 	a.Analysis, err = analysis.New(ctx, analysis.Deps{Lake: a.Lake, Vectors: a.Vectors, Jobs: a.Jobs},
 		analysis.Options{DataDir: a.cfg.DataDir, Logger: a.log})
 	if err != nil {
@@ -259,7 +262,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Evaluate: a.Evaluate, Curate: a.Curate,
+		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Evaluate: a.Evaluate, Curate: a.Curate, Propagate: a.Propagate,
 		Imports: a.Imports, Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }

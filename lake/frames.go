@@ -257,3 +257,54 @@ func nextJPEG(r *bufio.Reader) ([]byte, error) {
 		}
 	}
 }
+
+// GrayFrames decodes video f from frame first on as 8-bit luma no wider
+// than maxWidth (the video's width when smaller), handing each frame's
+// number, pixels (row by row) and size to each until it returns false,
+// count frames are given, or the video ends. What a tracker reads: one
+// ffmpeg pass, no images encoded.
+func (l *Lake) GrayFrames(ctx context.Context, f File, first, count, maxWidth int,
+	each func(frame int, pix []byte, w, h int) bool) error {
+	if f.Type != Video || f.FrameRate <= 0 || f.Width <= 0 || f.Height <= 0 {
+		return errs.Invalid("uniqueName", "%s is not a video with a frame rate and size", f.UniqueName)
+	}
+	w, h := f.Width, f.Height
+	if w > maxWidth {
+		w, h = maxWidth, max(2, int(float64(f.Height)*float64(maxWidth)/float64(f.Width)+0.5)&^1)
+	}
+	src, release, err := l.store.Local(ctx, f.Blob, f.Ext)
+	if err != nil {
+		return err
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	at := max(0, (float64(first)-0.5)/f.FrameRate) // as decodeFrames: the first frame out is first
+	cmd := exec.CommandContext(ctx, "ffmpeg", "-v", "error", "-ss", strconv.FormatFloat(at, 'f', 6, 64), "-i", src,
+		"-frames:v", strconv.Itoa(count), "-vf", fmt.Sprintf("scale=%d:%d,format=gray", w, h), "-f", "rawvideo", "pipe:1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pix := make([]byte, w*h)
+	frame, more := first, true
+	for r := bufio.NewReaderSize(out, 1<<20); more; frame++ {
+		if _, err := io.ReadFull(r, pix); err != nil {
+			break
+		}
+		more = each(frame, pix, w, h)
+	}
+	if !more {
+		cancel() // stopped by each: ffmpeg's error from the kill is not one
+	}
+	if err := cmd.Wait(); err != nil && more {
+		return errs.Wrap(errs.UnsupportedMedia, fmt.Errorf("ffmpeg: %v %s", err, strings.TrimSpace(stderr.String())),
+			"%s does not decode from frame %d", f.UniqueName, first)
+	}
+	return nil
+}

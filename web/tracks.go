@@ -14,6 +14,7 @@ import (
 	"github.com/framelake/framelake/labelio/trackio"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/lake/shape"
+	"github.com/framelake/framelake/propagate"
 )
 
 // maxTracksBody bounds a PUT of tracks: a MOT gt.txt of 18,000 frames with
@@ -28,6 +29,30 @@ func (s *server) trackRoutes(g *echo.Group) {
 	g.GET("/lake/files/:uniqueName/frames/:frame", s.videoFrame)
 	g.PUT("/lake/files/:uniqueName/tracks/:number", s.putTrack)
 	g.DELETE("/lake/files/:uniqueName/tracks/:number", s.deleteTrack)
+	g.POST("/lake/files/:uniqueName/tracks/:number/propagate", s.propagateTrack)
+}
+
+// propagateTrack queues a job that extends a box track from one of its
+// keyframes with the classical tracker: {"from", "backward", "every",
+// "minScore", "maxFrames"}; the job's result says where it stopped and why.
+func (s *server) propagateTrack(c *echo.Context) error {
+	if s.Propagate == nil {
+		return errs.New(errs.Unavailable, "", "propagation is not available in this server")
+	}
+	n, op, err := trackNumber(c)
+	if err != nil {
+		return err
+	}
+	var req propagate.Request
+	if err := s.bindJSON(c, &req); err != nil {
+		return err
+	}
+	req.UniqueName, req.Operation, req.Number = c.Param("uniqueName"), op, n
+	id, err := s.Propagate.Propagate(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"jobId": id})
 }
 
 // trackNumber reads the :number of a track route and its operation=.

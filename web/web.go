@@ -20,6 +20,7 @@ import (
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/propagate"
 	"github.com/framelake/framelake/selection"
 	"github.com/framelake/framelake/vector"
 )
@@ -35,8 +36,9 @@ type Deps struct {
 	Analysis *analysis.Service // nil: analysis routes answer 503
 	// Selection chooses what to label next; nil: its functions answer 503.
 	Selection *selection.Service
-	Evaluate  *evaluate.Service // nil: evaluation functions answer 503
-	Curate    *curate.Service   // nil: curation functions answer 503
+	Evaluate  *evaluate.Service  // nil: evaluation functions answer 503
+	Curate    *curate.Service    // nil: curation functions answer 503
+	Propagate *propagate.Service // nil: propagation answers 503
 	Imports   *labelimport.Service
 	Logger    *slog.Logger
 }
