@@ -216,8 +216,9 @@ func (s *server) getTracks(c *echo.Context) error {
 
 // putTracks makes the video's tracks from an operation exactly those sent
 // (human): JSON {"operation", "tracks"}, or with format=mot a gt.txt body
-// (label= names rows without a class) or format=cvat a CVAT for video XML,
-// and operation in the query.
+// (label= names rows without a class), format=cvat a CVAT for video XML or
+// format=labelstudio a Label Studio JSON export (its videorectangles), and
+// operation in the query.
 func (s *server) putTracks(c *echo.Context) error {
 	ctx := c.Request().Context()
 	q := c.Request().URL.Query()
@@ -239,7 +240,7 @@ func (s *server) putTracks(c *echo.Context) error {
 		for _, t := range req.Tracks {
 			tracks = append(tracks, t.track())
 		}
-	case "mot", "cvat":
+	case "mot", "cvat", "labelstudio":
 		body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxTracksBody+1))
 		if err != nil {
 			return err
@@ -247,11 +248,20 @@ func (s *server) putTracks(c *echo.Context) error {
 		if len(body) > maxTracksBody {
 			return errs.New(errs.TooLarge, "", "a tracks file is at most %d MiB", maxTracksBody>>20)
 		}
-		if q.Get("format") == "cvat" {
+		switch q.Get("format") {
+		case "cvat":
 			if tracks, err = trackio.ReadCVAT(bytes.NewReader(body)); err != nil {
 				return errs.Invalid("body", "CVAT XML %v", err)
 			}
-		} else {
+		case "labelstudio":
+			f, err := s.Lake.File(ctx, c.Param("uniqueName"))
+			if err != nil {
+				return err
+			}
+			if tracks, err = trackio.ReadLabelStudioVideo(bytes.NewReader(body), f.Name, f.Width, f.Height); err != nil {
+				return errs.Invalid("body", "Label Studio export: %v", err)
+			}
+		default:
 			label := q.Get("label")
 			if label == "" {
 				label = "object"
@@ -262,7 +272,7 @@ func (s *server) putTracks(c *echo.Context) error {
 		}
 		op = q.Get("operation")
 	default:
-		return errs.Invalid("format", "format must be json, mot or cvat, got %q", q.Get("format"))
+		return errs.Invalid("format", "format must be json, mot, cvat or labelstudio, got %q", q.Get("format"))
 	}
 	if err := s.Lake.SetTracks(ctx, c.Param("uniqueName"), lake.Human, op, tracks); err != nil {
 		return err

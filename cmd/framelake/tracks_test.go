@@ -121,6 +121,14 @@ func TestTracksMOTThroughServer(t *testing.T) {
 	if code, body := s.raw(t, s.admin, "DELETE", path+"/7?operation=review:walk", "", nil); code != http.StatusNotFound {
 		t.Errorf("DELETE again: %d %s", code, body)
 	}
+	// A Label Studio export of the same video (uploaded there as walk.mp4).
+	ls := `[{"data": {"video": "/data/upload/3/0a1b2c-walk.mp4"}, "annotations": [{"result": [{"id": "r1", "type": "videorectangle",
+		"value": {"labels": ["dog"], "sequence": [{"frame": 1, "enabled": true, "x": 10, "y": 10, "width": 5, "height": 10},
+		{"frame": 5, "enabled": true, "x": 20, "y": 10, "width": 5, "height": 10}]}}]}]}]`
+	s.call(t, s.admin, "PUT", path+"?format=labelstudio&operation=import:ls", "application/json", strings.NewReader(ls), &put)
+	if back := s.text(t, s.read, path+"?format=mot&operation=import:ls"); !strings.HasPrefix(back, "1,1,33,25,16,24,1,-1,-1\n2,1,41,25,16,24,") {
+		t.Errorf("Label Studio track as gt.txt (percent of 320x240, frames from 1):\n%s", back)
+	}
 	// The workspace shows a lake video frame by frame, decoded by the server.
 	if code, body := s.raw(t, s.read, "GET", strings.Replace(path, "/tracks", "/frames/12?size=160", 1), "", nil); code != http.StatusOK ||
 		!strings.HasPrefix(body, "\xff\xd8") {

@@ -47,7 +47,7 @@ func TestCVATRoundTrip(t *testing.T) {
 	xml := out.String()
 	for _, want := range []string{
 		`<box frame="2" keyframe="0" outside="0" occluded="1" xtl="12" ytl="20" xbr="42" ybr="30"`, // interpolated, occluded from frame 1
-		`<box frame="4" keyframe="1" outside="1"`, `<box frame="7" keyframe="1" outside="1"`, // outside span, then the end
+		`<box frame="4" keyframe="1" outside="1"`, `<box frame="7" keyframe="1" outside="1"`,       // outside span, then the end
 		`<points label="ear" outside="1" occluded="0"`, `<points label="tail" outside="0" occluded="1"`,
 		`<mask frame="5" keyframe="1" outside="0" occluded="0" rle="`,
 	} {
