@@ -198,3 +198,35 @@ func TestTrackEdits(t *testing.T) {
 		t.Errorf("after the edits: a %+v, b %+v", a, b)
 	}
 }
+
+// TestTracksQueried: track.count, track.label and track.length find videos
+// by their tracks (a car spanning frames 2..12, a person 0..10).
+func TestTracksQueried(t *testing.T) {
+	ctx := context.Background()
+	l, v := videoLake(t)
+	var in []lake.Track
+	if err := json.Unmarshal([]byte(tracksJSON), &in); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetTracks(ctx, v.UniqueName, lake.Human, "a", in); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		query string
+		want  int
+	}{
+		{"track.count = 2", 1},
+		{"track.count >= 3", 0},
+		{"track.count = 0", 0},
+		{"track.label = person", 1},
+		{"track.label = dog", 0},
+		{"track.length = 11", 1}, // both span 11 frames
+		{"track.length > 11", 0},
+		{"NOT track.label = car", 0},
+	} {
+		n, err := l.Count(ctx, lake.Selection{ItemType: "video", Query: c.query})
+		if err != nil || n != c.want {
+			t.Errorf("%s: %d videos, %v; want %d", c.query, n, err, c.want)
+		}
+	}
+}

@@ -41,6 +41,7 @@ var (
 		"class",
 		"quality.sharpness", "quality.brightness", "quality.contrast", "quality.entropy", "quality.aspect",
 		"duplicates.group", "duplicates.count", "disagreement.count", "uniqueness",
+		"track.count", "track.label", "track.length",
 	}
 	collectionFields = [...]string{
 		"name", "type", "fileSize", "frameCount", "fileCount", "createdAt", "updatedAt", "Tags",
@@ -163,6 +164,13 @@ func (c *compiler) fileField(f Field) spec {
 			from: "collection_file q_cf JOIN collection q_c ON q_c.seq = q_cf.collection_seq"}
 	case "Tags":
 		return spec{kind: fMember, col: "q_t.name", key: "q_t.file_seq", from: "file_tag q_t"}
+	case "track.count": // a video's tracks (lake migration 011), of every operation
+		rows := "FROM track q_tr WHERE q_tr.file_seq = " + o + "seq"
+		return spec{col: "(SELECT count(*) " + rows + ")", typ: vNumber, counted: rows}
+	case "track.label":
+		return spec{kind: fMember, col: "q_tr.label", key: "q_tr.file_seq", from: "track q_tr"}
+	case "track.length": // frames from a track's first keyframe to its last
+		return spec{kind: fMember, col: "(q_tr.last_frame - q_tr.first_frame + 1)", typ: vNumber, key: "q_tr.file_seq", from: "track q_tr"}
 	}
 	if s := c.scoreField(f); s.col != "" {
 		return s

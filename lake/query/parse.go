@@ -15,6 +15,7 @@ var builtinFields = [...]string{
 	"class",
 	"quality.sharpness", "quality.brightness", "quality.contrast", "quality.entropy", "quality.aspect",
 	"duplicates.group", "duplicates.count", "disagreement.count", "uniqueness",
+	"track.count", "track.label", "track.length",
 }
 
 const metadataPrefix = "metadata."
