@@ -276,8 +276,8 @@ func TestCVATFixture(t *testing.T) {
 }
 
 // TestLabelStudioFixture: rectangles, a polygon, a keypoint and a choice
-// (a class) in percent of the image, hand-checked on its 64x48; a brush is
-// counted ignored.
+// (a class) in percent of the image, hand-checked on its 64x48; a brush
+// whose rle [0, 1, 2] does not decode is malformed (lsbrush_test.go reads good ones).
 func TestLabelStudioFixture(t *testing.T) {
 	dir := fixtureTree(t, "labelstudio", "street-1.jpg", "photos/street-2.jpg")
 	items, rep := read(t, dir, labelio.Auto)
@@ -303,7 +303,7 @@ func TestLabelStudioFixture(t *testing.T) {
 	if types["sunny"] != shape.Class || types["nose"] != shape.Keypoints {
 		t.Errorf("types %v", types)
 	}
-	want := map[labelio.Kind]int{labelio.Ignored: 1, labelio.ZeroSize: 1, labelio.LabelWithoutImage: 1, labelio.Clipped: 2}
+	want := map[labelio.Kind]int{labelio.Malformed: 1, labelio.ZeroSize: 1, labelio.LabelWithoutImage: 1, labelio.Clipped: 2}
 	if !reflect.DeepEqual(rep.Counts, want) {
 		t.Errorf("counts %v, want %v (fitted twice: clipped twice)", rep.Counts, want)
 	}

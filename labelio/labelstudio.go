@@ -21,8 +21,9 @@ import (
 // annotations whose results give shapes in percent of the image:
 // rectanglelabels (x, y, width, height), polygonlabels (points), keypointlabels
 // (x, y: one point, named and labelled by its label, as Label Studio groups
-// no points into an instance) and choices (a class each); brushes and
-// ellipses are counted ignored. The first annotation not cancelled is
+// no points into an instance), brushlabels (a mask from its RLE, lsbrush.go)
+// and choices (a class each); ellipses and brushes in another format than
+// "rle" are counted ignored. The first annotation not cancelled is
 // read; predictions are not (they are a model's, not a human's). The
 // images are found in the folder by base name, with or without the
 // upload's prefix.
@@ -49,6 +50,9 @@ type lsResult struct {
 		PolygonLabels                 []string    `json:"polygonlabels"`
 		KeypointLabels                []string    `json:"keypointlabels"`
 		Choices                       []string    `json:"choices"`
+		BrushLabels                   []string    `json:"brushlabels"`
+		Format                        string      `json:"format"`
+		RLE                           []int       `json:"rle"`
 		Points                        [][]float64 `json:"points"`
 	} `json:"value"`
 }
@@ -211,6 +215,8 @@ func (rd *reader) lsShapes(rel string, task int64, r lsResult) []Box {
 		}
 		return []Box{{Label: v.PolygonLabels[0], Relative: true,
 			Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{ring}}}}
+	case "brushlabels":
+		return rd.lsBrush(rel, task, r)
 	case "keypointlabels":
 		if len(v.KeypointLabels) == 0 {
 			rd.rep.add(Malformed, rel, 0, "task %d: a keypoint without a label", task)
@@ -224,6 +230,29 @@ func (rd *reader) lsShapes(rel string, task int64, r lsResult) []Box {
 		return []Box{b}
 	}
 	return nil
+}
+
+// lsBrush reads a brush result as a mask of its image's size.
+func (rd *reader) lsBrush(rel string, task int64, r lsResult) []Box {
+	v := r.Value
+	if v.Format != "" && v.Format != "rle" || len(v.RLE) == 0 {
+		rd.rep.add(Ignored, rel, 0, "task %d: a brush in format %q without an rle list; only Label Studio's rle is read; not imported", task, v.Format)
+		return nil
+	}
+	if len(v.BrushLabels) == 0 {
+		rd.rep.add(Malformed, rel, 0, "task %d: a brush without a label", task)
+		return nil
+	}
+	m, err := lsBrushMask(v.RLE, r.OriginalWidth, r.OriginalHeight)
+	if err != nil {
+		rd.rep.add(Malformed, rel, 0, "task %d: %s brush: %v; not imported", task, v.BrushLabels[0], err)
+		return nil
+	}
+	b := Box{Label: v.BrushLabels[0], Geometry: shape.Geometry{Type: shape.Mask, Mask: m}}
+	if len(v.BrushLabels) > 1 {
+		b.Attributes = withAttr(b.Attributes, "labels", strings.Join(v.BrushLabels, ","))
+	}
+	return []Box{b}
 }
 
 func (rd *reader) lsBox(rel string, task int64, r lsResult) (Box, bool) {
