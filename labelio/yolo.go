@@ -43,6 +43,7 @@ func yoloNamesFile(t *tree) string {
 
 func (rd *reader) yolo() error {
 	names := []string{}
+	var pose *yoloPose
 	if nf := yoloNamesFile(rd.tree); nf != "" {
 		b, err := os.ReadFile(rd.tree.abs(nf))
 		if err != nil {
@@ -50,6 +51,7 @@ func (rd *reader) yolo() error {
 		}
 		if strings.HasSuffix(nf, ".yaml") || strings.HasSuffix(nf, ".yml") {
 			names = yamlNames(string(b))
+			pose = rd.readYOLOPose(nf, string(b))
 		} else {
 			names = lines(string(b))
 		}
@@ -70,7 +72,7 @@ func (rd *reader) yolo() error {
 		}
 		labelled[lf] = true
 		rd.found = true
-		boxes, err := rd.yoloFile(lf, names)
+		boxes, err := rd.yoloFile(lf, names, pose)
 		if err != nil {
 			return err
 		}
@@ -126,8 +128,9 @@ func isYOLOLabelPlace(t *tree, f string) bool {
 
 // yoloFile reads one label file: "class cx cy w h" a line, normalised;
 // a sixth number (a confidence) is left out; a longer line of coordinate
-// pairs is a segment, read as its bounding box.
-func (rd *reader) yoloFile(rel string, names []string) ([]Box, error) {
+// pairs is a segment (a polygon); with pose declared, a line of its
+// length is a box with keypoints (yolopose.go).
+func (rd *reader) yoloFile(rel string, names []string, pose *yoloPose) ([]Box, error) {
 	f, err := os.Open(rd.tree.abs(rel))
 	if err != nil {
 		return nil, relErr(err, rel)
@@ -148,7 +151,7 @@ func (rd *reader) yoloFile(rel string, names []string) ([]Box, error) {
 			}
 			continue
 		}
-		b, ok := rd.yoloLine(rel, n, fields, names)
+		b, ok := rd.yoloLine(rel, n, fields, names, pose)
 		if ok {
 			boxes = append(boxes, b)
 		}
@@ -163,7 +166,7 @@ func (rd *reader) yoloFile(rel string, names []string) ([]Box, error) {
 	return boxes, nil
 }
 
-func (rd *reader) yoloLine(rel string, n int, fields []string, names []string) (Box, bool) {
+func (rd *reader) yoloLine(rel string, n int, fields []string, names []string, pose *yoloPose) (Box, bool) {
 	cls, err := strconv.Atoi(fields[0])
 	nums := make([]float64, len(fields)-1)
 	for i, s := range fields[1:] {
@@ -176,10 +179,16 @@ func (rd *reader) yoloLine(rel string, n int, fields []string, names []string) (
 		}
 		nums[i] = v
 	}
-	segment := len(nums) >= 6 && len(nums)%2 == 0
-	if err != nil || cls < 0 || !(len(nums) == 4 || len(nums) == 5 || segment) {
-		rd.rep.add(Malformed, rel, n, "want \"class cx cy w h\" or \"class x1 y1 x2 y2 ...\" with a class number and numbers, got %q",
-			strings.Join(fields, " "))
+	isPose := pose != nil && len(nums) == 4+pose.k*pose.dims
+	// A pose data set has no segments: a line of another length is a pose
+	// that lost or gained numbers, not a polygon.
+	segment := pose == nil && len(nums) >= 6 && len(nums)%2 == 0
+	if err != nil || cls < 0 || !(len(nums) == 4 || len(nums) == 5 || segment || isPose) {
+		want := `"class cx cy w h" or "class x1 y1 x2 y2 ..."`
+		if pose != nil {
+			want = fmt.Sprintf(`"class cx cy w h" or, as data.yaml's kpt_shape says, a pose: "class cx cy w h" and %d points of %d numbers`, pose.k, pose.dims)
+		}
+		rd.rep.add(Malformed, rel, n, "want %s with a class number and numbers, got %q", want, strings.Join(fields, " "))
 		return Box{}, false
 	}
 	label := strconv.Itoa(cls)
@@ -201,6 +210,15 @@ func (rd *reader) yoloLine(rel string, n int, fields []string, names []string) (
 	if b.W <= 0 || b.H <= 0 {
 		rd.rep.add(ZeroSize, rel, n, "%s box of size %gx%g", label, b.W, b.H)
 		return Box{}, false
+	}
+	if isPose {
+		kps, ok := rd.poseKeypoints(pose, rel, n, cls, nums)
+		if !ok {
+			return Box{}, false
+		}
+		if shape.Labelled(kps) > 0 {
+			b.Geometry = shape.Geometry{Type: shape.Keypoints, Keypoints: kps}
+		}
 	}
 	return b, true
 }
