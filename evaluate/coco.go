@@ -7,18 +7,34 @@ import (
 	"sort"
 )
 
-// The COCO protocol as pycocotools' COCOeval (iouType "bbox") defines it.
+// The COCO protocol as pycocotools' COCOeval defines it.
 const (
-	nThr    = 10  // IoU thresholds .50:.05:.95
-	nRec    = 101 // recall thresholds 0:.01:1
-	nArea   = 4   // all, small, medium, large
-	maxDets = 100 // the largest of maxDets 1, 10, 100
+	nThr   = 10  // IoU (or OKS) thresholds .50:.05:.95
+	nRec   = 101 // recall thresholds 0:.01:1
+	nArea  = 4   // all, small, medium, large
+	maxMDs = 3   // the most maxDets a protocol has
 )
 
 // Area ranges of human boxes in pixels² (all, small < 32², medium, large > 96²).
 var areaRng = [nArea][2]float64{{0, 1e10}, {0, 32 * 32}, {32 * 32, 96 * 96}, {96 * 96, 1e10}}
 
-var maxDetList = [...]int{1, 10, 100}
+// protocol is what differs between pycocotools' iou types: the maxDets
+// (ascending; the last caps each frame's predictions and is the one
+// precision is read at) and which area ranges are evaluated. bbox and segm
+// have maxDets 1, 10, 100 and all four ranges; keypoints maxDets 20 and the
+// ranges all, medium and large (Params.setKpParams).
+type protocol struct {
+	maxDets []int
+	areas   [nArea]bool
+}
+
+var (
+	boxProtocol = &protocol{maxDets: []int{1, 10, 100}, areas: [nArea]bool{true, true, true, true}}
+	kpProtocol  = &protocol{maxDets: []int{20}, areas: [nArea]bool{true, false, true, true}}
+)
+
+// maxDet is the per-frame cap on predictions.
+func (p *protocol) maxDet() int { return p.maxDets[len(p.maxDets)-1] }
 
 // iouThrs and recThrs are numpy's linspace(.5, .95, 10) and linspace(0, 1, 101),
 // computed as numpy does so thresholds compare as they do there.
@@ -40,6 +56,7 @@ func linspace(a, b float64, n int) []float64 {
 // a*nThr+t whether it is a true positive or ignored (neither: a false
 // positive); and the count of human boxes not ignored per area range.
 type cocoLabel struct {
+	p     *protocol
 	score []float64
 	frame []int32 // the evaluator's frame index, for the tie order
 	rank  []uint8
@@ -51,8 +68,8 @@ type cocoLabel struct {
 // addFrame evaluates one frame's boxes of this label (ds sorted byScore)
 // the way COCOeval.evaluateImg does, for every area range and threshold.
 func (c *cocoLabel) addFrame(gs, ds []box, frame int32) {
-	if len(ds) > maxDets {
-		ds = ds[:maxDets]
+	if len(ds) > c.p.maxDet() {
+		ds = ds[:c.p.maxDet()]
 	}
 	m := ious(gs, ds)
 	crowd := func(i int) bool { return gs[i].crowd }
@@ -60,9 +77,12 @@ func (c *cocoLabel) addFrame(gs, ds []box, frame int32) {
 	order := make([]int, 0, len(gs))
 	tp, ig := make([]uint64, len(ds)), make([]uint64, len(ds))
 	for a, rng := range areaRng {
+		if !c.p.areas[a] {
+			continue
+		}
 		order = order[:0]
 		for i, g := range gs {
-			ignore[i] = g.crowd || g.rangeArea() < rng[0] || g.rangeArea() > rng[1]
+			ignore[i] = g.crowd || g.noPoints || g.rangeArea() < rng[0] || g.rangeArea() > rng[1]
 			if !ignore[i] {
 				order = append(order, i)
 				c.npig[a]++
@@ -102,13 +122,13 @@ func (c *cocoLabel) addFrame(gs, ds []box, frame int32) {
 }
 
 // cocoCurves is COCOeval.accumulate for one label: interpolated precision
-// per area range and threshold at 101 recall points (maxDets 100), and
-// recall per area range, maxDets and threshold. A range without human boxes
+// per area range and threshold at 101 recall points (at the protocol's
+// largest maxDets), and recall per area range, maxDets and threshold. A range without human boxes
 // has valid false, as pycocotools leaves -1 there.
 type cocoCurves struct {
 	valid     [nArea]bool
 	precision [nArea][nThr][nRec]float64
-	recall    [nArea][len(maxDetList)][nThr]float64
+	recall    [nArea][maxMDs][nThr]float64
 }
 
 func (c *cocoLabel) accumulate(pos []int32) *cocoCurves {
@@ -135,7 +155,7 @@ func (c *cocoLabel) accumulate(pos []int32) *cocoCurves {
 			continue
 		}
 		out.valid[a] = true
-		for mi, md := range maxDetList {
+		for mi, md := range c.p.maxDets {
 			for t := range nThr {
 				bit := uint64(1) << (a*nThr + t)
 				tpc, fpc = tpc[:0], fpc[:0]
@@ -155,7 +175,7 @@ func (c *cocoLabel) accumulate(pos []int32) *cocoCurves {
 				if len(tpc) > 0 {
 					out.recall[a][mi][t] = tpc[len(tpc)-1] / npig
 				}
-				if md == maxDets {
+				if md == c.p.maxDet() {
 					interpolate(tpc, fpc, npig, &out.precision[a][t])
 				}
 			}

@@ -53,6 +53,7 @@ import (
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 //go:embed migrations/*.sql
@@ -90,8 +91,11 @@ type Request struct {
 	TieOrder     string   // how tied scores are ordered: TieImageID (default) or TieFile
 	AreaSource   string   // what places a human box in an area range: AreaAnnotation (default) or AreaBox
 	VOCAP        string   // VOC_AP50's interpolation: VOCAllPoints (default) or VOC07
-	IoUType      string   // what is compared: IoUBox (default) or IoUSegm
-	CreatedBy    string
+	IoUType      string   // what is compared: IoUBox (default), IoUSegm, IoUKeypoints or IoUClass
+	// Sigmas are OKS sigmas by label and point name, for keypoints labels
+	// that declare none and are not COCO's person (iou_type keypoints).
+	Sigmas    map[string]map[string]float64
+	CreatedBy string
 }
 
 // Named choices of an evaluation; the first of each is pycocotools' (or, for
@@ -120,6 +124,13 @@ const (
 	// masks as their pixels (segm.go), and areas are the masks' for
 	// predictions and COCO's (else the mask's) for the truth.
 	IoUSegm = "segm"
+	// IoUKeypoints compares keypoints by OKS, as pycocotools' iouType
+	// "keypoints" (keypoints.go): maxDets 20, area ranges all, medium, large.
+	IoUKeypoints = "keypoints"
+	// IoUClass judges class labels of whole frames: accuracy of the top
+	// prediction, per-class precision, recall, F1 and a confusion matrix
+	// (classify.go). No IoU is involved; the name keeps one request field.
+	IoUClass = "class"
 )
 
 // Params are a stored evaluation's parameters, as the wire names them.
@@ -136,6 +147,8 @@ type Params struct {
 	AreaSource   string   `json:"area_source"`
 	VOCAP        string   `json:"voc_ap"`
 	IoUType      string   `json:"iou_type"`
+	// Sigmas: OKS sigmas the request gave, by label and point name.
+	Sigmas map[string]map[string]float64 `json:"sigmas,omitempty"`
 }
 
 // withDefaults fills the named choices an older stored evaluation lacks.
@@ -168,9 +181,14 @@ type Metrics struct {
 	AR100     float64 `json:"AR100"`
 	// ARSmall, ARMedium and ARLarge are AR100 over human boxes of each
 	// area range: pycocotools' last three figures.
-	ARSmall   float64                `json:"AR_small"`
-	ARMedium  float64                `json:"AR_medium"`
-	ARLarge   float64                `json:"AR_large"`
+	ARSmall  float64 `json:"AR_small"`
+	ARMedium float64 `json:"AR_medium"`
+	ARLarge  float64 `json:"AR_large"`
+	// AR20, AR50 and AR75 are keypoints' recall figures at maxDets 20
+	// (over OKS .50:.95, at .50, at .75); absent for other iou types.
+	AR20      *float64               `json:"AR20,omitempty"`
+	AR50      *float64               `json:"AR50,omitempty"`
+	AR75      *float64               `json:"AR75,omitempty"`
 	Labels    map[string]LabelResult `json:"labels"`
 	Confusion Confusion              `json:"confusion"`
 	// PR is each label's COCO precision at IoU 0.50 at the 101 recall points.
@@ -192,8 +210,14 @@ type Result struct {
 	// an area range (with areaSource "annotation"); the rest used w × h.
 	AnnotationAreas int    `json:"annotationAreas"`
 	VOCAP           string `json:"vocAP"`
-	// IoUType is what was compared: "bbox" or "segm".
+	// IoUType is what was compared: "bbox", "segm", "keypoints" or "class".
 	IoUType string `json:"iouType"`
+	// Sigmas are the OKS sigmas each keypoints label was judged with, by
+	// point name, and where they came from (iou_type keypoints).
+	Sigmas map[string]LabelSigmas `json:"sigmas,omitempty"`
+	// Classification is iou_type class's result; the box figures are then
+	// Undefined and empty.
+	Classification *Classification `json:"classification,omitempty"`
 	Metrics
 }
 
@@ -335,6 +359,9 @@ type Options struct {
 	Versions VersionFiles
 	// PageFiles is how many files are read per page of boxes; default 1000.
 	PageFiles int
+	// Skeletons finds a keypoints label's declaration: its point names and
+	// OKS sigmas (nil: no label declares one).
+	Skeletons shape.SkeletonOf
 }
 
 // Service runs and keeps evaluations. It is safe for concurrent use.

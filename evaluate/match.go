@@ -21,13 +21,22 @@ type box struct {
 	// or the mask's when masks are compared.
 	cocoArea float64
 	mask     *shape.Prepared // set when masks are compared (iou_type segm)
+	// areaSet says cocoArea is the area even when 0 (a prediction's
+	// keypoints on one line: pycocotools' area 0).
+	areaSet bool
+	// kp are the points when keypoints are compared; noPoints marks a
+	// truth with no labelled point, ignored as pycocotools ignores it.
+	kp       *kpShape
+	noPoints bool
+	typ      shape.Type // the annotation's shape and geometry (keypoints parse it)
+	geom     string
 }
 
 func (b box) area() float64 { return b.w * b.h }
 
 // rangeArea is the area that places the box in an area range.
 func (b box) rangeArea() float64 {
-	if b.cocoArea > 0 {
+	if b.cocoArea > 0 || b.areaSet {
 		return b.cocoArea
 	}
 	return b.area()
@@ -87,9 +96,12 @@ func byScore(ds []box) {
 	slices.SortStableFunc(ds, func(a, b box) int { return cmp.Compare(b.score, a.score) })
 }
 
-// overlap is d's IoU with g: of their masks when both have one
-// (pycocotools' rleIou), else of their boxes.
+// overlap is d's IoU with g: their OKS when keypoints are compared, of
+// their masks when both have one (pycocotools' rleIou), else of their boxes.
 func overlap(d, g box) float64 {
+	if d.kp != nil || g.kp != nil {
+		return oks(d, g)
+	}
 	if d.mask != nil && g.mask != nil {
 		return d.mask.IoU(g.mask, g.crowd)
 	}
@@ -142,15 +154,15 @@ func matchFrame(gs, ds []box, thr float64) []outcome {
 	order := make([]int, 0, len(gs))
 	for i, g := range gs {
 		out[i] = outcome{seq: g.seq, human: true, kind: FN, label: g.label}
-		ignore[i] = g.crowd
-		if g.crowd {
+		ignore[i] = g.crowd || g.noPoints
+		if ignore[i] {
 			out[i].kind = Ignored
 		} else {
 			order = append(order, i)
 		}
 	}
-	for i, g := range gs {
-		if g.crowd {
+	for i := range gs {
+		if ignore[i] {
 			order = append(order, i)
 		}
 	}
@@ -172,7 +184,7 @@ func matchFrame(gs, ds []box, thr float64) []outcome {
 		}
 		taken[g] = true
 		o.match, o.iou, o.mLabel = gs[g].seq, v, gs[g].label
-		if gs[g].crowd {
+		if ignore[g] {
 			o.kind = Ignored
 			continue
 		}

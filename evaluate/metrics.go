@@ -14,6 +14,7 @@ import (
 type evaluator struct {
 	thr, conf float64
 	opt       options
+	proto     *protocol  // boxProtocol unless set before the first frame
 	keys      []frameKey // each frame's place in the tie order, by frame index
 	coco      map[string]*cocoLabel
 	voc       map[string]*vocLabel
@@ -24,7 +25,7 @@ type evaluator struct {
 }
 
 func newEvaluator(thr, conf float64) *evaluator {
-	return &evaluator{thr: thr, conf: conf, coco: map[string]*cocoLabel{}, voc: map[string]*vocLabel{},
+	return &evaluator{thr: thr, conf: conf, proto: boxProtocol, coco: map[string]*cocoLabel{}, voc: map[string]*vocLabel{},
 		counts: map[string]*[3]int{}, confusion: map[[2]string]int{}}
 }
 
@@ -106,7 +107,7 @@ func (e *evaluator) addKeyedFrame(k frameKey, gs, ds []box) []outcome {
 	for label, p := range splitByLabel(gs, ds) {
 		c := e.coco[label]
 		if c == nil {
-			c = &cocoLabel{}
+			c = &cocoLabel{p: e.proto}
 			e.coco[label], e.voc[label], e.counts[label] = c, &vocLabel{}, &[3]int{}
 		}
 		c.addFrame(p[0], p[1], fi)
@@ -204,7 +205,7 @@ func (e *evaluator) result() Metrics {
 	}
 	wg.Wait()
 	m := Metrics{Labels: map[string]LabelResult{}, PR: map[string]Curve{}}
-	var all summary
+	all := summary{p: e.proto}
 	for i, l := range labels {
 		c := curves[i]
 		all.add(c)
@@ -270,19 +271,23 @@ func (e *evaluator) confusionMatrix(labels []string) Confusion {
 // summary averages the labels' COCO curves the way COCOeval.summarize does:
 // over every threshold, recall point and label with human boxes in range.
 type summary struct {
+	p    *protocol
 	ap   [nArea][]float64 // per valid label: mean precision over thresholds and recall points
 	ap50 []float64
 	ap75 []float64
-	ar   [len(maxDetList)][]float64
-	arA  [nArea][]float64 // per label with human boxes in the range: recall at maxDets 100
+	ar   [maxMDs][]float64
+	arA  [nArea][]float64 // per label with human boxes in the range: recall at the largest maxDets
+	ar50 []float64        // recall at the largest maxDets at IoU (OKS) .5 and .75: keypoints' AR50, AR75
+	ar75 []float64
 	voc  []float64
 }
 
 func (s *summary) add(c *cocoCurves) {
+	top := len(s.p.maxDets) - 1
 	for a := range nArea {
 		if c.valid[a] {
 			s.ap[a] = append(s.ap[a], meanOf(c.precision[a][:]...))
-			s.arA[a] = append(s.arA[a], mean(c.recall[a][len(maxDetList)-1][:]))
+			s.arA[a] = append(s.arA[a], mean(c.recall[a][top][:]))
 		}
 	}
 	if !c.valid[0] {
@@ -290,16 +295,27 @@ func (s *summary) add(c *cocoCurves) {
 	}
 	s.ap50 = append(s.ap50, meanOf(c.precision[0][0]))
 	s.ap75 = append(s.ap75, meanOf(c.precision[0][5]))
-	for mi := range maxDetList {
+	s.ar50 = append(s.ar50, c.recall[0][top][0])
+	s.ar75 = append(s.ar75, c.recall[0][top][5])
+	for mi := range s.p.maxDets {
 		s.ar[mi] = append(s.ar[mi], mean(c.recall[0][mi][:]))
 	}
 }
 
+// fill sets the figures of the protocol: bbox and segm's twelve, or
+// keypoints' ten (AR20, AR50 and AR75 set; AR1, AR10, AR100 and the small
+// range Undefined, as keypoints have no such maxDets or range).
 func (s *summary) fill(m *Metrics) {
 	m.MAP, m.MAPSmall, m.MAPMedium, m.MAPLarge = mean(s.ap[0]), mean(s.ap[1]), mean(s.ap[2]), mean(s.ap[3])
 	m.AP50, m.AP75, m.VOCAP50 = mean(s.ap50), mean(s.ap75), mean(s.voc)
-	m.AR1, m.AR10, m.AR100 = mean(s.ar[0]), mean(s.ar[1]), mean(s.ar[2])
 	m.ARSmall, m.ARMedium, m.ARLarge = mean(s.arA[1]), mean(s.arA[2]), mean(s.arA[3])
+	if s.p == kpProtocol {
+		m.AR1, m.AR10, m.AR100 = Undefined, Undefined, Undefined
+		ar, ar50, ar75 := mean(s.ar[0]), mean(s.ar50), mean(s.ar75)
+		m.AR20, m.AR50, m.AR75 = &ar, &ar50, &ar75
+		return
+	}
+	m.AR1, m.AR10, m.AR100 = mean(s.ar[0]), mean(s.ar[1]), mean(s.ar[2])
 }
 
 // mean is Undefined for no values.

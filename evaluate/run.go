@@ -51,7 +51,8 @@ func (s *Service) Start(ctx context.Context, req Request) (string, error) {
 func (s *Service) check(ctx context.Context, req Request) (Params, error) {
 	p := Params{PredRunID: req.PredRunID, GTOperations: req.GTOperations, Query: req.Query,
 		CollectionID: req.CollectionID, VersionID: req.VersionID, Split: req.Split, IoU: req.IoU, Confidence: req.Confidence,
-		TieOrder: req.TieOrder, AreaSource: req.AreaSource, VOCAP: req.VOCAP, IoUType: req.IoUType}.withDefaults()
+		TieOrder: req.TieOrder, AreaSource: req.AreaSource, VOCAP: req.VOCAP, IoUType: req.IoUType,
+		Sigmas: req.Sigmas}.withDefaults()
 	if p.GTOperations == nil {
 		p.GTOperations = []string{}
 	}
@@ -73,11 +74,19 @@ func (s *Service) check(ctx context.Context, req Request) (Params, error) {
 			AreaAnnotation, AreaBox, p.AreaSource)
 	case p.VOCAP != VOCAllPoints && p.VOCAP != VOC07:
 		return p, errs.Invalid("voc_ap", "voc_ap must be %q (VOC 2010 on) or %q (VOC 2007's 11 points), got %q", VOCAllPoints, VOC07, p.VOCAP)
-	case p.IoUType != IoUBox && p.IoUType != IoUSegm:
-		return p, errs.Invalid("iou_type", "iou_type must be %q (boxes) or %q (masks), got %q", IoUBox, IoUSegm, p.IoUType)
+	case p.IoUType != IoUBox && p.IoUType != IoUSegm && p.IoUType != IoUKeypoints && p.IoUType != IoUClass:
+		return p, errs.Invalid("iou_type", "iou_type must be %q (boxes), %q (masks), %q (OKS) or %q (class labels), got %q",
+			IoUBox, IoUSegm, IoUKeypoints, IoUClass, p.IoUType)
+	case len(p.Sigmas) > 0 && p.IoUType != IoUKeypoints:
+		return p, errs.Invalid("sigmas", "sigmas are OKS's: they need iou_type %q", IoUKeypoints)
 	}
 	if err := s.checkRun(ctx, "pred_run_id", p.PredRunID); err != nil {
 		return p, err
+	}
+	if p.IoUType == IoUKeypoints {
+		if err := s.checkKeypointLabels(ctx, p); err != nil {
+			return p, err
+		}
 	}
 	for _, op := range p.GTOperations {
 		if ok, err := s.lake.HasOperation(ctx, op); err != nil {
@@ -141,7 +150,7 @@ func selection(p Params) lake.Selection {
 
 func (p Params) boxQuery(pageFiles int) lake.BoxPairQuery {
 	q := lake.BoxPairQuery{Selection: selection(p), MachineOperation: p.PredRunID, PageFiles: pageFiles,
-		WithShapes: p.IoUType == IoUSegm}
+		WithShapes: p.IoUType == IoUSegm || p.IoUType == IoUKeypoints}
 	if len(p.GTOperations) > 0 {
 		q.HumanOperations = p.GTOperations
 	}
@@ -190,6 +199,9 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
+	if p.IoUType == IoUClass {
+		return s.classify(ctx, r, ev, scoped, truth)
+	}
 	q := scoped.boxQuery(s.opt.PageFiles)
 	if q.FileSeqs, err = s.versionFiles(ctx, p); err != nil {
 		return Result{}, err
@@ -201,20 +213,32 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 	r.SetTotal(int64(total))
 	e := newEvaluator(p.IoU, p.Confidence)
 	e.opt = options{tieOrder: p.TieOrder, voc07: p.VOCAP == VOC07}
+	var kps *kpResolver
+	if p.IoUType == IoUKeypoints {
+		e.proto, kps = kpProtocol, newKPResolver(s.opt.Skeletons, p.Sigmas)
+	}
 	res := Result{Key: ev.Key, Params: p, TieOrder: p.TieOrder, AreaSource: p.AreaSource, VOCAP: p.VOCAP, IoUType: p.IoUType}
 	w := &outcomeWriter{s: s, evalSeq: ev.seq, key: ev.Key}
 	err = s.lake.EachFileBoxPair(ctx, q, func(fb lake.BoxPair) error {
 		counts := lake.FileEvalCounts{FileSeq: fb.Seq}
 		truth.Files++
 		masks := masksNone
-		if p.IoUType == IoUSegm {
+		switch p.IoUType {
+		case IoUSegm:
 			masks = masksAll
+		case IoUKeypoints:
+			masks = masksKeypoints
 		}
 		frames, err := splitFrames(fb, p.AreaSource == AreaAnnotation, masks)
 		if err != nil {
 			return err
 		}
 		for _, fr := range frames {
+			if kps != nil {
+				if err := kps.frame(ctx, &fr); err != nil {
+					return fmt.Errorf("%s: %w", fb.UniqueName, err)
+				}
+			}
 			res.AnnotationAreas += fr.areas
 			outs := e.addKeyedFrame(fr.key, fr.gs, fr.ds)
 			for _, o := range outs {
@@ -242,6 +266,9 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 	truth.Frames, truth.EmptyFrames = e.frames, e.empty
 	res.Truth, res.Metrics = truth, e.result()
 	res.TieImageIDs = e.withImageID()
+	if kps != nil {
+		res.Sigmas = kps.used
+	}
 	return res, nil
 }
 
@@ -324,9 +351,10 @@ func (w *outcomeWriter) flush(ctx context.Context) error {
 type masks int
 
 const (
-	masksNone     masks = iota // every annotation compares by its box
-	masksAll                   // iou_type segm: every annotation by its mask
-	masksSegments              // polygons and masks by their pixels where both sides are one, the rest by boxes
+	masksNone      masks = iota // every annotation compares by its box
+	masksAll                    // iou_type segm: every annotation by its mask
+	masksSegments               // polygons and masks by their pixels where both sides are one, the rest by boxes
+	masksKeypoints              // iou_type keypoints: shapes kept for keypoints.go, none drawn
 )
 
 // splitFrames turns a file's boxes into its judged frames: those that have
@@ -342,6 +370,9 @@ func splitFrames(fb lake.BoxPair, cocoArea bool, mode masks) ([]frameBoxes, erro
 		m := map[int][]box{}
 		for _, b := range bs {
 			x := box{seq: b.Seq, label: b.Label, x: b.X, y: b.Y, w: b.W, h: b.H, score: b.Score, crowd: b.Crowd && b.Human}
+			if mode == masksKeypoints {
+				x.typ, x.geom = b.Type, b.Geometry
+			}
 			if segm || mode == masksSegments && (b.Type == shape.Polygon || b.Type == shape.Mask) {
 				mask, err := maskOf(b, fb.Height, fb.Width)
 				if err != nil {

@@ -24,7 +24,7 @@ type vocLabel struct {
 func (v *vocLabel) addFrame(gs, ds []box, thr float64, frame int32) {
 	taken := make([]bool, len(gs))
 	for _, g := range gs {
-		if !g.crowd {
+		if !g.crowd && !g.noPoints {
 			v.npos++
 		}
 	}
@@ -39,7 +39,7 @@ func (v *vocLabel) addFrame(gs, ds []box, thr float64, frame int32) {
 		var st int8
 		switch {
 		case best < 0 || bestIoU < thr:
-		case gs[best].crowd:
+		case gs[best].crowd || gs[best].noPoints:
 			st = -1
 		case !taken[best]:
 			taken[best], st = true, 1

@@ -44,7 +44,9 @@ func (s *server) evaluateDetections(c *echo.Context) error {
 		AreaSource   string   `json:"area_source"`
 		VOCAP        string   `json:"voc_ap"`
 		IoUType      string   `json:"iou_type"`
-		Key          string   `json:"key" validate:"required"`
+		// Sigmas: OKS sigmas by label and point name (iou_type keypoints).
+		Sigmas map[string]map[string]float64 `json:"sigmas"`
+		Key    string                        `json:"key" validate:"required"`
 	}
 	if err := s.params(c, &p); err != nil {
 		return err
@@ -53,7 +55,7 @@ func (s *server) evaluateDetections(c *echo.Context) error {
 		GTOperations: p.GTOperations, Query: p.Query, CollectionID: p.CollectionID,
 		VersionID: p.VersionID, Split: p.Split, IoU: p.IoU,
 		Confidence: p.Confidence, TieOrder: p.TieOrder, AreaSource: p.AreaSource, VOCAP: p.VOCAP, IoUType: p.IoUType,
-		CreatedBy: caller(c).Name})
+		Sigmas: p.Sigmas, CreatedBy: caller(c).Name})
 	if err != nil {
 		return err
 	}
