@@ -87,10 +87,17 @@ const (
 	MaxBoxesPerFrame = 10000
 )
 
-// Label is a class a project's boxes may carry.
+// Label is a class a project's boxes may carry, with what it declares
+// (docs/shapes.md, "Declaring labels"): typed attributes, which its
+// annotations' attributes must then match (none declared: any attributes),
+// and, for a keypoints label, its point names, skeleton, flip pairs and
+// sigmas as shape.Skeleton's JSON fields beside labelName (nil: none). A
+// label name's skeleton is the same in every project declaring one.
 type Label struct {
-	Name        string `json:"labelName"`
-	Description string `json:"labelDescription"`
+	Name        string          `json:"labelName"`
+	Description string          `json:"labelDescription"`
+	Attributes  []AttributeSpec `json:"attributes,omitempty"`
+	*shape.Skeleton
 }
 
 // NewProject is what Create Project receives.
@@ -112,12 +119,17 @@ type Project struct {
 }
 
 func (p Project) hasLabel(name string) bool {
+	_, ok := p.label(name)
+	return ok
+}
+
+func (p Project) label(name string) (Label, bool) {
 	for _, l := range p.Labels {
 		if l.Name == name {
-			return true
+			return l, true
 		}
 	}
-	return false
+	return Label{}, false
 }
 
 func (p Project) labelNames() string {

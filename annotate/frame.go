@@ -269,15 +269,17 @@ func (s *Service) replaceBoxes(ctx context.Context, p Project, e frameEdit, wher
 	}
 }
 
-// checkBoxes validates a frame's boxes against the project's labels and the
-// image (width and height 0 when not known yet); errors name the labels field.
+// checkBoxes validates a frame's boxes against the project's labels, what
+// they declare (typed attributes, keypoint names) and the image (width and
+// height 0 when not known yet); errors name the labels field.
 func checkBoxes(p Project, boxes []Box, width, height int) error {
 	if len(boxes) > MaxBoxesPerFrame {
 		return errs.Invalid("labels", "a frame has at most %d boxes, got %d", MaxBoxesPerFrame, len(boxes))
 	}
 	for i, b := range boxes {
 		where := fmt.Sprintf("labels[%d]", i)
-		if !p.hasLabel(b.Label) {
+		l, ok := p.label(b.Label)
+		if !ok {
 			return errs.Invalid("labels", "%s: label %q is not a label of project %s (%s)", where, b.Label, p.ID, p.labelNames())
 		}
 		if err := lake.CheckBox(where, lake.Box{Label: b.Label, X: b.X, Y: b.Y, W: b.Width, H: b.Height, Geometry: b.Geometry},
@@ -290,11 +292,8 @@ func checkBoxes(p Project, boxes []Box, width, height int) error {
 			}
 			return err
 		}
-		if a := bytes.TrimSpace(b.Attributes); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
-			var m map[string]any
-			if json.Unmarshal(a, &m) != nil {
-				return errs.Invalid("labels", "%s: attributes must be a JSON object", where)
-			}
+		if err := checkDeclared(where, l, b); err != nil {
+			return err
 		}
 	}
 	return nil

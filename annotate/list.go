@@ -2,6 +2,7 @@ package annotate
 
 import (
 	"context"
+	"database/sql"
 	"math"
 )
 
@@ -58,7 +59,7 @@ func (s *Service) pageLabels(ctx context.Context, list []ProjectSummary, bySeq m
 	for i, p := range list {
 		seqs[i] = p.seq
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT project_seq, name, description FROM project_label
+	rows, err := s.db.R.QueryContext(ctx, `SELECT project_seq, name, description, declaration FROM project_label
 		WHERE project_seq IN (SELECT value FROM json_each(?)) ORDER BY project_seq, position`, jsonArray(seqs))
 	if err != nil {
 		return err
@@ -67,7 +68,11 @@ func (s *Service) pageLabels(ctx context.Context, list []ProjectSummary, bySeq m
 	for rows.Next() {
 		var seq int64
 		var l Label
-		if err := rows.Scan(&seq, &l.Name, &l.Description); err != nil {
+		var decl sql.NullString
+		if err := rows.Scan(&seq, &l.Name, &l.Description, &decl); err != nil {
+			return err
+		}
+		if err := l.setDeclaration(decl); err != nil {
 			return err
 		}
 		p := &list[bySeq[seq]]

@@ -25,23 +25,32 @@ func (s *Service) insertProject(ctx context.Context, np NewProject) (Project, er
 	p := Project{ID: id.New("prj"), Name: strings.TrimSpace(np.Name), ContentType: np.ContentType,
 		Labels: make([]Label, len(np.Labels)), CreatedAt: now}
 	for i, l := range np.Labels {
-		p.Labels[i] = Label{Name: strings.TrimSpace(l.Name), Description: l.Description}
+		l.Name = strings.TrimSpace(l.Name)
+		p.Labels[i] = l
 	}
 	err := s.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `INSERT INTO project (id, name, content_type, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?) RETURNING seq`, p.ID, p.Name, p.ContentType, millis(now), millis(now)).Scan(&p.seq); err != nil {
 			return err
 		}
+		where := func(i int) string { return fmt.Sprintf("labels[%d]", i) }
+		if err := checkSkeletonsTx(ctx, tx, p.seq, where, p.Labels); err != nil {
+			return err
+		}
 		for i, l := range p.Labels {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO project_label (project_seq, name, description, position)
-				VALUES (?, ?, ?, ?)`, p.seq, l.Name, l.Description, i); err != nil {
+			decl, err := l.declarationJSON()
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO project_label (project_seq, name, description, position,
+				declaration) VALUES (?, ?, ?, ?, ?)`, p.seq, l.Name, l.Description, i, decl); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return Project{}, fmt.Errorf("create project: %w", err)
+		return Project{}, errs.Prefix(err, "create project")
 	}
 	return p, nil
 }
@@ -65,22 +74,33 @@ func checkNewProject(np NewProject, needLabels bool) error {
 	}
 	seen := make(map[string]bool, len(np.Labels))
 	for i, l := range np.Labels {
-		name := strings.TrimSpace(l.Name)
-		switch {
-		case name == "":
-			return errs.Invalid("labels", "labels[%d]: labelName is empty", i)
-		case len(name) > 200:
-			return errs.Invalid("labels", "labels[%d]: labelName is longer than 200 bytes", i)
-		case strings.IndexFunc(name, unicode.IsControl) >= 0:
-			return errs.Invalid("labels", "labels[%d]: labelName contains control characters", i)
-		case seen[name]:
-			return errs.Invalid("labels", "labels[%d]: label %q is given twice; label names are unique in a project", i, name)
-		case len(l.Description) > 10000:
-			return errs.Invalid("labels", "labels[%d]: labelDescription is longer than 10000 bytes", i)
+		if err := checkLabel(fmt.Sprintf("labels[%d]", i), l, seen); err != nil {
+			return err
 		}
-		seen[name] = true
 	}
 	return nil
+}
+
+// checkLabel refuses a label that is not well formed, or whose name is in
+// seen (then adds it); where names it in messages.
+func checkLabel(where string, l Label, seen map[string]bool) error {
+	name := strings.TrimSpace(l.Name)
+	switch {
+	case name == "":
+		return errs.Invalid("labels", "%s: labelName is empty", where)
+	case len(name) > 200:
+		return errs.Invalid("labels", "%s: labelName is longer than 200 bytes", where)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return errs.Invalid("labels", "%s: labelName contains control characters", where)
+	case seen[name]:
+		return errs.Invalid("labels", "%s: label %q is given twice; label names are unique in a project", where, name)
+	case len(l.Description) > 10000:
+		return errs.Invalid("labels", "%s: labelDescription is longer than 10000 bytes", where)
+	}
+	if seen != nil {
+		seen[name] = true
+	}
+	return checkDeclaration(where, l)
 }
 
 // Project returns the project with id. It reads on the point-lookup pool:
@@ -103,7 +123,7 @@ func loadProject(ctx context.Context, q ctxTx, where string, arg any) (Project, 
 		return Project{}, err
 	}
 	p.CreatedAt = fromMillis(created)
-	rows, err := q.QueryContext(ctx, `SELECT name, description FROM project_label WHERE project_seq = ?
+	rows, err := q.QueryContext(ctx, `SELECT name, description, declaration FROM project_label WHERE project_seq = ?
 		ORDER BY position`, p.seq)
 	if err != nil {
 		return Project{}, err
@@ -112,7 +132,11 @@ func loadProject(ctx context.Context, q ctxTx, where string, arg any) (Project, 
 	p.Labels = []Label{}
 	for rows.Next() {
 		var l Label
-		if err := rows.Scan(&l.Name, &l.Description); err != nil {
+		var decl sql.NullString
+		if err := rows.Scan(&l.Name, &l.Description, &decl); err != nil {
+			return Project{}, err
+		}
+		if err := l.setDeclaration(decl); err != nil {
 			return Project{}, err
 		}
 		p.Labels = append(p.Labels, l)

@@ -434,7 +434,9 @@ func (s *Service) DecideSuggestions(ctx context.Context, projectID, uniqueName s
 		}
 		return nil
 	}
-	res, err := s.replaceBoxes(ctx, p, frameEdit{version: version, after: after},
+	// A model's box carries no attributes: accepting it must not need the
+	// label's required ones, which the annotator gives in the next edit.
+	res, err := s.replaceBoxes(ctx, p.withoutRequired(), frameEdit{version: version, after: after},
 		"f.unique_name = ? AND s.project_seq = ?", uniqueName, p.seq)(boxes)
 	return res, s.withCurrent(ctx, p, uniqueName, err)
 }
