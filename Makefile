@@ -18,7 +18,7 @@ go_new_enough = v=$$($(1) env GOVERSION 2>/dev/null) && \
 	[ "$$(printf 'go%s\n%s\n' $(GO_VERSION) $$v | sort -V | head -1)" = go$(GO_VERSION) ]
 
 # Debian packages the build and tests need, and the command that shows each is there.
-APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy libopenblas0-pthread python3-faiss darknet labelme-examples python3-torchvision unzip curl ca-certificates chromium
+APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 python3-venv python3-pil python3-opencv python3-numpy libopenblas0-pthread python3-faiss darknet labelme-examples python3-imgviz python3-torchvision unzip curl ca-certificates chromium
 # Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
 APT_CMDS  := node:nodejs npm:npm
 

@@ -171,6 +171,9 @@ func detect(t *tree) (Format, string, error) {
 			return VOC, fmt.Sprintf("%s is a Pascal VOC XML (<annotation>)", x), nil
 		}
 	}
+	if png := vocSegOnly(t); png != "" {
+		return VOC, fmt.Sprintf("%s is a Pascal VOC segmentation PNG (SegmentationClass)", png), nil
+	}
 	if names := yoloNamesFile(t); names != "" {
 		return YOLO, fmt.Sprintf("%s names YOLO classes", names), nil
 	}

@@ -15,7 +15,8 @@ import (
 // JPEGImages/x.jpg), corners as VOC's 1-based pixel indices of the first
 // and last covered pixel, so x = xmin-1 and width = xmax-xmin+1 (how
 // framelake's own VOC export writes them). The split is read from
-// ImageSets/Main/{train,val,test}.txt when the tree has them.
+// ImageSets/Main/{train,val,test}.txt when the tree has them. Images with
+// a SegmentationClass PNG and no XML are read from their PNGs (vocmask.go).
 
 type vocObject struct {
 	Name      string `xml:"name"`
@@ -46,6 +47,7 @@ type vocHead struct {
 func (rd *reader) voc() error {
 	splits := rd.vocSplits()
 	labels := map[string]bool{}
+	done := map[string]bool{} // "<root>/<stem>" read from XML
 	for _, x := range rd.tree.withExt(".xml") {
 		if !bytes.Contains(rd.tree.head(x, 4096), []byte("<annotation")) {
 			continue
@@ -74,20 +76,22 @@ func (rd *reader) voc() error {
 			continue
 		}
 		it.Media, it.Split = media, splits[joinRel(dir, stem)]
+		done[joinRel(dir, stem)] = true
 		rd.vocMasks(&it, objects, joinRel(dir, "SegmentationObject", stem+".png"))
 		if err := rd.send(it); err != nil {
 			return err
 		}
 	}
-	return nil
+	return rd.vocSegmentation(done, splits, labels)
 }
 
-// vocSplits maps "<voc root>/<stem>" to its split from ImageSets/Main.
+// vocSplits maps "<voc root>/<stem>" to its split from ImageSets/Main
+// (or ImageSets/Segmentation, where VOC lists its segmentation splits).
 func (rd *reader) vocSplits() map[string]string {
 	out := map[string]string{}
 	for _, f := range rd.tree.withExt(".txt") {
 		dir := pathDir(f)
-		if !strings.HasSuffix("/"+dir, "/ImageSets/Main") {
+		if !strings.HasSuffix("/"+dir, "/ImageSets/Main") && !strings.HasSuffix("/"+dir, "/ImageSets/Segmentation") {
 			continue
 		}
 		split := splitName(strings.TrimSuffix(path.Base(f), ".txt"))
