@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/auth"
+	"github.com/framelake/framelake/internal/id"
 )
 
 // WriteFileAtomic writes data to path through a synced temp file and a rename,
@@ -55,11 +57,23 @@ func (a *Appliance) EnsureAdminKey(ctx context.Context) (string, error) {
 	if err != nil || n > 0 {
 		return "", err
 	}
-	k, secret, err := a.Keys.Create(ctx, "admin (first start)", auth.Admin, 0)
+	// The first admin is a person too: the web app signs in with a name and
+	// password (docs/team.md), and the key belongs to them.
+	password := id.Token(16)
+	if _, err := a.Keys.CreateUser(ctx, "admin", password, auth.Admin); errs.Is(err, errs.AlreadyExists) {
+		// A start that died before its key: the password it wrote is lost.
+		_, err = a.Keys.UpdateUser(ctx, "admin", auth.UserChange{Password: &password})
+		if err != nil {
+			return "", err
+		}
+	} else if err != nil {
+		return "", err
+	}
+	k, secret, err := a.Keys.CreateUserKey(ctx, "admin", "admin (first start)", auth.Admin, 0)
 	if err != nil {
 		return "", err
 	}
-	b, _ := json.MarshalIndent(map[string]string{"key": k.Key, "secret": secret}, "", "  ")
+	b, _ := json.MarshalIndent(map[string]string{"key": k.Key, "secret": secret, "user": "admin", "password": password}, "", "  ")
 	path := filepath.Join(a.cfg.DataDir, AdminKeyFile)
 	return path, WriteFileAtomic(path, append(b, '\n'), 0o600)
 }

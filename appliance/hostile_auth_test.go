@@ -9,7 +9,8 @@ import (
 	"github.com/framelake/framelake/web"
 )
 
-// routeAccess is the decision about who may call each route: "public" needs
+// routeAccess is the decision about who may call each route ("sign-in": no
+// key, its own checks): "public" needs
 // nothing, "signed" needs a signed media link, the roles need a key of at
 // least that role. A route the server serves that is missing here fails
 // TestEveryRouteRefusesStrangers, so each new route gets a decision.
@@ -40,8 +41,23 @@ var routeAccess = map[string]string{
 	"DELETE /api/v1/lake/files/:uniqueName":                 "write",
 	"PUT /api/v1/lake/annotations":                          "write",
 	"GET /api/v1/lake/files/:uniqueName/annotations":        "read",
-	"POST /api/v1/lake/imports":                             "write",
-	"DELETE /api/v1/lake/collections/:collectionId":         "write",
+
+	"GET /api/v1/lake/files/:uniqueName/frames/:frame":             "read",
+	"GET /api/v1/lake/files/:uniqueName/tracks":                    "read",
+	"PUT /api/v1/lake/files/:uniqueName/tracks":                    "write",
+	"PUT /api/v1/lake/files/:uniqueName/tracks/:number":            "write",
+	"DELETE /api/v1/lake/files/:uniqueName/tracks/:number":         "write",
+	"POST /api/v1/lake/files/:uniqueName/tracks/:number/propagate": "write",
+	"GET /api/v1/lake/files/:uniqueName/tracks/metrics":            "read",
+
+	"POST /api/v1/session":                          "sign-in",
+	"GET /api/v1/session":                           "read",
+	"DELETE /api/v1/session":                        "read",
+	"GET /api/v1/users":                             "admin",
+	"POST /api/v1/users":                            "admin",
+	"PATCH /api/v1/users/:name":                     "admin",
+	"POST /api/v1/lake/imports":                     "write",
+	"DELETE /api/v1/lake/collections/:collectionId": "write",
 
 	"GET /api/v1/projects":                                            "read",
 	"POST /api/v1/projects":                                           "write",
@@ -159,6 +175,11 @@ func TestEveryRouteRefusesStrangers(t *testing.T) {
 		case "public":
 			if got := send(cred{}); got != 200 {
 				t.Errorf("%s without a key: %d, want 200", name, got)
+			}
+			continue
+		case "sign-in": // needs no key: a wrong or empty name and password is 400 or 401, never more
+			if got := send(cred{}); got != 400 && got != 401 {
+				t.Errorf("%s without a key: %d, want 400 or 401", name, got)
 			}
 			continue
 		case "signed":

@@ -22,6 +22,7 @@ const (
 	TooLarge           Code = "too_large"
 	UnsupportedMedia   Code = "unsupported_media"
 	Unavailable        Code = "unavailable"
+	TooManyAttempts    Code = "too_many_attempts" // slowed down: try again later
 	Internal           Code = "internal"
 )
 

@@ -11,14 +11,23 @@ import (
 
 const keyCtx = "framelake.key"
 
-// authenticate accepts headers key and secret, or HTTP Basic with the key as
-// user and the secret as password, and remembers the key for the handlers.
+// authenticate accepts headers key and secret, HTTP Basic with the key as
+// user and the secret as password, or a signed-in person's session cookie
+// (sessionKey), and remembers the key for the handlers.
 func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		r := c.Request()
 		key, secret := r.Header.Get("key"), r.Header.Get("secret")
 		if key == "" && secret == "" {
 			key, secret, _ = r.BasicAuth()
+		}
+		if ck, err := r.Cookie(sessionCookie); err == nil && key == "" && secret == "" {
+			k, err := s.sessionKey(c, ck.Value)
+			if err != nil {
+				return err
+			}
+			c.Set(keyCtx, k)
+			return next(c)
 		}
 		k, err := s.Keys.Verify(r.Context(), key, secret)
 		if err != nil {

@@ -21,6 +21,7 @@ var status = map[errs.Code]int{
 	errs.TooLarge:           http.StatusRequestEntityTooLarge,
 	errs.UnsupportedMedia:   http.StatusUnsupportedMediaType,
 	errs.Unavailable:        http.StatusServiceUnavailable,
+	errs.TooManyAttempts:    http.StatusTooManyRequests,
 	errs.Internal:           http.StatusInternalServerError,
 }
 

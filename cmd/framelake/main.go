@@ -23,6 +23,7 @@ var commands = map[string]command{
 	"serve":   {cmdServe, "serve the REST API on a data folder"},
 	"import":  {cmdImport, "import a folder of media into the lake"},
 	"keys":    {cmdKeys, "create, list and revoke API keys; rotate the media-link signing key"},
+	"users":   {cmdUsers, "create, list, disable and change the people who sign in with a password"},
 	"augment": {cmdAugment, "preview an augmentation configuration on an image"},
 	"model":   {cmdModel, "serve a registered model package over the SageMaker protocol, list models"},
 	"version": {cmdVersion, "print the version"},

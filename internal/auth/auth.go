@@ -62,16 +62,24 @@ type Key struct {
 
 // Keys is the key store.
 type Keys struct {
-	db  *sqlitedb.DB
-	now func() time.Time
+	db   *sqlitedb.DB
+	now  func() time.Time
+	sess SessionOptions
 }
 
 // New returns the key store of a migrated database.
-func New(db *sqlitedb.DB) *Keys { return &Keys{db: db, now: time.Now} }
+func New(db *sqlitedb.DB) *Keys {
+	return &Keys{db: db, now: time.Now, sess: SessionOptions{Idle: DefaultSessionIdle, Absolute: DefaultSessionAbsolute}}
+}
 
 // Create makes a key; the secret is returned once and never stored.
 // ttl 0 means the key does not expire.
 func (k *Keys) Create(ctx context.Context, name string, role Role, ttl time.Duration) (Key, string, error) {
+	return k.create(ctx, name, role, ttl, nil)
+}
+
+// create makes a key, a person's when userSeq is set.
+func (k *Keys) create(ctx context.Context, name string, role Role, ttl time.Duration, userSeq *int64) (Key, string, error) {
 	if strings.TrimSpace(name) == "" {
 		return Key{}, "", errs.Invalid("name", "key name is empty")
 	}
@@ -91,8 +99,8 @@ func (k *Keys) Create(ctx context.Context, name string, role Role, ttl time.Dura
 		ms := t.UnixMilli()
 		exp = &ms
 	}
-	_, err := k.db.W.ExecContext(ctx, `INSERT INTO api_key (id, key, name, role, secret_hash, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, key.ID, key.Key, name, role, hash(secret), now.UnixMilli(), exp)
+	_, err := k.db.W.ExecContext(ctx, `INSERT INTO api_key (id, key, name, role, secret_hash, created_at, expires_at, user_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, key.ID, key.Key, name, role, hash(secret), now.UnixMilli(), exp, userSeq)
 	if err != nil {
 		return Key{}, "", err
 	}
@@ -112,7 +120,10 @@ func (k *Keys) Verify(ctx context.Context, key, secret string) (Key, error) {
 		return Key{}, errs.New(errs.Unauthenticated, "", "api key and secret required: headers key and secret, or HTTP Basic")
 	}
 	var stored string
-	kk, err := k.scan(k.db.Point.QueryRowContext(ctx, `SELECT `+keyColumns+`, secret_hash FROM api_key WHERE key = ?`, key), &stored)
+	var userRole sql.NullString
+	var userDisabled sql.NullInt64
+	kk, err := k.scan(k.db.Point.QueryRowContext(ctx, `SELECT `+keyColumns+`, secret_hash, u.role, u.disabled_at
+		FROM api_key LEFT JOIN user_account u ON u.seq = api_key.user_seq WHERE key = ?`, key), &stored, &userRole, &userDisabled)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Key{}, bad
 	}
@@ -128,10 +139,18 @@ func (k *Keys) Verify(ctx context.Context, key, secret string) (Key, error) {
 	if kk.ExpiresAt != nil && !k.now().Before(*kk.ExpiresAt) {
 		return Key{}, errs.New(errs.Unauthenticated, "", "api key %s expired", key)
 	}
+	// A person's key acts with their rights: never more than theirs, and
+	// not at all once they are disabled.
+	if userDisabled.Valid {
+		return Key{}, errs.New(errs.Unauthenticated, "", "api key %s belongs to a disabled user", key)
+	}
+	if userRole.Valid && !Role(userRole.String).Allows(kk.Role) {
+		kk.Role = Role(userRole.String)
+	}
 	return kk, nil
 }
 
-const keyColumns = `id, key, name, role, created_at, expires_at, revoked_at`
+const keyColumns = `api_key.id, key, api_key.name, api_key.role, api_key.created_at, expires_at, revoked_at`
 
 func (k *Keys) scan(s interface{ Scan(...any) error }, extra ...any) (Key, error) {
 	var kk Key

@@ -1,0 +1,145 @@
+package web
+
+import (
+	"crypto/subtle"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/auth"
+)
+
+// sessionCookie names the cookie a signed-in person's browser carries.
+const sessionCookie = "framelake_session"
+
+// csrfHeader carries a session's CSRF token on every write made with the
+// cookie: a page of another origin can make the browser send the cookie
+// (SameSite=Strict already stops most), never read the token.
+const csrfHeader = "X-CSRF-Token"
+
+// sessionRoutes sign people in and out, and let admins manage them
+// (docs/team.md). Signing in needs no key: it is how a person gets one.
+func (s *server) sessionRoutes(e *echo.Echo, api *echo.Group) {
+	e.POST("/api/v1/session", s.signIn)
+	api.GET("/session", s.currentSession)
+	api.DELETE("/session", s.signOut)
+	admin := requireRole(auth.Admin)
+	api.GET("/users", s.listUsers, admin)
+	api.POST("/users", s.createUser, admin)
+	api.PATCH("/users/:name", s.updateUser, admin)
+}
+
+// signIn checks {"name", "password"} and sets the session cookie:
+// HttpOnly, SameSite=Strict, Secure when the request came over TLS. The
+// answer carries the CSRF token and the person; an old cookie the browser
+// sent is never reused (a new session each time: no fixation).
+func (s *server) signIn(c *echo.Context) error {
+	var req struct {
+		Name     string `json:"name"`
+		Password string `json:"password"`
+	}
+	if err := s.bindJSON(c, &req); err != nil {
+		return err
+	}
+	r := c.Request()
+	addr, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		addr = r.RemoteAddr
+	}
+	log := s.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	sess, err := s.Keys.SignIn(r.Context(), req.Name, req.Password, addr, log)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(c.Response(), &http.Cookie{Name: sessionCookie, Value: sess.Token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, Expires: sess.ExpiresAt})
+	return c.JSON(http.StatusOK, sess)
+}
+
+// currentSession answers the signed-in person and the CSRF token, so a page
+// loaded later (the cookie kept, the token not) can write again; null for
+// a request made with a key.
+func (s *server) currentSession(c *echo.Context) error {
+	ck, err := c.Request().Cookie(sessionCookie)
+	if err != nil { // signed in by key: no person's session to show
+		return c.JSON(http.StatusOK, map[string]any{"user": nil, "csrfToken": nil})
+	}
+	u, csrf, err := s.Keys.SessionUser(c.Request().Context(), ck.Value)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"user": u, "csrfToken": csrf})
+}
+
+// signOut ends the session and clears the cookie.
+func (s *server) signOut(c *echo.Context) error {
+	if ck, err := c.Request().Cookie(sessionCookie); err == nil {
+		if err := s.Keys.SignOut(c.Request().Context(), ck.Value); err != nil {
+			return err
+		}
+	}
+	http.SetCookie(c.Response(), &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: c.Request().TLS != nil, MaxAge: -1, Expires: time.Unix(0, 0)})
+	return c.NoContent(http.StatusNoContent)
+}
+
+// sessionKey authenticates a request by its session cookie, as the key of
+// its person; a write must carry the session's CSRF token.
+func (s *server) sessionKey(c *echo.Context, token string) (auth.Key, error) {
+	r := c.Request()
+	u, csrf, err := s.Keys.SessionUser(r.Context(), token)
+	if err != nil {
+		return auth.Key{}, err
+	}
+	if m := r.Method; m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions {
+		if got := r.Header.Get(csrfHeader); subtle.ConstantTimeCompare([]byte(got), []byte(csrf)) != 1 {
+			return auth.Key{}, errs.New(errs.PermissionDenied, "", "a write signed in by cookie needs the session's %s header", csrfHeader)
+		}
+	}
+	return auth.Key{ID: u.ID, Name: u.Name, Role: u.Role, CreatedAt: u.CreatedAt}, nil
+}
+
+func (s *server) listUsers(c *echo.Context) error {
+	users, err := s.Keys.Users(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"users": users})
+}
+
+func (s *server) createUser(c *echo.Context) error {
+	var req struct {
+		Name     string    `json:"name"`
+		Password string    `json:"password"`
+		Role     auth.Role `json:"role"`
+	}
+	if err := s.bindJSON(c, &req); err != nil {
+		return err
+	}
+	u, err := s.Keys.CreateUser(c.Request().Context(), req.Name, req.Password, req.Role)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, u)
+}
+
+// updateUser changes a person's role, password or disabled state; a
+// disabled person's sessions end at once and their keys stop.
+func (s *server) updateUser(c *echo.Context) error {
+	var ch auth.UserChange
+	if err := s.bindJSON(c, &ch); err != nil {
+		return err
+	}
+	u, err := s.Keys.UpdateUser(c.Request().Context(), c.Param("name"), ch)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, u)
+}
