@@ -1,5 +1,7 @@
 package tracking
 
+import "github.com/framelake/framelake/internal/assign"
+
 // eps is numpy's float64 epsilon, which TrackEval's comparisons allow for.
 const eps = 2.220446049250313e-16
 
@@ -75,7 +77,7 @@ func clearVideo(v video) clearCounts {
 				score[i*len(tr)+j] = -s
 			}
 		}
-		rows, cols := assign(score, len(gt), len(tr))
+		rows, cols := assign.Solve(score, len(gt), len(tr))
 		wasTracked := make([]bool, v.nGT)
 		for g := range prev {
 			wasTracked[g] = prev[g] >= 0

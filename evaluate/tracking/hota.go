@@ -1,6 +1,10 @@
 package tracking
 
-import "math"
+import (
+	"math"
+
+	"github.com/framelake/framelake/internal/assign"
+)
 
 // hotaCounts holds, at each α, the detection counts and the TP-weighted sums
 // that combine across videos (TrackEval's combine_sequences).
@@ -119,7 +123,7 @@ func hotaVideo(v video) hotaCounts {
 				score[i*len(tr)+j] = -align[g*nT+d] * sim[i][j]
 			}
 		}
-		rows, cols := assign(score, len(gt), len(tr))
+		rows, cols := assign.Solve(score, len(gt), len(tr))
 		for a, alpha := range Alphas {
 			n, frameLoc := 0, 0.0
 			for k, i := range rows {

@@ -1,5 +1,7 @@
 package tracking
 
+import "github.com/framelake/framelake/internal/assign"
+
 type identityCounts struct{ idtp, idfn, idfp int }
 
 func (c *identityCounts) add(o identityCounts) {
@@ -69,7 +71,7 @@ func identityVideo(v video) identityCounts {
 	for k := range sum {
 		sum[k] = fn[k] + fp[k]
 	}
-	rows, cols := assign(sum, n, n)
+	rows, cols := assign.Solve(sum, n, n)
 	var idfn, idfp float64
 	for k, r := range rows {
 		idfn += fn[r*n+cols[k]]

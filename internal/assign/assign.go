@@ -1,13 +1,16 @@
-package tracking
+// Package assign pairs rows with columns at the least total cost (the
+// linear assignment problem), step for step as SciPy's
+// linear_sum_assignment solves it, so pairs chosen between equal costs are
+// the ones Python references (TrackEval, pycocotools' users) see.
+package assign
 
 import "math"
 
-// assign pairs rows with columns at the least total cost, every row of the
-// shorter side matched: the shortest augmenting path method (Crouse 2016)
-// step for step as SciPy's linear_sum_assignment runs it, so pairs chosen
-// between equal costs are the ones TrackEval's metrics see. cost is
-// row-major rows×cols; it returns the matched (row, col) pairs in row order.
-func assign(cost []float64, rows, cols int) (rr, cc []int) {
+// Solve pairs rows with columns at the least total cost, every row of the
+// shorter side matched: the shortest augmenting path method (Crouse 2016).
+// cost is row-major rows×cols; it returns the matched (row, col) pairs in
+// row order.
+func Solve(cost []float64, rows, cols int) (rr, cc []int) {
 	if rows == 0 || cols == 0 {
 		return nil, nil
 	}
@@ -18,7 +21,7 @@ func assign(cost []float64, rows, cols int) (rr, cc []int) {
 				t[j*rows+i] = cost[i*cols+j]
 			}
 		}
-		cr, rc := assign(t, cols, rows)
+		cr, rc := Solve(t, cols, rows)
 		return sortedPairs(rc, cr, rows)
 	}
 	s := lsap{nc: cols, cost: cost,
