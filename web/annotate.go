@@ -13,6 +13,7 @@ import (
 
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // annotateRoutes are the project operations of REST.md (Create Project,
@@ -21,6 +22,7 @@ import (
 func (s *server) annotateRoutes(g *echo.Group) {
 	g.POST("/projects", s.createProject)
 	g.GET("/projects/:projectId", s.getProject)
+	g.PUT("/projects/:projectId/labels/:labelName", s.putLabel)
 	g.POST("/projects/:projectId/uploads", s.initializeUpload)
 	g.POST("/uploads/:uploadId/files", s.uploadFrame)
 	g.GET("/tasks", s.taskList)
@@ -60,6 +62,31 @@ func (s *server) getProject(c *echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, p)
+}
+
+// putLabel sets what a project's label declares (attributes, keypoints),
+// adding the label when the project lacks it; the body is a label object,
+// whose labelName, when given, is the path's.
+func (s *server) putLabel(c *echo.Context) error {
+	var req struct {
+		Name        *string                  `json:"labelName"`
+		Description *string                  `json:"labelDescription"`
+		Attributes  []annotate.AttributeSpec `json:"attributes"`
+		*shape.Skeleton
+	}
+	if err := s.bindJSON(c, &req); err != nil {
+		return err
+	}
+	name := c.Param("labelName")
+	if req.Name != nil && *req.Name != name {
+		return errs.Invalid("labelName", "labelName %q is not the label of the path (%q)", *req.Name, name)
+	}
+	l, err := s.Annotate.PutLabel(c.Request().Context(), c.Param("projectId"), name,
+		annotate.LabelChange{Description: req.Description, Attributes: req.Attributes, Skeleton: req.Skeleton})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, l)
 }
 
 // wholeNumber accepts 2 and 2.0 (clients that send every number as a double).
