@@ -7,7 +7,9 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"slices"
+	"strings"
 
 	"github.com/framelake/framelake/lake/shape"
 )
@@ -89,6 +91,17 @@ func (rd *reader) labelmeFile(rel string) error {
 	}
 	base := pathDir(rel)
 	media := rd.tree.find(doc.ImagePath, joinRel(base, doc.ImagePath))
+	if media == "" {
+		// labelme keeps the image beside its JSON under the same stem; an
+		// imagePath that names no image (the JSON itself, as labelme's own
+		// tutorial writes, its pixels in imageData) falls back to it.
+		stem := strings.TrimSuffix(rel, path.Ext(rel))
+		for _, ext := range []string{".jpg", ".jpeg", ".png", ".JPG", ".PNG", ".bmp"} {
+			if media = rd.tree.find("", stem+ext); media != "" {
+				break
+			}
+		}
+	}
 	if media == "" {
 		rd.rep.add(LabelWithoutImage, rel, 0, "image %q: not beside the JSON (%d shapes not imported)", doc.ImagePath, len(it.Boxes))
 		return nil
