@@ -160,6 +160,11 @@ func (c *compiler) leaf(f Field, op Op, vs []Value) (string, bool, error) {
 		sp = spec{kind: fMember, col: "q_m.value", from: "file_meta q_m", key: "q_m.file_seq", numbers: true}
 		s, _, err = c.predicate(f, sp, positive, vs, false)
 		s = c.membership(sp, pred+s)
+	} else if sp.kind == fAttr {
+		s, err = c.attrPredicate(f, sp, positive, vs)
+		if nullable = sp.from == ""; !nullable {
+			s = c.membership(sp, s)
+		}
 	} else if sp.kind == fMember {
 		s, _, err = c.predicate(f, sp, positive, vs, false)
 		s = c.membership(sp, s)

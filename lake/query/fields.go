@@ -13,6 +13,7 @@ const (
 	fScalar fieldKind = iota // a column or scalar subquery of the target row
 	fMember                  // a set: the test is whether a related row matches
 	fMeta                    // a key of the metadata JSON; its type follows the literal
+	fAttr                    // a key of an annotation's attributes JSON (col: the JSON, colArgs: the path)
 )
 
 // spec is one allowlisted field compiled for one target: the only SQL text a
@@ -107,6 +108,18 @@ func outerName(o Options) (string, error) {
 func (c *compiler) field(f Field) (spec, error) {
 	if f.Arg != nil && f.Name != "annotation.count" {
 		return spec{}, errorAt(f.Pos, "field %s takes no argument", f.Name)
+	}
+	if isAttrField(f.Name) {
+		// The name is a bound JSON path; checkAttrKey kept out the one
+		// character ("), that could end its quoting.
+		if err := checkAttrKey(f.Pos, f.Key); err != nil {
+			return spec{}, err
+		}
+		sp := spec{kind: fAttr, col: "q_a.attributes", colArgs: []any{`$."` + f.Key + `"`}}
+		if !c.inBox {
+			sp.from, sp.key = c.boxes()
+		}
+		return sp, nil
 	}
 	if c.inBox {
 		return boxField(f)
@@ -272,4 +285,10 @@ func (c *compiler) annotationField(f Field) spec {
 		return spec{col: "(SELECT count(*) " + rows + ")", colArgs: args, typ: vNumber, counted: rows}
 	}
 	return spec{}
+}
+
+// isAttrField reports whether name is annotation.attributes.<key> (or
+// attributes.<key> inside annotation(...)), whose Key is the attribute.
+func isAttrField(name string) bool {
+	return name == attrPrefix[:len(attrPrefix)-1] || name == attrName(true)[:len(attrName(true))-1]
 }

@@ -25,6 +25,8 @@ func FuzzParse(f *testing.F) {
 		`((name = a)`, `name = "abc`, `name = a; DROP TABLE file`, "name = \xff",
 		`annotation(label = dog AND NOT source = human) OR annotation(frame > 2)`,
 		`annotation.source = machine AND annotation.confidence > 0.5 OR fileCount > 2`,
+		`annotation.attributes.occluded = true AND annotation.attributes."my key" IN (1, x)`,
+		`annotation(attributes.truncation >= 0.5 AND NOT attributes.color ~ red)`,
 	} {
 		f.Add(s)
 	}

@@ -260,6 +260,13 @@ func (p *parser) parseField() (Field, error) {
 	if err := p.advance(); err != nil {
 		return Field{}, err
 	}
+	if name, ok := attrPrefixOf(t.text, p.inBox); ok && len(t.text) == len(name) && p.tok.kind == tString && p.tok.off == t.end {
+		key := p.tok.text // annotation.attributes."a key"
+		if err := checkAttrKey(t.pos, key); err != nil {
+			return Field{}, err
+		}
+		return Field{Name: strings.TrimSuffix(attrName(p.inBox), "."), Key: key, Pos: t.pos}, p.advance()
+	}
 	if p.inBox {
 		return resolveBoxField(t)
 	}
@@ -300,6 +307,9 @@ func resolveField(t token) (Field, error) {
 		}
 		return Field{Name: "metadata", Key: key, Pos: t.pos}, nil
 	}
+	if f, ok, err := resolveAttrField(t, false); ok {
+		return f, err
+	}
 	if f, ok, err := resolveEvalField(t); ok {
 		return f, err
 	}
@@ -313,6 +323,9 @@ func resolveField(t token) (Field, error) {
 
 // resolveBoxField names a field of one box, with or without "annotation.".
 func resolveBoxField(t token) (Field, error) {
+	if f, ok, err := resolveAttrField(t, true); ok {
+		return f, err
+	}
 	name := t.text
 	if len(name) > len("annotation.") && strings.EqualFold(name[:len("annotation.")], "annotation.") {
 		name = name[len("annotation."):]
@@ -388,4 +401,61 @@ func (p *parser) parseList() ([]Value, error) {
 			return nil, errorAt(p.tok.pos, "expected , or ) in the IN list opened at %s, found %s", open, p.tok.describe())
 		}
 	}
+}
+
+// attrPrefix starts a field naming one attribute of an annotation; inside
+// annotation(...) the "annotation." is optional.
+const attrPrefix = "annotation.attributes."
+
+// attrName is the canonical Field.Name prefix of attribute fields: with
+// "annotation." outside annotation(...), without inside (as the box's other
+// fields are written there).
+func attrName(inBox bool) string {
+	if inBox {
+		return attrPrefix[len("annotation."):]
+	}
+	return attrPrefix
+}
+
+// attrPrefixOf returns the attribute prefix w starts with (in w's spelling),
+// if any.
+func attrPrefixOf(w string, inBox bool) (string, bool) {
+	for _, pre := range []string{attrPrefix, attrPrefix[len("annotation."):]} {
+		if len(w) >= len(pre) && strings.EqualFold(w[:len(pre)], pre) {
+			return w[:len(pre)], true
+		}
+		if !inBox {
+			break
+		}
+	}
+	return "", false
+}
+
+// resolveAttrField reads annotation.attributes.<name> (attributes.<name>
+// inside annotation(...)); ok is false when t names no attribute.
+func resolveAttrField(t token, inBox bool) (f Field, ok bool, err error) {
+	pre, ok := attrPrefixOf(t.text, inBox)
+	if !ok {
+		return Field{}, false, nil
+	}
+	key := t.text[len(pre):]
+	if key == "" {
+		return Field{}, true, errorAt(t.pos, `missing attribute name after %s (write %s<name> or %s"<name>")`, pre, pre, pre)
+	}
+	if err := checkAttrKey(t.pos, key); err != nil {
+		return Field{}, true, err
+	}
+	return Field{Name: strings.TrimSuffix(attrName(inBox), "."), Key: key, Pos: t.pos}, true, nil
+}
+
+// checkAttrKey rejects attribute names SQLite's JSON path syntax cannot
+// quote; the name travels as a bound path, never as SQL text.
+func checkAttrKey(at Pos, key string) error {
+	if key == "" {
+		return errorAt(at, "empty attribute name")
+	}
+	if strings.ContainsRune(key, '"') {
+		return errorAt(at, "attribute name %s may not contain a double quote", quote(key))
+	}
+	return nil
 }

@@ -83,6 +83,10 @@ func (f Field) String() string {
 		return metadataPrefix + f.Key
 	case f.Name == "metadata":
 		return metadataPrefix + quote(f.Key)
+	case isAttrField(f.Name) && isBareKey(f.Key):
+		return f.Name + "." + f.Key
+	case isAttrField(f.Name):
+		return f.Name + "." + quote(f.Key)
 	case f.Arg != nil:
 		return f.Name + "(" + f.Arg.String() + ")"
 	case isEvalField(f.Name):
