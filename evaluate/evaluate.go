@@ -38,6 +38,12 @@
 // precision, recall, F1 and tp, fp, fn per label come from the outcomes.
 // Each evaluated file gets its counts in the lake (eval.<key>.tp|fp|fn).
 //
+// Other shapes. iou_type segm compares masks (segm.go); keypoints compares
+// keypoints by OKS with pycocotools' keypoints protocol (maxDets 20, areas
+// all, medium, large; keypoints.go); class judges whole-frame class labels
+// by their top prediction (classify.go). docs/shapes.md names where each
+// differs from pycocotools.
+//
 // An evaluation runs as a job that reads boxes file by file in pages, so
 // memory holds a few bytes per predicted box, not the boxes.
 package evaluate
