@@ -33,6 +33,8 @@ var SetFacets = map[string]setFacet{
 		distinct: "DISTINCT"},
 	"Tags":       {from: "file_tag s", value: "s.name", summary: "SELECT name AS v, files AS n FROM tag_files", distinct: "DISTINCT"},
 	"collection": {from: "collection_file s", value: "s.collection_seq"},
+	"annotation.type": {from: "annotation s", value: "s.type", distinct: "DISTINCT",
+		summary: "SELECT type AS v, files AS n FROM shape_counts WHERE files > 0"},
 }
 
 // MaxFacetValues caps the values SetCounts returns.
@@ -54,7 +56,7 @@ type SetCount struct {
 func (l *Lake) SetCounts(ctx context.Context, sel Selection, set string, limit int) (SetCount, error) {
 	f, ok := SetFacets[set]
 	if !ok {
-		return SetCount{}, errs.Invalid("field", "no counts by %q; fields: annotation.label, Tags, collection", set)
+		return SetCount{}, errs.Invalid("field", "no counts by %q; fields: annotation.label, annotation.type, Tags, collection", set)
 	}
 	if limit <= 0 || limit > MaxFacetValues {
 		return SetCount{}, errs.Invalid("limit", "limit must be in 1..%d, got %d", MaxFacetValues, limit)

@@ -25,14 +25,18 @@ type facetValue struct {
 	Value  string `json:"value"`
 	Count  int    `json:"count"`
 	Clause string `json:"clause,omitempty"` // what to AND to the query to select it
+	// Annotations: for annotation.type, the annotations of the type on the
+	// files counted (Count is the files that have one).
+	Annotations *int `json:"annotations,omitempty"`
 	lake.Estimate
 }
 
-// lakeFacets counts the files of a selection by type and by annotation
-// source (raw: no box), so a page can show counts beside the values that
-// narrow the query. Types are counted for the query alone, exactly; sources
-// within itemType, in one pass over the selection (estimated from a sample
-// of a large one, see lake.ClauseCounts).
+// lakeFacets counts the files of a selection by type, by annotation source
+// (raw: no box) and by shape type (files and annotations), so a page can show
+// counts beside the values that narrow the query. Types are counted for the
+// query alone, exactly; sources and shapes within itemType, in one pass over
+// the selection each (estimated from a sample of a large one, see
+// lake.ClauseCounts and lake.ShapeCounts).
 func (s *server) lakeFacets(c *echo.Context) error {
 	q := c.Request().URL.Query()
 	query, itemType := q.Get("query"), q.Get("itemType")
@@ -66,6 +70,14 @@ func (s *server) lakeFacets(c *echo.Context) error {
 		for i, v := range f.values {
 			out[f.field] = append(out[f.field], facetValue{Value: v[0], Count: ns[i], Clause: v[1], Estimate: est})
 		}
+	}
+	shapes, est, err := s.Lake.ShapeCounts(ctx, lake.Selection{ItemType: itemType, Query: query})
+	if err != nil {
+		return err
+	}
+	for _, sc := range shapes {
+		out["annotation.type"] = append(out["annotation.type"], facetValue{Value: sc.Type, Count: sc.Files,
+			Clause: lake.ShapeClause(sc.Type), Annotations: &sc.Annotations, Estimate: est})
 	}
 	return c.JSON(http.StatusOK, out)
 }
