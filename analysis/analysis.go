@@ -81,9 +81,10 @@ const (
 	AutoTagging    Application = "auto_tagging"
 	AutoAnnotation Application = "auto_annotation"
 	Embedding      Application = "embedding"
+	Segmentation   Application = "segmentation" // promptable masks for the workspace (segment.go)
 )
 
-// ParseApplication accepts the three names and the "autotagging" spelling of
+// ParseApplication accepts the four names and the "autotagging" spelling of
 // the interface's usage example.
 func ParseApplication(s string) (Application, error) {
 	switch s {
@@ -93,8 +94,10 @@ func ParseApplication(s string) (Application, error) {
 		return AutoAnnotation, nil
 	case "embedding":
 		return Embedding, nil
+	case "segmentation":
+		return Segmentation, nil
 	}
-	return "", errs.Invalid("application", "application %q is not one of auto_tagging, auto_annotation, embedding", s)
+	return "", errs.Invalid("application", "application %q is not one of auto_tagging, auto_annotation, embedding, segmentation", s)
 }
 
 // Inference platforms.

@@ -77,7 +77,7 @@ func TestModelRegistrationChecks(t *testing.T) {
 		{"no-inference", "embedding", archive(t, entry{name: "code/requirements.txt"}), errs.InvalidArgument, "no code/inference.py"},
 		{"no-labels", "auto_tagging", archive(t, append(goodEmbedding, entry{name: "m.pt", body: "x"})...), errs.InvalidArgument, "no label_list.yaml"},
 		{"no-pt", "autotagging", archive(t, append(goodEmbedding, entry{name: "label_list.yaml", body: "- a\n"})...), errs.InvalidArgument, "no .pt model file"},
-		{"bad-app", "segmentation", archive(t, goodEmbedding...), errs.InvalidArgument, "not one of auto_tagging"},
+		{"bad-app", "detection", archive(t, goodEmbedding...), errs.InvalidArgument, "not one of auto_tagging"},
 		{"default", "embedding", archive(t, goodEmbedding...), errs.InvalidArgument, "reserved"},
 		{"bad name!", "embedding", archive(t, goodEmbedding...), errs.InvalidArgument, "must be 1 to 100"},
 	}

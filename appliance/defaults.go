@@ -17,7 +17,7 @@ import (
 )
 
 // defaultApplications are the folders `make models` writes, one per application.
-var defaultApplications = []string{"auto_tagging", "embedding", "auto_annotation"}
+var defaultApplications = []string{"auto_tagging", "embedding", "auto_annotation", "segmentation"}
 
 // HasDefaultModels reports whether dir holds at least one system default
 // model package, as `make models` lays them out (one folder per application).

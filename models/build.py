@@ -40,6 +40,8 @@ LAYOUT = {
     "embedding": {"shared": ["runtime.py"], "artifacts": ["mobilenet"]},
     "auto_annotation": {"shared": ["nanodet.py", "runtime.py"], "artifacts": ["nanodet", "vocab"],
                         "label_list": PACKAGES / "auto_tagging" / "label_list.yaml"},
+    # A classical assist (GrabCut, OpenCV): no weights, nothing shared.
+    "segmentation": {"shared": [], "artifacts": []},
 }
 
 
