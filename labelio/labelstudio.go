@@ -215,8 +215,14 @@ func (rd *reader) lsShapes(rel string, task int64, r lsResult) []Box {
 		}
 		return []Box{{Label: v.PolygonLabels[0], Relative: true,
 			Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{ring}}}}
-	case "brushlabels":
+	case "brushlabels", "brush":
 		return rd.lsBrush(rel, task, r)
+	case "labels":
+		if len(v.RLE) > 0 {
+			// A brush labelled by a separate Labels tag, as label-studio-converter also reads.
+			r.Value.BrushLabels = v.Labels
+			return rd.lsBrush(rel, task, r)
+		}
 	case "keypointlabels":
 		if len(v.KeypointLabels) == 0 {
 			rd.rep.add(Malformed, rel, 0, "task %d: a keypoint without a label", task)

@@ -157,12 +157,14 @@ func TestLSBrushHostile(t *testing.T) {
 }
 
 // TestLSBrushRead: a brush in an export reads as a mask the lake takes:
-// Fit checks it on the image and gives it its pixels' box and area.
+// Fit checks it on the image and gives it its pixels' box and area. A
+// brush labelled by a separate Labels tag (type "labels" with an rle) too.
 func TestLSBrushRead(t *testing.T) {
 	dir := t.TempDir()
 	rle, _ := json.Marshal(lsEncode(rgba(5, 4, 255, [2]int{1, 1}, [2]int{2, 1}, [2]int{2, 2})))
 	doc := `[{"id":1,"data":{"image":"/data/upload/3/0a1b2c3d-a.jpg"},"annotations":[{"result":[{"type":"brushlabels",` +
-		`"original_width":5,"original_height":4,"value":{"format":"rle","rle":` + string(rle) + `,"brushlabels":["road","lane"]}}]}]}]`
+		`"original_width":5,"original_height":4,"value":{"format":"rle","rle":` + string(rle) + `,"brushlabels":["road","lane"]}},` +
+		`{"type":"labels","original_width":5,"original_height":4,"value":{"rle":` + string(rle) + `,"labels":["kerb"]}}]}]}]`
 	os.WriteFile(filepath.Join(dir, "export.json"), []byte(doc), 0o644)
 	os.WriteFile(filepath.Join(dir, "a.jpg"), []byte("x"), 0o644)
 	var items []Item
@@ -171,7 +173,8 @@ func TestLSBrushRead(t *testing.T) {
 		t.Fatalf("%v %v %+v", err, rep, items)
 	}
 	bs := rep.Fit(items[0], 5, 4)
-	if len(bs) != 1 || bs[0].Type != shape.Mask || bs[0].Label != "road" || bs[0].Attributes["labels"] != "road,lane" {
+	if len(bs) != 2 || bs[0].Type != shape.Mask || bs[0].Label != "road" || bs[0].Attributes["labels"] != "road,lane" ||
+		bs[1].Type != shape.Mask || bs[1].Label != "kerb" || bs[1].Mask.Counts != bs[0].Mask.Counts {
 		t.Fatalf("boxes %+v, problems %v", bs, rep.Problems)
 	}
 	r, _ := bs[0].Mask.RLE()
