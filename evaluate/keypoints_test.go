@@ -14,11 +14,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/evaluate"
+	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
@@ -52,7 +55,10 @@ func predKP(at [2]float64, moved map[string][2]float64) []shape.Keypoint {
 
 // openKeypoints imports the three images of TestKeypointsEvaluation as
 // import:truth (COCO person keypoints) and gives run_t its five people.
-func openKeypoints(t *testing.T) *appliance.Appliance {
+func openKeypoints(t *testing.T) *appliance.Appliance { return openKeypointsAt(t, "") }
+
+// openKeypointsAt is openKeypoints serving the API on addr when it is set.
+func openKeypointsAt(t *testing.T, addr string) *appliance.Appliance {
 	t.Helper()
 	ctx := context.Background()
 	type ann map[string]any
@@ -90,12 +96,18 @@ func openKeypoints(t *testing.T) *appliance.Appliance {
 	}
 	js, _ := json.Marshal(doc)
 	os.WriteFile(filepath.Join(src, "annotations.json"), js, 0o644)
-	a, err := appliance.Open(ctx, appliance.Config{DataDir: filepath.Join(t.TempDir(), "lake"),
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: filepath.Join(t.TempDir(), "lake"), Addr: addr,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
+	if addr != "" {
+		sctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- a.Serve(sctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
 	if _, err := labelimport.Run(ctx, src, labelimport.Options{Collection: "truth", Format: labelio.COCO},
 		labelimport.LakeSink(a.Lake, a.Annotate, "truth"), a.Annotate); err != nil {
 		t.Fatal(err)
@@ -268,5 +280,53 @@ func TestKeypointsSigmas(t *testing.T) {
 	}
 	if l := res.Labels["hand"]; l.FP != 1 || l.AP != -1 {
 		t.Errorf("hand %+v: no truth, its one prediction a false positive, AP undefined", l)
+	}
+}
+
+// TestKeypointsOverHTTP: evaluate_detections takes iou_type keypoints and
+// sigmas through the server, and get_evaluation answers the ten figures'
+// recall and the sigmas each label used; a label without sigmas is a 400
+// naming it.
+func TestKeypointsOverHTTP(t *testing.T) {
+	a := openKeypointsAt(t, "127.0.0.1:0")
+	ctx := context.Background()
+	hand := lake.Box{Label: "hand", Geometry: shape.Geometry{Type: shape.Keypoints,
+		Keypoints: []shape.Keypoint{{Name: "thumb", X: 5, Y: 5, V: 2}}}}
+	err := a.Lake.DB().Tx(ctx, func(tx *sql.Tx) error {
+		return lake.ReplaceBoxes(ctx, tx, fileSeqs(t, a)["c.png"], lake.Machine, "run_t", 0, []lake.Box{hand})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, secret, err := a.Keys.Create(ctx, "w", auth.Write, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(a.BaseURL(), k.Key, secret)
+	req := map[string]any{"key": "kp", "pred_run_id": "run_t", "gt_operations": []string{"import:truth"}, "iou_type": "keypoints"}
+	var started struct{ JobID string }
+	err = c.Call(ctx, "evaluate_detections", req, &started)
+	if err == nil || !strings.Contains(err.Error(), `"hand"`) || !strings.Contains(err.Error(), "400") {
+		t.Errorf("without sigmas: %v, want a 400 naming hand", err)
+	}
+	req["sigmas"] = map[string]map[string]float64{"hand": {"thumb": .05}}
+	if err := c.Call(ctx, "evaluate_detections", req, &started); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := c.WaitJob(ctx, started.JobID); err != nil || j.Status != "completed" {
+		t.Fatalf("%+v %v", j, err)
+	}
+	var got struct {
+		IoUType string                          `json:"iouType"`
+		AR20    *float64                        `json:"AR20"`
+		Params  evaluate.Params                 `json:"params"`
+		Sigmas  map[string]evaluate.LabelSigmas `json:"sigmas"`
+	}
+	if err := c.Call(ctx, "get_evaluation", map[string]string{"key": "kp"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.IoUType != "keypoints" || got.AR20 == nil || math.Abs(*got.AR20-7.0/15) > 1e-9 ||
+		got.Sigmas["hand"].Source != "request" || got.Sigmas["person"].Source != "coco" || got.Params.Sigmas["hand"]["thumb"] != .05 {
+		t.Errorf("get_evaluation: %+v", got)
 	}
 }
