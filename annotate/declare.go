@@ -355,3 +355,56 @@ func (p Project) withoutRequired() Project {
 	p.Labels = labels
 	return p
 }
+
+// DeclareSkeletons declares, on the project's labels of skeletons' names,
+// the keypoints an import's files give (COCO's categories): a label with
+// none gets it, one declaring the same keeps it, and one declaring another
+// is an AlreadyExists error naming it, as is another project's other
+// skeleton for the name; then nothing is declared. A label the project
+// lacks is skipped (imports add their labels first).
+func (s *Service) DeclareSkeletons(ctx context.Context, projectID string, skeletons map[string]shape.Skeleton) error {
+	if len(skeletons) == 0 {
+		return nil
+	}
+	p, err := s.Project(ctx, projectID)
+	if err != nil {
+		return err
+	}
+	var set []Label
+	for _, l := range p.Labels {
+		sk, ok := skeletons[l.Name]
+		if !ok {
+			continue
+		}
+		if err := sk.Check(); err != nil {
+			return errs.Invalid("labels", "label %q: %v", l.Name, err)
+		}
+		mine, _ := json.Marshal(sk)
+		if l.Skeleton != nil {
+			if theirs, _ := json.Marshal(l.Skeleton); !bytes.Equal(mine, theirs) {
+				return errs.New(errs.AlreadyExists, "labels", "label %q of project %s declares keypoints %s; the "+
+					"import's declare %s", l.Name, p.ID, strings.Join(l.Skeleton.Names, ", "), strings.Join(sk.Names, ", "))
+			}
+			continue
+		}
+		l.Skeleton = &sk
+		set = append(set, l)
+	}
+	return s.db.Tx(ctx, func(tx *sql.Tx) error {
+		where := func(i int) string { return fmt.Sprintf("label %q", set[i].Name) }
+		if err := checkSkeletonsTx(ctx, tx, p.seq, where, set); err != nil {
+			return err
+		}
+		for _, l := range set {
+			decl, err := l.declarationJSON()
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE project_label SET declaration = ? WHERE project_seq = ? AND name = ?`,
+				decl, p.seq, l.Name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

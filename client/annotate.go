@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -20,10 +21,63 @@ const (
 	ContentImage = 2
 )
 
-// Label is a class of a project.
+// Label is a class of a project and what it declares (docs/shapes.md,
+// "Declaring labels"): typed attributes its annotations' attributes must
+// match (none: free attributes) and, for a keypoints label, its point
+// names, skeleton, flip pairs and sigmas (Skeleton nil: none).
 type Label struct {
-	Name        string `json:"labelName"`
-	Description string `json:"labelDescription"`
+	Name        string          `json:"labelName"`
+	Description string          `json:"labelDescription"`
+	Attributes  []AttributeSpec `json:"attributes,omitempty"`
+	*shape.Skeleton
+}
+
+// AttributeSpec is a typed attribute a label declares: Type is "text",
+// "number" (within Min and Max when given), "boolean" or "select" (one of
+// Values).
+type AttributeSpec struct {
+	Name     string   `json:"name"`
+	Type     string   `json:"type"`
+	Min      *float64 `json:"min,omitempty"`
+	Max      *float64 `json:"max,omitempty"`
+	Values   []string `json:"values,omitempty"`
+	Required bool     `json:"required,omitempty"`
+}
+
+// ProjectInfo is a project with its labels (Get Project).
+type ProjectInfo struct {
+	ProjectID   string    `json:"projectId"`
+	ProjectName string    `json:"projectName"`
+	ContentType int       `json:"contentType"`
+	Labels      []Label   `json:"labels"`
+	CreatedAt   time.Time `json:"createdAt"`
+}
+
+// GetProject returns a project with its labels and what they declare.
+func (c *Client) GetProject(ctx context.Context, projectID string) (*ProjectInfo, error) {
+	var out ProjectInfo
+	if err := c.do(ctx, http.MethodGet, "/api/v1/projects/"+url.PathEscape(projectID), "", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// PutLabel sets a project's label as l gives it (description, attributes
+// and keypoints; absent ones declare none), adding it when the project
+// lacks it, and returns it as stored. Another project's other skeleton for
+// the same label name is a 409 (already_exists).
+func (c *Client) PutLabel(ctx context.Context, projectID string, l Label) (*Label, error) {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	var out Label
+	err = c.do(ctx, http.MethodPut, "/api/v1/projects/"+url.PathEscape(projectID)+"/labels/"+url.PathEscape(l.Name),
+		"application/json", bytes.NewReader(b), &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // Project is what Create Project takes.

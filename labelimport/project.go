@@ -7,15 +7,21 @@ import (
 
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/labelio"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // openSessions finds (or creates) the import's project with the labels it
-// lacks and opens, or on a re-run resumes, one upload session per split:
-// the collection's name, then "-" and the split when there is one.
+// lacks, declares on them the keypoints the files give (skeletons, by
+// label), and opens, or on a re-run resumes, one upload session per split:
+// the collection's name, then "-" and the split when there is one. A
+// declaration the project's labels refuse stops the import before any file.
 func openSessions(ctx context.Context, ann *annotate.Service, opt Options, labels []string,
-	byPath map[string]labelio.Item) (*ProjectImport, map[string]*annotate.Session, error) {
+	skeletons map[string]shape.Skeleton, byPath map[string]labelio.Item) (*ProjectImport, map[string]*annotate.Session, error) {
 	p, created, added, err := ann.ImportProject(ctx, opt.Project, labels)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := ann.DeclareSkeletons(ctx, p.ID, skeletons); err != nil {
 		return nil, nil, err
 	}
 	perSplit := map[string]int{}

@@ -91,7 +91,7 @@ func importRaw(ctx context.Context, dir string, opt Options, sink Sink, ann *ann
 	var proj *ProjectImport
 	var sessions map[string]*annotate.Session
 	if opt.Project != "" {
-		if proj, sessions, err = openSessions(ctx, ann, opt, nil, byPath); err != nil {
+		if proj, sessions, err = openSessions(ctx, ann, opt, nil, nil, byPath); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -133,7 +133,7 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 	var proj *ProjectImport
 	var sessions map[string]*annotate.Session
 	if opt.Project != "" {
-		if proj, sessions, err = openSessions(ctx, ann, opt, read.rep.Categories, byPath); err != nil {
+		if proj, sessions, err = openSessions(ctx, ann, opt, read.rep.Categories, read.rep.Skeletons, byPath); err != nil {
 			return Summary{}, err
 		}
 		ls.Operation = proj.ID

@@ -135,6 +135,10 @@ type Report struct {
 	Problems   []Problem    `json:"problems"` // at most MaxListed of each kind
 	Notes      []string     `json:"notes,omitempty"`
 	listed     map[Kind]int
+
+	// Skeletons are the keypoint declarations the labels' files give (COCO's
+	// categories), by label: an import declares them on a project's labels.
+	Skeletons map[string]shape.Skeleton `json:"-"`
 }
 
 func newReport(f Format, why string) *Report {
