@@ -320,6 +320,23 @@ class ClientTest(unittest.TestCase):
             self.client.delete_project(pid)
         self.assertEqual(cm.exception.status, 404)
 
+    def test_declared_labels(self):
+        pid = self.client.post("/api/v1/projects", {"projectName": "py-declared", "contentType": 2, "labels": [
+            {"labelName": "car", "labelDescription": "",
+             "attributes": [{"name": "occluded", "type": "boolean", "required": True}]}]})["projectId"]
+        label = self.client.put_label(pid, "face", keypoints=["nose", "left_eye", "right_eye"],
+                                      skeleton=[["nose", "left_eye"]], flip_pairs=[["left_eye", "right_eye"]])
+        self.assertEqual(label["keypoints"], ["nose", "left_eye", "right_eye"])
+        labels = self.client.get_project(pid)["labels"]
+        self.assertEqual([l["labelName"] for l in labels], ["car", "face"])
+        self.assertEqual(labels[0]["attributes"], [{"name": "occluded", "type": "boolean", "required": True}])
+        self.assertEqual(labels[1]["flipPairs"], [["left_eye", "right_eye"]])
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.put_label(pid, "car", attributes=[{"name": "speed", "type": "number", "min": 5, "max": 1}])
+        self.assertEqual(cm.exception.status, 400)
+        self.assertIn("min 5 is above max 1", str(cm.exception))
+        self.client.delete_project(pid)
+
     def test_task_of_lake_images(self):
         stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:2], collection_name="py-task-src")["stored"]
         pid = self.client.post("/api/v1/projects", {"projectName": "py-task", "contentType": 2,

@@ -400,6 +400,30 @@ class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods, Curation):
         q = {"pageIndex": page_index, **({"pageSize": page_size} if page_size is not None else {})}
         return self.get("/api/v1/projects?" + urllib.parse.urlencode(q))
 
+    def get_project(self, project_id: str) -> dict:
+        """A project with its labels and what each declares (attributes, keypoints, skeleton, ...)."""
+        return self.get("/api/v1/projects/" + urllib.parse.quote(project_id, safe=""))
+
+    def put_label(self, project_id: str, label_name: str, description: Optional[str] = None,
+                  attributes: Optional[list] = None, keypoints: Optional[list] = None,
+                  skeleton: Optional[list] = None, flip_pairs: Optional[list] = None,
+                  sigmas: Optional[list] = None) -> dict:
+        """Declares a project's label (docs/shapes.md, "Declaring labels") and returns it as stored.
+
+        attributes: [{"name", "type": "text"|"number"|"boolean"|"select", "min", "max", "values",
+        "required"}]; keypoints: point names in order, skeleton and flip_pairs: pairs of names, sigmas:
+        one per point. What is left out declares none (description stays unless given); a label the
+        project lacks is added. A bad declaration raises FramelakeError 400; another project's other
+        skeleton for the name, 409.
+        """
+        body = {"labelDescription": description, "attributes": attributes, "keypoints": keypoints,
+                "skeleton": skeleton, "flipPairs": flip_pairs, "sigmas": sigmas}
+        path = ("/api/v1/projects/" + urllib.parse.quote(project_id, safe="") + "/labels/"
+                + urllib.parse.quote(label_name, safe=""))
+        data = json.dumps({k: v for k, v in body.items() if v is not None}).encode()
+        with self._request(path, data, "application/json", method="PUT") as resp:
+            return json.load(resp)
+
     def delete_file(self, unique_name: str) -> dict:
         """Removes a file from the lake, its collections, tags, annotations and embeddings."""
         return self._delete("/api/v1/lake/files/", unique_name)
