@@ -65,9 +65,18 @@ func TestDeclaredLabelsOverHTTP(t *testing.T) {
 	if err != nil || len(list.ProjectList) != 1 || list.ProjectList[0].UploadedFrames != 0 {
 		t.Fatalf("after refused uploads: %+v %v", list, err)
 	}
-	if _, err := c.UploadFrame(ctx, sess.UploadID, client.Frame{File: jpegFile(1),
-		Boxes: []client.Box{box(`{"occluded":false,"color":"blue","speed":120}`)}}); err != nil {
+	up, err := c.UploadFrame(ctx, sess.UploadID, client.Frame{File: jpegFile(1),
+		Boxes: []client.Box{box(`{"occluded":false,"color":"blue","speed":120}`)}})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The workspace's versioned edit checks the same, and changes nothing on a 400.
+	_, err = c.ReplaceFrameAnnotationsAt(ctx, id, up.UniqueName, 1, []client.Box{box(`{"occluded":false,"speed":201}`)})
+	if !asError(err, &e) || e.Status != 400 || !strings.Contains(e.Message, `labels[0]: attribute "speed" of label "car" is 201, above its max 200`) {
+		t.Fatalf("versioned edit with a wrong attribute: %v", err)
+	}
+	if st, err := c.FrameAnnotations(ctx, id, up.UniqueName); err != nil || st.Version != 1 {
+		t.Fatalf("frame after the refused edit: %+v %v", st, err)
 	}
 	d, err := c.DownloadAnnotations(ctx, client.DownloadOptions{ProjectID: id})
 	if err != nil || len(d.Data) != 1 || len(d.Data[0].Frames) != 1 {
