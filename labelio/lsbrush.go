@@ -21,6 +21,10 @@ import (
 // brush claiming more cannot belong to an image the lake takes.
 const maxBrushPixels = 100_000_000
 
+// maxBrushSide bounds each side too: decoding keeps a list of spans a row
+// and a cursor a row, which a 1×100,000,000 claim would make gigabytes.
+const maxBrushSide = 1 << 16
+
 // bitReader reads big-endian bit fields from bytes.
 type bitReader struct {
 	b   []byte
@@ -111,8 +115,8 @@ func lsBrushMask(rle []int, width, height int) (*shape.EncodedMask, error) {
 	if width <= 0 || height <= 0 {
 		return nil, fmt.Errorf("no original_width and original_height: a brush cannot be placed without its image's size")
 	}
-	if width > maxBrushPixels/height {
-		return nil, fmt.Errorf("a %dx%d image is over %d pixels", width, height, maxBrushPixels)
+	if width > maxBrushPixels/height || width > maxBrushSide || height > maxBrushSide {
+		return nil, fmt.Errorf("a %dx%d image is over %d pixels or %d a side", width, height, maxBrushPixels, maxBrushSide)
 	}
 	data := make([]byte, len(rle))
 	for i, v := range rle {

@@ -128,6 +128,7 @@ func TestLSBrushHostile(t *testing.T) {
 		"not bytes":   {append([]int{300}, good[1:]...), 5, 4, "rle[0] is 300"},
 		"no size":     {good, 0, 0, "without its image's size"},
 		"huge":        {good, 100000, 100000, "over 100000000 pixels"},
+		"tall":        {good, 1, 100000000, "or 65536 a side"},
 		"empty":       {lsEncode(rgba(5, 4, 0)), 5, 4, "paints no pixel"},
 		"header only": {[]int{0, 0, 0, 80, 56}, 5, 4, "the RLE ends"},
 	}
