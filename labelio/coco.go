@@ -70,6 +70,7 @@ type cocoDoc struct {
 	imgOff []int64            // where images[i] starts
 	lines  *lineMarks
 	guard  *jsonGuard
+	polys  *polySpill // the boxes' polygons, made at the first (see polySpill)
 	// perImage counts the boxes kept of each image_id, for Caps.ShapesPerFile;
 	// over, those past it (or past Caps.Shapes), with where the first was.
 	perImage map[int64]int
@@ -83,7 +84,8 @@ type cocoBox struct {
 	x, y, w, h float64
 	area       float64 // COCO's area; 0 none
 	attrs      map[string]any
-	seg        *shape.Geometry // its segmentation; nil for a box alone
+	seg        *shape.Geometry // its segmentation other than a polygon; nil for a box alone
+	poly       polyRef         // its polygon, in doc.polys
 	kps        []float64       // its keypoints as COCO writes them (x, y, v)*n; nil when none is labelled
 }
 
@@ -96,6 +98,9 @@ func (rd *reader) coco() error {
 	names := map[string]bool{}
 	for _, jf := range files {
 		doc, err := rd.readCOCO(jf)
+		if doc != nil && doc.polys != nil {
+			defer doc.polys.close()
+		}
 		if err != nil {
 			line := 0
 			if doc != nil {
@@ -296,12 +301,24 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 		rd.problem(ZeroSize, rel, doc, start, "annotation %d: box of size %gx%g", a.ID, b.W, b.H)
 		return nil
 	}
+	var poly polyRef
+	if seg != nil && seg.Type == shape.Polygon {
+		if doc.polys == nil {
+			if doc.polys, err = newPolySpill(); err != nil {
+				return err
+			}
+		}
+		if poly, err = doc.polys.put(seg.Polygon); err != nil {
+			return err
+		}
+		seg = nil
+	}
 	doc.perImage[a.ImageID]++
 	area := a.Area
 	if math.IsNaN(area) || math.IsInf(area, 0) || area < 0 {
 		area = 0
 	}
-	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, area, b.Attributes, seg, labelledKeypoints(a.Keypoints)})
+	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, area, b.Attributes, seg, poly, labelledKeypoints(a.Keypoints)})
 	doc.owner, doc.cat, doc.id = append(doc.owner, a.ImageID), append(doc.cat, a.CategoryID), append(doc.id, a.ID)
 	doc.off = append(doc.off, start)
 	return nil
@@ -340,9 +357,11 @@ func cocoSegment(raw json.RawMessage) (*shape.Geometry, error) {
 		}
 		return &shape.Geometry{Type: shape.Mask, Mask: &m}, nil
 	}
-	var all [][]float64
-	if err := json.Unmarshal(raw, &all); err != nil {
-		return nil, fmt.Errorf("is neither polygons nor an RLE mask")
+	all, ok := parseRings(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &all); err != nil {
+			return nil, fmt.Errorf("is neither polygons nor an RLE mask")
+		}
 	}
 	var polys [][]float64
 	for _, p := range all {
@@ -426,14 +445,19 @@ func (rd *reader) emitCOCO(rel string, doc *cocoDoc) error {
 	byImage := rd.groupCOCO(rel, doc)
 	base := pathDir(rel)
 	for i, im := range doc.images {
-		boxes := byImage[i]
+		ks := byImage[i]
 		media := rd.tree.find(im.FileName, joinRel(base, im.FileName), im.FileName, joinRel(base, "images", im.FileName),
 			joinRel("images", im.FileName), joinRel(base, "..", "images", im.FileName), joinRel("images", split, im.FileName))
 		if media == "" {
 			rd.problem(LabelWithoutImage, rel, doc, doc.imgOff[i], "image %d %q: no such image under the folder (%d boxes not imported)",
-				im.ID, im.FileName, len(boxes))
+				im.ID, im.FileName, len(ks))
 			continue
 		}
+		boxes, err := rd.cocoBoxes(rel, doc, i, ks)
+		if err != nil {
+			return err
+		}
+		byImage[i] = nil
 		it := Item{Media: media, Split: split, Source: rel, Width: im.Width, Height: im.Height, Boxes: boxes, ImageID: &im.ID}
 		if err := rd.send(it); err != nil {
 			return err
@@ -442,10 +466,11 @@ func (rd *reader) emitCOCO(rel string, doc *cocoDoc) error {
 	return nil
 }
 
-// groupCOCO names the boxes of a COCO file and groups them by image (in
-// the images' order); the boxes whose
-// category or image is unknown are refused.
-func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
+// groupCOCO groups the boxes of a COCO file by image (in the images'
+// order), as their indexes in doc.boxes; the boxes whose category or image
+// is unknown are refused. cocoBoxes makes an image's boxes as it is sent,
+// so only the images in flight hold their shapes.
+func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]int {
 	index := make(map[int64]int, len(doc.images))
 	for i, im := range doc.images {
 		index[im.ID] = i
@@ -473,34 +498,53 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]Box {
 	for i := 1; i < len(counts); i++ {
 		counts[i] += counts[i-1]
 	}
-	// A slice of its exact size per image, not windows of one: an importer
-	// that is done with an image's boxes can then let them go.
-	out := make([][]Box, len(doc.images))
+	// A slice of its exact size per image, not windows of one: emitCOCO
+	// lets an image's go once its boxes are made.
+	out := make([][]int, len(doc.images))
 	for i := range out {
-		out[i] = make([]Box, 0, counts[i+1]-counts[i])
+		out[i] = make([]int, 0, counts[i+1]-counts[i])
 	}
-	for k, b := range doc.boxes {
+	for k := range doc.boxes {
 		if i, ok := index[doc.owner[k]]; ok && doc.cats[doc.cat[k]] != "" {
-			attrs := b.attrs
-			if b.area > 0 { // a map made as the boxes are grouped, not kept for each while the file is read
-				attrs = withAttr(attrs, AreaAttribute, b.area)
-			}
-			box := Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: attrs}
-			if b.seg != nil {
-				box.Geometry = cocoReading(*b.seg, doc.images[i])
-			}
-			if b.kps != nil {
-				rd.cocoKeypoints(rel, doc, k, &box, b.kps)
-			}
-			out[i] = append(out[i], box)
+			out[i] = append(out[i], k)
 		}
 	}
 	ids := slices.Sorted(maps.Keys(orphans))
 	for _, id := range ids {
 		rd.problem(LabelWithoutImage, rel, doc, firstOff[id], "image_id %d of %d annotations is not among the images (the first here)", id, orphans[id])
 	}
-	doc.boxes, doc.owner, doc.cat, doc.id, doc.off = nil, nil, nil, nil, nil
 	return out
+}
+
+// cocoBoxes makes the named boxes ks of image i, their polygons read back
+// from the spill.
+func (rd *reader) cocoBoxes(rel string, doc *cocoDoc, i int, ks []int) ([]Box, error) {
+	out := make([]Box, 0, len(ks))
+	for _, k := range ks {
+		b := &doc.boxes[k]
+		attrs := b.attrs
+		if b.area > 0 { // a map made as the boxes are sent, not kept for each while the file is read
+			attrs = withAttr(attrs, AreaAttribute, b.area)
+		}
+		box := Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: attrs}
+		seg := b.seg
+		if b.poly.n > 0 {
+			rings, err := doc.polys.get(b.poly)
+			if err != nil {
+				return nil, err
+			}
+			seg = &shape.Geometry{Type: shape.Polygon, Polygon: rings}
+		}
+		if seg != nil {
+			box.Geometry = cocoReading(*seg, doc.images[i])
+		}
+		if b.kps != nil {
+			rd.cocoKeypoints(rel, doc, k, &box, b.kps)
+		}
+		*b = cocoBox{} // its attributes, mask and keypoints go with the image
+		out = append(out, box)
+	}
+	return out, nil
 }
 
 // eachElement calls fn for each element of the JSON array dec is at.

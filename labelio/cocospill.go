@@ -1,0 +1,160 @@
+package labelio
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+)
+
+// polySpill holds a COCO file's polygons between reading the file and
+// emitting their images, in a temporary file, not in memory: COCO lists the
+// annotations after the images, in any order, so an image's shapes are only
+// known once the whole file is read. A million polygons of 30 vertices are
+// 500 MB as float64 slices; here they cost 12 bytes each in memory.
+type polySpill struct {
+	f    *os.File
+	w    *bufio.Writer
+	off  int64
+	buf  []byte
+	read bool // flushed for reading; nothing is written after
+}
+
+// polyRef is where one polygon is in the spill; n 0 is none.
+type polyRef struct {
+	off int64
+	n   uint32
+}
+
+// newPolySpill creates the spill in the system's temp folder, unlinked at
+// once: the open file serves the read and a killed import leaves nothing.
+func newPolySpill() (*polySpill, error) {
+	f, err := os.CreateTemp("", ".framelake-coco-polygons-*")
+	if err != nil {
+		return nil, fmt.Errorf("a temporary file for the COCO polygons: %w", err)
+	}
+	os.Remove(f.Name())
+	return &polySpill{f: f, w: bufio.NewWriterSize(f, 1<<16)}, nil
+}
+
+func (s *polySpill) close() { s.f.Close() }
+
+// put writes rings as their count, then each ring's length and numbers.
+func (s *polySpill) put(rings [][]float64) (polyRef, error) {
+	b := binary.LittleEndian.AppendUint32(s.buf[:0], uint32(len(rings)))
+	for _, r := range rings {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(r)))
+		for _, v := range r {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+	}
+	s.buf = b
+	ref := polyRef{s.off, uint32(len(b))}
+	if _, err := s.w.Write(b); err != nil {
+		return ref, fmt.Errorf("spilling a COCO polygon: %w", err)
+	}
+	s.off += int64(len(b))
+	return ref, nil
+}
+
+// get reads the rings at ref back.
+func (s *polySpill) get(ref polyRef) ([][]float64, error) {
+	if !s.read {
+		if err := s.w.Flush(); err != nil {
+			return nil, fmt.Errorf("spilling COCO polygons: %w", err)
+		}
+		s.read = true
+	}
+	if cap(s.buf) < int(ref.n) {
+		s.buf = make([]byte, ref.n)
+	}
+	b := s.buf[:ref.n]
+	if _, err := s.f.ReadAt(b, ref.off); err != nil {
+		return nil, fmt.Errorf("reading a spilled COCO polygon: %w", err)
+	}
+	bad := fmt.Errorf("a spilled COCO polygon does not read back")
+	if len(b) < 4 {
+		return nil, bad
+	}
+	rings := make([][]float64, binary.LittleEndian.Uint32(b))
+	b = b[4:]
+	for i := range rings {
+		if len(b) < 4 {
+			return nil, bad
+		}
+		n := int(binary.LittleEndian.Uint32(b))
+		if b = b[4:]; len(b) < 8*n {
+			return nil, bad
+		}
+		r := make([]float64, n)
+		for j := range r {
+			r[j] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*j:]))
+		}
+		rings[i], b = r, b[8*n:]
+	}
+	return rings, nil
+}
+
+// parseRings reads raw, valid JSON (the decoder checked it), as COCO's
+// polygons [[x, y, ...], ...] in one pass, where json.Unmarshal scans it
+// twice and then decodes it (most of a segmented COCO file's reading); ok is
+// false for anything else (an RLE, a string, a number past float64), which
+// the caller then reads with encoding/json and its errors.
+func parseRings(raw []byte) (rings [][]float64, ok bool) {
+	i := 0
+	skip := func() {
+		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+			i++
+		}
+	}
+	expect := func(c byte) bool {
+		skip()
+		if i < len(raw) && raw[i] == c {
+			i++
+			return true
+		}
+		return false
+	}
+	if !expect('[') {
+		return nil, false
+	}
+	if expect(']') {
+		return [][]float64{}, true
+	}
+	for {
+		if !expect('[') {
+			return nil, false
+		}
+		ring := []float64{}
+		if !expect(']') {
+			for {
+				skip()
+				start := i
+				for i < len(raw) && (raw[i] >= '0' && raw[i] <= '9' || raw[i] == '-' || raw[i] == '+' || raw[i] == '.' || raw[i] == 'e' || raw[i] == 'E') {
+					i++
+				}
+				v, err := strconv.ParseFloat(string(raw[start:i]), 64)
+				if start == i || err != nil {
+					return nil, false
+				}
+				ring = append(ring, v)
+				if expect(']') {
+					break
+				}
+				if !expect(',') {
+					return nil, false
+				}
+			}
+		}
+		rings = append(rings, ring)
+		if expect(']') {
+			skip()
+			return rings, i == len(raw)
+		}
+		if !expect(',') {
+			return nil, false
+		}
+	}
+}
