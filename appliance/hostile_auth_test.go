@@ -50,6 +50,8 @@ var routeAccess = map[string]string{
 	"POST /api/v1/lake/files/:uniqueName/tracks/:number/propagate": "write",
 	"GET /api/v1/lake/files/:uniqueName/tracks/metrics":            "read",
 
+	"GET /api/v1/lake/history":                      "read",
+	"GET /api/v1/lake/history/:changeId/shapes":     "read",
 	"POST /api/v1/session":                          "sign-in",
 	"GET /api/v1/session":                           "read",
 	"DELETE /api/v1/session":                        "read",
@@ -60,6 +62,7 @@ var routeAccess = map[string]string{
 	"DELETE /api/v1/lake/collections/:collectionId": "write",
 
 	"GET /api/v1/projects":                                            "read",
+	"PUT /api/v1/projects/:projectId/labels/:labelName":               "write",
 	"POST /api/v1/projects":                                           "write",
 	"GET /api/v1/projects/:projectId":                                 "read",
 	"DELETE /api/v1/projects/:projectId":                              "write",

@@ -7,6 +7,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/auth"
+	"github.com/framelake/framelake/lake"
 )
 
 const keyCtx = "framelake.key"
@@ -27,6 +28,8 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 			c.Set(keyCtx, k)
+			// Changes to shapes are recorded with who made them (lake/history.go).
+			c.SetRequest(r.WithContext(lake.WithActor(r.Context(), lake.Actor{Who: k.Name, Via: "web app"})))
 			return next(c)
 		}
 		k, err := s.Keys.Verify(r.Context(), key, secret)
@@ -39,6 +42,7 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(keyCtx, k)
+		c.SetRequest(r.WithContext(lake.WithActor(r.Context(), lake.Actor{Who: k.Name, Via: "api key " + k.Key})))
 		return next(c)
 	}
 }

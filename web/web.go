@@ -96,6 +96,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	s.curateRoutes(rest)
 	s.importRoutes(rest)
 	s.trackRoutes(rest)
+	s.historyRoutes(rest)
 	s.assistRoutes(rest)
 	s.annotateRoutes(rest)
 	s.datasetRoutes(rest, api)

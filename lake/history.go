@@ -1,0 +1,265 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/id"
+)
+
+// Actor is who changes shapes and through what ("web app", "api key
+// fl...", "import", "model accept"). The web layer puts it in the request's
+// context; the lake records it with every change of a frame's shapes.
+type Actor struct {
+	Who string `json:"who"`
+	Via string `json:"via"`
+}
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying a.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// ActorOf is the actor ctx carries, or the system's.
+func ActorOf(ctx context.Context) Actor {
+	if a, ok := ctx.Value(actorKey{}).(Actor); ok && a.Who != "" {
+		return a
+	}
+	return Actor{Who: "system", Via: "internal"}
+}
+
+// Change is one change of a frame's shapes: what was removed and added.
+type Change struct {
+	ID        string            `json:"id"`
+	File      string            `json:"uniqueName"`
+	Frame     int               `json:"frame"`
+	Operation string            `json:"operation"`
+	At        time.Time         `json:"at"`
+	Who       string            `json:"who"`
+	Via       string            `json:"via"`
+	Removed   []json.RawMessage `json:"removed"`
+	Added     []json.RawMessage `json:"added"`
+}
+
+// shapeJSONs is each box's JSON without its id, time or row details: what
+// a shape is, so equal shapes compare equal.
+func shapeJSONs(boxes []Box) []string {
+	out := make([]string, len(boxes))
+	for i, b := range boxes {
+		b.ID, b.FileSeq, b.Source, b.Operation = "", 0, "", ""
+		j, _ := json.Marshal(b)
+		out[i] = string(j)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// diff is the multiset difference of two sorted lists: what a lacks of b
+// (added) and what b lacks of a (removed).
+func diff(before, after []string) (removed, added []string) {
+	i, j := 0, 0
+	for i < len(before) || j < len(after) {
+		switch {
+		case j == len(after) || (i < len(before) && before[i] < after[j]):
+			removed = append(removed, before[i])
+			i++
+		case i == len(before) || after[j] < before[i]:
+			added = append(added, after[j])
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+	}
+	return removed, added
+}
+
+// recordChange keeps, in tx, the change of a frame's shapes from one
+// operation, made by ctx's actor: nothing when they did not change.
+func recordChange(ctx context.Context, tx *sql.Tx, fileSeq int64, frame int, operation string, before, after []string) error {
+	removed, added := diff(before, after)
+	if len(removed) == 0 && len(added) == 0 {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM frame_change WHERE file_seq = ? AND frame = ? AND operation = ?`,
+		fileSeq, frame, operation).Scan(&n); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	var base any
+	if n == 0 { // the first change keeps what was there before it
+		base = jsonList(before)
+	}
+	a := ActorOf(ctx)
+	_, err := tx.ExecContext(ctx, `INSERT INTO frame_change (id, file_seq, frame, operation, at, who, via, base, removed, added)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id.New("chg"), fileSeq, frame, operation, millis(time.Now()), a.Who, a.Via,
+		base, jsonList(removed), jsonList(added))
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	return nil
+}
+
+func jsonList(items []string) string {
+	if len(items) == 0 {
+		return "[]"
+	}
+	b := []byte{'['}
+	for i, s := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s...)
+	}
+	return string(append(b, ']'))
+}
+
+// HistoryQuery selects changes: of one file (and frame), of one person, in
+// a time range; the newest first, Limit at most (default 100, at most 1000).
+type HistoryQuery struct {
+	UniqueName   string
+	Frame        *int
+	Who          string
+	Since, Until time.Time
+	Limit        int
+}
+
+// History lists changes of frames' shapes.
+func (l *Lake) History(ctx context.Context, q HistoryQuery) ([]Change, error) {
+	sqlText := `SELECT c.id, f.unique_name, c.frame, c.operation, c.at, c.who, c.via, c.removed, c.added
+		FROM frame_change c JOIN file f ON f.seq = c.file_seq WHERE 1 = 1`
+	var args []any
+	if q.UniqueName != "" {
+		f, err := l.File(ctx, q.UniqueName)
+		if err != nil {
+			return nil, err
+		}
+		sqlText += ` AND c.file_seq = ?`
+		args = append(args, f.seq)
+		if q.Frame != nil {
+			sqlText += ` AND c.frame = ?`
+			args = append(args, *q.Frame)
+		}
+	}
+	if q.Who != "" {
+		sqlText += ` AND c.who = ?`
+		args = append(args, q.Who)
+	}
+	if !q.Since.IsZero() {
+		sqlText += ` AND c.at >= ?`
+		args = append(args, millis(q.Since))
+	}
+	if !q.Until.IsZero() {
+		sqlText += ` AND c.at < ?`
+		args = append(args, millis(q.Until))
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	out := []Change{}
+	err := l.scanRows(ctx, sqlText+` ORDER BY c.seq DESC LIMIT ?`, append(args, min(limit, 1000)), func(rows *sql.Rows) error {
+		var c Change
+		var at int64
+		var removed, added string
+		if err := rows.Scan(&c.ID, &c.File, &c.Frame, &c.Operation, &at, &c.Who, &c.Via, &removed, &added); err != nil {
+			return err
+		}
+		c.At = fromMillis(at)
+		if err := json.Unmarshal([]byte(removed), &c.Removed); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(added), &c.Added); err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	})
+	return out, err
+}
+
+// FrameVersion is a frame's shapes from one operation as they were right
+// after change id: the first change's base with every diff up to id
+// replayed.
+func (l *Lake) FrameVersion(ctx context.Context, changeID string) ([]json.RawMessage, error) {
+	var fileSeq, seq int64
+	var frame int
+	var op string
+	if err := l.db.Point.QueryRowContext(ctx, `SELECT seq, file_seq, frame, operation FROM frame_change WHERE id = ?`,
+		changeID).Scan(&seq, &fileSeq, &frame, &op); err != nil {
+		if err == sql.ErrNoRows {
+			return nil, errs.NotFoundf("no change %q", changeID)
+		}
+		return nil, err
+	}
+	var shapes []string
+	err := l.scanRows(ctx, `SELECT base, removed, added FROM frame_change WHERE file_seq = ? AND frame = ? AND operation = ?
+		AND seq <= ? ORDER BY seq`, []any{fileSeq, frame, op, seq}, func(rows *sql.Rows) error {
+		var base sql.NullString
+		var removed, added string
+		if err := rows.Scan(&base, &removed, &added); err != nil {
+			return err
+		}
+		if base.Valid {
+			shapes = rawStrings(base.String)
+		}
+		r, a := rawStrings(removed), rawStrings(added)
+		for _, x := range r {
+			if i := slices.Index(shapes, x); i >= 0 {
+				shapes = slices.Delete(shapes, i, i+1)
+			}
+		}
+		shapes = append(shapes, a...)
+		return nil
+	})
+	out := make([]json.RawMessage, len(shapes))
+	for i, s := range shapes {
+		out[i] = json.RawMessage(s)
+	}
+	return out, err
+}
+
+func rawStrings(list string) []string {
+	var raw []json.RawMessage
+	_ = json.Unmarshal([]byte(list), &raw) // the column is checked JSON
+	out := make([]string, len(raw))
+	for i, r := range raw {
+		out[i] = string(r)
+	}
+	return out
+}
+
+// frameBoxesTx reads, in tx, one frame's boxes from an operation as
+// scanBoxes reads them.
+func frameBoxesTx(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, frame int) ([]Box, error) {
+	rows, err := tx.QueryContext(ctx, boxColumns+` WHERE a.file_seq = ? AND a.source = ? AND a.operation = ? AND a.frame = ?
+		ORDER BY a.seq`, fileSeq, source, operation, frame)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Box
+	for rows.Next() {
+		var b Box
+		var attrs, typ string
+		var geometry sql.NullString
+		var area sql.NullFloat64
+		if err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
+			&b.Operation, &attrs, &typ, &geometry, &area); err != nil {
+			return nil, err
+		}
+		if err := b.loadShape(typ, geometry, area); err != nil {
+			return nil, err
+		}
+		b.Attributes = json.RawMessage(attrs)
+		b.roundCoords()
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
