@@ -216,9 +216,12 @@ func (a *Appliance) open(ctx context.Context) error {
 		return err
 	}
 	// Projects and runs are operation_list ids even before they have boxes.
-	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log}, a.Annotate, a.Analysis)
+	// Keypoint declarations live on project labels (annotate); datasets and
+	// evaluations look them up by label name.
+	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log, Skeletons: a.Annotate.Skeleton}, a.Annotate, a.Analysis)
 	a.Selection = selection.New(a.Lake, a.Vectors, a.Jobs, selection.Options{Logger: a.log})
-	a.Evaluate = evaluate.New(db, a.Lake, a.Jobs, a.Analysis, evaluate.Options{Logger: a.log, Versions: a.Datasets})
+	a.Evaluate = evaluate.New(db, a.Lake, a.Jobs, a.Analysis, evaluate.Options{Logger: a.log, Versions: a.Datasets,
+		Skeletons: a.Annotate.Skeleton})
 	if a.Imports, err = labelimport.NewService(a.Lake, a.Annotate, a.Jobs, filepath.Join(a.cfg.DataDir, "imports"),
 		a.cfg.ArchiveLimits); err != nil {
 		return err

@@ -315,6 +315,9 @@ type Options struct {
 	// Batch is how many frames a build writes per transaction; default 32.
 	Batch  int
 	Logger *slog.Logger
+	// Skeletons finds a keypoints label's declaration (point order, edges,
+	// flip pairs) for the exports and augmentation; nil: none declared.
+	Skeletons shape.SkeletonOf
 }
 
 // OperationSource says whether an id names one of its operations: the ids
