@@ -128,4 +128,10 @@ func TestClassEvaluation(t *testing.T) {
 	if w := []string{"human:cat:fn", "machine:dog:fp"}; !slices.Equal(got, w) {
 		t.Errorf("f2 outcomes %v, want %v", got, w)
 	}
+	// Each judged file's counts are query fields: fp on f2, f5, f7; fn on f2, f4, f7.
+	for q, want := range map[string]int{"eval.cls.fp > 0": 3, "eval.cls.fn > 0": 3, "eval.cls.tp = 1": 2} {
+		if n, err := a.Lake.Count(ctx, lake.Selection{ItemType: "image", Query: q}); err != nil || n != want {
+			t.Errorf("%s: %d files %v, want %d", q, n, err, want)
+		}
+	}
 }

@@ -232,6 +232,11 @@ func TestKeypointsEvaluation(t *testing.T) {
 	if l := res.Labels["person"]; l.TP != 2 || l.FP != 1 || l.FN != 1 {
 		t.Errorf("person %+v: want tp 2 (A, C), fp 1 (P5), fn 1 (E)", l)
 	}
+	for q, want := range map[string]int{"eval.kp.fp > 0": 1, "eval.kp.fn > 0": 1, "eval.kp.tp = 1": 2} {
+		if n, err := a.Lake.Count(context.Background(), lake.Selection{ItemType: "image", Query: q}); err != nil || n != want {
+			t.Errorf("%s: %d files %v, want %d (b.png's P5, c.png's E, a and b one pair each)", q, n, err, want)
+		}
+	}
 }
 
 func uniqueName(t *testing.T, a *appliance.Appliance, name string) string {
