@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // archive is the state one Write shares with its format writer: the zip, the
@@ -16,6 +17,7 @@ type archive struct {
 	root   string
 	tmp    string
 	ds     Dataset
+	skel   map[string]*shape.Skeleton // declared keypoints labels
 	media  bool
 	spools []*spool
 	copy   []byte       // media copy buffer

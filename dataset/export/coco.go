@@ -12,13 +12,24 @@ import (
 // annotations arrays are spooled separately and joined at the end; ids count
 // from 1 within a split, category ids from 1 in label order.
 type cocoWriter struct {
-	a     *archive
-	parts [3]cocoSplit
+	a      *archive
+	parts  [3]cocoSplit
+	points *pointOrder
 }
 
 type cocoSplit struct {
 	images, anns   *spool
 	nImage, nAnnot int
+	written        int    // annotations in anns
+	points         *spool // keypoints annotations held back, one cocoPending a line
+}
+
+// cocoPending is a keypoints annotation waiting for its category's point
+// order to be final.
+type cocoPending struct {
+	Ann    cocoAnnotation   `json:"a"`
+	Label  string           `json:"l"`
+	Points []shape.Keypoint `json:"k"`
 }
 
 // cocoImage is an image record; augmented frames add two keys COCO readers
@@ -40,6 +51,32 @@ type cocoAnnotation struct {
 	Area         float64    `json:"area"`
 	Segmentation any        `json:"segmentation"`
 	IsCrowd      int        `json:"iscrowd"`
+	Keypoints    []float64  `json:"keypoints,omitempty"`
+	NumKeypoints *int       `json:"num_keypoints,omitempty"`
+	// Attributes as CVAT's COCO export writes them (COCO readers ignore
+	// the key); iscrowd is its own key.
+	Attributes map[string]any `json:"attributes,omitempty"`
+}
+
+// cocoAttributes splits COCO's iscrowd (1 when the attribute is 1, true or
+// "1") from the other attributes.
+func cocoAttributes(attrs map[string]any) (map[string]any, int) {
+	crowd := 0
+	var out map[string]any
+	for k, v := range attrs {
+		if k == "iscrowd" {
+			switch v {
+			case 1, 1.0, true, "1", "true":
+				crowd = 1
+			}
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = v
+	}
+	return out, crowd
 }
 
 // cocoSegment writes a polygon's rings or a mask as the annotation's
@@ -65,13 +102,16 @@ func cocoSegment(ann *cocoAnnotation, b Box, width, height int) {
 }
 
 func newCOCOWriter(a *archive) (*cocoWriter, error) {
-	c := &cocoWriter{a: a}
+	c := &cocoWriter{a: a, points: newPointOrder(a.skel)}
 	for i := range c.parts {
 		var err error
 		if c.parts[i].images, err = a.spool(); err != nil {
 			return nil, err
 		}
 		if c.parts[i].anns, err = a.spool(); err != nil {
+			return nil, err
+		}
+		if c.parts[i].points, err = a.spool(); err != nil {
 			return nil, err
 		}
 	}
@@ -107,7 +147,19 @@ func (c *cocoWriter) frame(fr *Frame) error {
 		ann := cocoAnnotation{ID: p.nAnnot, ImageID: p.nImage, CategoryID: b.ClassID + 1,
 			BBox: [4]float64{round6(r.x0), round6(r.y0), w, h}, Area: round6(w * h), Segmentation: []any{}}
 		cocoSegment(&ann, b, fr.Width, fr.Height)
-		if err := appendJSON(p.anns, p.nAnnot == 1, ann); err != nil {
+		ann.Attributes, ann.IsCrowd = cocoAttributes(b.Attributes)
+		if b.Type == shape.Keypoints {
+			label := a.ds.Labels[b.ClassID]
+			c.points.see(label, b.Keypoints)
+			line, err := json.Marshal(cocoPending{ann, label, b.Keypoints})
+			if err != nil {
+				return err
+			}
+			p.points.Write(append(line, '\n'))
+			continue
+		}
+		p.written++
+		if err := appendJSON(p.anns, p.written == 1, ann); err != nil {
 			return err
 		}
 	}
@@ -131,13 +183,20 @@ func appendJSON(s *spool, first bool, v any) error {
 func (c *cocoWriter) finish() error {
 	a := c.a
 	type category struct {
-		ID            int    `json:"id"`
-		Name          string `json:"name"`
-		Supercategory string `json:"supercategory"`
+		ID            int      `json:"id"`
+		Name          string   `json:"name"`
+		Supercategory string   `json:"supercategory"`
+		Keypoints     []string `json:"keypoints,omitempty"`
+		Skeleton      [][2]int `json:"skeleton,omitempty"`
 	}
 	cats := make([]category, len(a.ds.Labels))
 	for i, l := range a.ds.Labels {
-		cats[i] = category{ID: i + 1, Name: l, Supercategory: "none"}
+		cats[i] = category{ID: i + 1, Name: l, Supercategory: "none", Keypoints: c.points.names[l], Skeleton: c.points.edges(l)}
+	}
+	for i := range c.parts {
+		if err := c.flushPoints(&c.parts[i]); err != nil {
+			return err
+		}
 	}
 	head, err := json.Marshal(struct {
 		Info       map[string]string `json:"info"`
@@ -157,4 +216,25 @@ func (c *cocoWriter) finish() error {
 		}
 	}
 	return nil
+}
+
+// flushPoints appends a split's held-back keypoints annotations, each with
+// a triple for every point of its category in the final order.
+func (c *cocoWriter) flushPoints(p *cocoSplit) error {
+	return p.points.eachLine(func(line []byte) error {
+		var k cocoPending
+		if err := json.Unmarshal(line, &k); err != nil {
+			return err
+		}
+		k.Ann.Keypoints = c.points.triples(k.Label, k.Points, 0)
+		n := 0
+		for i := 2; i < len(k.Ann.Keypoints); i += 3 {
+			if k.Ann.Keypoints[i] > 0 {
+				n++
+			}
+		}
+		k.Ann.NumKeypoints = &n
+		p.written++
+		return appendJSON(p.anns, p.written == 1, k.Ann)
+	})
 }

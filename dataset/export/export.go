@@ -72,9 +72,13 @@ const (
 	VOC                  Format = "Pascal VOC"
 	TFRecord             Format = "TFRecord"
 	YOLOUltralytics      Format = "YOLO Ultralytics"
+	YOLOSegmentation     Format = "YOLO Segmentation"
+	YOLOPose             Format = "YOLO Pose"
+	CVAT                 Format = "CVAT"
 )
 
-var formats = [...]Format{RAW, YOLO, SemanticSegmentation, COCO, VOC, TFRecord, YOLOUltralytics}
+var formats = [...]Format{RAW, YOLO, SemanticSegmentation, COCO, VOC, TFRecord, YOLOUltralytics,
+	YOLOSegmentation, YOLOPose, CVAT}
 
 // Formats lists every format in a stable order.
 func Formats() []Format { return append([]Format(nil), formats[:]...) }
@@ -105,6 +109,9 @@ type Box struct {
 	X, Y    float64 // top-left corner in pixels, origin at the image's top-left
 	W, H    float64 // size in pixels
 	shape.Geometry
+	// Attributes are the annotation's (nil when none): COCO and CVAT write
+	// them; COCO's iscrowd and CVAT's occluded and rotation are read from here.
+	Attributes map[string]any
 }
 
 // Frame is one image of a dataset version, real or augmented.
@@ -131,6 +138,11 @@ type Dataset struct {
 	Name    string
 	Version string
 	Labels  []string // class order: Box.ClassID indexes it
+	// Skeletons finds a keypoints label's declaration (point order, edges,
+	// flip pairs) for COCO's categories, YOLO Pose's kpt_shape and flip_idx
+	// and CVAT's skeleton labels; nil, or nil for a label, when none is
+	// declared: the points are then ordered as first seen.
+	Skeletons shape.SkeletonOf
 }
 
 // Split names as frames carry them.
@@ -182,6 +194,9 @@ func Write(ctx context.Context, w io.Writer, f Format, ds Dataset, next func() (
 		return err
 	}
 	defer a.close()
+	if a.skel, err = declaredSkeletons(ctx, ds); err != nil {
+		return err
+	}
 	fw, err := newFormatWriter(f, a)
 	if err != nil {
 		return err
@@ -231,6 +246,12 @@ func newFormatWriter(f Format, a *archive) (formatWriter, error) {
 		return newCOCOWriter(a)
 	case TFRecord:
 		return newTFWriter(a)
+	case YOLOSegmentation:
+		return newYOLOSegWriter(a)
+	case YOLOPose:
+		return newYOLOPoseWriter(a)
+	case CVAT:
+		return newCVATWriter(a)
 	default:
 		return newRAWWriter(a)
 	}

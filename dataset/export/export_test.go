@@ -136,7 +136,7 @@ func readEntry(t testing.TB, f *zip.File) []byte {
 func TestGolden(t *testing.T) {
 	for _, f := range Formats() {
 		t.Run(f.slug(), func(t *testing.T) {
-			zr, _ := export(t, f, fixtureDataset, fixtureFrames(), false)
+			zr, _ := export(t, f, fixtureDataset, fixtureFor(f), false)
 			got := describe(t, zr)
 			path := filepath.Join("testdata", "golden", f.slug()+".txt")
 			if *update {
@@ -397,7 +397,7 @@ func TestMediaAsStored(t *testing.T) {
 		want[mediaFile(&fr)], _ = io.ReadAll(rc)
 	}
 	for _, f := range Formats() {
-		zr, raw := export(t, f, fixtureDataset, frames, true)
+		zr, raw := export(t, f, fixtureDataset, withMedia(t, fixtureFor(f)), true)
 		seen := 0
 		for _, e := range zr.File {
 			if w, ok := want[filepath.Base(e.Name)]; ok && f != TFRecord {

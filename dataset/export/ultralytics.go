@@ -18,6 +18,8 @@ type ultralyticsWriter struct {
 	a         *archive
 	augmented *augmentedLists
 	frames    [3]int // per split
+	// lines writes a frame's label file: yoloLines, or YOLO Segmentation's.
+	lines func(b []byte, fr *Frame) []byte
 }
 
 func newUltralyticsWriter(a *archive) (*ultralyticsWriter, error) {
@@ -31,7 +33,7 @@ func newUltralyticsWriter(a *archive) (*ultralyticsWriter, error) {
 		}
 	}
 	aug, err := newAugmentedLists(a, vocSplits)
-	return &ultralyticsWriter{a: a, augmented: aug}, err
+	return &ultralyticsWriter{a: a, augmented: aug, lines: yoloLines}, err
 }
 
 func (u *ultralyticsWriter) frame(fr *Frame) error {
@@ -47,7 +49,7 @@ func (u *ultralyticsWriter) frame(fr *Frame) error {
 		}
 	}
 	a.text.Reset()
-	a.text.Write(yoloLines(a.text.AvailableBuffer(), fr))
+	a.text.Write(u.lines(a.text.AvailableBuffer(), fr))
 	if err := a.textEntry("labels/" + dir + "/" + baseName(fr.UniqueName) + ".txt"); err != nil {
 		return err
 	}
