@@ -212,6 +212,9 @@ func checkBoxes(boxes []Box) error {
 		if b.W < 0 || b.H < 0 {
 			return errs.Invalid("boxes", "box %d: negative size %gx%g", i, b.W, b.H)
 		}
+		if err := checkShape(i, b); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -232,23 +235,33 @@ func (c *chain) next(r *vips.Raster, err error) error {
 
 func (c *chain) size() (w, h int) { return c.r.Width(), c.r.Height() }
 
-// newChain starts a chain on a w x h image: boxes clipped to it.
-func newChain(boxes []Box, w, h int, opt Options) *chain {
+// newChain starts a chain on a w x h image: boxes, and shapes copied for
+// it, clipped to it.
+func newChain(boxes []Box, w, h int, opt Options) (*chain, error) {
 	c := &chain{minVisible: opt.MinVisible}
 	if c.minVisible == 0 {
 		c.minVisible = DefaultMinVisible
 	}
 	for _, b := range boxes {
-		c.boxes = append(c.boxes, tracked{box: b, visible: 1})
+		t := tracked{box: b, visible: 1}
+		if isShape(b) {
+			if err := startShape(&t, w, h, opt); err != nil {
+				return nil, err
+			}
+		}
+		c.boxes = append(c.boxes, t)
 	}
 	c.boxes = clip(c.boxes, w, h, c.minVisible)
-	return c
+	return c, nil
 }
 
 // output is the chain's result: the encoded image, its boxes and steps.
 func (c *chain) output(format string, w, h int, steps []Step, img []byte) Output {
 	out := Output{Format: format, Width: w, Height: h, Image: img, Boxes: make([]Box, len(c.boxes)), Steps: append([]Step{}, steps...)}
 	for i, t := range c.boxes {
+		if isShape(t.box) {
+			t.finishShape(w, h)
+		}
 		out.Boxes[i] = t.box
 	}
 	return out
@@ -264,7 +277,11 @@ func quality(opt Options) int {
 // run applies steps to src, which it consumes; the first decoded of them
 // the decoder did already, so only their boxes move.
 func run(src *vips.Raster, format string, boxes []Box, steps []Step, decoded int, opt Options) (Output, error) {
-	c := newChain(boxes, src.Width(), src.Height(), opt)
+	c, err := newChain(boxes, src.Width(), src.Height(), opt)
+	if err != nil {
+		src.Close()
+		return Output{}, err
+	}
 	c.r = src
 	defer func() { c.r.Close() }()
 	for i, st := range steps {
@@ -401,7 +418,7 @@ func (c *chain) crop(cut, x, y float64) error {
 
 // cropBoxes moves and clips the boxes to the crop r.
 func (c *chain) cropBoxes(r vips.Rect) {
-	moveShift(c.boxes, r.X, r.Y)
+	moveShift(c.boxes, r.X, r.Y, r.W, r.H)
 	c.boxes = clip(c.boxes, r.W, r.H, c.minVisible)
 }
 

@@ -284,7 +284,7 @@ func TestPhotometric(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(out.Boxes) != 1 || out.Boxes[0] != boxes[0] || out.Width != 180 || out.Height != 40 {
+		if len(out.Boxes) != 1 || !reflect.DeepEqual(out.Boxes[0], boxes[0]) || out.Width != 180 || out.Height != 40 {
 			t.Errorf("%s moved boxes or size: %+v %dx%d", st.Type, out.Boxes, out.Width, out.Height)
 		}
 		return decodeNRGBA(t, out.Image)

@@ -90,6 +90,7 @@ package augment
 
 import (
 	"github.com/framelake/framelake/internal/vips"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // Category is the only augmentation category the interface supports.
@@ -169,6 +170,9 @@ type Property struct {
 // Box is a labelled rectangle in pixels, top-left origin, X and Y its top-left
 // corner; its JSON names are those of the REST API's boxes (label, x, y,
 // width, height). ID is the caller's and is carried through untouched.
+// Geometry, when it is a polygon, polyline, keypoints or mask, is the shape
+// the box is the box of: it moves with the pixels, and the box out is the
+// moved shape's (docs/shapes.md). A mask must be of the image's size.
 type Box struct {
 	ID    string  `json:"id,omitempty"`
 	Label string  `json:"label"`
@@ -176,6 +180,7 @@ type Box struct {
 	Y     float64 `json:"y"`
 	W     float64 `json:"width"`
 	H     float64 `json:"height"`
+	shape.Geometry
 }
 
 // Step is one applied operation with the parameters that made it: Type and
@@ -212,6 +217,11 @@ type Options struct {
 	// live together, gives each its own memory. Concurrent calls need
 	// buffers of their own.
 	Buffer []byte
+	// Skeletons are the keypoints labels' declarations, by label: a
+	// horizontal flip swaps the names of their flip pairs. A label missing
+	// here whose points all have COCO person names flips as
+	// shape.COCOPerson; any other keeps its names.
+	Skeletons map[string]*shape.Skeleton
 }
 
 // Output is one augmented image.

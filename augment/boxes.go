@@ -1,12 +1,19 @@
 package augment
 
-import "math"
+import (
+	"math"
+
+	"github.com/framelake/framelake/lake/shape"
+)
 
 // tracked is a box on its way through a chain: where it is now and how much
 // of it is still visible (the product of what each step left).
 type tracked struct {
 	box     Box
 	visible float64
+	mask    *plane          // a mask's pixels while the chain runs
+	area    float64         // the mask's set pixels at the last clip
+	skel    *shape.Skeleton // whose flip pairs a horizontal flip swaps
 }
 
 // affine2 maps (x, y) to (a(x-cx) + b(y-cy) + cx, c(x-cx) + d(y-cy) + cy):
@@ -32,10 +39,17 @@ func shear(vertical bool, deg float64, w, h int) affine2 {
 	return affine2{1, t, 0, 1, float64(w) / 2, float64(h) / 2}
 }
 
-// moveAffine replaces each box by the box enclosing its four mapped corners.
+// moveAffine replaces each box by the box enclosing its four mapped corners;
+// a shape's vertices are mapped and its mask warped (its box is its own
+// again at the next clip).
 func moveAffine(boxes []tracked, m affine2) {
 	for i := range boxes {
-		b := &boxes[i].box
+		t := &boxes[i]
+		t.mapPoints(m.apply)
+		if t.mask != nil {
+			t.mask = t.mask.affine(m)
+		}
+		b := &t.box
 		xs, ys := [4]float64{}, [4]float64{}
 		xs[0], ys[0] = m.apply(b.X, b.Y)
 		xs[1], ys[1] = m.apply(b.X+b.W, b.Y)
@@ -58,6 +72,7 @@ func minmax(v [4]float64) (lo, hi float64) {
 // moveFlip mirrors boxes within a w x h image.
 func moveFlip(boxes []tracked, vertical bool, w, h int) {
 	for i := range boxes {
+		boxes[i].flipShape(vertical, w, h)
 		b := &boxes[i].box
 		if vertical {
 			b.Y = float64(h) - b.Y - b.H
@@ -71,6 +86,7 @@ func moveFlip(boxes []tracked, vertical bool, w, h int) {
 func moveTurn(boxes []tracked, quarter, w, h int) {
 	W, H := float64(w), float64(h)
 	for i := range boxes {
+		boxes[i].turnShape(quarter, w, h)
 		b := &boxes[i].box
 		switch quarter {
 		case 1: // (x, y) -> (H - y, x)
@@ -83,9 +99,16 @@ func moveTurn(boxes []tracked, quarter, w, h int) {
 	}
 }
 
-// moveShift moves boxes by (-left, -top), as a crop at (left, top) does.
-func moveShift(boxes []tracked, left, top int) {
+// moveShift moves boxes by (-left, -top), as a crop at (left, top) does,
+// to a w x h window: a mask is cut to it.
+func moveShift(boxes []tracked, left, top, w, h int) {
+	dx, dy := float64(left), float64(top)
 	for i := range boxes {
+		t := &boxes[i]
+		t.mapPoints(func(x, y float64) (float64, float64) { return x - dx, y - dy })
+		if t.mask != nil {
+			t.mask = t.mask.crop(left, top, w, h)
+		}
 		boxes[i].box.X -= float64(left)
 		boxes[i].box.Y -= float64(top)
 	}
@@ -93,10 +116,17 @@ func moveShift(boxes []tracked, left, top int) {
 
 // clip cuts boxes to the w x h image, lowers their visible fraction by what
 // was cut, and drops those whose fraction falls below minVisible or that have
-// no area left.
+// no area left. A shape is cut as a shape (clipShape); its box follows at
+// the end of the chain.
 func clip(boxes []tracked, w, h int, minVisible float64) []tracked {
 	kept := boxes[:0]
 	for _, t := range boxes {
+		if isShape(t.box) {
+			if t.clipShape(w, h) && t.visible >= minVisible {
+				kept = append(kept, t)
+			}
+			continue
+		}
 		b := t.box
 		area := b.W * b.H
 		x0, y0 := max(b.X, 0), max(b.Y, 0)

@@ -49,7 +49,11 @@ func planar(img []byte, steps []Step, opt Options) (rows int, ok bool) {
 // runYCC is run on planes; the first decoded steps the decoder did (a
 // horizontal flip), so only their boxes move.
 func runYCC(y *vips.YCC, boxes []Box, steps []Step, decoded int, opt Options) (Output, error) {
-	c := newChain(boxes, y.Width(), y.Height(), opt)
+	c, err := newChain(boxes, y.Width(), y.Height(), opt)
+	if err != nil {
+		y.Close()
+		return Output{}, err
+	}
 	defer func() {
 		if y != nil {
 			y.Close()

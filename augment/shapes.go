@@ -1,0 +1,470 @@
+package augment
+
+import (
+	"math"
+	"slices"
+
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake/shape"
+)
+
+// A shape (Box.Geometry: polygon, polyline, keypoints, mask) moves with the
+// pixels as its box's corners do: every vertex goes through the same map.
+// A mask is decoded once per chain to a bit plane (column-major, as COCO's
+// RLE), moved with the image and encoded again at the end; each step on it
+// is one pass over its pixels, where moving runs would split them at every
+// column anyway.
+
+// isShape reports whether b carries a shape that moves vertex by vertex
+// (or pixel by pixel) rather than as a rectangle.
+func isShape(b Box) bool {
+	switch b.Type {
+	case shape.Polygon, shape.Polyline, shape.Keypoints, shape.Mask:
+		return true
+	}
+	return false
+}
+
+// checkShape rejects a shape no transform can make sense of (not finite,
+// too few points, a mask whose counts do not decode).
+func checkShape(i int, b Box) error {
+	if !isShape(b) {
+		return nil
+	}
+	if err := b.Geometry.Check(0, 0); err != nil {
+		return errs.Invalid("boxes", "box %d: %v", i, err)
+	}
+	return nil
+}
+
+// plane is a mask on its way through a chain: Height×Width bytes of 0 and
+// 1, column-major.
+type plane struct {
+	w, h int
+	bits []byte
+}
+
+// startShape copies b's shape for one chain (the caller's stays as it is)
+// and decodes its mask; the mask must be of the w x h image's size.
+func startShape(t *tracked, w, h int, opt Options) error {
+	g := &t.box.Geometry
+	g.Area = nil
+	g.Polygon = slices.Clone(g.Polygon)
+	for i := range g.Polygon {
+		g.Polygon[i] = slices.Clone(g.Polygon[i])
+	}
+	g.Points = slices.Clone(g.Points)
+	g.Keypoints = slices.Clone(g.Keypoints)
+	switch g.Type {
+	case shape.Keypoints:
+		t.skel = skeletonFor(t.box, opt.Skeletons)
+	case shape.Mask:
+		r, err := g.Mask.RLE()
+		if err != nil {
+			return errs.Invalid("boxes", "mask of %q: %v", t.box.Label, err)
+		}
+		if r.Height != h || r.Width != w {
+			return errs.Invalid("boxes", "mask of %q is %dx%d (size [%d, %d]); the image is %dx%d",
+				t.box.Label, r.Width, r.Height, r.Height, r.Width, w, h)
+		}
+		t.mask = &plane{w: w, h: h, bits: r.Decode()}
+		t.area = float64(r.Area())
+		g.Mask = nil
+	}
+	return nil
+}
+
+// skeletonFor is the declaration whose flip pairs a horizontal flip swaps:
+// the label's, else COCO's person when every point is named as one of its
+// 17, else none.
+func skeletonFor(b Box, declared map[string]*shape.Skeleton) *shape.Skeleton {
+	if s := declared[b.Label]; s != nil {
+		return s
+	}
+	for _, k := range b.Keypoints {
+		if !slices.Contains(shape.COCOPerson.Names, k.Name) {
+			return nil
+		}
+	}
+	return &shape.COCOPerson
+}
+
+// mapPoints moves every vertex of t's shape through f.
+func (t *tracked) mapPoints(f func(x, y float64) (float64, float64)) {
+	g := &t.box.Geometry
+	for _, r := range g.Polygon {
+		mapFlat(r, f)
+	}
+	mapFlat(g.Points, f)
+	for i := range g.Keypoints {
+		k := &g.Keypoints[i]
+		if k.V > 0 {
+			k.X, k.Y = f(k.X, k.Y)
+		}
+	}
+}
+
+func mapFlat(xy []float64, f func(x, y float64) (float64, float64)) {
+	for i := 0; i+1 < len(xy); i += 2 {
+		xy[i], xy[i+1] = f(xy[i], xy[i+1])
+	}
+}
+
+// flipShape mirrors t's shape in a w x h image. A horizontal flip swaps
+// the keypoints' names by the skeleton's flip pairs; a vertical one keeps
+// them (see the package comment).
+func (t *tracked) flipShape(vertical bool, w, h int) {
+	W, H := float64(w), float64(h)
+	if vertical {
+		t.mapPoints(func(x, y float64) (float64, float64) { return x, H - y })
+	} else {
+		t.mapPoints(func(x, y float64) (float64, float64) { return W - x, y })
+		if t.skel != nil {
+			for i := range t.box.Keypoints {
+				k := &t.box.Keypoints[i]
+				k.Name = t.skel.FlipName(k.Name)
+			}
+		}
+	}
+	if t.mask != nil {
+		t.mask.flip(vertical)
+	}
+}
+
+// turnShape turns t's shape in a w x h image clockwise by quarter * 90°.
+func (t *tracked) turnShape(quarter, w, h int) {
+	W, H := float64(w), float64(h)
+	switch quarter {
+	case 1:
+		t.mapPoints(func(x, y float64) (float64, float64) { return H - y, x })
+	case 2:
+		t.mapPoints(func(x, y float64) (float64, float64) { return W - x, H - y })
+	case 3:
+		t.mapPoints(func(x, y float64) (float64, float64) { return y, W - x })
+	}
+	if t.mask != nil {
+		t.mask = t.mask.turn(quarter)
+	}
+}
+
+// flip mirrors the plane in place.
+func (p *plane) flip(vertical bool) {
+	if vertical {
+		for x := range p.w {
+			slices.Reverse(p.bits[x*p.h : (x+1)*p.h])
+		}
+		return
+	}
+	tmp := make([]byte, p.h)
+	for x := range p.w / 2 {
+		a, b := p.bits[x*p.h:(x+1)*p.h], p.bits[(p.w-1-x)*p.h:(p.w-x)*p.h]
+		copy(tmp, a)
+		copy(a, b)
+		copy(b, tmp)
+	}
+}
+
+// turn is the plane turned clockwise by quarter * 90°; pixel (x, y) goes
+// where the image's does.
+func (p *plane) turn(quarter int) *plane {
+	if quarter == 2 { // column-major, a half turn reverses the whole array
+		slices.Reverse(p.bits)
+		return p
+	}
+	W, H := p.w, p.h
+	out := &plane{w: H, h: W, bits: make([]byte, len(p.bits))}
+	for x := range W {
+		col := p.bits[x*H : (x+1)*H]
+		for y, v := range col {
+			if v == 0 {
+				continue
+			}
+			if quarter == 1 { // (x, y) -> (H-1-y, x)
+				out.bits[(H-1-y)*W+x] = 1
+			} else { // (x, y) -> (y, W-1-x)
+				out.bits[y*W+W-1-x] = 1
+			}
+		}
+	}
+	return out
+}
+
+// crop is the part of the plane under r.
+func (p *plane) crop(x0, y0, w, h int) *plane {
+	out := &plane{w: w, h: h, bits: make([]byte, w*h)}
+	for x := range w {
+		copy(out.bits[x*h:(x+1)*h], p.bits[(x0+x)*p.h+y0:])
+	}
+	return out
+}
+
+// affine warps the plane through m onto a canvas of its size, nearest
+// neighbour: each output pixel takes the bit under its centre mapped back
+// through m's inverse, the map the image's bilinear warp samples with.
+// Only output pixels within the moved mask's box are visited.
+func (p *plane) affine(m affine2) *plane {
+	out := &plane{w: p.w, h: p.h, bits: make([]byte, len(p.bits))}
+	b, ok := p.bounds()
+	if !ok {
+		return out
+	}
+	xs, ys := [4]float64{}, [4]float64{}
+	xs[0], ys[0] = m.apply(b.X, b.Y)
+	xs[1], ys[1] = m.apply(b.X+b.W, b.Y)
+	xs[2], ys[2] = m.apply(b.X, b.Y+b.H)
+	xs[3], ys[3] = m.apply(b.X+b.W, b.Y+b.H)
+	fx0, fx1 := minmax(xs)
+	fy0, fy1 := minmax(ys)
+	x0, x1 := max(0, int(math.Floor(fx0))-1), min(p.w, int(math.Ceil(fx1))+1)
+	y0, y1 := max(0, int(math.Floor(fy0))-1), min(p.h, int(math.Ceil(fy1))+1)
+	det := m.a*m.d - m.b*m.c
+	ia, ib, ic, id := m.d/det, -m.b/det, -m.c/det, m.a/det
+	for X := x0; X < x1; X++ {
+		dx := float64(X) + 0.5 - m.cx
+		col := out.bits[X*p.h : (X+1)*p.h]
+		for Y := y0; Y < y1; Y++ {
+			dy := float64(Y) + 0.5 - m.cy
+			sx := math.Floor(ia*dx + ib*dy + m.cx)
+			sy := math.Floor(ic*dx + id*dy + m.cy)
+			if sx >= 0 && sy >= 0 && sx < float64(p.w) && sy < float64(p.h) {
+				col[Y] = p.bits[int(sx)*p.h+int(sy)]
+			}
+		}
+	}
+	return out
+}
+
+// bounds is the box of the set pixels, false when none is.
+func (p *plane) bounds() (shape.Rect, bool) {
+	x0, y0, x1, y1 := p.w, p.h, -1, -1
+	for x := range p.w {
+		col := p.bits[x*p.h : (x+1)*p.h]
+		first := slices.Index(col, 1)
+		if first < 0 {
+			continue
+		}
+		last := len(col) - 1
+		for col[last] == 0 {
+			last--
+		}
+		x0, x1 = min(x0, x), max(x1, x)
+		y0, y1 = min(y0, first), max(y1, last)
+	}
+	if x1 < 0 {
+		return shape.Rect{}, false
+	}
+	return shape.Rect{X: float64(x0), Y: float64(y0), W: float64(x1 - x0 + 1), H: float64(y1 - y0 + 1)}, true
+}
+
+func (p *plane) area() float64 {
+	n := 0
+	for _, v := range p.bits {
+		n += int(v)
+	}
+	return float64(n)
+}
+
+// clipShape cuts t's shape to the w x h image and multiplies its visible
+// fraction by the share of its measure kept (a polygon's area, a
+// polyline's length, a mask's pixels, keypoints' labelled points). It
+// reports false when nothing is left.
+func (t *tracked) clipShape(w, h int) bool {
+	g := &t.box.Geometry
+	W, H := float64(w), float64(h)
+	var before, after float64
+	switch g.Type {
+	case shape.Polygon:
+		var kept [][]float64
+		for _, r := range g.Polygon {
+			before += math.Abs(ringArea(r))
+			if c := clipRing(r, W, H); len(c) >= 6 {
+				after += math.Abs(ringArea(c))
+				kept = append(kept, c)
+			}
+		}
+		g.Polygon = kept
+		if len(kept) == 0 {
+			return false
+		}
+	case shape.Polyline:
+		before = lineLength(g.Points)
+		g.Points = clipLine(g.Points, W, H)
+		if len(g.Points) < 4 {
+			return false
+		}
+		after = lineLength(g.Points)
+	case shape.Keypoints:
+		for i := range g.Keypoints {
+			k := &g.Keypoints[i]
+			if k.V == 0 {
+				continue
+			}
+			before++
+			if k.X < 0 || k.Y < 0 || k.X > W || k.Y > H {
+				k.X, k.Y, k.V = 0, 0, 0 // COCO's unlabelled point
+				continue
+			}
+			after++
+		}
+		if after == 0 {
+			return false
+		}
+	case shape.Mask:
+		before, after = t.area, t.mask.area()
+		t.area = after
+		if after == 0 {
+			return false
+		}
+	}
+	if before > 0 {
+		t.visible *= after / before
+	}
+	return true
+}
+
+// finishShape writes a moved shape back into its box: the mask encoded, the
+// box the shape's own (as the lake derives it), the area measured as the
+// lake measures it (a polygon's pixels, a mask's, keypoints' box; a
+// polyline has none).
+func (t *tracked) finishShape(w, h int) {
+	g := &t.box.Geometry
+	var r shape.RLE
+	if t.mask != nil {
+		r = shape.Encode(t.mask.bits, t.mask.h, t.mask.w)
+		g.Mask = &shape.EncodedMask{Size: [2]int{r.Height, r.Width}, Counts: r.String()}
+	}
+	box := g.Bounds()
+	t.box.X, t.box.Y, t.box.W, t.box.H = box.X, box.Y, box.W, box.H
+	var area float64
+	switch g.Type {
+	case shape.Polyline:
+		return
+	case shape.Polygon:
+		area = float64(shape.Rings(g.Polygon, h, w).Area())
+	case shape.Mask:
+		area = float64(r.Area())
+	case shape.Keypoints:
+		area = box.W * box.H
+	}
+	g.Area = &area
+}
+
+// ringArea is a ring's signed shoelace area.
+func ringArea(r []float64) float64 {
+	n := len(r) / 2
+	var s float64
+	for i := range n {
+		j := (i + 1) % n
+		s += r[2*i]*r[2*j+1] - r[2*j]*r[2*i+1]
+	}
+	return s / 2
+}
+
+// clipRing is Sutherland–Hodgman of one ring against [0, W] x [0, H]:
+// what of the ring lies in the image, with the cut edges along its border.
+func clipRing(r []float64, W, H float64) []float64 {
+	type edge struct {
+		in  func(x, y float64) bool
+		cut func(ax, ay, bx, by float64) (float64, float64)
+	}
+	atX := func(ax, ay, bx, by, x float64) (float64, float64) { return x, ay + (by-ay)*(x-ax)/(bx-ax) }
+	atY := func(ax, ay, bx, by, y float64) (float64, float64) { return ax + (bx-ax)*(y-ay)/(by-ay), y }
+	edges := [4]edge{
+		{func(x, _ float64) bool { return x >= 0 }, func(ax, ay, bx, by float64) (float64, float64) { return atX(ax, ay, bx, by, 0) }},
+		{func(x, _ float64) bool { return x <= W }, func(ax, ay, bx, by float64) (float64, float64) { return atX(ax, ay, bx, by, W) }},
+		{func(_, y float64) bool { return y >= 0 }, func(ax, ay, bx, by float64) (float64, float64) { return atY(ax, ay, bx, by, 0) }},
+		{func(_, y float64) bool { return y <= H }, func(ax, ay, bx, by float64) (float64, float64) { return atY(ax, ay, bx, by, H) }},
+	}
+	in := r
+	for _, e := range edges {
+		n := len(in) / 2
+		if n == 0 {
+			return nil
+		}
+		allIn := true
+		for i := range n {
+			allIn = allIn && e.in(in[2*i], in[2*i+1])
+		}
+		if allIn {
+			continue
+		}
+		var out []float64
+		for i := range n {
+			ax, ay := in[2*((i+n-1)%n)], in[2*((i+n-1)%n)+1]
+			bx, by := in[2*i], in[2*i+1]
+			aIn, bIn := e.in(ax, ay), e.in(bx, by)
+			if aIn != bIn {
+				x, y := e.cut(ax, ay, bx, by)
+				out = append(out, x, y)
+			}
+			if bIn {
+				out = append(out, bx, by)
+			}
+		}
+		in = out
+	}
+	return in
+}
+
+// clipLine cuts a polyline to [0, W] x [0, H] (Liang–Barsky on each
+// segment) and keeps the longest of the pieces left inside: a polyline is
+// one annotation, and the longest piece is most of what it marked.
+func clipLine(xy []float64, W, H float64) []float64 {
+	var best, cur []float64
+	flush := func() {
+		if len(cur) >= 4 && lineLength(cur) > lineLength(best) {
+			best = cur
+		}
+		cur = nil
+	}
+	for i := 0; i+3 < len(xy); i += 2 {
+		ax, ay, bx, by := xy[i], xy[i+1], xy[i+2], xy[i+3]
+		t0, t1, ok := liangBarsky(ax, ay, bx, by, W, H)
+		if !ok {
+			flush()
+			continue
+		}
+		sx, sy := ax+t0*(bx-ax), ay+t0*(by-ay)
+		ex, ey := ax+t1*(bx-ax), ay+t1*(by-ay)
+		if len(cur) == 0 || t0 > 0 {
+			flush()
+			cur = append(cur, sx, sy)
+		}
+		cur = append(cur, ex, ey)
+		if t1 < 1 {
+			flush()
+		}
+	}
+	flush()
+	return best
+}
+
+// liangBarsky is the part [t0, t1] of segment a→b inside [0, W] x [0, H].
+func liangBarsky(ax, ay, bx, by, W, H float64) (t0, t1 float64, ok bool) {
+	t0, t1 = 0, 1
+	dx, dy := bx-ax, by-ay
+	for _, c := range [4][2]float64{{-dx, ax}, {dx, W - ax}, {-dy, ay}, {dy, H - ay}} {
+		p, q := c[0], c[1]
+		if p == 0 {
+			if q < 0 {
+				return 0, 0, false
+			}
+			continue
+		}
+		t := q / p
+		if p < 0 {
+			t0 = max(t0, t)
+		} else {
+			t1 = min(t1, t)
+		}
+	}
+	return t0, t1, t0 <= t1
+}
+
+func lineLength(xy []float64) float64 {
+	var s float64
+	for i := 0; i+3 < len(xy); i += 2 {
+		s += math.Hypot(xy[i+2]-xy[i], xy[i+3]-xy[i+1])
+	}
+	return s
+}
