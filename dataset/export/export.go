@@ -1,6 +1,7 @@
 // Package export writes a dataset version as a zip archive in one of the
 // export formats: RAW, YOLO Darknet and Semantic Segmentation (the formats of
-// the interface), and COCO, Pascal VOC and TFRecord beyond it. It also gives
+// the interface), and COCO, Pascal VOC, TFRecord, YOLO Ultralytics, YOLO
+// Segmentation, YOLO Pose and CVAT (for images 1.1) beyond it. It also gives
 // the per-frame box conventions of the REST Download Dataset operation
 // (YOLOBoxes, RCNNBoxes, TFBoxes).
 //
@@ -26,6 +27,9 @@
 //	COCO                  {train,valid,test}/annotations.json beside the images
 //	TFRecord              label_map.pbtxt, {train,valid,test}-NNNNN.tfrecord
 //	RAW                   dataset.json, {train,valid,test}/<uniqueName>.<ext>
+//	YOLO Segmentation     as YOLO Ultralytics, outline lines (yoloshapes.go)
+//	YOLO Pose             as YOLO Ultralytics, pose lines; data.yaml adds kpt_shape, kpt_names, flip_idx
+//	CVAT                  annotations.xml, images/<uniqueName>.<ext>
 //
 // Augmented frames are marked in every format, in a way its readers ignore:
 // RAW frames carry augmented, derivedFrom and params; COCO image records get
@@ -33,8 +37,8 @@
 // XML gets <augmented>1</augmented> and <derived_from>, the source's
 // <filename>; TFRecord examples all carry image/augmented (int64 0 or 1) and
 // image/derived_from (the source's image/source_id, empty for real frames);
-// YOLO Darknet, YOLO Ultralytics and Semantic Segmentation, whose files have
-// no room for it, get augmented/<split>.txt (Darknet: train, valid, test;
+// YOLO Darknet, the three Ultralytics layouts, CVAT and Semantic Segmentation, whose files have
+// no room for it, get augmented/<split>.txt (Darknet and CVAT: train, valid, test;
 // Ultralytics and segmentation: train, val, test), one line per augmented frame: its image and its source's, as
 // the split lists name images (YOLO paths, segmentation stems), separated by
 // a space. An augmented frame's source is in the same split, since augmented

@@ -388,3 +388,19 @@ func TestYOLOPoseRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestYOLOPoseWithoutKeypoints: a version of boxes alone still exports as a
+// pose set (kpt_shape [1, 3], every point 0 0 0) rather than failing after
+// the download began; labelio reads the boxes back as boxes.
+func TestYOLOPoseWithoutKeypoints(t *testing.T) {
+	zr, _ := export(t, YOLOPose, fixtureDataset, withMedia(t, fixtureFrames()), true)
+	root := filepath.Join(extract(t, zr), rootFolder(fixtureDataset, YOLOPose))
+	y, err := os.ReadFile(filepath.Join(root, "data.yaml"))
+	if err != nil || !strings.Contains(string(y), "kpt_shape: [1, 3]\n") {
+		t.Fatalf("data.yaml %s: %v", y, err)
+	}
+	got, rep := readBack(t, root, labelio.YOLO)
+	if len(rep.Problems) != 0 || len(got[mediaFile(&fixtureFrames()[0])].Boxes) != 2 || got[mediaFile(&fixtureFrames()[0])].Boxes[0].Type != "" {
+		t.Errorf("read back %+v, problems %v", got, rep.Problems)
+	}
+}

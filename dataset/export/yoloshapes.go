@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake/shape"
 )
 
@@ -33,7 +32,8 @@ import (
 // and declares flip pairs (without it Ultralytics turns off flipping).
 // kpt_names (Ultralytics' per-class point names) names each class's K
 // points; a class with fewer has the rest named by their index.
-// Label files are written at the end, once K is known.
+// Label files are written at the end, once K is known. A version without
+// keypoints gets kpt_shape [1, 3] with every point 0 0 0.
 
 const segTolerance = 0.5 // pixels a traced mask's outline may stray
 
@@ -195,10 +195,10 @@ func (p *poseWriter) frame(fr *Frame) error {
 }
 
 func (p *poseWriter) finish() error {
-	a, k := p.a, p.points.widest()
-	if k == 0 {
-		return errs.New(errs.FailedPrecondition, "", "export: YOLO Pose needs keypoints, and no label declares them and no frame has them")
-	}
+	// A version without points still makes a valid pose set of its boxes
+	// (K = 1, never labelled): failing here, after the frames, would cut
+	// a download off that already began.
+	a, k := p.a, max(p.points.widest(), 1)
 	err := p.held.eachLine(func(line []byte) error {
 		var pf poseFrame
 		if err := json.Unmarshal(line, &pf); err != nil {
