@@ -68,7 +68,8 @@ const (
 )
 
 // Fields lists the built-in field names t knows, in documentation order;
-// every target also knows metadata.<key> and annotation.count(<label>).
+// every target also knows metadata.<key>, annotation.count(<label>) and
+// annotation.attributes.<name>.
 func Fields(t Target) []string {
 	switch t {
 	case Files:
@@ -247,7 +248,7 @@ func boxField(f Field) (spec, error) {
 	case "keypoints.visible":
 		return spec{col: visibleCol, typ: vNumber, nullable: true}, nil
 	}
-	return spec{}, errorAt(f.Pos, "unknown field %s inside annotation(...); known fields: %s",
+	return spec{}, errorAt(f.Pos, "unknown field %s inside annotation(...); known fields: %s, attributes.<name>",
 		quote(f.Name), strings.Join(boxFields[:], ", "))
 }
 

@@ -21,7 +21,7 @@ var builtinFields = [...]string{
 const metadataPrefix = "metadata."
 
 func knownFieldsText(names []string) string {
-	return strings.Join(names, ", ") + ", annotation.count(<label>), metadata.<key>, eval.<key>.tp|fp|fn"
+	return strings.Join(names, ", ") + ", annotation.count(<label>), annotation.attributes.<name>, metadata.<key>, eval.<key>.tp|fp|fn"
 }
 
 // parser is a recursive-descent parser over a pull lexer. Recursion happens
@@ -335,7 +335,7 @@ func resolveBoxField(t token) (Field, error) {
 			return Field{Name: f, Pos: t.pos}, nil
 		}
 	}
-	return Field{}, errorAt(t.pos, "unknown field %s inside annotation(...); known fields: %s",
+	return Field{}, errorAt(t.pos, "unknown field %s inside annotation(...); known fields: %s, attributes.<name>",
 		quote(t.text), strings.Join(boxFields[:], ", "))
 }
 
