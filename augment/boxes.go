@@ -13,6 +13,7 @@ type tracked struct {
 	visible float64
 	mask    *plane          // a mask's pixels while the chain runs
 	area    float64         // the mask's set pixels at the last clip
+	moved   bool            // the mask was cropped or warped since
 	skel    *shape.Skeleton // whose flip pairs a horizontal flip swaps
 }
 
@@ -47,7 +48,7 @@ func moveAffine(boxes []tracked, m affine2) {
 		t := &boxes[i]
 		t.mapPoints(m.apply)
 		if t.mask != nil {
-			t.mask = t.mask.affine(m)
+			t.mask, t.moved = t.mask.affine(m), true
 		}
 		b := &t.box
 		xs, ys := [4]float64{}, [4]float64{}
@@ -107,7 +108,7 @@ func moveShift(boxes []tracked, left, top, w, h int) {
 		t := &boxes[i]
 		t.mapPoints(func(x, y float64) (float64, float64) { return x - dx, y - dy })
 		if t.mask != nil {
-			t.mask = t.mask.crop(left, top, w, h)
+			t.mask, t.moved = t.mask.crop(left, top, w, h), true
 		}
 		boxes[i].box.X -= float64(left)
 		boxes[i].box.Y -= float64(top)

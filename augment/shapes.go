@@ -1,6 +1,7 @@
 package augment
 
 import (
+	"bytes"
 	"math"
 	"slices"
 
@@ -67,7 +68,7 @@ func startShape(t *tracked, w, h int, opt Options) error {
 			return errs.Invalid("boxes", "mask of %q is %dx%d (size [%d, %d]); the image is %dx%d",
 				t.box.Label, r.Width, r.Height, r.Height, r.Width, w, h)
 		}
-		t.mask = &plane{w: w, h: h, bits: r.Decode()}
+		t.mask = decodePlane(r)
 		t.area = float64(r.Area())
 		g.Mask = nil
 	}
@@ -256,10 +257,58 @@ func (p *plane) bounds() (shape.Rect, bool) {
 	return shape.Rect{X: float64(x0), Y: float64(y0), W: float64(x1 - x0 + 1), H: float64(y1 - y0 + 1)}, true
 }
 
+// decodePlane is r's pixels: only its set runs are written, into memory
+// that starts zeroed (RLE.Decode writes every pixel one by one).
+func decodePlane(r shape.RLE) *plane {
+	p := &plane{w: r.Width, h: r.Height, bits: make([]byte, r.Width*r.Height)}
+	at := 0
+	for i, c := range r.Counts {
+		if i%2 == 1 {
+			run := p.bits[at : at+int(c)]
+			for k := range run {
+				run[k] = 1
+			}
+		}
+		at += int(c)
+	}
+	return p
+}
+
+// encode is the plane as an RLE. Runs are found with bytes.IndexByte,
+// which skips a mask's long empty stretches many bytes at a time.
+func (p *plane) encode() shape.RLE {
+	r := shape.RLE{Height: p.h, Width: p.w}
+	rest, want := p.bits, byte(1)
+	for len(rest) > 0 {
+		n := bytes.IndexByte(rest, want)
+		if n < 0 {
+			n = len(rest)
+		}
+		r.Counts = append(r.Counts, uint32(n))
+		rest, want = rest[n:], want^1
+	}
+	if len(r.Counts) == 0 {
+		r.Counts = []uint32{0}
+	}
+	return r
+}
+
+// area counts the set pixels, run by run as encode finds them.
 func (p *plane) area() float64 {
 	n := 0
-	for _, v := range p.bits {
-		n += int(v)
+	rest := p.bits
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, 1)
+		if i < 0 {
+			break
+		}
+		rest = rest[i:]
+		j := bytes.IndexByte(rest, 0)
+		if j < 0 {
+			j = len(rest)
+		}
+		n += j
+		rest = rest[j:]
 	}
 	return float64(n)
 }
@@ -310,8 +359,11 @@ func (t *tracked) clipShape(w, h int) bool {
 			return false
 		}
 	case shape.Mask:
+		if !t.moved {
+			return true // not cut since it was counted: all of it is there
+		}
 		before, after = t.area, t.mask.area()
-		t.area = after
+		t.area, t.moved = after, false
 		if after == 0 {
 			return false
 		}
@@ -330,7 +382,7 @@ func (t *tracked) finishShape(w, h int) {
 	g := &t.box.Geometry
 	var r shape.RLE
 	if t.mask != nil {
-		r = shape.Encode(t.mask.bits, t.mask.h, t.mask.w)
+		r = t.mask.encode()
 		g.Mask = &shape.EncodedMask{Size: [2]int{r.Height, r.Width}, Counts: r.String()}
 	}
 	box := g.Bounds()

@@ -3,8 +3,8 @@ package augment
 import (
 	"bytes"
 	"image"
-	"image/jpeg"
 	"image/color"
+	"image/jpeg"
 	"math"
 	"reflect"
 	"testing"

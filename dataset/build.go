@@ -27,6 +27,8 @@ type buildState struct {
 	recipe recipe
 	aug    *augment.Config // nil: no augmentation
 	leak   *Leakage        // of the plan, for the statistics
+	skelMu sync.Mutex
+	skels  map[string]*shape.Skeleton // keypoints labels' declarations, nil for none
 }
 
 // planned is a lake image the build makes a frame of, with its split.
@@ -357,7 +359,11 @@ func (s *Service) augmentFrame(ctx context.Context, b *buildState, p planned, bo
 	}
 	in := make([]augment.Box, len(boxes))
 	for i, x := range boxes {
-		in[i] = augment.Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H}
+		in[i] = augment.Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H, Geometry: x.Geometry}
+	}
+	skels, err := s.skeletons(ctx, b, boxes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("augment %s: %w", f.UniqueName, err)
 	}
 	var rows []itemRow
 	var ps []newBlob
@@ -365,7 +371,7 @@ func (s *Service) augmentFrame(ctx context.Context, b *buildState, p planned, bo
 	seen := map[string]bool{}
 	buf := augmentBuffers.Get().(*[]byte)
 	defer augmentBuffers.Put(buf)
-	opt := augment.Options{Key: f.UniqueName, Buffer: *buf}
+	opt := augment.Options{Key: f.UniqueName, Buffer: *buf, Skeletons: skels}
 	err = augment.ApplyEach(ctx, img, in, b.aug, uint64(b.v.seed), AugmentationsPerFrame, opt, func(i int, o augment.Output) error {
 		if cap(o.Image) > cap(*buf) {
 			*buf = o.Image[:0]
@@ -387,7 +393,7 @@ func (s *Service) augmentFrame(ctx context.Context, b *buildState, p planned, bo
 		ps = append(ps, newBlob{pend, ext})
 		moved := make([]Box, len(o.Boxes))
 		for j, x := range o.Boxes {
-			moved[j] = Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H}
+			moved[j] = Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H, Geometry: x.Geometry}
 		}
 		rows = append(rows, itemRow{uniqueName: fmt.Sprintf("%s-aug%d", f.UniqueName, i+1),
 			name: fmt.Sprintf("%s-aug%d.%s", stem, i+1, ext), fileSeq: f.Seq(), split: p.split,
@@ -399,6 +405,41 @@ func (s *Service) augmentFrame(ctx context.Context, b *buildState, p planned, bo
 		return nil, ps, fmt.Errorf("augment %s: %w", f.UniqueName, err)
 	}
 	return rows, ps, nil
+}
+
+// skeletons are the declarations of the keypoints labels among boxes, whose
+// flip pairs a horizontal flip swaps; each label is asked once a build. A
+// label declaring none is left out, and augment then flips COCO's person
+// names as COCO's person (augment.Options.Skeletons).
+func (s *Service) skeletons(ctx context.Context, b *buildState, boxes []Box) (map[string]*shape.Skeleton, error) {
+	if s.opt.Skeletons == nil {
+		return nil, nil
+	}
+	out := map[string]*shape.Skeleton{}
+	for _, x := range boxes {
+		if x.Type != shape.Keypoints {
+			continue
+		}
+		b.skelMu.Lock()
+		sk, asked := b.skels[x.Label]
+		b.skelMu.Unlock()
+		if !asked {
+			var err error
+			if sk, err = s.opt.Skeletons(ctx, x.Label); err != nil {
+				return nil, err
+			}
+			b.skelMu.Lock()
+			if b.skels == nil {
+				b.skels = map[string]*shape.Skeleton{}
+			}
+			b.skels[x.Label] = sk
+			b.skelMu.Unlock()
+		}
+		if sk != nil {
+			out[x.Label] = sk
+		}
+	}
+	return out, nil
 }
 
 func extOf(format string) string {

@@ -270,7 +270,7 @@ type Group struct {
 
 // Box is a labelled rectangle of a frame, in pixels from the top-left corner,
 // and the shape it is the box of when it is more (docs/shapes.md). Frames an
-// augmentation made carry the moved box alone, not yet the moved shape.
+// augmentation made carry the moved shape, and its box (augment.Box).
 type Box struct {
 	Label string  `json:"label"`
 	X     float64 `json:"x"`
