@@ -23,7 +23,8 @@
 //	Semantic Segmentation labelmap.txt, ImageSets/Segmentation/{train,val,test}.txt,
 //	                      SegmentationClass/<uniqueName>.png, JPEGImages/<uniqueName>.<ext>
 //	Pascal VOC            VOCdevkit/VOC2007/{Annotations/<uniqueName>.xml, JPEGImages/...,
-//	                      ImageSets/Main/{train,val,trainval,test}.txt}
+//	                      ImageSets/Main/{train,val,trainval,test}.txt}; frames with segments add
+//	                      Segmentation{Class,Object}/<uniqueName>.png, ImageSets/Segmentation/ (vocseg.go)
 //	COCO                  {train,valid,test}/annotations.json beside the images
 //	TFRecord              label_map.pbtxt, {train,valid,test}-NNNNN.tfrecord
 //	RAW                   dataset.json, {train,valid,test}/<uniqueName>.<ext>

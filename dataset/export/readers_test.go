@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // debianPython is Debian's interpreter: the python3 on PATH may be another
@@ -432,5 +434,87 @@ func checkExample(t *testing.T, fr Frame, rec map[string]any, media bool) {
 		if got != w {
 			t.Fatalf("%s: %s = %s, want %s", fr.UniqueName, k, got, w)
 		}
+	}
+}
+
+const vocSegScript = `
+import json, sys, os
+from PIL import Image
+from torchvision.datasets import VOCSegmentation
+out = {}
+root = os.path.join(sys.argv[1], "VOCdevkit", "VOC2007")
+for s in ["train", "val", "trainval", "test"]:
+    ds = VOCSegmentation(sys.argv[1], year="2007", image_set=s, download=False)
+    items = []
+    for i in range(len(ds)):
+        img, target = ds[i]
+        stem = os.path.splitext(os.path.basename(ds.images[i]))[0]
+        obj = Image.open(os.path.join(root, "SegmentationObject", stem + ".png"))
+        hist = lambda im: {str(k): v for k, v in sorted(__import__("collections").Counter(im.getdata()).items())}
+        items.append({"stem": stem, "image": [img.width, img.height], "mode": target.mode,
+                      "class": hist(target), "object": hist(obj)})
+    out[s] = items
+print(json.dumps(out))
+`
+
+// TestTorchvisionReadsVOCSegmentation loads the VOC export of the fixture
+// with shapes with torchvision's VOCSegmentation (every image set) and
+// checks each segmented frame's class PNG, and with Pillow its object PNG:
+// the triangle's and the mask's pixels as their class and object number,
+// the crowd polygon's, and the boxes without a segment void (255) where no
+// segment covers them. Frames without a segment are not listed.
+func TestTorchvisionReadsVOCSegmentation(t *testing.T) {
+	frames := withMedia(t, withShapes(fixtureFrames()))
+	zr, _ := export(t, VOC, fixtureDataset, frames, true)
+	root := filepath.Join(extract(t, zr), rootFolder(fixtureDataset, VOC))
+	out := python(t, root, vocSegScript, map[string]string{"torchvision": "python3-torchvision", "PIL": "python3-pil"}, root)
+	type item struct {
+		Stem          string         `json:"stem"`
+		Image         [2]int         `json:"image"`
+		Mode          string         `json:"mode"`
+		Class, Object map[string]int `json:"-"`
+		ClassRaw      map[string]int `json:"class"`
+		ObjectRaw     map[string]int `json:"object"`
+	}
+	var got map[string][]item
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("torchvision output: %v\n%s", err, out)
+	}
+	if len(got["train"]) != 1 || len(got["val"]) != 1 || len(got["trainval"]) != 2 || len(got["test"]) != 0 {
+		t.Fatalf("image sets %v", got)
+	}
+	// Frame 0: the triangle is car (1), object 1; the person's box (its
+	// keypoints have no segment) would be void where the triangle is not,
+	// but the triangle covers it.
+	f0 := frames[0]
+	tri := shape.Rings(f0.Boxes[0].Polygon, f0.Height, f0.Width)
+	bits := tri.Decode()
+	void := 0
+	for y := 0; y < f0.Height; y++ {
+		for x := 0; x < f0.Width; x++ {
+			b := f0.Boxes[1]
+			if float64(x)+0.5 >= b.X && float64(x)+0.5 < b.X+b.W && float64(y)+0.5 >= b.Y && float64(y)+0.5 < b.Y+b.H && bits[x*f0.Height+y] == 0 {
+				void++
+			}
+		}
+	}
+	bg := f0.Width*f0.Height - tri.Area() - void
+	want0 := fmt.Sprintf("map[0:%d 1:%d]", bg, tri.Area())
+	if void > 0 {
+		want0 = fmt.Sprintf("map[0:%d 1:%d 255:%d]", bg, tri.Area(), void)
+	}
+	if it := got["train"][0]; it.Stem != baseName(f0.UniqueName) || it.Mode != "P" || it.Image != [2]int{64, 48} ||
+		fmt.Sprint(it.ClassRaw) != want0 || fmt.Sprint(it.ObjectRaw) != want0 {
+		t.Errorf("train: %+v, want class and object %s", it, want0)
+	}
+	// Frame 3: the mask (68 pixels: a 10x10 square, a 6x6 hole, a 2x2
+	// island) is traffic light (3), object 1; the crowd polygon car (1),
+	// object 3; the polyline's box void.
+	f3 := frames[3]
+	crowd := shape.Rings(f3.Boxes[3].Polygon, 32, 32).Area()
+	it := got["val"][0]
+	if it.ClassRaw["3"] != 68 || it.ObjectRaw["1"] != 68 || it.ClassRaw["1"] != crowd || it.ObjectRaw["3"] != crowd ||
+		it.ClassRaw["255"] == 0 || it.ClassRaw["255"] != it.ObjectRaw["255"] || len(it.ClassRaw) != 4 {
+		t.Errorf("val: %+v (crowd polygon %d pixels)", it, crowd)
 	}
 }

@@ -21,7 +21,7 @@ import (
 
 // shapeFormats are the formats whose golden files and media test use the
 // fixture with every shape (withShapes).
-var shapeFormats = []Format{COCO, YOLOSegmentation, YOLOPose, CVAT}
+var shapeFormats = []Format{COCO, YOLOSegmentation, YOLOPose, CVAT, VOC}
 
 // fixtureFor is the golden fixture of format f.
 func fixtureFor(f Format) []Frame {
@@ -402,5 +402,17 @@ func TestYOLOPoseWithoutKeypoints(t *testing.T) {
 	got, rep := readBack(t, root, labelio.YOLO)
 	if len(rep.Problems) != 0 || len(got[mediaFile(&fixtureFrames()[0])].Boxes) != 2 || got[mediaFile(&fixtureFrames()[0])].Boxes[0].Type != "" {
 		t.Errorf("read back %+v, problems %v", got, rep.Problems)
+	}
+}
+
+// TestVOCMasksRoundTrip: Pascal VOC with its segmentation PNGs read back by
+// labelio gives each segmented object its mask (the object PNG's pixels of
+// its number) and the others their boxes; exported again, the same.
+func TestVOCMasksRoundTrip(t *testing.T) {
+	frames := withMedia(t, withShapes(fixtureFrames()))
+	got := roundTrip(t, VOC, labelio.VOC, fixtureDataset, frames, 1e-9)
+	bs := got[mediaFile(&frames[3])].Boxes
+	if len(bs) != 3 || bs[0].Type != shape.Mask || *bs[0].Mask != *frames[3].Boxes[0].Mask || bs[2].Type != shape.Mask {
+		t.Errorf("fourth frame read back as %+v", bs)
 	}
 }

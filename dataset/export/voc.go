@@ -2,6 +2,8 @@ package export
 
 import (
 	"encoding/xml"
+	"image/color"
+	"image/png"
 	"math"
 	"strconv"
 )
@@ -13,15 +15,23 @@ import (
 const vocRoot = "VOCdevkit/VOC2007/"
 
 // vocWriter writes one XML per frame and the ImageSets/Main lists (stems, one
-// a line), trainval being train followed by val as in VOC itself.
+// a line), trainval being train followed by val as in VOC itself; frames
+// with polygons or masks get VOC's segmentation PNGs too (vocseg.go).
 type vocWriter struct {
 	a     *archive
 	lists [3]*spool
+	seg   [3]*spool // ImageSets/Segmentation
+	pal   color.Palette
+	enc   png.Encoder
 }
 
 func newVOCWriter(a *archive) (*vocWriter, error) {
 	lists, err := a.splitSpools()
-	return &vocWriter{a: a, lists: lists}, err
+	if err != nil {
+		return nil, err
+	}
+	seg, err := a.splitSpools()
+	return &vocWriter{a: a, lists: lists, seg: seg, pal: vocPalette(), enc: newPNGEncoder()}, err
 }
 
 func (v *vocWriter) frame(fr *Frame) error {
@@ -32,10 +42,16 @@ func (v *vocWriter) frame(fr *Frame) error {
 			return err
 		}
 	}
+	segmented := vocSegmented(fr)
 	a.text.Reset()
-	a.text.Write(vocXML(a.text.AvailableBuffer(), fr, file, a.ds.Labels))
+	a.text.Write(vocXML(a.text.AvailableBuffer(), fr, file, a.ds.Labels, segmented))
 	if err := a.textEntry(vocRoot + "Annotations/" + stem + ".xml"); err != nil {
 		return err
+	}
+	if segmented {
+		if err := v.vocSegPNGs(fr, stem); err != nil {
+			return err
+		}
 	}
 	_, err := v.lists[splitIndex(fr.Split)].WriteString(stem + "\n")
 	return err
@@ -47,14 +63,16 @@ func (v *vocWriter) frame(fr *Frame) error {
 // frame's document adds <augmented>1</augmented> and <derived_from>, its
 // source's <filename>: VOC readers (torchvision's VOCDetection among them)
 // take unknown elements as extra keys.
-func vocXML(b []byte, fr *Frame, file string, labels []string) []byte {
+func vocXML(b []byte, fr *Frame, file string, labels []string, segmented bool) []byte {
 	b = append(b, "<annotation>\n\t<folder>VOC2007</folder>\n\t<filename>"...)
 	b = xmlText(b, file)
 	b = append(b, "</filename>\n\t<size>\n\t\t<width>"...)
 	b = strconv.AppendInt(b, int64(fr.Width), 10)
 	b = append(b, "</width>\n\t\t<height>"...)
 	b = strconv.AppendInt(b, int64(fr.Height), 10)
-	b = append(b, "</height>\n\t\t<depth>3</depth>\n\t</size>\n\t<segmented>0</segmented>\n"...)
+	b = append(b, "</height>\n\t\t<depth>3</depth>\n\t</size>\n\t<segmented>"...)
+	b = append(b, "01"[boolInt(segmented)])
+	b = append(b, "</segmented>\n"...)
 	if fr.Augmented {
 		b = append(b, "\t<augmented>1</augmented>\n\t<derived_from>"...)
 		b = xmlText(b, sourceFile(fr))
@@ -111,5 +129,21 @@ func (v *vocWriter) finish() error {
 	if err := a.splitEntries(vocRoot+"ImageSets/Main/", vocSplits, v.lists); err != nil {
 		return err
 	}
-	return a.spoolEntryOf(vocRoot+"ImageSets/Main/trainval.txt", v.lists[0], v.lists[1])
+	if err := a.spoolEntryOf(vocRoot+"ImageSets/Main/trainval.txt", v.lists[0], v.lists[1]); err != nil {
+		return err
+	}
+	if v.seg[0].n+v.seg[1].n+v.seg[2].n == 0 {
+		return nil // no segmented frame: no segmentation lists, as before
+	}
+	if err := a.splitEntries(vocRoot+"ImageSets/Segmentation/", vocSplits, v.seg); err != nil {
+		return err
+	}
+	return a.spoolEntryOf(vocRoot+"ImageSets/Segmentation/trainval.txt", v.seg[0], v.seg[1])
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
