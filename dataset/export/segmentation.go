@@ -26,7 +26,8 @@ import (
 //
 // Boxes are rasterized by pixel centre: a pixel belongs to a box when its
 // centre lies inside; polygons and masks paint their own pixels (a polygon
-// as pycocotools' rleFrPoly draws it, rings read even-odd). Where boxes overlap the smaller box wins, since it is
+// as pycocotools' rleFrPoly draws it, rings read even-odd); keypoints,
+// polylines and classes are not painted. Where boxes overlap the smaller box wins, since it is
 // the more specific object (a person on a bus); equal areas go by label
 // order, the later label on top, then by box order.
 type segWriter struct {
@@ -128,7 +129,7 @@ func (s *segWriter) rasterize(fr *Frame) image.Image {
 	for _, i := range s.order {
 		b := fr.Boxes[i]
 		r, ok := clip(b, w, h)
-		if !ok {
+		if !ok || unpainted(b) {
 			continue
 		}
 		v := b.ClassID + 1
@@ -149,6 +150,12 @@ func (s *segWriter) rasterize(fr *Frame) image.Image {
 		return &image.Gray16{Pix: pix, Stride: 2 * w, Rect: rect}
 	}
 	return &image.Paletted{Pix: pix, Stride: w, Rect: rect, Palette: s.pal}
+}
+
+// unpainted: keypoints, polylines and classes cover no area of their own;
+// painting their box would claim its background for the label.
+func unpainted(b Box) bool {
+	return b.Type == shape.Keypoints || b.Type == shape.Polyline || b.Type == shape.Class
 }
 
 // shapePixels is the mask of a polygon (its rings' pixels, read even-odd)

@@ -51,3 +51,24 @@ func TestSegmentationPaintsShapes(t *testing.T) {
 	}
 	t.Fatal("no mask in the archive")
 }
+
+// TestSegmentationLeavesPointsOut: keypoints, polylines and classes have no
+// area, so the Semantic Segmentation export paints none of them (not their
+// boxes): the frame is all background.
+func TestSegmentationLeavesPointsOut(t *testing.T) {
+	frames := []Frame{{UniqueName: "a-1", Split: "train", Width: 8, Height: 8, Boxes: []Box{
+		{Label: "cat", X: 1, Y: 1, W: 4, H: 4, Geometry: shape.Geometry{Type: shape.Keypoints, Keypoints: []shape.Keypoint{{Name: "a", X: 1, Y: 1, V: 2}, {Name: "b", X: 5, Y: 5, V: 2}}}},
+		{Label: "dog", ClassID: 1, X: 2, Y: 2, W: 5, H: 5, Geometry: shape.Geometry{Type: shape.Polyline, Points: []float64{2, 2, 7, 7}}},
+		{Label: "dog", ClassID: 1, Geometry: shape.Geometry{Type: shape.Class}},
+	}}}
+	zr, _ := export(t, SemanticSegmentation, Dataset{Name: "s", Version: "1.0", Labels: []string{"cat", "dog"}}, frames, false)
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, "SegmentationClass/a-1.png") {
+			if got := maskText(t, readEntry(t, f)); strings.ContainsAny(got[strings.Index(got, "\n"):], "12") {
+				t.Errorf("painted:\n%s", got)
+			}
+			return
+		}
+	}
+	t.Fatal("no mask in the archive")
+}
