@@ -416,3 +416,60 @@ func TestVOCMasksRoundTrip(t *testing.T) {
 		t.Errorf("fourth frame read back as %+v", bs)
 	}
 }
+
+// cvatSource is a CVAT for images 1.1 file as CVAT writes one: every shape
+// it has, attributes, a rotated occluded box, unnamed points and a skeleton.
+const cvatSource = `<?xml version="1.0" encoding="utf-8"?>
+<annotations>
+  <version>1.1</version>
+  <meta><task><labels>
+    <label><name>car</name></label><label><name>person</name></label><label><name>lane</name></label>
+  </labels></task></meta>
+  <image id="0" name="a.jpg" width="40" height="30" subset="Train">
+    <box label="car" source="manual" occluded="1" xtl="2.5" ytl="3" xbr="20" ybr="15.25" rotation="12.5" z_order="0">
+      <attribute name="colour">blue</attribute>
+      <attribute name="parked">true</attribute>
+    </box>
+    <polygon label="car" source="manual" occluded="0" points="1,1;10,1;10,8;1,8" z_order="0"></polygon>
+    <polyline label="lane" source="manual" occluded="0" points="0,29;39.5,0.5" z_order="0"></polyline>
+    <points label="person" source="manual" occluded="0" points="5,5;6.25,7" z_order="0"></points>
+    <skeleton label="person" source="manual" z_order="0">
+      <points label="head" source="manual" outside="0" occluded="0" points="20,5"></points>
+      <points label="hand" source="manual" outside="0" occluded="1" points="22,12"></points>
+      <points label="foot" source="manual" outside="1" occluded="0" points="0,0"></points>
+      <attribute name="pose">walking</attribute>
+    </skeleton>
+    <mask label="car" source="manual" occluded="0" rle="2, 3, 1, 3, 3" left="30" top="20" width="3" height="4" z_order="0"></mask>
+    <tag label="lane" source="manual"><attribute name="weather">rain</attribute></tag>
+  </image>
+</annotations>
+`
+
+// TestCVATImportExportImport: a file CVAT wrote, imported by labelio,
+// exported as CVAT and imported again keeps every shape and attribute.
+func TestCVATImportExportImport(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "images"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fr := withMedia(t, []Frame{{Width: 40, Height: 30}})[0]
+	rc, _ := fr.Open()
+	img, _ := io.ReadAll(rc)
+	if err := os.WriteFile(filepath.Join(dir, "images", "a.jpg"), img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "annotations.xml"), []byte(cvatSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, rep := readBack(t, dir, labelio.CVAT)
+	if len(rep.Problems) != 0 || len(first["a.jpg"].Boxes) != 7 {
+		t.Fatalf("source read as %+v, problems %v", first, rep.Problems)
+	}
+	ds := Dataset{Name: "c", Version: "1", Labels: []string{"car", "person", "lane"}}
+	zr, _ := export(t, CVAT, ds, framesOf(t, first, ds.Labels), true)
+	second, rep := readBack(t, filepath.Join(extract(t, zr), rootFolder(ds, CVAT)), labelio.CVAT)
+	if len(rep.Problems) != 0 {
+		t.Fatalf("export read back with problems %v", rep.Problems)
+	}
+	sameShapes(t, first, second, 0)
+}
