@@ -1,12 +1,14 @@
 import { placeLabels } from './labels.js'
+import { ShapeLayer, isBox } from './shapes.jsx'
 
 // boxText is a box's label as drawn: its label, and a machine box's confidence.
 export const boxText = (b) => b.label + (b.confidence != null ? ` ${b.confidence.toFixed(2)}` : '')
 
 // Boxes drawn over an image: the parent is exactly the image's size, so each
 // box is placed in percentages of the stored pixel size (width x height).
-// Every shape is drawn as its box (docs/shapes.md); a class, a label on the
-// whole frame, is a chip in the corner instead of a frame-sized box.
+// Shapes other than boxes are drawn on a canvas (shapes.jsx) and keep an
+// unbordered box for their label and hover; a class, a label on the whole
+// frame, is a chip at the frame's top instead of a frame-sized box.
 // With fit (the image's drawn size, labels.js) every label is shown where it
 // overlaps no other (the rest on hover); without, labels show on hover only
 // (the grid's small cells).
@@ -20,6 +22,7 @@ export function Boxes({ boxes, width, height, minConfidence = 0, fit }) {
   const where = fit ? placeLabels(shown, shown.map(boxText), width, height, fit, (i) => (shown[i].source === 'human' ? 0 : 1)) : null
   return (
     <div class={'boxes' + (fit ? ' labelled' : '')}>
+      <ShapeLayer shapes={shown} width={width} height={height} />
       {classes.length > 0 && (
         <div class="classes" data-testid="item-classes">
           {classes.map((b) => <span class={'class-chip ' + b.source} title={boxText(b)}>{boxText(b)}</span>)}
@@ -28,8 +31,9 @@ export function Boxes({ boxes, width, height, minConfidence = 0, fit }) {
       {shown.map((b, i) => (
           <div
             key={i}
-            class={'box ' + b.source}
+            class={'box ' + b.source + (isBox(b) ? '' : ' shape')}
             data-testid="item-box"
+            data-type={b.type ?? 'box'}
             data-label={b.label}
             data-source={b.source}
             title={boxText(b)}

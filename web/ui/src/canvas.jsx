@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { newKey } from './frameio.js'
 import { fitStyle, placeLabels } from './labels.js'
+import { isBox } from './shapes.jsx'
 
 // Space held down lends a drag to zoom.js (pan) instead of drawing.
 let spaceHeld = false
@@ -13,13 +14,20 @@ const MIN = 2 // pixels of the image: a smaller drag is a click, not a box
 // draw a box by dragging on the image, move one by dragging it and resize it
 // by its corner handles. Boxes are placed in percentages of the stored pixel
 // size, so zoom (a transform on the parent) moves them with the image.
-// onChange(boxes) is called once per finished gesture.
-export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onChange, label, readOnly, ready, onLoad, zoomRef, zoomStyle, fit }) {
+// onChange(boxes) is called once per finished gesture. Every other shape is
+// drawn and edited on the canvas below the boxes by editor (draw.js), with
+// the workspace's tool; classes are chips at the frame's top.
+export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onChange, label, readOnly, ready, onLoad, zoomRef, zoomStyle, fit,
+  editor, tool = 'box', brush = 10, hole = false, opacity = 0.35, hidden, skeletonOf, onDraft, zoom = 1 }) {
   const img = useRef()
+  const cnv = useRef()
   const drag = useRef(null)
   const [draft, setDraft] = useState(null) // boxes while a gesture is under way
 
   useEffect(() => setDraft(null), [frame.uniqueName])
+  editor.set({ frame, shapes: boxes, selected, label, readOnly, tool, brush, hole, opacity, hidden, skeletonOf, onDraft, zoom, fit,
+    canvas: () => cnv.current, img: () => img.current,
+    onSelect: (i) => onSelect(i), onChange: (next, i) => onChange(next, i) })
 
   const at = (e) => {
     const r = img.current.getBoundingClientRect()
@@ -29,13 +37,21 @@ export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onC
   }
 
   const down = (e) => {
-    if (readOnly || e.button !== 0 || e.altKey || spaceHeld) return // zoom.js pans
+    if (readOnly || e.button !== 0 || spaceHeld) return // zoom.js pans
+    // Alt-drag pans too, unless Alt-click deletes a vertex of the selected shape.
+    if (e.altKey && !editor.altDown(e, at(e))) return
+    if (e.altKey) return e.stopPropagation()
     e.stopPropagation()
     e.preventDefault()
     const p = at(e)
     const handle = e.target.closest('[data-handle]')
     const boxEl = e.target.closest('[data-index]')
-    if (handle) {
+    if (!handle && !boxEl && e.target.closest('[data-class]')) return onSelect(+e.target.closest('[data-class]').dataset.class)
+    if (!handle && !boxEl && editor.down(e, p)) {
+      drag.current = { mode: 'editor' }
+    } else if (tool !== 'box') {
+      return
+    } else if (handle) {
       const i = +handle.dataset.index
       drag.current = { mode: 'resize', i, corner: handle.dataset.handle, p, orig: boxes[i] }
     } else if (boxEl && boxEl.dataset.source === 'human') {
@@ -74,7 +90,10 @@ export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onC
 
   const move = (e) => {
     const d = drag.current
-    if (!d) return
+    if (!d || d.mode === 'editor') {
+      if (editor.move(e, at(e))) e.stopPropagation()
+      return
+    }
     e.stopPropagation()
     d.last = at(e)
     setDraft(shaped(d, d.last))
@@ -85,6 +104,7 @@ export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onC
     if (!d) return
     e.stopPropagation()
     drag.current = null
+    if (d.mode === 'editor') return editor.up()
     setDraft(null)
     if (!d.last) return
     const next = shaped(d, d.last)
@@ -101,36 +121,48 @@ export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onC
   }
 
   const shown = draft ?? boxes
+  // Boxes are DOM elements; their indices are kept, as selection and
+  // onChange speak of the frame's whole list.
+  const boxIdx = []
+  const classIdx = []
+  shown.forEach((b, i) => { if (isBox(b)) { if (!hidden?.(b)) boxIdx.push(i) } else if (b.type === 'class') classIdx.push(i) })
+  const shownBoxes = boxIdx.map((i) => shown[i])
   const pct = (b) => ({
     left: (100 * b.x) / frame.width + '%', top: (100 * b.y) / frame.height + '%',
     width: (100 * b.width) / frame.width + '%', height: (100 * b.height) / frame.height + '%',
   })
   // Labels go where they overlap no other (labels.js): the selected box's
   // first, then human boxes', then the surer suggestions'.
-  const all = [...suggestions, ...shown]
+  const all = [...suggestions, ...shownBoxes]
   const texts = all.map((b, i) => (i < suggestions.length ? `${b.label} ${b.confidence.toFixed(2)}` : b.label))
-  const rank = (i) => (i < suggestions.length ? (suggestions[i].id === selected?.suggestion ? 0 : 2) : (i - suggestions.length === selected?.index ? 0 : 1))
+  const rank = (i) => (i < suggestions.length ? (suggestions[i].id === selected?.suggestion ? 0 : 2) : (boxIdx[i - suggestions.length] === selected?.index ? 0 : 1))
   const where = placeLabels(all, texts, frame.width, frame.height, fit, rank)
   return (
     <div class="frame ws-frame" ref={zoomRef} style={zoomStyle}>
       <img ref={img} src={frame.url} class="media" data-testid="frame-image" draggable={false} style={fitStyle(fit)} onLoad={(e) => e.currentTarget.decode().catch(() => {}).then(onLoad)} alt={frame.uniqueName} />
-      <div class={'ws-canvas' + (readOnly ? ' read-only' : '')} data-testid="frame-canvas" data-frame={frame.uniqueName} data-ready={ready ? '1' : '0'}
-        onPointerDown={down} onPointerMove={move} onPointerUp={up} onPointerCancel={up}>
+      <div class={'ws-canvas tool-' + tool + (readOnly ? ' read-only' : '')} data-testid="frame-canvas" data-frame={frame.uniqueName} data-ready={ready ? '1' : '0'}
+        data-tool={tool} onPointerDown={down} onPointerMove={move} onPointerUp={up} onPointerCancel={up} onDblClick={(e) => { if (editor.finish()) e.stopPropagation() }}>
+        <canvas ref={cnv} class="shape-layer" data-testid="shape-canvas" />
+        {classIdx.length > 0 && (
+          <div class="classes ws-classes" data-testid="frame-classes">
+            {classIdx.map((i) => <span class={'class-chip human' + (i === selected?.index ? ' selected' : '')} data-class={i} data-testid="class-chip" data-label={shown[i].label}>{shown[i].label}</span>)}
+          </div>
+        )}
         {suggestions.map((s, j) => (
           <div class={'box machine' + (s.id === selected?.suggestion ? ' selected' : '')} data-testid="box" data-label={s.label}
             data-source="machine" data-suggestion={s.id} data-index={-1} style={pct(s)} title={`${s.label} ${s.confidence.toFixed(2)}`}>
             <span class={'box-label at-' + where[j]} data-testid="box-label" data-place={where[j]}>{texts[j]}</span>
           </div>
         ))}
-        {shown.map((b, i) => (
+        {boxIdx.map((i, n) => { const b = shown[i]; return (
           <div key={b.key} class={'box human' + (i === selected?.index ? ' selected' : '')} data-testid="box" data-label={b.label}
             data-source="human" data-index={i} style={pct(b)}>
-            <span class={'box-label at-' + where[suggestions.length + i]} data-testid="box-label" data-place={where[suggestions.length + i]}>{b.label}</span>
+            <span class={'box-label at-' + where[suggestions.length + n]} data-testid="box-label" data-place={where[suggestions.length + n]}>{b.label}</span>
             {i === selected?.index && !readOnly && ['nw', 'ne', 'sw', 'se'].map((c) => (
               <span class={'handle ' + c} data-handle={c} data-index={i} data-testid="box-handle" />
             ))}
           </div>
-        ))}
+        ) })}
       </div>
     </div>
   )

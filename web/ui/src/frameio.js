@@ -24,9 +24,19 @@ async function send(method, path, body, version) {
 
 export const loadFrame = (projectId, name) => send('GET', framePath(projectId, name, 'annotations'))
 
-// toWire keeps what the server stores of a box.
+// toWire keeps what the server stores of an annotation: a box's rectangle,
+// or another shape's type and geometry (docs/shapes.md; the server derives
+// their boxes and areas, so those are not sent).
 export const toWire = (b) => {
-  const w = { label: b.label, x: round(b.x), y: round(b.y), width: round(b.width), height: round(b.height) }
+  const w = { label: b.label }
+  if (!b.type || b.type === 'box') Object.assign(w, { x: round(b.x), y: round(b.y), width: round(b.width), height: round(b.height) })
+  else {
+    w.type = b.type
+    if (b.type === 'polygon') w.polygon = b.polygon.map((r) => Array.from(r, round))
+    else if (b.type === 'polyline') w.points = Array.from(b.points, round)
+    else if (b.type === 'mask') w.mask = { size: b.mask.size, counts: b.mask.counts }
+    else if (b.type === 'keypoints') w.keypoints = b.keypoints.map((k) => ({ name: k.name, x: round(k.x), y: round(k.y), v: k.v }))
+  }
   if (b.attributes && Object.keys(b.attributes).length) w.attributes = b.attributes
   return w
 }

@@ -1,11 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { FrameCanvas } from './canvas.jsx'
-import { Saver, fromWire, loadFrame } from './frameio.js'
+import { Saver, fromWire, loadFrame, newKey } from './frameio.js'
 import { navigate } from './router.js'
 import { Attributes, Disagreements, FrameStrip, ModelRun, Suggestions, VideoTools } from './wspanels.jsx'
 import { useZoom } from './zoom.js'
 import { useFit } from './labels.js'
+import { ShapeEditor } from './draw.js'
+import { HelpOverlay, ShapeTools, TOOL_KEYS, Visibility } from './wstools.jsx'
 import './workspace.css'
 
 const typing = () => /INPUT|TEXTAREA|SELECT/.test(document.activeElement?.tagName)
@@ -28,6 +30,15 @@ export function TaskWorkspace({ id, search, me }) {
   const [note, setNote] = useState('')
   const [minConf, setMinConf] = useState(0.5) // suggestions shown and accepted in bulk from this confidence
   const [loaded, setLoaded] = useState(null) // the uniqueName whose image has loaded
+  const [tool, setTool] = useState('box')
+  const [brush, setBrush] = useState(12) // the brush's radius in image pixels
+  const [hole, setHole] = useState(false) // the next polygon is a hole of the selected one
+  const [opacity, setOpacity] = useState(0.35)
+  const [hide, setHide] = useState({ types: [], labels: [] })
+  const [help, setHelp] = useState(false)
+  const [draftNote, setDraftNote] = useState('')
+  const editor = useRef(null)
+  if (!editor.current) editor.current = new ShapeEditor()
   const hist = useRef({ undo: [], redo: [] })
   const saver = useRef(null)
   const onKey = useRef(null)
@@ -140,6 +151,15 @@ export function TaskWorkspace({ id, search, me }) {
     saver.current?.resume(st.version)
   }
 
+  // skeletonOf gives a label's declared keypoints and skeleton (the
+  // project's labels), or nothing: its points are then drawn alone.
+  const skeletonOf = (name) => ws?.labels.find((l) => l.labelName === name && l.keypoints?.length)
+  const hidden = (a) => hide.types.includes(a.type || 'box') || hide.labels.includes(a.label)
+  const classify = () => {
+    if (!label || boxes.some((b) => b.type === 'class' && b.label === label)) return
+    commit([...boxes, { key: newKey(), label, attributes: {}, source: 'human', type: 'class' }], boxes.length)
+  }
+
   // The key handler is replaced at every render, not in an effect: effects run
   // after paint, and a key pressed right after a click (select, then Delete)
   // would otherwise meet the handler of the render before the click.
@@ -149,10 +169,19 @@ export function TaskWorkspace({ id, search, me }) {
     if (mod && e.key.toLowerCase() === 'z') undo(e.shiftKey ? 'redo' : 'undo', e.shiftKey ? 'undo' : 'redo')
     else if (mod && e.key.toLowerCase() === 'y') undo('redo', 'undo')
     else if (mod) return
+    else if (e.key === 'Enter' && editor.current.finish()) {}
+    else if (e.key === 'Escape' && editor.current.cancel()) {}
+    else if (e.key === '?') setHelp((h) => !h)
+    else if (TOOL_KEYS[e.key] && canWrite) { editor.current.cancel(); setTool(TOOL_KEYS[e.key]) }
+    else if (e.key === 'c' && canWrite) classify()
+    else if (e.key === 'h' && canWrite) setHole((h) => !h)
+    else if (e.key === 'n' && editor.current.skip()) {}
+    else if (e.key === '[') setBrush((b) => Math.max(1, Math.round(b / 1.25)))
+    else if (e.key === ']') setBrush((b) => Math.min(500, Math.round(b * 1.25) + 1))
     else if (e.key === 'ArrowRight' || e.key === 'd') goFrame(idx + 1)
     else if (e.key === 'ArrowLeft' || e.key === 'a') goFrame(idx - 1)
     else if ((e.key === 'Delete' || e.key === 'Backspace') && sel?.index != null) commit(boxes.filter((_, i) => i !== sel.index))
-    else if (e.key === 'Escape') setSel(null)
+    else if (e.key === 'Escape') { setSel(null); setHelp(false) }
     else if (e.key === 'e' && boxes.length === 0) commit([])
     else if (/^[1-9]$/.test(e.key) && ws.labels[+e.key - 1]) relabel(ws.labels[+e.key - 1].labelName)
     else return
@@ -205,7 +234,9 @@ export function TaskWorkspace({ id, search, me }) {
           <FrameCanvas frame={cur} boxes={boxes} suggestions={(frame?.suggestions ?? []).filter((s) => s.confidence >= minConf || s.id === sel?.suggestion)} selected={sel}
             onSelect={(index, suggestion) => setSel(index != null ? { index } : suggestion ? { suggestion } : null)}
             onChange={commit} label={label} readOnly={!canWrite || !!conflict} ready={loaded === cur.uniqueName && frame?.uniqueName === cur.uniqueName}
-            onLoad={() => setLoaded(cur.uniqueName)} zoomRef={zoom.ref} zoomStyle={zoom.style} fit={fit} />
+            onLoad={() => setLoaded(cur.uniqueName)} zoomRef={zoom.ref} zoomStyle={zoom.style} fit={fit} zoom={zoom.scale}
+            editor={editor.current} tool={canWrite ? tool : 'box'} brush={brush} hole={hole} opacity={opacity} hidden={hidden} skeletonOf={skeletonOf} onDraft={setDraftNote} />
+          {help && <HelpOverlay onClose={() => setHelp(false)} />}
         </div>
         <aside class="details ws-side">
           <h3>Labels</h3>
@@ -219,14 +250,17 @@ export function TaskWorkspace({ id, search, me }) {
           </ul>
           <p class="muted">{boxes.length} {boxes.length === 1 ? 'box' : 'boxes'}{frame && !frame.annotated && ' · not annotated yet'}</p>
           {canWrite && <button class="ghost" data-testid="frame-empty" onClick={() => commit([])}>No objects (e)</button>}
-          {selected && <Attributes box={selected} onChange={(attributes) => commit(boxes.map((b, i) => (i === sel.index ? { ...b, attributes } : b)), sel.index)} />}
+          {canWrite && <ShapeTools tool={tool} setTool={(t) => { editor.current.cancel(); setTool(t) }} brush={brush} hole={hole} setHole={setHole} draft={draftNote} classify={classify} label={label} skeleton={skeletonOf(label)} />}
+          <Visibility boxes={boxes} hide={hide} setHide={setHide} opacity={opacity} setOpacity={setOpacity} />
+          {selected && <Attributes box={selected} spec={ws.labels.find((l) => l.labelName === selected.label)?.attributes}
+            onChange={(attributes) => commit(boxes.map((b, i) => (i === sel.index ? { ...b, attributes } : b)), sel.index)} />}
           {canWrite && <Suggestions suggestions={frame?.suggestions ?? []} selected={sel?.suggestion} onDecide={decide} min={minConf} setMin={setMinConf} onPick={(id) => setSel({ suggestion: id })} />}
           <Disagreements boxes={boxes} suggestions={(frame?.suggestions ?? []).filter((s) => s.confidence >= minConf)} onPick={setSel} />
           {canWrite && <ModelRun ws={ws} onDone={reloadFrame} />}
           {canWrite && <VideoTools ws={ws} idx={idx} boxes={boxes} selected={selected} goFrame={goFrame} setNote={setNote} />}
           {canWrite
             ? <p class="muted keys" data-testid="ws-hints">drag on the image to draw · drag a box to move, its corners to resize · 1–9 label ·
-              Del delete · Ctrl+Z / Ctrl+Shift+Z undo, redo · ← → or a d frames · e no objects · wheel, + − zoom, Space-drag pan, 0 resets</p>
+              Del delete · Ctrl+Z / Ctrl+Shift+Z undo, redo · ← → or a d frames · e no objects · wheel, + − zoom, Space-drag pan, 0 resets · ? all keys</p>
             : <p class="muted keys" data-testid="ws-hints">read-only key: boxes are shown, not edited · ← → or a d frames · wheel, + − zoom, drag to pan, 0 resets</p>}
         </aside>
       </div>

@@ -28,10 +28,12 @@ export function FrameStrip({ frames, idx, goFrame }) {
 }
 
 // Attributes edits the selected box's attributes (a JSON object of strings).
-export function Attributes({ box, onChange }) {
+export function Attributes({ box, spec, onChange }) {
   const [k, setK] = useState('')
   const entries = Object.entries(box.attributes ?? {})
   const set = (key, value) => onChange({ ...box.attributes, [key]: value })
+  const drop = (key) => { const a = { ...box.attributes }; delete a[key]; onChange(a) }
+  if (spec?.length) return <TypedAttributes box={box} spec={spec} set={set} drop={drop} />
   return (
     <div class="attrs" data-testid="attributes">
       <h3>Attributes of {box.label}</h3>
@@ -39,12 +41,53 @@ export function Attributes({ box, onChange }) {
         <label class="attr">{key}
           <input data-testid="attr-value" data-key={key} value={typeof v === 'string' ? v : JSON.stringify(v)}
             onChange={(e) => set(key, e.currentTarget.value)} />
-          <button class="ghost" title="remove" onClick={() => { const a = { ...box.attributes }; delete a[key]; onChange(a) }}>×</button>
+          <button class="ghost" title="remove" onClick={() => drop(key)}>×</button>
         </label>
       ))}
       <form onSubmit={(e) => { e.preventDefault(); if (k.trim()) { set(k.trim(), ''); setK('') } }}>
         <input data-testid="attr-key" placeholder="new attribute" value={k} onInput={(e) => setK(e.currentTarget.value)} />
       </form>
+    </div>
+  )
+}
+
+// TypedAttributes are inputs of the label's declared attributes (a select's
+// values, a number's range, a checkbox, text). A number out of its range or
+// not a number is not sent: the API would refuse it (400) and nothing of the
+// frame would be written; the input says why instead. The API's own message,
+// when a write is refused anyway, shows in the save state.
+function TypedAttributes({ box, spec, set, drop }) {
+  const [bad, setBad] = useState({})
+  const a = box.attributes ?? {}
+  const number = (s, text) => {
+    if (text.trim() === '') { setBad((b) => ({ ...b, [s.name]: null })); return drop(s.name) }
+    const v = Number(text)
+    const why = !Number.isFinite(v) ? 'not a number'
+      : s.min != null && v < s.min ? `below ${s.min}` : s.max != null && v > s.max ? `above ${s.max}` : null
+    setBad((b) => ({ ...b, [s.name]: why }))
+    if (!why) set(s.name, v)
+  }
+  return (
+    <div class="attrs" data-testid="attributes">
+      <h3>Attributes of {box.label}</h3>
+      {spec.map((s) => (
+        <label class="attr" data-testid="attr" data-key={s.name} data-type={s.type}>{s.name}{s.required ? ' *' : ''}
+          {s.type === 'boolean' ? (
+            <input type="checkbox" data-testid="attr-value" data-key={s.name} checked={a[s.name] === true} onChange={(e) => set(s.name, e.currentTarget.checked)} />
+          ) : s.type === 'select' ? (
+            <select data-testid="attr-value" data-key={s.name} value={a[s.name] ?? ''} onChange={(e) => (e.currentTarget.value ? set(s.name, e.currentTarget.value) : drop(s.name))}>
+              <option value="">—</option>
+              {s.values.map((v) => <option value={v}>{v}</option>)}
+            </select>
+          ) : s.type === 'number' ? (
+            <input type="number" data-testid="attr-value" data-key={s.name} min={s.min} max={s.max} step="any" value={a[s.name] ?? ''}
+              onChange={(e) => number(s, e.currentTarget.value)} />
+          ) : (
+            <input data-testid="attr-value" data-key={s.name} value={a[s.name] ?? ''} onChange={(e) => set(s.name, e.currentTarget.value)} />
+          )}
+          {bad[s.name] && <span class="attr-error" data-testid="attr-error" role="alert">{bad[s.name]}</span>}
+        </label>
+      ))}
     </div>
   )
 }

@@ -64,6 +64,9 @@ export function useZoom(resetKey) {
     }
   })
 
-  const style = { transform: `translate(${z.x}px, ${z.y}px) scale(${z.s})`, transformOrigin: '0 0', cursor: z.s > 1 ? 'grab' : 'zoom-in' }
+  // Zoomed in, the image's pixels show as squares (pixelated), not blurred,
+  // so a mask's edge can be painted pixel by pixel.
+  const style = { transform: `translate(${z.x}px, ${z.y}px) scale(${z.s})`, transformOrigin: '0 0', cursor: z.s > 1 ? 'grab' : 'zoom-in',
+    imageRendering: z.s >= 2 ? 'pixelated' : undefined }
   return { ref, style, scale: z.s }
 }

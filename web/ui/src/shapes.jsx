@@ -1,0 +1,161 @@
+import { useLayoutEffect, useRef } from 'preact/hooks'
+import { decodeCounts } from './rle.js'
+
+// Shapes other than boxes (docs/shapes.md) drawn on one <canvas> over the
+// image, in the image's pixels scaled to the canvas: polygons filled
+// even-odd (a ring inside another is a hole), masks as translucent fills,
+// keypoints with their label's skeleton, polylines as open strokes. A canvas,
+// not SVG: a frame of 200 polygons and 20 masks is one draw, and a vertex
+// drag redraws it without React touching a node.
+
+export const isBox = (a) => !a.type || a.type === 'box'
+export const COLORS = { human: '#3ddc84', machine: '#ff9f1c' }
+
+// Decoded masks, by their counts string: a mask is decoded once however
+// often the frame redraws, into a canvas of its set pixels' bounds only (a
+// 1080p frame's 20 masks are not 20 frame-sized bitmaps). A small cache, as
+// a frame holds a few masks.
+const masks = new Map()
+export function maskCanvas(mask, color) {
+  const key = color + mask.size.join('x') + mask.counts
+  let c = masks.get(key)
+  if (c) return c
+  const h = mask.size[0]
+  const cnts = decodeCounts(mask.counts)
+  // Bounds from the runs: set runs are column-major spans of one or more columns.
+  let x0 = Infinity, x1 = -1, y0 = Infinity, y1 = -1
+  for (let r = 0, i = 0; r < cnts.length; i += cnts[r], r++) {
+    if (!(r & 1) || !cnts[r]) continue
+    const a = i, b = i + cnts[r] - 1
+    const ca = (a / h) | 0, cb = (b / h) | 0
+    x0 = Math.min(x0, ca); x1 = Math.max(x1, cb)
+    if (ca === cb) { y0 = Math.min(y0, a - ca * h); y1 = Math.max(y1, b - cb * h) } else { y0 = 0; y1 = h - 1 }
+  }
+  const bw = Math.max(1, x1 - x0 + 1), bh = Math.max(1, y1 - y0 + 1)
+  c = new OffscreenCanvas(bw, bh)
+  c.x = x1 < 0 ? 0 : x0
+  c.y = y1 < 0 ? 0 : y0
+  const g = c.getContext('2d')
+  const img = g.createImageData(bw, bh)
+  const [r, gg, b] = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16))
+  const px = new Uint32Array(img.data.buffer)
+  const v = ((255 << 24) | (b << 16) | (gg << 8) | r) >>> 0 // little-endian RGBA
+  for (let k = 0, i = 0; k < cnts.length; i += cnts[k], k++) {
+    if (!(k & 1)) continue
+    for (let j = i; j < i + cnts[k]; j++) {
+      const x = (j / h) | 0
+      px[(j - x * h - c.y) * bw + x - c.x] = v
+    }
+  }
+  g.putImageData(img, 0, 0)
+  if (masks.size > 64) masks.delete(masks.keys().next().value)
+  masks.set(key, c)
+  return c
+}
+export const forgetMask = (mask, color) => masks.delete(color + mask.size.join('x') + mask.counts)
+
+const ringPath = (g, r) => {
+  g.moveTo(r[0], r[1])
+  for (let i = 2; i < r.length; i += 2) g.lineTo(r[i], r[i + 1])
+  g.closePath()
+}
+
+// drawShape draws one annotation on g, whose transform maps image pixels to
+// the canvas; k is canvas pixels per image pixel (lines stay 2 px wide).
+export function drawShape(g, a, k, { skeletonOf, selected, opacity = 0.35 } = {}) {
+  const color = a.color ?? COLORS[a.source] ?? COLORS.human
+  const lw = (selected ? 3 : 2) / k
+  g.lineWidth = lw
+  g.strokeStyle = selected ? '#ffffff' : color
+  g.fillStyle = color
+  g.setLineDash(a.source === 'machine' ? [6 / k, 4 / k] : [])
+  if (a.type === 'polygon' && a.polygon) {
+    g.beginPath()
+    a.polygon.forEach((r) => ringPath(g, r))
+    g.globalAlpha = opacity
+    g.fill('evenodd')
+    g.globalAlpha = 1
+    g.stroke()
+  } else if (a.type === 'polyline' && a.points) {
+    g.beginPath()
+    g.moveTo(a.points[0], a.points[1])
+    for (let i = 2; i < a.points.length; i += 2) g.lineTo(a.points[i], a.points[i + 1])
+    g.stroke()
+  } else if (a.type === 'mask' && a.mask) {
+    try {
+      g.globalAlpha = selected ? Math.min(1, opacity + 0.25) : opacity
+      g.imageSmoothingEnabled = false
+      const m = maskCanvas(a.mask, color)
+      g.drawImage(m, m.x, m.y)
+      g.globalAlpha = 1
+    } catch { /* a mask that does not decode is drawn as its box by the caller's box */ }
+  } else if (a.type === 'keypoints' && a.keypoints) {
+    drawKeypoints(g, a.keypoints, skeletonOf?.(a.label), k, color, selected)
+  }
+  g.setLineDash([])
+}
+
+// drawKeypoints draws labelled points (v > 0; hollow when v = 1, not
+// visible) and the skeleton's edges between labelled points.
+export function drawKeypoints(g, pts, skel, k, color, selected) {
+  const by = new Map(pts.filter((p) => p.v > 0).map((p) => [p.name, p]))
+  g.lineWidth = 2 / k
+  g.strokeStyle = color
+  g.beginPath()
+  for (const [a, b] of skel?.skeleton ?? []) {
+    const p = by.get(a), q = by.get(b)
+    if (p && q) { g.moveTo(p.x, p.y); g.lineTo(q.x, q.y) }
+  }
+  g.stroke()
+  const r = (selected ? 5 : 4) / k
+  for (const p of by.values()) {
+    g.beginPath()
+    g.arc(p.x, p.y, r, 0, 2 * Math.PI)
+    if (p.v === 2) { g.fillStyle = color; g.fill() }
+    g.strokeStyle = selected ? '#fff' : '#000'
+    g.lineWidth = 1 / k
+    g.stroke()
+    if (p.v === 1) { g.strokeStyle = color; g.lineWidth = 2 / k; g.beginPath(); g.arc(p.x, p.y, r, 0, 2 * Math.PI); g.stroke() }
+  }
+}
+
+// paint clears the canvas, sizes it to its box on screen and draws shapes
+// over a width×height image; opts.after(g, ks) draws more on top (a draft).
+export function paint(canvas, shapes, width, height, opts = {}) {
+  const r = canvas.getBoundingClientRect()
+  const dpr = devicePixelRatio || 1
+  // The backing store follows what is shown (zoom included, so a zoomed
+  // frame stays sharp), capped at 16 Mpx so a 16x zoom of a big frame does
+  // not allocate gigabytes; past it the canvas is scaled up by the browser.
+  let cw = (r.width || canvas.clientWidth) * dpr
+  let ch = (r.height || canvas.clientHeight) * dpr
+  const cap = Math.min(1, Math.sqrt(16e6 / Math.max(1, cw * ch)))
+  cw = Math.max(1, Math.round(cw * cap))
+  ch = Math.max(1, Math.round(ch * cap))
+  if (canvas.width !== cw || canvas.height !== ch) { canvas.width = cw; canvas.height = ch }
+  const g = canvas.getContext('2d')
+  g.setTransform(1, 0, 0, 1, 0, 0)
+  g.clearRect(0, 0, cw, ch)
+  const k = cw / width
+  g.setTransform(k, 0, 0, ch / height, 0, 0)
+  const ks = k / (dpr * cap) // canvas px per image px, in screen px: lines stay 2 px on screen
+  for (const a of shapes) {
+    if (isBox(a) || a.type === 'class') continue
+    drawShape(g, a, ks, { ...opts, selected: a === opts.selected })
+  }
+  opts.after?.(g, ks)
+  return g
+}
+
+// ShapeLayer is the canvas over an image (its parent is the image's size)
+// that draws shapes; skeletonOf(label) gives a keypoints label's declared
+// {keypoints, skeleton} or nothing (points are then drawn alone).
+export function ShapeLayer({ shapes, width, height, skeletonOf, opacity, testid = 'shape-layer' }) {
+  const ref = useRef()
+  useLayoutEffect(() => {
+    if (ref.current && width && height) paint(ref.current, shapes, width, height, { skeletonOf, opacity })
+  })
+  const n = shapes.filter((a) => !isBox(a) && a.type !== 'class').length
+  if (!n) return null
+  return <canvas ref={ref} class="shape-layer" data-testid={testid} data-shapes={n} />
+}
