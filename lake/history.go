@@ -2,10 +2,13 @@ package lake
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/framelake/framelake/errs"
@@ -48,13 +51,19 @@ type Change struct {
 	Added     []json.RawMessage `json:"added"`
 }
 
-// shapeJSONs is each box's JSON without its id, time or row details: what
-// a shape is, so equal shapes compare equal.
+// shapeJSONs is each box's JSON without its id, frame, source or operation
+// (the change's row says those), keys sorted: what a shape is, so equal
+// shapes compare equal and a patch (patch.go) rebuilds the same text.
 func shapeJSONs(boxes []Box) []string {
 	out := make([]string, len(boxes))
 	for i, b := range boxes {
-		b.ID, b.FileSeq, b.Source, b.Operation = "", 0, "", ""
 		j, _ := json.Marshal(b)
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(j, &m) // just marshalled
+		for _, k := range []string{"id", "frame", "source", "operation"} {
+			delete(m, k)
+		}
+		j, _ = json.Marshal(m) // map keys come out sorted
 		out[i] = string(j)
 	}
 	slices.Sort(out)
@@ -97,13 +106,25 @@ func recordChange(ctx context.Context, tx *sql.Tx, fileSeq int64, frame int, ope
 		base = jsonList(before)
 	}
 	a := ActorOf(ctx)
+	hashes := make([]string, len(removed))
+	for i, r := range removed {
+		hashes[i] = strconv.Quote(shapeHash(r))
+	}
+	added = asPatches(removed, added)
 	_, err := tx.ExecContext(ctx, `INSERT INTO frame_change (id, file_seq, frame, operation, at, who, via, base, removed, added)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id.New("chg"), fileSeq, frame, operation, millis(time.Now()), a.Who, a.Via,
-		base, jsonList(removed), jsonList(added))
+		base, jsonList(hashes), jsonList(added))
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
 	return nil
+}
+
+// shapeHash names a shape by its JSON: a removed shape was in the version
+// before, so the change keeps its name (16 hex digits), not the shape again.
+func shapeHash(shapeJSON string) string {
+	h := sha256.Sum256([]byte(shapeJSON))
+	return hex.EncodeToString(h[:8])
 }
 
 func jsonList(items []string) string {
@@ -132,7 +153,7 @@ type HistoryQuery struct {
 
 // History lists changes of frames' shapes.
 func (l *Lake) History(ctx context.Context, q HistoryQuery) ([]Change, error) {
-	sqlText := `SELECT c.id, f.unique_name, c.frame, c.operation, c.at, c.who, c.via, c.removed, c.added
+	sqlText := `SELECT c.seq, c.file_seq, c.id, f.unique_name, c.frame, c.operation, c.at, c.who, c.via
 		FROM frame_change c JOIN file f ON f.seq = c.file_seq WHERE 1 = 1`
 	var args []any
 	if q.UniqueName != "" {
@@ -164,24 +185,51 @@ func (l *Lake) History(ctx context.Context, q HistoryQuery) ([]Change, error) {
 		limit = 100
 	}
 	out := []Change{}
+	var keys []chainKey
+	var seqs []int64
 	err := l.scanRows(ctx, sqlText+` ORDER BY c.seq DESC LIMIT ?`, append(args, min(limit, 1000)), func(rows *sql.Rows) error {
 		var c Change
-		var at int64
-		var removed, added string
-		if err := rows.Scan(&c.ID, &c.File, &c.Frame, &c.Operation, &at, &c.Who, &c.Via, &removed, &added); err != nil {
+		var at, seq int64
+		var k chainKey
+		if err := rows.Scan(&seq, &k.fileSeq, &c.ID, &c.File, &c.Frame, &c.Operation, &at, &c.Who, &c.Via); err != nil {
 			return err
 		}
+		k.frame, k.operation = c.Frame, c.Operation
 		c.At = fromMillis(at)
-		if err := json.Unmarshal([]byte(removed), &c.Removed); err != nil {
-			return err
-		}
-		if err := json.Unmarshal([]byte(added), &c.Added); err != nil {
-			return err
-		}
-		out = append(out, c)
+		c.Removed, c.Added = []json.RawMessage{}, []json.RawMessage{}
+		out, keys, seqs = append(out, c), append(keys, k), append(seqs, seq)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	// A change keeps the names of the shapes it removed and may keep what it
+	// added as patches of them: the shapes come from replaying their frame's
+	// chain up to it.
+	latest := map[chainKey]int64{}
+	for i, k := range keys {
+		latest[k] = max(latest[k], seqs[i])
+	}
+	at := map[int64]int{}
+	for i, seq := range seqs {
+		at[seq] = i
+	}
+	for k, upTo := range latest {
+		err := l.replay(ctx, k, upTo, func(seq int64, _, removed, added []string) {
+			if i, ok := at[seq]; ok {
+				for _, r := range removed {
+					out[i].Removed = append(out[i].Removed, json.RawMessage(r))
+				}
+				for _, a := range added {
+					out[i].Added = append(out[i].Added, json.RawMessage(a))
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // FrameVersion is a frame's shapes from one operation as they were right
@@ -199,30 +247,53 @@ func (l *Lake) FrameVersion(ctx context.Context, changeID string) ([]json.RawMes
 		return nil, err
 	}
 	var shapes []string
-	err := l.scanRows(ctx, `SELECT base, removed, added FROM frame_change WHERE file_seq = ? AND frame = ? AND operation = ?
-		AND seq <= ? ORDER BY seq`, []any{fileSeq, frame, op, seq}, func(rows *sql.Rows) error {
+	err := l.replay(ctx, chainKey{fileSeq, frame, op}, seq, func(_ int64, after, _, _ []string) { shapes = after })
+	out := make([]json.RawMessage, len(shapes))
+	for i, sh := range shapes {
+		out[i] = json.RawMessage(sh)
+	}
+	return out, err
+}
+
+// chainKey names one frame's shapes of one operation: a chain of changes.
+type chainKey struct {
+	fileSeq   int64
+	frame     int
+	operation string
+}
+
+// replay walks a chain of changes up to seq (inclusive), handing each
+// change's seq, the shapes after it, and the shapes it removed and added.
+func (l *Lake) replay(ctx context.Context, k chainKey, upTo int64, each func(seq int64, after, removed, added []string)) error {
+	var shapes []string
+	return l.scanRows(ctx, `SELECT seq, base, removed, added FROM frame_change WHERE file_seq = ? AND frame = ?
+		AND operation = ? AND seq <= ? ORDER BY seq`, []any{k.fileSeq, k.frame, k.operation, upTo}, func(rows *sql.Rows) error {
+		var seq int64
 		var base sql.NullString
 		var removed, added string
-		if err := rows.Scan(&base, &removed, &added); err != nil {
+		if err := rows.Scan(&seq, &base, &removed, &added); err != nil {
 			return err
 		}
 		if base.Valid {
 			shapes = rawStrings(base.String)
 		}
-		r, a := rawStrings(removed), rawStrings(added)
-		for _, x := range r {
-			if i := slices.Index(shapes, x); i >= 0 {
+		var hashes []string
+		_ = json.Unmarshal([]byte(removed), &hashes) // the column is checked JSON
+		var gone []string
+		for _, h := range hashes {
+			if i := slices.IndexFunc(shapes, func(sh string) bool { return shapeHash(sh) == h }); i >= 0 {
+				gone = append(gone, shapes[i])
 				shapes = slices.Delete(shapes, i, i+1)
 			}
 		}
-		shapes = append(shapes, a...)
+		var put []string
+		for _, a := range rawStrings(added) {
+			put = append(put, unpatch(a, gone))
+		}
+		shapes = append(shapes, put...)
+		each(seq, slices.Clone(shapes), gone, put)
 		return nil
 	})
-	out := make([]json.RawMessage, len(shapes))
-	for i, s := range shapes {
-		out[i] = json.RawMessage(s)
-	}
-	return out, err
 }
 
 func rawStrings(list string) []string {

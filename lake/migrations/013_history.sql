@@ -2,9 +2,11 @@
 -- when, through what, and what changed.
 --
 -- A frame's first change keeps the shapes before it whole (base); every
--- change keeps only the shapes it removed and added (a multiset diff of the
--- shapes' JSON), so a session of small edits costs little beside the frame's
--- own rows. Any version is the base with the diffs up to it replayed.
+-- change names the shapes it removed (the first 8 bytes of their JSON's
+-- SHA-256, in hex: they were in the version before) and keeps those it
+-- added, each as JSON or, when shorter, as a patch of a removed shape
+-- ({"of": hash, "set": {...}, "unset": [...]}: a moved box is its new x).
+-- Any version is the base with the changes up to it replayed.
 -- shapes are those of one operation (a project) on one frame of a file.
 
 CREATE TABLE frame_change (
@@ -17,7 +19,7 @@ CREATE TABLE frame_change (
     who       TEXT    NOT NULL,
     via       TEXT    NOT NULL,
     base      TEXT    CHECK (base IS NULL OR json_valid(base)),
-    removed   TEXT    NOT NULL CHECK (json_valid(removed)),
+    removed   TEXT    NOT NULL CHECK (json_valid(removed)), -- ["<hash>", ...]
     added     TEXT    NOT NULL CHECK (json_valid(added))
 ) STRICT;
 
