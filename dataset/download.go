@@ -95,7 +95,7 @@ func (d *Download) Write(ctx context.Context, w io.Writer, includeMedia bool) er
 		}
 	}
 	return export.Write(ctx, w, d.Format, export.Dataset{Name: d.Version.Dataset, Version: d.Version.VersionNo,
-		Labels: labels}, next, includeMedia)
+		Labels: labels, Skeletons: d.s.opt.Skeletons}, next, includeMedia)
 }
 
 // frames returns the iterator export.Write pulls frames from. It fails, rather
