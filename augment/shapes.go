@@ -190,13 +190,15 @@ func (p *plane) turn(quarter int) *plane {
 	return out
 }
 
-// crop is the part of the plane under r.
+// crop is the part of the plane under the w x h window at (x0, y0), made
+// in place: column x of the window moves down the array to x*h, never past
+// where it is read from (h <= p.h), so no new memory is touched.
 func (p *plane) crop(x0, y0, w, h int) *plane {
-	out := &plane{w: w, h: h, bits: make([]byte, w*h)}
 	for x := range w {
-		copy(out.bits[x*h:(x+1)*h], p.bits[(x0+x)*p.h+y0:])
+		copy(p.bits[x*h:(x+1)*h], p.bits[(x0+x)*p.h+y0:])
 	}
-	return out
+	p.w, p.h, p.bits = w, h, p.bits[:w*h]
+	return p
 }
 
 // affine warps the plane through m onto a canvas of its size, nearest
@@ -240,14 +242,11 @@ func (p *plane) bounds() (shape.Rect, bool) {
 	x0, y0, x1, y1 := p.w, p.h, -1, -1
 	for x := range p.w {
 		col := p.bits[x*p.h : (x+1)*p.h]
-		first := slices.Index(col, 1)
+		first := bytes.IndexByte(col, 1)
 		if first < 0 {
 			continue
 		}
-		last := len(col) - 1
-		for col[last] == 0 {
-			last--
-		}
+		last := bytes.LastIndexByte(col, 1)
 		x0, x1 = min(x0, x), max(x1, x)
 		y0, y1 = min(y0, first), max(y1, last)
 	}

@@ -75,3 +75,39 @@ func BenchmarkShapes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkShapeMoves is the shapes' part of BenchmarkShapes alone: the
+// same steps applied to the 20 polygons and 5 masks with no image, so the
+// cost of shapes can be set against the image work on a busy machine.
+//
+//	go test ./augment -bench ShapeMoves -run '^$' -count 3
+func BenchmarkShapeMoves(b *testing.B) {
+	shapes, _ := benchShapes()
+	for _, ch := range benchChains {
+		b.Run(ch.name, func(b *testing.B) {
+			for b.Loop() {
+				c, err := newChain(shapes, 1920, 1080, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				w, h := 1920, 1080
+				for _, st := range ch.steps {
+					switch st.Type {
+					case FlipImage:
+						moveFlip(c.boxes, st.Property == FlipVertical, w, h)
+					case ImageRotation:
+						moveAffine(c.boxes, rotation(st.Value, w, h))
+						c.boxes = clip(c.boxes, w, h, c.minVisible)
+					case Crop:
+						r := cropRect(w, h, st.Value, st.X, st.Y)
+						c.cropBoxes(r)
+						w, h = r.W, r.H
+					}
+				}
+				if out := c.output("jpeg", w, h, ch.steps, nil); len(out.Boxes) == 0 {
+					b.Fatal("no shapes left")
+				}
+			}
+		})
+	}
+}
