@@ -35,7 +35,11 @@ type assistServer struct {
 func startAssistServer(t testing.TB, modelsDir string) *assistServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := appliance.Open(ctx, appliance.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", JobWorkers: -1,
+	workers := -1 // no job queue, and then no defaults either
+	if modelsDir != "" {
+		workers = 1
+	}
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", JobWorkers: workers,
 		ModelsDir: modelsDir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,9 @@ of definite foreground (positive) or background (negative) as a seed. GrabCut's 
 global to the crop, so the result is cleaned like an annotator would: the connected parts that
 touch a positive click (or else the largest one) are kept and holes are filled. The mask is then
 scaled back with linear interpolation so its edge is not a staircase of WORK_SIDE's pixels.
+When a box alone leaves GrabCut with less than MIN_FILL of the box, the answer is the box's
+inscribed ellipse instead (score 0.1), a better first guess for objects whose colours do not
+separate from their surroundings.
 """
 from __future__ import annotations
 
@@ -27,11 +30,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-WORK_SIDE = int(os.environ.get("FRAMELAKE_GRABCUT_SIDE") or 240)  # crop's longest side for GrabCut
-ITERATIONS = 5                                                    # GrabCut's EM rounds
+WORK_SIDE = int(os.environ.get("FRAMELAKE_GRABCUT_SIDE") or 200)  # crop's longest side for GrabCut
+ITERATIONS = 4                                                    # GrabCut's EM rounds
 MARGIN = 0.15                  # context around the box, as a fraction of its sides (background samples)
 POINT_ONLY_SIDE = 0.25         # no box: a square of this fraction of the image around the positive clicks
 SEED_RADIUS = 0.03             # a click's seed disk, as a fraction of the crop's longest side
+MIN_FILL = 0.3                 # box alone: GrabCut keeping less of the box than this falls back to the ellipse
 
 
 class GrabCut:
@@ -43,6 +47,7 @@ class GrabCut:
     def segment(self, img: np.ndarray, box: Optional[List[float]], points: List[Tuple[float, float, int]]
                 ) -> Tuple[np.ndarray, float]:
         h, w = img.shape[:2]
+        drawn = box is not None
         if box is None:
             box = box_around([(x, y) for x, y, lab in points if lab == 1], w, h)
         x1, y1, x2, y2 = clamp_box(box, w, h)
@@ -59,22 +64,32 @@ class GrabCut:
         bx2, by2 = max(bx1 + 1, int(round((x2 - cx1) * s))), max(by1 + 1, int(round((y2 - cy1) * s)))
         seed[by1:by2, bx1:bx2] = cv2.GC_PR_FGD
         r = max(2, int(round(SEED_RADIUS * max(sh, sw))))
-        inside = []
+        inside, outside = [], []
         for x, y, lab in points:
             px, py = int(round((x - cx1) * s)), int(round((y - cy1) * s))
             if 0 <= px < sw and 0 <= py < sh:
                 cv2.circle(seed, (px, py), r, cv2.GC_FGD if lab == 1 else cv2.GC_BGD, -1)
-                if lab == 1:
-                    inside.append((px, py))
+                (inside if lab == 1 else outside).append((px, py))
         fg = grabcut(small, seed, self.iterations)
         raw = int(fg.sum())
-        fg = clean(fg, inside)
+        fg = clean(fg, inside, outside)
         score = float(fg.sum()) / raw if raw else 0.0  # how much of GrabCut's answer survived cleaning
+        if not points and fg.sum() < MIN_FILL * (bx2 - bx1) * (by2 - by1):
+            # Colours did not separate (thin or cluttered objects: chairs, occluded people). An
+            # object touches every side of its box, so the box's inscribed ellipse is the better
+            # first guess (measured: models/bench_segmentation.py); clicks then go to GrabCut.
+            fg = np.zeros((sh, sw), np.uint8)
+            cv2.ellipse(fg, (((bx1 + bx2) / 2, (by1 + by2) / 2), (bx2 - bx1, by2 - by1), 0.0), 1, -1)
+            fg, score = fg.astype(bool), 0.1
         if s < 1:
             fg = cv2.resize(fg.astype(np.float32), (crop.shape[1], crop.shape[0]),
                             interpolation=cv2.INTER_LINEAR) >= 0.5
         mask = np.zeros((h, w), bool)
         mask[cy1:cy2, cx1:cx2] = fg
+        if drawn:  # the scaled-back edge may bleed a pixel past the box the user drew
+            keep = np.zeros((h, w), bool)
+            keep[int(np.floor(y1)):int(np.ceil(y2)), int(np.floor(x1)):int(np.ceil(x2))] = True
+            mask &= keep
         return mask, min(1.0, score)
 
 
@@ -94,8 +109,9 @@ def grabcut(small: np.ndarray, seed: np.ndarray, iterations: int) -> np.ndarray:
     return (seed == cv2.GC_FGD) | (seed == cv2.GC_PR_FGD)
 
 
-def clean(fg: np.ndarray, inside: List[Tuple[int, int]]) -> np.ndarray:
-    """Keep the parts touching a positive click (else the largest), fill their holes."""
+def clean(fg: np.ndarray, inside: List[Tuple[int, int]], outside: List[Tuple[int, int]] = ()) -> np.ndarray:
+    """Keep the parts touching a positive click (else the largest), fill their holes except
+    those holding a negative click (the annotator's way of saying: this is a hole)."""
     n, lab, stats, _ = cv2.connectedComponentsWithStats(fg.astype(np.uint8), connectivity=8)
     if n <= 1:
         return fg
@@ -107,7 +123,12 @@ def clean(fg: np.ndarray, inside: List[Tuple[int, int]]) -> np.ndarray:
     pad = np.pad(~out, 1, constant_values=True).astype(np.uint8)
     ff = np.zeros((pad.shape[0] + 2, pad.shape[1] + 2), np.uint8)
     cv2.floodFill(pad, ff, (0, 0), 2)
-    return out | (pad[1:-1, 1:-1] == 1)
+    holes = pad[1:-1, 1:-1] == 1
+    if outside and holes.any():
+        _, hl = cv2.connectedComponents(holes.astype(np.uint8), connectivity=4)
+        marked = {int(hl[y, x]) for x, y in outside if hl[y, x] > 0}
+        holes &= ~np.isin(hl, list(marked))
+    return out | holes
 
 
 def clamp_box(box: List[float], w: int, h: int) -> Tuple[float, float, float, float]:

