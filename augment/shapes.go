@@ -1,7 +1,6 @@
 package augment
 
 import (
-	"bytes"
 	"math"
 	"slices"
 
@@ -11,10 +10,8 @@ import (
 
 // A shape (Box.Geometry: polygon, polyline, keypoints, mask) moves with the
 // pixels as its box's corners do: every vertex goes through the same map.
-// A mask is decoded once per chain to a bit plane (column-major, as COCO's
-// RLE), moved with the image and encoded again at the end; each step on it
-// is one pass over its pixels, where moving runs would split them at every
-// column anyway.
+// A mask is decoded once per chain to a bit plane (plane.go), moved with
+// the image and encoded again at the end.
 
 // isShape reports whether b carries a shape that moves vertex by vertex
 // (or pixel by pixel) rather than as a rectangle.
@@ -36,13 +33,6 @@ func checkShape(i int, b Box) error {
 		return errs.Invalid("boxes", "box %d: %v", i, err)
 	}
 	return nil
-}
-
-// plane is a mask on its way through a chain: Height×Width bytes of 0 and
-// 1, column-major.
-type plane struct {
-	w, h int
-	bits []byte
 }
 
 // startShape copies b's shape for one chain (the caller's stays as it is)
@@ -146,170 +136,6 @@ func (t *tracked) turnShape(quarter, w, h int) {
 	if t.mask != nil {
 		t.mask = t.mask.turn(quarter)
 	}
-}
-
-// flip mirrors the plane in place.
-func (p *plane) flip(vertical bool) {
-	if vertical {
-		for x := range p.w {
-			slices.Reverse(p.bits[x*p.h : (x+1)*p.h])
-		}
-		return
-	}
-	tmp := make([]byte, p.h)
-	for x := range p.w / 2 {
-		a, b := p.bits[x*p.h:(x+1)*p.h], p.bits[(p.w-1-x)*p.h:(p.w-x)*p.h]
-		copy(tmp, a)
-		copy(a, b)
-		copy(b, tmp)
-	}
-}
-
-// turn is the plane turned clockwise by quarter * 90°; pixel (x, y) goes
-// where the image's does.
-func (p *plane) turn(quarter int) *plane {
-	if quarter == 2 { // column-major, a half turn reverses the whole array
-		slices.Reverse(p.bits)
-		return p
-	}
-	W, H := p.w, p.h
-	out := &plane{w: H, h: W, bits: make([]byte, len(p.bits))}
-	for x := range W {
-		col := p.bits[x*H : (x+1)*H]
-		for y, v := range col {
-			if v == 0 {
-				continue
-			}
-			if quarter == 1 { // (x, y) -> (H-1-y, x)
-				out.bits[(H-1-y)*W+x] = 1
-			} else { // (x, y) -> (y, W-1-x)
-				out.bits[y*W+W-1-x] = 1
-			}
-		}
-	}
-	return out
-}
-
-// crop is the part of the plane under the w x h window at (x0, y0), made
-// in place: column x of the window moves down the array to x*h, never past
-// where it is read from (h <= p.h), so no new memory is touched.
-func (p *plane) crop(x0, y0, w, h int) *plane {
-	for x := range w {
-		copy(p.bits[x*h:(x+1)*h], p.bits[(x0+x)*p.h+y0:])
-	}
-	p.w, p.h, p.bits = w, h, p.bits[:w*h]
-	return p
-}
-
-// affine warps the plane through m onto a canvas of its size, nearest
-// neighbour: each output pixel takes the bit under its centre mapped back
-// through m's inverse, the map the image's bilinear warp samples with.
-// Only output pixels within the moved mask's box are visited.
-func (p *plane) affine(m affine2) *plane {
-	out := &plane{w: p.w, h: p.h, bits: make([]byte, len(p.bits))}
-	b, ok := p.bounds()
-	if !ok {
-		return out
-	}
-	xs, ys := [4]float64{}, [4]float64{}
-	xs[0], ys[0] = m.apply(b.X, b.Y)
-	xs[1], ys[1] = m.apply(b.X+b.W, b.Y)
-	xs[2], ys[2] = m.apply(b.X, b.Y+b.H)
-	xs[3], ys[3] = m.apply(b.X+b.W, b.Y+b.H)
-	fx0, fx1 := minmax(xs)
-	fy0, fy1 := minmax(ys)
-	x0, x1 := max(0, int(math.Floor(fx0))-1), min(p.w, int(math.Ceil(fx1))+1)
-	y0, y1 := max(0, int(math.Floor(fy0))-1), min(p.h, int(math.Ceil(fy1))+1)
-	det := m.a*m.d - m.b*m.c
-	ia, ib, ic, id := m.d/det, -m.b/det, -m.c/det, m.a/det
-	for X := x0; X < x1; X++ {
-		dx := float64(X) + 0.5 - m.cx
-		col := out.bits[X*p.h : (X+1)*p.h]
-		for Y := y0; Y < y1; Y++ {
-			dy := float64(Y) + 0.5 - m.cy
-			sx := math.Floor(ia*dx + ib*dy + m.cx)
-			sy := math.Floor(ic*dx + id*dy + m.cy)
-			if sx >= 0 && sy >= 0 && sx < float64(p.w) && sy < float64(p.h) {
-				col[Y] = p.bits[int(sx)*p.h+int(sy)]
-			}
-		}
-	}
-	return out
-}
-
-// bounds is the box of the set pixels, false when none is.
-func (p *plane) bounds() (shape.Rect, bool) {
-	x0, y0, x1, y1 := p.w, p.h, -1, -1
-	for x := range p.w {
-		col := p.bits[x*p.h : (x+1)*p.h]
-		first := bytes.IndexByte(col, 1)
-		if first < 0 {
-			continue
-		}
-		last := bytes.LastIndexByte(col, 1)
-		x0, x1 = min(x0, x), max(x1, x)
-		y0, y1 = min(y0, first), max(y1, last)
-	}
-	if x1 < 0 {
-		return shape.Rect{}, false
-	}
-	return shape.Rect{X: float64(x0), Y: float64(y0), W: float64(x1 - x0 + 1), H: float64(y1 - y0 + 1)}, true
-}
-
-// decodePlane is r's pixels: only its set runs are written, into memory
-// that starts zeroed (RLE.Decode writes every pixel one by one).
-func decodePlane(r shape.RLE) *plane {
-	p := &plane{w: r.Width, h: r.Height, bits: make([]byte, r.Width*r.Height)}
-	at := 0
-	for i, c := range r.Counts {
-		if i%2 == 1 {
-			run := p.bits[at : at+int(c)]
-			for k := range run {
-				run[k] = 1
-			}
-		}
-		at += int(c)
-	}
-	return p
-}
-
-// encode is the plane as an RLE. Runs are found with bytes.IndexByte,
-// which skips a mask's long empty stretches many bytes at a time.
-func (p *plane) encode() shape.RLE {
-	r := shape.RLE{Height: p.h, Width: p.w}
-	rest, want := p.bits, byte(1)
-	for len(rest) > 0 {
-		n := bytes.IndexByte(rest, want)
-		if n < 0 {
-			n = len(rest)
-		}
-		r.Counts = append(r.Counts, uint32(n))
-		rest, want = rest[n:], want^1
-	}
-	if len(r.Counts) == 0 {
-		r.Counts = []uint32{0}
-	}
-	return r
-}
-
-// area counts the set pixels, run by run as encode finds them.
-func (p *plane) area() float64 {
-	n := 0
-	rest := p.bits
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, 1)
-		if i < 0 {
-			break
-		}
-		rest = rest[i:]
-		j := bytes.IndexByte(rest, 0)
-		if j < 0 {
-			j = len(rest)
-		}
-		n += j
-		rest = rest[j:]
-	}
-	return float64(n)
 }
 
 // clipShape cuts t's shape to the w x h image and multiplies its visible
