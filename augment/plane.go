@@ -133,16 +133,18 @@ func (p *plane) affine(m affine2) *plane {
 	out.bits = make([]byte, out.w*out.h)
 	det := m.a*m.d - m.b*m.c
 	ia, ib, ic, id := m.d/det, -m.b/det, -m.c/det, m.a/det
+	dy0 := float64(y0) + 0.5 - m.cy
 	for X := x0; X < x1; X++ {
 		dx := float64(X) + 0.5 - m.cx
 		col := out.bits[(X-x0)*out.h : (X-x0+1)*out.h]
-		for Y := y0; Y < y1; Y++ {
-			dy := float64(Y) + 0.5 - m.cy
-			sx := math.Floor(ia*dx+ib*dy+m.cx) - fx0
-			sy := math.Floor(ic*dx+id*dy+m.cy) - fy0
+		// The source point, in the window's coordinates, steps by (ib, id)
+		// a row; at or above 0 truncation is the floor.
+		sx, sy := ia*dx+ib*dy0+m.cx-fx0, ic*dx+id*dy0+m.cy-fy0
+		for i := range col {
 			if sx >= 0 && sy >= 0 && sx < fw && sy < fh {
-				col[Y-y0] = p.bits[int(sx)*p.h+int(sy)]
+				col[i] = p.bits[int(sx)*p.h+int(sy)]
 			}
+			sx, sy = sx+ib, sy+id
 		}
 	}
 	return out
