@@ -1,8 +1,12 @@
 package appliance_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -93,7 +97,8 @@ func TestShapesInDatasets(t *testing.T) {
 	if err != nil || len(res.Stored) != 2 {
 		t.Fatalf("upload %+v %v", res, err)
 	}
-	poly := lake.Box{Label: "car", Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{{10, 10, 30, 10, 30, 30}}}}
+	poly := lake.Box{Label: "car", Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{{10, 10, 30, 10, 30, 30}}},
+		Attributes: json.RawMessage(`{"occluded": true, "color": "red"}`)}
 	night := lake.Box{Label: "night", Geometry: shape.Geometry{Type: shape.Class}}
 	if _, err := e.a.Lake.SetHumanBoxes(ctx, "import:s", []lake.FileBoxes{
 		{UniqueName: res.Stored[0].UniqueName, Boxes: []lake.Box{poly, night}},
@@ -135,5 +140,21 @@ func TestShapesInDatasets(t *testing.T) {
 	v := groups[0].VersionList[0]
 	if v.Stats.Shapes["box"] != 1 || v.Stats.Shapes["polygon"] != 1 || len(v.Stats.Shapes) != 2 {
 		t.Errorf("stats shapes %v", v.Stats.Shapes)
+	}
+	// The polygon's attributes reach the export: CVAT's occluded flag and
+	// its <attribute> elements.
+	dir, err := e.read.DownloadDataset(ctx, b.VersionID, "CVAT", t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xml []byte
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "annotations.xml" {
+			xml, err = os.ReadFile(p)
+		}
+		return err
+	})
+	if !bytes.Contains(xml, []byte(`occluded="1"`)) || !bytes.Contains(xml, []byte(`<attribute name="color">red</attribute>`)) {
+		t.Errorf("the CVAT export lost the polygon's attributes:\n%s", xml)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -343,6 +344,9 @@ func (s *Service) boxes(ctx context.Context, b *buildState, chunk []planned) (ma
 			if x.Type != shape.Box { // a box is stored as versions always stored it, without a type
 				b.Geometry = x.Geometry
 			}
+			if a := bytes.TrimSpace(x.Attributes); len(a) > 0 && string(a) != "{}" {
+				b.Attributes = x.Attributes
+			}
 			out[x.FileSeq] = append(out[x.FileSeq], b)
 		}
 	}
@@ -359,7 +363,9 @@ func (s *Service) augmentFrame(ctx context.Context, b *buildState, p planned, bo
 	}
 	in := make([]augment.Box, len(boxes))
 	for i, x := range boxes {
-		in[i] = augment.Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H, Geometry: x.Geometry}
+		// The index as ID: augmentation drops some boxes, and the ones it keeps
+		// take their attributes back by it.
+		in[i] = augment.Box{ID: strconv.Itoa(i), Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H, Geometry: x.Geometry}
 	}
 	skels, err := s.skeletons(ctx, b, boxes)
 	if err != nil {
@@ -394,6 +400,9 @@ func (s *Service) augmentFrame(ctx context.Context, b *buildState, p planned, bo
 		moved := make([]Box, len(o.Boxes))
 		for j, x := range o.Boxes {
 			moved[j] = Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H, Geometry: x.Geometry}
+			if k, err := strconv.Atoi(x.ID); err == nil && k < len(boxes) {
+				moved[j].Attributes = boxes[k].Attributes
+			}
 		}
 		rows = append(rows, itemRow{uniqueName: fmt.Sprintf("%s-aug%d", f.UniqueName, i+1),
 			name: fmt.Sprintf("%s-aug%d.%s", stem, i+1, ext), fileSeq: f.Seq(), split: p.split,

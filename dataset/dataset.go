@@ -278,6 +278,9 @@ type Box struct {
 	W     float64 `json:"w"`
 	H     float64 `json:"h"`
 	shape.Geometry
+	// Attributes are the annotation's (occluded, iscrowd, a color ...), as
+	// its JSON object; omitted when it has none, as versions before them.
+	Attributes json.RawMessage `json:"attributes,omitempty"`
 }
 
 // Frame is one item of a version: a lake image or an augmented one.

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -153,6 +154,9 @@ func (s *Service) exportFrame(ctx context.Context, f Frame, classes map[string]i
 	boxes := make([]export.Box, len(f.Boxes))
 	for i, b := range f.Boxes {
 		boxes[i] = export.Box{Label: b.Label, ClassID: classes[b.Label], X: b.X, Y: b.Y, W: b.W, H: b.H, Geometry: b.Geometry}
+		if len(b.Attributes) > 0 {
+			_ = json.Unmarshal(b.Attributes, &boxes[i].Attributes) // stored from a checked JSON object
+		}
 	}
 	store, blob, ext := s.lake.Store(), f.blob, f.Ext
 	return export.Frame{UniqueName: f.UniqueName, Name: f.Name, Ext: f.Ext, Split: f.Split, Augmented: f.Augmented,
