@@ -1,6 +1,6 @@
 import { newKey } from './frameio.js'
 import { encodeBits, maskBits } from './rle.js'
-import { COLORS, drawKeypoints, forgetMask, isBox, maskCanvas, paint } from './shapes.jsx'
+import { colorOf, decodeTime, drawKeypoints, forgetMask, isBox, maskPath, paint } from './shapes.jsx'
 
 // ShapeEditor draws and edits the workspace's shapes other than boxes on the
 // frame's canvas (canvas.jsx owns boxes, which are DOM elements). It is
@@ -55,6 +55,7 @@ export class ShapeEditor {
     const c = canvas()
     if (!c || !frame) return
     const t0 = performance.now()
+    const dec0 = decodeTime.ms
     const d = this.drag
     let shown = shapes.map((a, i) => (d?.i === i && d.shape ? d.shape : a))
     if (hidden) shown = shown.filter((a) => !hidden(a))
@@ -67,6 +68,7 @@ export class ShapeEditor {
     c.dataset.frame = frame.uniqueName
     c.dataset.shapes = shown.filter((a) => !isBox(a) && a.type !== 'class').length
     c.dataset.drawMs = this.lastDrawMs.toFixed(2)
+    c.dataset.decodeMs = (decodeTime.ms - dec0).toFixed(2)
   }
 
   overlay(g, k, s) {
@@ -90,7 +92,7 @@ export class ShapeEditor {
     }
     const dr = this.draft
     if (!dr) return
-    const color = COLORS.human
+    const color = colorOf({ label: this.p.label })
     if (dr.type === 'keypoints') {
       drawKeypoints(g, dr.kps, this.p.skeletonOf?.(this.p.label), k, color, true)
       return
@@ -324,7 +326,7 @@ export class ShapeEditor {
     if (target == null && this.p.tool === 'eraser') return true
     const c = new OffscreenCanvas(frame.width, frame.height)
     const g = c.getContext('2d')
-    if (target != null) { const m = maskCanvas(s.mask, COLORS.human); g.drawImage(m, m.x, m.y) }
+    if (target != null) { g.fillStyle = colorOf(s); g.fill(maskPath(s.mask)) }
     this.paintCanvas = c
     this.drag = { mode: 'paint', target, last: p }
     this.stroke(p, p)
@@ -335,7 +337,7 @@ export class ShapeEditor {
   stroke(a, b) {
     const g = this.paintCanvas.getContext('2d')
     g.globalCompositeOperation = this.p.tool === 'eraser' ? 'destination-out' : 'source-over'
-    g.strokeStyle = g.fillStyle = COLORS.human
+    g.strokeStyle = g.fillStyle = colorOf({ label: this.p.label })
     g.lineWidth = this.p.brush * 2
     g.lineCap = 'round'
     g.beginPath()
@@ -353,9 +355,9 @@ export class ShapeEditor {
     for (let i = 0; i < bits.length; i++) if (data[i * 4 + 3] >= 128) { bits[i] = 1; any = true }
     this.paintCanvas = null
     const mask = encodeBits(bits, frame.width, frame.height)
-    maskCanvas(mask, COLORS.human) // decoded now, so the next frame draws it at once
+    maskPath(mask) // decoded now, so the next frame draws it at once
     if (d.target != null) {
-      forgetMask(shapes[d.target].mask, COLORS.human)
+      forgetMask(shapes[d.target].mask)
       if (!any) return this.p.onChange(shapes.filter((_, n) => n !== d.target))
       return this.p.onChange(shapes.map((a, n) => (n === d.target ? { ...a, mask } : a)), d.target)
     }

@@ -7,6 +7,7 @@ import { Attributes, Disagreements, FrameStrip, ModelRun, Suggestions, VideoTool
 import { useZoom } from './zoom.js'
 import { useFit } from './labels.js'
 import { ShapeEditor } from './draw.js'
+import { maskPath } from './shapes.jsx'
 import { HelpOverlay, ShapeTools, TOOL_KEYS, Visibility } from './wstools.jsx'
 import './workspace.css'
 
@@ -68,7 +69,10 @@ export function TaskWorkspace({ id, search, me }) {
     if (!f || ahead.current.has(f.uniqueName)) return
     const im = new Image()
     im.src = f.url
-    ahead.current.set(f.uniqueName, { state: loadFrame(ws.projectId, f.uniqueName), image: im.decode().catch(() => {}), im })
+    const state = loadFrame(ws.projectId, f.uniqueName)
+    // Its masks are decoded while the browser is idle, so opening it only draws them.
+    state.then((st) => requestIdleCallback(() => st.annotations.forEach((a) => { if (a.type === 'mask') try { maskPath(a.mask) } catch {} })), () => {})
+    ahead.current.set(f.uniqueName, { state, image: im.decode().catch(() => {}), im })
   }
   useEffect(() => {
     if (!cur) return
