@@ -50,6 +50,10 @@ var routeAccess = map[string]string{
 	"POST /api/v1/lake/files/:uniqueName/tracks/:number/propagate": "write",
 	"GET /api/v1/lake/files/:uniqueName/tracks/metrics":            "read",
 
+	// The workspace's assists write nothing but run a model: a write key, as the workspace.
+	"POST /api/v1/assist/segment": "write",
+	"POST /api/v1/assist/polygon": "write",
+
 	"GET /api/v1/lake/history":                      "read",
 	"GET /api/v1/lake/history/:changeId/shapes":     "read",
 	"POST /api/v1/session":                          "sign-in",
