@@ -2,6 +2,10 @@ import { placeLabels } from './labels.js'
 import { ShapeLayer, isBox } from './shapes.jsx'
 
 // boxText is a box's label as drawn: its label, and a machine box's confidence.
+// A grid's list answer carries shapes' types and boxes, not their geometry:
+// those are drawn as their boxes.
+const hasGeometry = (b) => !!(b.polygon || b.mask || b.keypoints || b.points)
+
 export const boxText = (b) => b.label + (b.confidence != null ? ` ${b.confidence.toFixed(2)}` : '')
 
 // Boxes drawn over an image: the parent is exactly the image's size, so each
@@ -31,7 +35,7 @@ export function Boxes({ boxes, width, height, minConfidence = 0, fit }) {
       {shown.map((b, i) => (
           <div
             key={i}
-            class={'box ' + b.source + (isBox(b) ? '' : ' shape')}
+            class={'box ' + b.source + (isBox(b) || !hasGeometry(b) ? '' : ' shape')}
             data-testid="item-box"
             data-type={b.type ?? 'box'}
             data-label={b.label}

@@ -18,8 +18,20 @@ export function ItemView({ name }) {
 
   useEffect(() => {
     setError(null)
-    api('/lake/files/' + encodeURIComponent(name)).then(setItem, setError)
+    api('/lake/files/' + encodeURIComponent(name)).then(withShapes, setError)
   }, [name])
+
+  // The item answer carries each shape's type and box, not its geometry (a
+  // list of files stays small); a file with shapes to draw asks its
+  // annotations for them, and is shown meanwhile with their boxes.
+  const withShapes = (it) => {
+    setItem(it)
+    if (!it.boxes.some((b) => b.type && b.type !== 'box' && b.type !== 'class')) return
+    api('/lake/files/' + encodeURIComponent(it.uniqueName) + '/annotations').then((r) => {
+      if (r.annotationCount > r.annotations.length) return // more than a page: boxes it is
+      setItem((cur) => (cur?.uniqueName === it.uniqueName ? { ...cur, boxes: r.annotations } : cur))
+    }, () => {})
+  }
 
   useEffect(() => {
     const list = currentList()

@@ -150,10 +150,22 @@ export function paint(canvas, shapes, width, height, opts = {}) {
 // {keypoints, skeleton} or nothing (points are then drawn alone).
 export function ShapeLayer({ shapes, width, height, skeletonOf, opacity, testid = 'shape-layer' }) {
   const ref = useRef()
-  useLayoutEffect(() => {
-    if (ref.current && width && height) paint(ref.current, shapes, width, height, { skeletonOf, opacity })
-  })
+  const args = useRef()
+  args.current = { shapes, width, height, skeletonOf, opacity }
+  const draw = () => {
+    const a = args.current
+    if (ref.current && a.width && a.height) paint(ref.current, a.shapes, a.width, a.height, a)
+  }
+  useLayoutEffect(draw)
+  // The image's size may come after the shapes (its fit is measured once it
+  // is in the page) or change with the pane: the canvas is drawn again then.
   const n = shapes.filter((a) => !isBox(a) && a.type !== 'class').length
+  useLayoutEffect(() => {
+    if (!ref.current) return
+    const watch = new ResizeObserver(draw)
+    watch.observe(ref.current)
+    return () => watch.disconnect()
+  }, [n > 0])
   if (!n) return null
   return <canvas ref={ref} class="shape-layer" data-testid={testid} data-shapes={n} />
 }

@@ -95,6 +95,13 @@ try {
   await page.goto(`${BASE}/items/${encodeURIComponent(names[0])}`)
   await until(async () => (await byTest('shape-layer').getAttribute('data-shapes').catch(() => null)) === '4', 'item view shapes')
   check(await page.locator('[data-testid=item-classes]').textContent() === 'night', 'item view class chip')
+  // Drawn, not only counted: the polygon's fill and the mask's are on the canvas, the hole is not.
+  const layerAlpha = (x, y) => page.evaluate(([x, y]) => {
+    const c = document.querySelector('[data-testid=shape-layer]')
+    return c.getContext('2d').getImageData(Math.floor((x * c.width) / 640), Math.floor((y * c.height) / 480), 1, 1).data[3]
+  }, [x, y])
+  await until(async () => (await layerAlpha(60, 60)) > 0, 'item view polygon drawn')
+  check((await layerAlpha(450, 350)) > 0 && (await layerAlpha(150, 120)) === 0, 'item view mask drawn, hole empty')
   await shot('s2-item-view')
 
   // Frame 1: draw a polygon by clicks and Enter.
