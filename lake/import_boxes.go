@@ -128,17 +128,6 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 	for j := range fb.Boxes {
 		b := &fb.Boxes[j]
 		field := func() string { return fmt.Sprintf("files[%d].annotations[%d]", i, j) } // built only for an error
-		// The caller's box stays as given.
-		r := *b
-		sr, err := r.settle("", int(width.Int64), int(height.Int64), true)
-		if err != nil {
-			r = *b
-			_, err = r.settle(field(), int(width.Int64), int(height.Int64), true)
-			return false, err
-		}
-		if b.Frame < 0 || b.Frame >= max(int(frames.Int64), 1) {
-			return false, errs.Invalid(field(), "%s: frame %d is not a frame of the file", field(), b.Frame)
-		}
 		attrs, err := normalizeObject("attributes", b.Attributes)
 		if err != nil {
 			return false, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
@@ -146,6 +135,17 @@ func (st *boxStatements) set(ctx context.Context, operation string, i int, fb Fi
 		attrs, facts, err := takeFacts(attrs)
 		if err != nil {
 			return false, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
+		}
+		// The caller's box stays as given.
+		r := withImportArea(*b, facts.area)
+		sr, err := r.settle("", int(width.Int64), int(height.Int64), true)
+		if err != nil {
+			r = withImportArea(*b, facts.area)
+			_, err = r.settle(field(), int(width.Int64), int(height.Int64), true)
+			return false, err
+		}
+		if b.Frame < 0 || b.Frame >= max(int(frames.Int64), 1) {
+			return false, errs.Invalid(field(), "%s: frame %d is not a frame of the file", field(), b.Frame)
 		}
 		imageID = cmpOr(imageID, facts.imageID)
 		r.roundCoords()
@@ -246,15 +246,6 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 		}
 		for j, b := range bs {
 			field := func() string { return fmt.Sprintf("files[%d].annotations[%d]", i, j) } // built only for an error
-			given := b
-			sr, err := b.settle("", f.Width, f.Height, true)
-			if err != nil {
-				_, err = given.settle(field(), f.Width, f.Height, true)
-				return res, err
-			}
-			if b.Frame < 0 || b.Frame >= max(f.FrameCount, 1) {
-				return res, errs.Invalid(field(), "%s: frame %d is not a frame of the file", field(), b.Frame)
-			}
 			attrs, err := normalizeObject("attributes", b.Attributes)
 			var facts importFacts
 			if err == nil {
@@ -263,6 +254,16 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 			}
 			if err != nil {
 				return res, errs.Invalid(field()+".attributes", "%s.attributes: %v", field(), err)
+			}
+			b = withImportArea(b, facts.area)
+			given := b
+			sr, err := b.settle("", f.Width, f.Height, true)
+			if err != nil {
+				_, err = given.settle(field(), f.Width, f.Height, true)
+				return res, err
+			}
+			if b.Frame < 0 || b.Frame >= max(f.FrameCount, 1) {
+				return res, errs.Invalid(field(), "%s: frame %d is not a frame of the file", field(), b.Frame)
 			}
 			b.roundCoords()
 			frames[b.Frame] = true
@@ -428,6 +429,17 @@ func cmpOr(have, next *int64) *int64 {
 		return have
 	}
 	return next
+}
+
+// withImportArea gives b the area an import's file gave it (COCO's), which
+// settle then keeps instead of rasterising a polygon to measure it: the area
+// stored is the file's anyway (shapeArea), and measuring cost 13 µs a polygon.
+func withImportArea(b Box, area float64) Box {
+	b.Area = nil // an area is the lake's to measure: a client's "area" is not taken
+	if area > 0 {
+		b.Area = &area
+	}
+	return b
 }
 
 // nullArea stores no area as NULL.

@@ -55,7 +55,10 @@ func (b *Box) settle(field string, width, height int, keepBox bool) (shapeRow, e
 		b.X, b.Y, b.W, b.H, b.Area = 0, 0, float64(max(width, 1)), float64(max(height, 1)), nil
 	case shape.Polygon:
 		area := box.W * box.H
-		if width > 0 && height > 0 {
+		switch {
+		case keepBox && b.Area != nil && *b.Area > 0:
+			area = *b.Area // an import's file gave it (withImportArea)
+		case width > 0 && height > 0:
 			area = float64(shape.Rings(b.Polygon, height, width).Area())
 		}
 		b.setBox(box, area)
