@@ -5,16 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/evaluate"
-	"github.com/framelake/framelake/lake/benchlake"
 	"github.com/framelake/framelake/lake/shape"
 )
 
@@ -40,27 +34,7 @@ func BenchmarkEvaluateKeypoints20k(b *testing.B) {
 }
 
 func ensureKeypoints(ctx context.Context, dir string) error {
-	done := filepath.Join(dir, "keypoints-complete")
-	if _, err := os.Stat(done); err == nil {
-		return nil
-	}
-	os.RemoveAll(dir)
-	if err := benchlake.Ensure(ctx, dir, benchlake.Spec{Files: kpFiles, Labels: 1, Collections: 1}); err != nil {
-		return err
-	}
-	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: -1,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	r := rand.New(rand.NewPCG(7, 8))
-	for lo := 0; lo < kpFiles; lo += 2000 {
-		if err := insertPeople(ctx, a.Lake.DB().W, r, lo, min(kpFiles, lo+2000)); err != nil {
-			return err
-		}
-	}
-	return os.WriteFile(done, nil, 0o644)
+	return ensureShapes(ctx, dir, "keypoints-complete", kpFiles, 1, rand.NewPCG(7, 8), insertPeople)
 }
 
 // person is a person's 17 points spread over a box at (x, y) of w x h;

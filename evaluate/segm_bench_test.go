@@ -41,12 +41,20 @@ func BenchmarkEvaluateSegm20k(b *testing.B) {
 
 // ensureMasks makes the lake's files (benchlake) and then the masks.
 func ensureMasks(ctx context.Context, dir string) error {
-	done := filepath.Join(dir, "masks-complete")
+	return ensureShapes(ctx, dir, "masks-complete", segmFiles, 10, rand.NewPCG(5, 6), insertMasks)
+}
+
+// ensureShapes makes a bench lake of files files and labels labels in dir,
+// unless marker says it is made, and inserts its shapes 2,000 files at a
+// time with insert.
+func ensureShapes(ctx context.Context, dir, marker string, files, labels int, src rand.Source,
+	insert func(ctx context.Context, db *sql.DB, r *rand.Rand, lo, hi int) error) error {
+	done := filepath.Join(dir, marker)
 	if _, err := os.Stat(done); err == nil {
 		return nil
 	}
 	os.RemoveAll(dir)
-	if err := benchlake.Ensure(ctx, dir, benchlake.Spec{Files: segmFiles, Labels: 10, Collections: 1}); err != nil {
+	if err := benchlake.Ensure(ctx, dir, benchlake.Spec{Files: files, Labels: labels, Collections: 1}); err != nil {
 		return err
 	}
 	a, err := appliance.Open(ctx, appliance.Config{DataDir: dir, JobWorkers: -1,
@@ -55,9 +63,9 @@ func ensureMasks(ctx context.Context, dir string) error {
 		return err
 	}
 	defer a.Close()
-	r := rand.New(rand.NewPCG(5, 6))
-	for lo := 0; lo < segmFiles; lo += 2000 {
-		if err := insertMasks(ctx, a.Lake.DB().W, r, lo, min(segmFiles, lo+2000)); err != nil {
+	r := rand.New(src)
+	for lo := 0; lo < files; lo += 2000 {
+		if err := insert(ctx, a.Lake.DB().W, r, lo, min(files, lo+2000)); err != nil {
 			return err
 		}
 	}
