@@ -46,19 +46,26 @@ const tracksJSON = `[
    {"frame": 10, "type": "polygon", "polygon": [[20, 0, 30, 0, 30, 10, 20, 10]]}]}
 ]`
 
-// TestTracksInterpolate: a track stores its keyframes only; a frame between
-// two is interpolated when read, an outside span hides the object until the
-// next keyframe, and the track ends at its last keyframe.
-func TestTracksInterpolate(t *testing.T) {
-	ctx := context.Background()
+// trackedVideo is videoLake with tracksJSON's tracks set from operation.
+func trackedVideo(t *testing.T, operation string) (*lake.Lake, lake.File, []lake.Track) {
+	t.Helper()
 	l, v := videoLake(t)
 	var in []lake.Track
 	if err := json.Unmarshal([]byte(tracksJSON), &in); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetTracks(ctx, v.UniqueName, lake.Human, "import:mot", in); err != nil {
+	if err := l.SetTracks(context.Background(), v.UniqueName, lake.Human, operation, in); err != nil {
 		t.Fatal(err)
 	}
+	return l, v, in
+}
+
+// TestTracksInterpolate: a track stores its keyframes only; a frame between
+// two is interpolated when read, an outside span hides the object until the
+// next keyframe, and the track ends at its last keyframe.
+func TestTracksInterpolate(t *testing.T) {
+	ctx := context.Background()
+	l, v, _ := trackedVideo(t, "import:mot")
 	got, err := l.Tracks(ctx, v.UniqueName, nil)
 	if err != nil || len(got) != 2 || len(got[0].Keyframes) != 3 || got[0].FirstFrame != 2 || got[0].LastFrame != 12 ||
 		got[1].Type != shape.Polygon {
@@ -123,14 +130,7 @@ func near4(a, b [4]float64) bool {
 // video's tracks stay as they were.
 func TestTracksRefused(t *testing.T) {
 	ctx := context.Background()
-	l, v := videoLake(t)
-	var ok []lake.Track
-	if err := json.Unmarshal([]byte(tracksJSON), &ok); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.SetTracks(ctx, v.UniqueName, lake.Human, "import:mot", ok); err != nil {
-		t.Fatal(err)
-	}
+	l, v, ok := trackedVideo(t, "import:mot")
 	box := func(frame int) lake.Box { return lake.Box{Frame: frame, X: 1, Y: 1, W: 5, H: 5} }
 	cases := []struct {
 		tracks []lake.Track
@@ -166,14 +166,7 @@ func TestTracksRefused(t *testing.T) {
 // the operation's others and other operations' tracks as they were.
 func TestTrackEdits(t *testing.T) {
 	ctx := context.Background()
-	l, v := videoLake(t)
-	var in []lake.Track
-	if err := json.Unmarshal([]byte(tracksJSON), &in); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.SetTracks(ctx, v.UniqueName, lake.Human, "a", in); err != nil {
-		t.Fatal(err)
-	}
+	l, v, in := trackedVideo(t, "a")
 	if err := l.SetTracks(ctx, v.UniqueName, lake.Machine, "b", in[:1]); err != nil {
 		t.Fatal(err)
 	}
@@ -203,14 +196,7 @@ func TestTrackEdits(t *testing.T) {
 // by their tracks (a car spanning frames 2..12, a person 0..10).
 func TestTracksQueried(t *testing.T) {
 	ctx := context.Background()
-	l, v := videoLake(t)
-	var in []lake.Track
-	if err := json.Unmarshal([]byte(tracksJSON), &in); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.SetTracks(ctx, v.UniqueName, lake.Human, "a", in); err != nil {
-		t.Fatal(err)
-	}
+	l, _, _ := trackedVideo(t, "a")
 	for _, c := range []struct {
 		query string
 		want  int
