@@ -83,4 +83,31 @@ func TestPropagateThroughServer(t *testing.T) {
 			t.Errorf("frame %d: (%.1f, %.1f) score %.2f, the object is at (%v, %v)", k.Frame, k.X, k.Y, k.Confidence, x, y)
 		}
 	}
+
+	// Backward from a box drawn at frame 30, ten frames: it stops at 20
+	// (max_frames) with keyframes at 25 and 20 on the object.
+	back := `{"label": "pattern", "keyframes": [{"frame": 30, "x": 160, "y": 90, "width": 48, "height": 36}]}`
+	s.call(t, s.admin, "PUT", path+"/2?operation=review:move", "application/json", strings.NewReader(back), nil)
+	s.call(t, s.admin, "POST", path+"/2/propagate?operation=review:move", "application/json",
+		strings.NewReader(`{"from": 30, "backward": true, "every": 5, "maxFrames": 10}`), &job)
+	j.Status = ""
+	for deadline := time.Now().Add(60 * time.Second); j.Status != "completed"; time.Sleep(200 * time.Millisecond) {
+		s.call(t, s.read, "GET", "/api/v1/jobs/"+job.JobID, "", nil, &j)
+		if j.Status == "failed" || time.Now().After(deadline) {
+			b, _ := json.Marshal(j)
+			t.Fatalf("backward propagation: %s", b)
+		}
+	}
+	if j.Result.StoppedAt != 20 || j.Result.Reason != "max_frames" || j.Result.Keyframes != 2 {
+		t.Errorf("backward result: %+v", j.Result)
+	}
+	s.call(t, s.read, "GET", path+"?operation=review:move", "", nil, &got)
+	if len(got.Tracks) != 2 || len(got.Tracks[1].Keyframes) != 3 {
+		t.Fatalf("keyframes after the backward run: %+v", got)
+	}
+	for _, k := range got.Tracks[1].Keyframes {
+		if x, y := 40+4*float64(k.Frame), 60+float64(k.Frame); math.Abs(k.X-x) > 3 || math.Abs(k.Y-y) > 3 {
+			t.Errorf("backward frame %d: (%.1f, %.1f), the object is at (%v, %v)", k.Frame, k.X, k.Y, x, y)
+		}
+	}
 }
