@@ -24,7 +24,10 @@ type EvaluationRequest struct {
 	TieOrder     string   `json:"tie_order,omitempty"`   // "image_id" (default, pycocotools') or "file"
 	AreaSource   string   `json:"area_source,omitempty"` // "annotation" (default, COCO's area) or "box" (w×h)
 	VOCAP        string   `json:"voc_ap,omitempty"`      // "all_points" (default) or "voc07" (11 points)
-	IoUType      string   `json:"iou_type,omitempty"`    // "bbox" (default) or "segm" (masks)
+	IoUType      string   `json:"iou_type,omitempty"`    // "bbox" (default), "segm" (masks), "keypoints" (OKS) or "class"
+	// Sigmas are OKS sigmas by label and point name, for keypoints labels
+	// that declare none and are not COCO's person (iou_type keypoints).
+	Sigmas map[string]map[string]float64 `json:"sigmas,omitempty"`
 }
 
 // EvaluationParams are a stored evaluation's parameters.
@@ -41,6 +44,8 @@ type EvaluationParams struct {
 	AreaSource   string   `json:"area_source"`
 	VOCAP        string   `json:"voc_ap"`
 	IoUType      string   `json:"iou_type"`
+	// Sigmas: the OKS sigmas the request gave, by label and point name.
+	Sigmas map[string]map[string]float64 `json:"sigmas,omitempty"`
 }
 
 // EvaluationTruth is what an evaluation judged against.
@@ -62,29 +67,68 @@ type Evaluation struct {
 	Truth  EvaluationTruth  `json:"truth"`
 	// The choices the figures used (see EvaluationRequest) and how many
 	// frames had a COCO image id, human boxes a COCO area.
-	TieOrder        string                  `json:"tieOrder"`
-	TieImageIDs     int                     `json:"tieImageIds"`
-	AreaSource      string                  `json:"areaSource"`
-	AnnotationAreas int                     `json:"annotationAreas"`
-	VOCAP           string                  `json:"vocAP"`
-	IoUType         string                  `json:"iouType"`
-	MAP             float64                 `json:"mAP"`
-	AP50            float64                 `json:"AP50"`
-	AP75            float64                 `json:"AP75"`
-	MAPSmall        float64                 `json:"mAP_small"`
-	MAPMedium       float64                 `json:"mAP_medium"`
-	MAPLarge        float64                 `json:"mAP_large"`
-	VOCAP50         float64                 `json:"VOC_AP50"`
-	AR1             float64                 `json:"AR1"`
-	AR10            float64                 `json:"AR10"`
-	AR100           float64                 `json:"AR100"`
-	ARSmall         float64                 `json:"AR_small"`
-	ARMedium        float64                 `json:"AR_medium"`
-	ARLarge         float64                 `json:"AR_large"`
-	Labels          map[string]LabelMetrics `json:"labels"`
-	Confusion       ConfusionMatrix         `json:"confusion"`
-	PR              map[string]PRCurve      `json:"pr"`
-	Boxes           []BoxOutcome            `json:"boxes,omitempty"` // with GetEvaluationBoxes
+	TieOrder        string  `json:"tieOrder"`
+	TieImageIDs     int     `json:"tieImageIds"`
+	AreaSource      string  `json:"areaSource"`
+	AnnotationAreas int     `json:"annotationAreas"`
+	VOCAP           string  `json:"vocAP"`
+	IoUType         string  `json:"iouType"`
+	MAP             float64 `json:"mAP"`
+	AP50            float64 `json:"AP50"`
+	AP75            float64 `json:"AP75"`
+	MAPSmall        float64 `json:"mAP_small"`
+	MAPMedium       float64 `json:"mAP_medium"`
+	MAPLarge        float64 `json:"mAP_large"`
+	VOCAP50         float64 `json:"VOC_AP50"`
+	AR1             float64 `json:"AR1"`
+	AR10            float64 `json:"AR10"`
+	AR100           float64 `json:"AR100"`
+	ARSmall         float64 `json:"AR_small"`
+	ARMedium        float64 `json:"AR_medium"`
+	ARLarge         float64 `json:"AR_large"`
+	// AR20, AR50 and AR75: keypoints' recall at maxDets 20 (OKS .50:.95,
+	// .50, .75); nil for other iou types.
+	AR20 *float64 `json:"AR20,omitempty"`
+	AR50 *float64 `json:"AR50,omitempty"`
+	AR75 *float64 `json:"AR75,omitempty"`
+	// Sigmas: the OKS sigmas each keypoints label was judged with.
+	Sigmas map[string]LabelSigmas `json:"sigmas,omitempty"`
+	// Classification is iou_type class's result (the box figures are -1).
+	Classification *Classification         `json:"classification,omitempty"`
+	Labels         map[string]LabelMetrics `json:"labels"`
+	Confusion      ConfusionMatrix         `json:"confusion"`
+	PR             map[string]PRCurve      `json:"pr"`
+	Boxes          []BoxOutcome            `json:"boxes,omitempty"` // with GetEvaluationBoxes
+}
+
+// LabelSigmas are the OKS sigmas a keypoints label was judged with, by
+// point, and where they came from: "declared", "coco" or "request".
+type LabelSigmas struct {
+	Source    string    `json:"source"`
+	Keypoints []string  `json:"keypoints"`
+	Sigmas    []float64 `json:"sigmas"`
+}
+
+// Classification is a class evaluation: top-1 accuracy, per-class figures
+// and a confusion matrix whose last row and column are "none".
+type Classification struct {
+	Frames    int                     `json:"frames"`
+	Truthful  int                     `json:"truthful"`
+	Correct   int                     `json:"correct"`
+	Accuracy  float64                 `json:"accuracy"`
+	Labels    map[string]ClassMetrics `json:"labels"`
+	Confusion ConfusionMatrix         `json:"confusion"`
+}
+
+// ClassMetrics are one class's figures in a classification.
+type ClassMetrics struct {
+	Precision float64 `json:"precision"`
+	Recall    float64 `json:"recall"`
+	F1        float64 `json:"f1"`
+	TP        int     `json:"tp"`
+	FP        int     `json:"fp"`
+	FN        int     `json:"fn"`
+	Support   int     `json:"support"`
 }
 
 // LabelMetrics are one label's figures.
