@@ -62,6 +62,7 @@ func evalRun(ctx context.Context, args []string) error {
 	fs.StringVar(&r.Split, "split", "", "with --version: only its train, validation or test split")
 	fs.Float64Var(&r.IoU, "iou", 0.5, "IoU at which boxes match for the per-box outcomes and precision/recall")
 	fs.Float64Var(&r.Confidence, "confidence", 0, "predicted boxes under this score get no outcome (they still rank for AP)")
+	fs.StringVar(&r.IoUType, "iou-type", "bbox", "what is compared: bbox, segm (masks), keypoints (OKS) or class (whole-frame labels)")
 	noWait := fs.Bool("no-wait", false, "print the job id and return instead of waiting for the figures")
 	if err := parse(fs, args, 1); err != nil {
 		return err
@@ -176,12 +177,25 @@ func printEvaluation(w io.Writer, ev client.Evaluation) {
 			over += " (" + p.Split + ")"
 		}
 	}
+	if ev.IoUType != "" && ev.IoUType != "bbox" {
+		over += ", comparing " + ev.IoUType
+	}
 	fmt.Fprintf(w, "evaluation %s: run %s at IoU %g%s\n", ev.Key, ev.Params.PredRunID, ev.Params.IoU, over)
-	// pycocotools' twelve figures in its order, then VOC's.
-	fmt.Fprintf(w, "AP %s  AP50 %s  AP75 %s  APs %s  APm %s  APl %s\n", fig(ev.MAP), fig(ev.AP50), fig(ev.AP75),
-		fig(ev.MAPSmall), fig(ev.MAPMedium), fig(ev.MAPLarge))
-	fmt.Fprintf(w, "AR1 %s  AR10 %s  AR100 %s  ARs %s  ARm %s  ARl %s\n", fig(ev.AR1), fig(ev.AR10), fig(ev.AR100),
-		fig(ev.ARSmall), fig(ev.ARMedium), fig(ev.ARLarge))
+	if c := ev.Classification; c != nil {
+		printClassification(w, *c)
+		return
+	}
+	if ev.AR20 != nil && ev.AR50 != nil && ev.AR75 != nil { // keypoints: COCO's ten keypoint figures
+		fmt.Fprintf(w, "AP %s  AP50 %s  AP75 %s  APm %s  APl %s\n", fig(ev.MAP), fig(ev.AP50), fig(ev.AP75),
+			fig(ev.MAPMedium), fig(ev.MAPLarge))
+		fmt.Fprintf(w, "AR %s  AR50 %s  AR75 %s  ARm %s  ARl %s\n", fig(*ev.AR20), fig(*ev.AR50), fig(*ev.AR75),
+			fig(ev.ARMedium), fig(ev.ARLarge))
+	} else { // pycocotools' twelve figures in its order, then VOC's.
+		fmt.Fprintf(w, "AP %s  AP50 %s  AP75 %s  APs %s  APm %s  APl %s\n", fig(ev.MAP), fig(ev.AP50), fig(ev.AP75),
+			fig(ev.MAPSmall), fig(ev.MAPMedium), fig(ev.MAPLarge))
+		fmt.Fprintf(w, "AR1 %s  AR10 %s  AR100 %s  ARs %s  ARm %s  ARl %s\n", fig(ev.AR1), fig(ev.AR10), fig(ev.AR100),
+			fig(ev.ARSmall), fig(ev.ARMedium), fig(ev.ARLarge))
+	}
 	fmt.Fprintf(w, "VOC AP50 %s (%s)  areas %s  ties by %s\n", fig(ev.VOCAP50), ev.VOCAP, ev.AreaSource, ev.TieOrder)
 	t := ev.Truth
 	fmt.Fprintf(w, "truth: %s over %d files (%d frames, %d labelled empty), scope %s\n",
@@ -221,4 +235,16 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// printClassification prints a class evaluation: accuracy and each class.
+func printClassification(w io.Writer, c client.Classification) {
+	fmt.Fprintf(w, "accuracy %s (%d of %d frames with a true class; %d judged)\n", fig(c.Accuracy), c.Correct, c.Truthful, c.Frames)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLASS\tPRECISION\tRECALL\tF1\tTP\tFP\tFN\tSUPPORT")
+	for _, l := range sortedKeys(c.Labels) {
+		m := c.Labels[l]
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%d\t%d\t%d\t%d\n", l, m.Precision, m.Recall, m.F1, m.TP, m.FP, m.FN, m.Support)
+	}
+	tw.Flush()
 }

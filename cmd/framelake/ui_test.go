@@ -374,8 +374,11 @@ func checkFacets(t *testing.T, s *uiServer) {
 			got[field+"="+v.Value] = v.Count
 		}
 	}
+	// Counts by shape type are the files having each (the one labelled image has a box).
 	if want := map[string]int{"type=image": 1, "type=video": 1, "type=other": 0, "annotation.source=human": 1,
-		"annotation.source=machine": 0, "annotation.source=raw": 0}; fmt.Sprint(got) != fmt.Sprint(want) {
+		"annotation.source=machine": 0, "annotation.source=raw": 0, "annotation.type=box": 1, "annotation.type=polygon": 0,
+		"annotation.type=mask": 0, "annotation.type=keypoints": 0, "annotation.type=polyline": 0,
+		"annotation.type=class": 0}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("facets: %v, want %v", got, want)
 	}
 }
