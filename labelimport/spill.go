@@ -150,7 +150,7 @@ func (s *boxSpill) get(spans []span, max int) ([]labelio.Box, error) {
 					return nil, err
 				}
 				if geometry[0] == polygonMark {
-					if b.Polygon, err = readRings(geometry[1:]); err != nil {
+					if b.Polygon, err = labelio.ReadRings(geometry[1:]); err != nil {
 						return nil, err
 					}
 					b.Type = shape.Polygon
@@ -176,43 +176,7 @@ func plainPolygon(g shape.Geometry) bool {
 	return g.Type == shape.Polygon && g.Mask == nil && g.Keypoints == nil && g.Points == nil && g.Area == nil
 }
 
-// appendRings appends polygonMark, the count of rings, and each ring's
-// length and numbers.
+// appendRings appends polygonMark and the rings in labelio's binary form.
 func appendRings(b []byte, rings [][]float64) []byte {
-	b = binary.LittleEndian.AppendUint32(append(b, polygonMark), uint32(len(rings)))
-	for _, r := range rings {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(r)))
-		for _, v := range r {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-		}
-	}
-	return b
-}
-
-// readRings reads what appendRings wrote after polygonMark.
-func readRings(b []byte) ([][]float64, error) {
-	bad := fmt.Errorf("import: a spilled polygon does not read back")
-	if len(b) < 4 {
-		return nil, bad
-	}
-	rings := make([][]float64, binary.LittleEndian.Uint32(b))
-	b = b[4:]
-	for i := range rings {
-		if len(b) < 4 {
-			return nil, bad
-		}
-		n := int(binary.LittleEndian.Uint32(b))
-		if b = b[4:]; len(b) < 8*n {
-			return nil, bad
-		}
-		r := make([]float64, n)
-		for j := range r {
-			r[j] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*j:]))
-		}
-		rings[i], b = r, b[8*n:]
-	}
-	if len(b) != 0 {
-		return nil, bad
-	}
-	return rings, nil
+	return labelio.AppendRings(append(b, polygonMark), rings)
 }

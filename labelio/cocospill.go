@@ -43,13 +43,7 @@ func (s *polySpill) close() { s.f.Close() }
 
 // put writes rings as their count, then each ring's length and numbers.
 func (s *polySpill) put(rings [][]float64) (polyRef, error) {
-	b := binary.LittleEndian.AppendUint32(s.buf[:0], uint32(len(rings)))
-	for _, r := range rings {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(r)))
-		for _, v := range r {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-		}
-	}
+	b := AppendRings(s.buf[:0], rings)
 	s.buf = b
 	ref := polyRef{s.off, uint32(len(b))}
 	if _, err := s.w.Write(b); err != nil {
@@ -74,7 +68,26 @@ func (s *polySpill) get(ref polyRef) ([][]float64, error) {
 	if _, err := s.f.ReadAt(b, ref.off); err != nil {
 		return nil, fmt.Errorf("reading a spilled COCO polygon: %w", err)
 	}
-	bad := fmt.Errorf("a spilled COCO polygon does not read back")
+	return ReadRings(b)
+}
+
+// AppendRings appends rings in a compact binary form: their count, then
+// each ring's length and numbers (little-endian), what ReadRings reads.
+// Spills of polygons (here and in labelimport) keep them so, not as JSON.
+func AppendRings(b []byte, rings [][]float64) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(rings)))
+	for _, r := range rings {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(r)))
+		for _, v := range r {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+	}
+	return b
+}
+
+// ReadRings reads what AppendRings wrote, all of b.
+func ReadRings(b []byte) ([][]float64, error) {
+	bad := fmt.Errorf("a spilled polygon does not read back")
 	if len(b) < 4 {
 		return nil, bad
 	}
@@ -93,6 +106,9 @@ func (s *polySpill) get(ref polyRef) ([][]float64, error) {
 			r[j] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*j:]))
 		}
 		rings[i], b = r, b[8*n:]
+	}
+	if len(b) != 0 {
+		return nil, bad
 	}
 	return rings, nil
 }
