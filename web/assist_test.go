@@ -34,23 +34,12 @@ type assistServer struct {
 
 func startAssistServer(t testing.TB, modelsDir string) *assistServer {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	workers := -1 // no job queue, and then no defaults either
 	if modelsDir != "" {
 		workers = 1
 	}
-	a, err := appliance.Open(ctx, appliance.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", JobWorkers: workers,
-		ModelsDir: modelsDir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- a.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-served
-		a.Close()
-	})
+	ctx, a := serveAppliance(t, appliance.Config{JobWorkers: workers, ModelsDir: modelsDir,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	k, secret, err := a.Keys.Create(ctx, "annotator", auth.Write, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -50,12 +50,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startLakeServer(t *testing.T) *lakeServer {
+// serveAppliance opens an appliance on cfg (a new data folder, a loopback
+// port) and serves it until the test ends.
+func serveAppliance(t testing.TB, cfg appliance.Config) (context.Context, *appliance.Appliance) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
-	a, err := appliance.Open(ctx, appliance.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", JobWorkers: -1,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	cfg.DataDir, cfg.Addr = t.TempDir(), "127.0.0.1:0"
+	a, err := appliance.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +67,14 @@ func startLakeServer(t *testing.T) *lakeServer {
 		<-served
 		a.Close()
 	})
+	return ctx, a
+}
+
+func startLakeServer(t *testing.T) *lakeServer {
+	t.Helper()
+	logs := &syncBuffer{}
+	ctx, a := serveAppliance(t, appliance.Config{JobWorkers: -1,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	k, secret, err := a.Keys.Create(ctx, "reader", auth.Read, 0)
 	if err != nil {
 		t.Fatal(err)
