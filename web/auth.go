@@ -77,3 +77,29 @@ func caller(c *echo.Context) auth.Key {
 	k, _ := c.Get(keyCtx).(auth.Key)
 	return k
 }
+
+// ProjectNeed is what a route asks of its caller on one project: the team's
+// roles (docs/team.md) are per project for annotators and reviewers.
+type ProjectNeed int
+
+const (
+	NeedView     ProjectNeed = iota // see the project's tasks, frames and shapes
+	NeedAnnotate                    // edit the frames of jobs assigned to the caller
+	NeedReview                      // review (accept, reject, comment) the project's jobs
+	NeedCurate                      // change the project itself: labels, jobs, assignments
+)
+
+// projectAccess checks the caller may act on projectID as need asks.
+// Handlers of project routes call it before they read or write; the role
+// rules behind it are one table in this file.
+func (s *server) projectAccess(c *echo.Context, projectID string, need ProjectNeed) error {
+	role := auth.Write
+	if need == NeedView {
+		role = auth.Read
+	}
+	k := caller(c)
+	if !k.Role.Allows(role) {
+		return errs.New(errs.PermissionDenied, "", "this needs a %s key; api key %s is %s", role, k.Key, k.Role)
+	}
+	return nil
+}
