@@ -5,7 +5,7 @@ import { chosen, hasTerm, ownTerms, toggleTerm, toggleValue } from './qtext.js'
 import { DateRange, Histogram } from './histogram.jsx'
 import { pure } from './pure.js'
 
-const LABELS = { type: 'Type', 'annotation.source': 'Annotations' }
+const LABELS = { type: 'Type', 'annotation.source': 'Annotations', 'annotation.type': 'Shapes' }
 const SETS = { 'annotation.label': 'Labels', Tags: 'Tags', collection: 'Collections' }
 
 // Facets is the filter sidebar: counts for the current query, and values
@@ -26,10 +26,13 @@ export const Facets = pure(function Facets({ q, itemType, go, list, stale }) {
           <h4 title={facets[field][0]?.estimated ? `estimated from the newest ${facets[field][0].sampled.toLocaleString('en')} files` : undefined}>
             {title}{facets[field][0]?.estimated ? ' ≈' : ''}
           </h4>
-          {facets[field].map((v) => {
+          {(facets[field] || []).map((v) => {
             const on = field === 'type' ? v.value === itemType : hasTerm(q, v.clause)
+            // a shape type no file of the selection has is left out, unless the query asks for it
+            if (field === 'annotation.type' && !v.count && !on) return null
             return (
               <FacetButton field={field} value={v.value} count={v.count} on={on} about={v.estimated}
+                shapes={v.annotations}
                 onClick={() => go(field === 'type' ? { itemType: v.value } : { q: toggleTerm(q, v.clause) })} />
             )
           })}
@@ -42,11 +45,16 @@ export const Facets = pure(function Facets({ q, itemType, go, list, stale }) {
   )
 })
 
-function FacetButton({ field, value, count, on, onClick, about = false }) {
+// FacetButton is one value and its count of files; shapes, when given, is
+// how many annotations of the value those files hold (the Shapes section).
+function FacetButton({ field, value, count, on, onClick, about = false, shapes }) {
+  const files = count == null ? '' : (about ? '≈' : '') + count.toLocaleString('en')
   return (
-    <button class={'facet' + (on ? ' on' : '')} data-testid="facet-value" data-field={field} data-value={value} onClick={onClick}>
+    <button class={'facet' + (on ? ' on' : '')} data-testid="facet-value" data-field={field} data-value={value} onClick={onClick}
+      data-shapes={shapes} title={shapes == null ? undefined : `${files} files with ${(about ? '≈' : '') + shapes.toLocaleString('en')} ${value} annotations`}>
       <span class="facet-name">{value}</span>
-      <span class="muted" data-testid="facet-count">{count == null ? '' : (about ? '≈' : '') + count.toLocaleString('en')}</span>
+      {shapes != null && <span class="muted facet-shapes" data-testid="facet-shapes">{shapes.toLocaleString('en')} in</span>}
+      <span class="muted" data-testid="facet-count">{files}</span>
     </button>
   )
 }

@@ -104,6 +104,21 @@ try {
   check((await layerAlpha(450, 350)) > 0 && (await layerAlpha(150, 120)) === 0, 'item view mask drawn, hole empty')
   await shot('s2-item-view')
 
+  // The grid's sidebar counts files and shapes by type, as GET /lake/facets does; a click narrows the query.
+  const facets = await rest('/lake/facets?itemType=image')
+  const types = facets['annotation.type'].filter((v) => v.count > 0)
+  check(types.some((v) => v.value === 'polygon') && types.some((v) => v.value === 'mask'), 'facets count polygons and masks')
+  await page.goto(`${BASE}/`)
+  const shapeFacet = (v) => page.locator(`[data-testid=facet-value][data-field="annotation.type"][data-value=${v}]`)
+  for (const v of types) {
+    await until(async () => (await shapeFacet(v.value).locator('[data-testid=facet-count]').textContent().catch(() => '')) === v.count.toLocaleString('en'), `sidebar ${v.value} files`)
+    check(await shapeFacet(v.value).getAttribute('data-shapes') === String(v.annotations), `sidebar ${v.value} shapes`)
+  }
+  check(await page.locator('[data-testid=facet-value][data-field="annotation.type"]').count() === types.length, 'only shape types the lake has')
+  await shot('s2b-sidebar-shapes')
+  await shapeFacet('polygon').click()
+  await until(async () => (new URL(page.url()).searchParams.get('q') || '').includes('annotation.type = polygon'), 'a shape type click narrows the query')
+
   // Frame 1: draw a polygon by clicks and Enter.
   await page.goto(`${BASE}/tasks/${taskId}?frame=1`)
   await ready(page, 1)
