@@ -59,7 +59,7 @@ type cocoCategory struct {
 // that way, where a slice per image wasted as much again on growth.
 type cocoDoc struct {
 	images []cocoImage
-	boxes  []cocoBox
+	boxes  chunked[cocoBox]
 	owner  []int64 // image_id of boxes[i]
 	cat    []int64 // category_id of boxes[i]
 	id     []int64 // id of boxes[i]
@@ -266,7 +266,7 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 		return err
 	}
 	// Past a cap the annotation is counted, not kept: memory follows the caps, not the file.
-	if doc.perImage[a.ImageID] >= rd.caps.ShapesPerFile || rd.shapes+len(doc.boxes) >= rd.caps.Shapes {
+	if doc.perImage[a.ImageID] >= rd.caps.ShapesPerFile || rd.shapes+doc.boxes.len() >= rd.caps.Shapes {
 		if doc.over[a.ImageID]++; doc.over[a.ImageID] == 1 {
 			doc.overOff[a.ImageID] = start
 		}
@@ -318,7 +318,7 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 	if math.IsNaN(area) || math.IsInf(area, 0) || area < 0 {
 		area = 0
 	}
-	doc.boxes = append(doc.boxes, cocoBox{b.X, b.Y, b.W, b.H, area, b.Attributes, seg, poly, labelledKeypoints(a.Keypoints)})
+	doc.boxes.add(cocoBox{b.X, b.Y, b.W, b.H, area, b.Attributes, seg, poly, labelledKeypoints(a.Keypoints)})
 	doc.owner, doc.cat, doc.id = append(doc.owner, a.ImageID), append(doc.cat, a.CategoryID), append(doc.id, a.ID)
 	doc.off = append(doc.off, start)
 	return nil
@@ -477,7 +477,7 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]int {
 	}
 	counts := make([]int, len(doc.images)+1)
 	orphans, firstOff := map[int64]int{}, map[int64]int64{}
-	for k := range doc.boxes {
+	for k := range doc.boxes.len() {
 		i, ok := index[doc.owner[k]]
 		name := doc.cats[doc.cat[k]]
 		switch {
@@ -504,7 +504,7 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]int {
 	for i := range out {
 		out[i] = make([]int, 0, counts[i+1]-counts[i])
 	}
-	for k := range doc.boxes {
+	for k := range doc.boxes.len() {
 		if i, ok := index[doc.owner[k]]; ok && doc.cats[doc.cat[k]] != "" {
 			out[i] = append(out[i], k)
 		}
@@ -521,7 +521,7 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]int {
 func (rd *reader) cocoBoxes(rel string, doc *cocoDoc, i int, ks []int) ([]Box, error) {
 	out := make([]Box, 0, len(ks))
 	for _, k := range ks {
-		b := &doc.boxes[k]
+		b := doc.boxes.at(k)
 		attrs := b.attrs
 		if b.area > 0 { // a map made as the boxes are sent, not kept for each while the file is read
 			attrs = withAttr(attrs, AreaAttribute, b.area)

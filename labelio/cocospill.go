@@ -2,6 +2,7 @@ package labelio
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -20,7 +21,15 @@ type polySpill struct {
 	off  int64
 	buf  []byte
 	read bool // flushed for reading; nothing is written after
+	// win holds the spill's bytes from winOff: one read serves the
+	// polygons written after the one asked for, which an image's usually are.
+	win    []byte
+	winOff int64
 }
+
+// spillWindow is how much of the spill one read brings in at least. Small
+// enough that polygons asked for in no order cost about what a read each did.
+const spillWindow = 16 << 10
 
 // polyRef is where one polygon is in the spill; n 0 is none.
 type polyRef struct {
@@ -61,14 +70,19 @@ func (s *polySpill) get(ref polyRef) ([][]float64, error) {
 		}
 		s.read = true
 	}
-	if cap(s.buf) < int(ref.n) {
-		s.buf = make([]byte, ref.n)
+	end := ref.off + int64(ref.n)
+	if ref.off < s.winOff || end > s.winOff+int64(len(s.win)) {
+		n := min(max(int64(ref.n), spillWindow), s.off-ref.off)
+		if cap(s.win) < int(n) {
+			s.win = make([]byte, n)
+		}
+		s.win, s.winOff = s.win[:n], ref.off
+		if _, err := s.f.ReadAt(s.win, ref.off); err != nil {
+			s.win = s.win[:0]
+			return nil, fmt.Errorf("reading a spilled COCO polygon: %w", err)
+		}
 	}
-	b := s.buf[:ref.n]
-	if _, err := s.f.ReadAt(b, ref.off); err != nil {
-		return nil, fmt.Errorf("reading a spilled COCO polygon: %w", err)
-	}
-	return ReadRings(b)
+	return ReadRings(s.win[ref.off-s.winOff : end-s.winOff])
 }
 
 // AppendRings appends rings in a compact binary form: their count, then
@@ -143,7 +157,7 @@ func parseRings(raw []byte) (rings [][]float64, ok bool) {
 		if !expect('[') {
 			return nil, false
 		}
-		ring := []float64{}
+		ring := make([]float64, 0, numbersIn(raw[i:]))
 		if !expect(']') {
 			for {
 				skip()
@@ -151,9 +165,13 @@ func parseRings(raw []byte) (rings [][]float64, ok bool) {
 				for i < len(raw) && (raw[i] >= '0' && raw[i] <= '9' || raw[i] == '-' || raw[i] == '+' || raw[i] == '.' || raw[i] == 'e' || raw[i] == 'E') {
 					i++
 				}
-				v, err := strconv.ParseFloat(string(raw[start:i]), 64)
-				if start == i || err != nil {
-					return nil, false
+				v, ok := decimal(raw[start:i])
+				if !ok {
+					f, err := strconv.ParseFloat(string(raw[start:i]), 64)
+					if start == i || err != nil {
+						return nil, false
+					}
+					v = f
 				}
 				ring = append(ring, v)
 				if expect(']') {
@@ -173,4 +191,58 @@ func parseRings(raw []byte) (rings [][]float64, ok bool) {
 			return nil, false
 		}
 	}
+}
+
+// numbersIn counts the numbers of the ring raw starts in (its commas up to
+// the closing bracket, plus one), so the ring is made once at its size.
+func numbersIn(raw []byte) int {
+	end := bytes.IndexByte(raw, ']')
+	if end < 0 {
+		return 0
+	}
+	return bytes.Count(raw[:end], []byte{','}) + 1
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+	1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// decimal reads a plain decimal ([-]digits[.digits], at most 15
+// significant digits and 22 decimals), as polygons are written, without
+// strconv's generality: its digits as an integer divided by a power of ten,
+// both exact in a float64, is the correctly rounded value, so it equals
+// strconv.ParseFloat's. ok is false for anything else, which the caller
+// hands to strconv.
+func decimal(b []byte) (v float64, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var mant uint64
+	digits, sig, frac, dot := 0, 0, 0, false
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if mant > 0 {
+				sig++ // leading zeros do not count
+			}
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || sig > 15 || frac >= len(pow10) || (dot && frac == 0) || b[0] == '.' {
+		return 0, false
+	}
+	v = float64(mant) / pow10[frac]
+	if neg {
+		v = -v
+	}
+	return v, true
 }

@@ -52,3 +52,44 @@ func TestPolySpill(t *testing.T) {
 		}
 	}
 }
+
+// TestPolySpillWindows: reads served from the spill's window, across its
+// edges, and a polygon larger than a window, come back exact in order and
+// shuffled.
+func TestPolySpillWindows(t *testing.T) {
+	s, err := newPolySpill()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	var in [][][]float64
+	var refs []polyRef
+	for i := range 3000 {
+		n := 6 + 2*(i%40)
+		if i == 1500 {
+			n = 3 * spillWindow / 8 // 3 windows of bytes
+		}
+		ring := make([]float64, n)
+		for j := range ring {
+			ring[j] = float64(i) + float64(j)/8
+		}
+		ref, err := s.put([][]float64{ring})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, refs = append(in, [][]float64{ring}), append(refs, ref)
+	}
+	order := make([]int, 0, 2*len(in))
+	for i := range in {
+		order = append(order, i)
+	}
+	for i := range in {
+		order = append(order, (i*7919)%len(in)) // 7919 is prime: every index, shuffled
+	}
+	for _, i := range order {
+		got, err := s.get(refs[i])
+		if err != nil || !reflect.DeepEqual(got, in[i]) {
+			t.Fatalf("polygon %d: %v, got %d numbers", i, err, len(got))
+		}
+	}
+}
