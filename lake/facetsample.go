@@ -65,6 +65,9 @@ func (l *Lake) facetSource(ctx context.Context, sel Selection) (facetFiles, erro
 // findSample is facetSource without the keeping.
 func (l *Lake) findSample(ctx context.Context, sel Selection) (facetFiles, error) {
 	n := l.opt.FacetSample
+	if ff, ok, err := l.labelSample(ctx, sel, n); ok || err != nil {
+		return ff, err
+	}
 	if ff, ok, err := l.sparseSample(ctx, sel, n); ok || err != nil {
 		return ff, err
 	}

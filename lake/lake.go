@@ -175,7 +175,8 @@ type Lake struct {
 	thumbSlots chan struct{}
 	frames     *frameCache // decoded video frames for the workspace (VideoFrame)
 
-	kept kept // samples and counts of selections that estimates are made from
+	kept    kept        // samples and counts of selections that estimates are made from
+	anchors anchorCache // deep pages' anchors (anchors.go)
 	// fallbacks counts listings whose page budget ran out (see walk).
 	fallbacks atomic.Int64
 

@@ -326,6 +326,11 @@ func (l *Lake) page(ctx context.Context, sel Selection, pageIndex, pageSize int,
 // budget first.
 func (l *Lake) walk(ctx context.Context, sel Selection, idx, size int, sort Sort, target query.Target, cols string,
 	budget time.Duration, scan func(*sql.Rows) error, reset func()) error {
+	if target == query.Files {
+		if ok, err := l.anchoredWalk(ctx, sel, idx, size, sort, cols, scan); ok {
+			return err // a deep page of an anchored shape: a seek and a short skip
+		}
+	}
 	tail := l.fromTail(ctx, sel, target, idx, size)
 	// run reports whether its budget (0: none) ran out, and the rows it read.
 	run := func(shape query.Shape, budget time.Duration) (bool, int, error) {

@@ -10,8 +10,8 @@ import (
 )
 
 // driver is a set of files that carries copies of its files' sort keys and is
-// indexed by them (migration 002): the files of a collection, or the files
-// whose metadata key has a value. A listing that must be inside such a set
+// indexed by them (migrations 002 and 014): the files of a collection, the
+// files whose metadata key has a value, or the files with a box of a label. A listing that must be inside such a set
 // walks the set's own index in sort order, so a page costs the same at any
 // depth and a rare value does not walk the whole file index. Its table is
 // aliased d; d.file_seq is the file.
@@ -25,8 +25,8 @@ type driver struct {
 var (
 	collectionSortCols = map[string]string{"date_modified": "d.updated_at", "date_created": "d.created_at",
 		"name": "d.name", "size": "d.size", "video_index": "d.video_index"}
-	// file_meta copies only the default sort's key: one index per key and
-	// value is enough for the grid; other sorts probe file_meta per file.
+	// file_meta and label_file copy only the default sort's key: one index
+	// per value is enough for the grid; other sorts probe the set per file.
 	metaSortCols = map[string]string{"date_modified": "d.updated_at"}
 )
 
@@ -72,6 +72,10 @@ func (l *Lake) driverOf(ctx context.Context, sel Selection, e query.Expr, sortFi
 				return nil, e, err
 			}
 			d = &driver{from: "file_meta d", where: "d.key = ? AND d.value = ?", args: []any{cmp.Field.Key, v}, cols: metaSortCols}
+		case cmp.Field.Name == "annotation.label" && cmp.Field.Key == "" && cmp.Field.Arg == nil && inSort(metaSortCols, sortField):
+			// A label click: its page, count and sample read label_file's
+			// (label, type, updated_at) range alone (issue 31 item 21).
+			d = &driver{from: "label_file d", where: "d.label = ?", args: []any{cmp.Value.Text}, cols: metaSortCols}
 		default:
 			continue
 		}
