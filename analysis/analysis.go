@@ -1,5 +1,5 @@
 // Package analysis is framelake's automatic analysis: a registry of model
-// packages (INTERFACE.md 2.7), the runner that executes them, and the jobs
+// packages (docs/spec/interface.md 2.7), the runner that executes them, and the jobs
 // that run a model over lake files and store what it saw: tags and machine
 // boxes (auto_tagging, auto_annotation) or embedding vectors (embedding).
 //

@@ -17,7 +17,7 @@ type detection struct {
 	score          float64
 }
 
-// outputError is a model answer that breaks the contract of REST.md's
+// outputError is a model answer that breaks the contract of docs/spec/rest.md's
 // "Model package contract".
 func (a *analyzer) outputError(body []byte, format string, args ...any) error {
 	shown := strings.TrimSpace(string(body))

@@ -168,7 +168,7 @@ func (s *Service) installPackage(ctx context.Context, m Model, pkg io.Reader) (i
 	return n, labels, s.makeVenv(ctx, m)
 }
 
-// checkLayout checks the folders and files INTERFACE.md 2.7 requires and
+// checkLayout checks the folders and files docs/spec/interface.md 2.7 requires and
 // reads the labels of an auto_tagging package.
 func checkLayout(dir string, app Application) ([]string, error) {
 	need := "code/inference.py and code/requirements.txt"

@@ -75,7 +75,7 @@ const (
 	Completed  TaskStatus = 2 // every frame arrived and is annotated (boxes or [] for none)
 )
 
-// Paging bounds of REST.md; a page size over the maximum is an error.
+// Paging bounds of docs/spec/rest.md; a page size over the maximum is an error.
 const (
 	DefaultTaskPageSize     = 100
 	MaxTaskPageSize         = 1000
@@ -197,7 +197,7 @@ type FrameResult struct {
 }
 
 // Task tracks the annotation of one upload session; the JSON fields are those
-// of INTERFACE.md 2.2, nothing more.
+// of docs/spec/interface.md 2.2, nothing more.
 type Task struct {
 	ID                    string      `json:"id"`
 	FrameCount            int         `json:"frameCount"` // the session's totalFileCount
@@ -255,7 +255,7 @@ type DownloadQuery struct {
 	PageSize  int // tasks per page; 0: DefaultDownloadPageSize
 }
 
-// Download is a page of Download Annotations, shaped as REST.md shows it.
+// Download is a page of Download Annotations, shaped as docs/spec/rest.md shows it.
 type Download struct {
 	PageIndex int          `json:"pageIndex"`
 	PageSize  int          `json:"pageSize"`

@@ -250,7 +250,7 @@ func frameForm(t *testing.T, fields map[string]string, files ...formPart) (strin
 	return mw.FormDataContentType(), &b
 }
 
-// TestUploadRulesLeaveNothing: every rule of REST.md's Upload section is a
+// TestUploadRulesLeaveNothing: every rule of docs/spec/rest.md's Upload section is a
 // 400 (or 404) that stores no file, frame, box or blob and moves no counter.
 func TestUploadRulesLeaveNothing(t *testing.T) {
 	e := start(t, appliance.Config{})

@@ -217,7 +217,7 @@ func TestDatasetFromCollectionListAndStats(t *testing.T) {
 	if j, _ := e.read.Job(ctx, b.JobID); j.Type != "dataset.build" || j.Total != 12 || j.Done != 12 || j.Progress != 100 {
 		t.Errorf("build job %+v", j)
 	}
-	// Dataset List, raw: the fields of INTERFACE.md 2.4.
+	// Dataset List, raw: the fields of docs/spec/interface.md 2.4.
 	req, _ := http.NewRequest("GET", e.base+"/api/v1/datasets", nil)
 	req.SetBasicAuth(e.wkey, e.wsecret)
 	resp, err := http.DefaultClient.Do(req)

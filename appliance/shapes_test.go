@@ -19,7 +19,7 @@ import (
 
 // TestShapesOverREST: Upload Files with Labelling takes a polygon, a mask,
 // keypoints, a polyline and a class beside a box, through the real server;
-// Download Annotations answers the box in annotations as REST.md shows it
+// Download Annotations answers the box in annotations as docs/spec/rest.md shows it
 // and the others in shapes, each with its type, shape, derived box and
 // area. A malformed shape is a 400 naming labels, and the frame is not
 // written.

@@ -1,5 +1,5 @@
 // Package augment parses, validates and applies framelake's augmentation
-// configuration (INTERFACE.md 2.9) to images and their bounding boxes.
+// configuration (docs/spec/interface.md 2.9) to images and their bounding boxes.
 //
 // A Config lists IMAGE_LEVEL entries; every selected entry contributes steps
 // to each output, in the order the entries are listed, and an output applies

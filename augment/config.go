@@ -19,7 +19,7 @@ type spec struct {
 	lo, hi  int
 }
 
-// table is INTERFACE.md 2.9: type id -> property id -> spec.
+// table is docs/spec/interface.md 2.9: type id -> property id -> spec.
 var table = map[string]map[string]spec{
 	FlipImage:      {FlipHorizontal: {boolean: true}, FlipVertical: {boolean: true}},
 	ImageRotation:  {PercentageScale: {lo: -360, hi: 360}},
@@ -61,7 +61,7 @@ func Parse(data []byte) (*Config, error) {
 
 func jsonMessage(err error) string { return strings.TrimPrefix(err.Error(), "json: ") }
 
-// Validate checks every entry, selected or not, against INTERFACE.md 2.9.
+// Validate checks every entry, selected or not, against docs/spec/interface.md 2.9.
 // A nil Config (no augmentation) is valid.
 func (c *Config) Validate() error {
 	if c == nil {

@@ -25,7 +25,7 @@ type SplitInfo struct {
 }
 
 // DatasetSpec is what the create and update functions take besides the
-// dataset and source (INTERFACE.md 2.8).
+// dataset and source (docs/spec/interface.md 2.8).
 type DatasetSpec struct {
 	SplitInfo   SplitInfo
 	Labels      []string // at least one; fixes the class order
@@ -35,7 +35,7 @@ type DatasetSpec struct {
 	// OperationList selects annotation sources: nil for every project and
 	// model run, an empty non-nil slice for none, ids for only those.
 	OperationList []string
-	// AugmentationList is an augmentation configuration (INTERFACE.md 2.9); nil for none.
+	// AugmentationList is an augmentation configuration (docs/spec/interface.md 2.9); nil for none.
 	AugmentationList json.RawMessage
 	// DatasetID is the update functions' dataset_id (the interface's
 	// parameter table names dataset_id with version_id): the source

@@ -2,7 +2,7 @@ package client
 
 import "context"
 
-// Filter narrows a lake selection (INTERFACE.md 2.6).
+// Filter narrows a lake selection (docs/spec/interface.md 2.6).
 type Filter struct {
 	AnnotationTypes []string `json:"annotation_types,omitempty"` // raw, human, machine (OR-ed)
 	FromDate        string   `json:"from_date,omitempty"`        // YYYY-MM-DD, inclusive, UTC
@@ -72,7 +72,7 @@ func (c *Client) GetItemListFromCollection(ctx context.Context, collectionID str
 }
 
 // Count is the element of a count result: the interface returns a list
-// holding one object {count} (INTERFACE.md 2.5).
+// holding one object {count} (docs/spec/interface.md 2.5).
 type Count struct {
 	Count int `json:"count"`
 }

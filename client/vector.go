@@ -2,7 +2,7 @@ package client
 
 import "context"
 
-// Embedding is a file's vector under a model (INTERFACE.md 2.7).
+// Embedding is a file's vector under a model (docs/spec/interface.md 2.7).
 type Embedding struct {
 	UniqueName string    `json:"uniqueName"`
 	Embeddings []float32 `json:"embeddings"`

@@ -9,7 +9,7 @@ import (
 )
 
 // Default and optional fields of get_file_details and get_collection_details
-// (INTERFACE.md 2.5). Any other requested name is a custom metadata key,
+// (docs/spec/interface.md 2.5). Any other requested name is a custom metadata key,
 // except the dotted names of the query language (details_fields.go).
 var (
 	FileDefaultFields        = []string{"id", "name", "uniqueName", "url"}

@@ -12,7 +12,7 @@ import (
 )
 
 // analysisRoutes serves automatic analysis: the client functions of
-// INTERFACE.md 4.2 (register_model, the auto tagging, auto annotation and
+// docs/spec/interface.md 4.2 (register_model, the auto tagging, auto annotation and
 // embedding runs) and the model and run listings. g authenticates but sets
 // no role; each route here sets its own.
 func (s *server) analysisRoutes(g *echo.Group) {

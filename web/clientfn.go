@@ -11,7 +11,7 @@ import (
 	"github.com/framelake/framelake/internal/auth"
 )
 
-// clientFn is one client function of INTERFACE.md 4.2, served as
+// clientFn is one client function of docs/spec/interface.md 4.2, served as
 // POST /api/v1/client/<name> with a JSON object of its parameters.
 type clientFn struct {
 	role auth.Role // least role that may call it (reads are POSTs too)

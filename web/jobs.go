@@ -21,7 +21,7 @@ func (s *server) jobRoutes(g *echo.Group) {
 	g.POST("/jobs/:id/retry", s.retryJob)
 }
 
-// jobView is the job shape of REST.md.
+// jobView is the job shape of docs/spec/rest.md.
 type jobView struct {
 	ID       string          `json:"id"`
 	Type     string          `json:"type"`

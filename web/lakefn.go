@@ -8,7 +8,7 @@ import (
 	"github.com/framelake/framelake/lake"
 )
 
-// The lake's client functions (INTERFACE.md 4.2), parameters named as in
+// The lake's client functions (docs/spec/interface.md 4.2), parameters named as in
 // their signatures.
 func (s *server) lakeFunctions() {
 	s.function("get_file_details", auth.Read, s.fileDetails)

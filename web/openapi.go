@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v5"
 )
 
-// openAPI documents every route: the eight fixed by REST.md, the client
+// openAPI documents every route: the eight fixed by docs/spec/rest.md, the client
 // functions, and the ones framelake adds (lake upload, jobs, media).
 //
 //go:embed openapi.yaml

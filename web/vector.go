@@ -12,7 +12,7 @@ import (
 	"github.com/framelake/framelake/vector"
 )
 
-// The embedding client functions of INTERFACE.md 4.2, and find_similar.
+// The embedding client functions of docs/spec/interface.md 4.2, and find_similar.
 func (s *server) vectorFunctions() {
 	s.function("insert_image_embeddings_batch", auth.Write, s.insertEmbeddingsBatch)
 	s.function("insert_image_embeddings", auth.Write, s.insertEmbeddings)
@@ -20,7 +20,7 @@ func (s *server) vectorFunctions() {
 	s.function("find_similar", auth.Read, s.findSimilar)
 }
 
-// embeddingRecord is INTERFACE.md 2.7's record: JSON numbers, checked and
+// embeddingRecord is docs/spec/interface.md 2.7's record: JSON numbers, checked and
 // narrowed to float32 before anything is written.
 type embeddingRecord struct {
 	UniqueName string    `json:"uniqueName"`

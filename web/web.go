@@ -1,5 +1,5 @@
 // Package web is framelake's HTTP face: an Echo v5 server with one error
-// handler (errs codes to HTTP statuses, the body of REST.md), API-key
+// handler (errs codes to HTTP statuses, the body of docs/spec/rest.md), API-key
 // authentication, request ids, request logging with slog, body limits, and a
 // file of routes per resource. Echo types never leave this package.
 package web
@@ -91,7 +91,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	api := e.Group("/api/v1", s.authenticate)
 	api.GET("/openapi.yaml", s.openAPI)
 	s.sessionRoutes(e, api)
-	rest := api.Group("", roleByMethod)
+	rest := api.Group("", s.roleByMethod)
 	s.lakeRoutes(rest)
 	s.curateRoutes(rest)
 	s.importRoutes(rest)

@@ -155,7 +155,7 @@ func (s *uiServer) embeddings(t *testing.T, vecs map[string][]float32) {
 	}
 }
 
-// uploadLabelled stores images through an annotation project (REST.md) with
+// uploadLabelled stores images through an annotation project (docs/spec/rest.md) with
 // human boxes; labels[i] are the boxes of image i. It returns uniqueNames.
 func (s *uiServer) uploadLabelled(t *testing.T, w, h int, labels []string) []string {
 	t.Helper()

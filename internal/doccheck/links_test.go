@@ -17,11 +17,16 @@ const root = "../.."
 // documents are the Markdown files people read.
 func documents(t *testing.T) []string {
 	t.Helper()
-	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
+	var docs []string
+	for _, pattern := range []string{"*.md", "*/*.md"} { // the manual and docs/spec
+		m, err := filepath.Glob(filepath.Join(root, "docs", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, m...)
 	}
-	for _, p := range []string{"README.md", "web/ui/README.md", "lake/query/GRAMMAR.md", "models/README.md"} {
+	for _, p := range []string{"README.md", "web/ui/README.md", "lake/query/GRAMMAR.md", "models/README.md",
+		"examples/models/colour-tagger/README.md"} {
 		docs = append(docs, filepath.Join(root, p))
 	}
 	return docs
