@@ -103,7 +103,7 @@ func (s *server) sessionKey(c *echo.Context, token string) (auth.Key, error) {
 			return auth.Key{}, errs.New(errs.PermissionDenied, "", "a write signed in by cookie needs the session's %s header", csrfHeader)
 		}
 	}
-	return auth.Key{ID: u.ID, Name: u.Name, Role: u.Role, CreatedAt: u.CreatedAt}, nil
+	return auth.Key{ID: u.ID, Name: u.Name, User: u.Name, Role: u.Role, CreatedAt: u.CreatedAt}, nil
 }
 
 func (s *server) listUsers(c *echo.Context) error {

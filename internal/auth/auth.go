@@ -1,5 +1,7 @@
-// Package auth keeps framelake's API keys: a public key id and a secret shown
-// once, a role (admin, write, read), optional expiry, and revocation.
+// Package auth keeps who may do what in framelake: API keys (a public key id
+// and a secret shown once, a role, optional expiry, revocation), the people
+// who sign in (users.go, sessions.go), their roles, and which projects the
+// annotators and reviewers among them belong to (members.go).
 package auth
 
 import (
@@ -25,28 +27,68 @@ var migrations embed.FS
 // Migrations are the api_key table's schema files.
 var Migrations, _ = fs.Sub(migrations, "migrations")
 
-// Role is what a key may do.
+// Role is what a person or a key may do (docs/team.md "Roles"). Admin,
+// Write (the curator) and Read (the viewer) act on the whole lake; an
+// Annotator and a Reviewer act only in the projects they are members of
+// (project_member), and have no lake-wide read at all.
 type Role string
 
 const (
-	Admin Role = "admin" // everything, including model registration
-	Write Role = "write" // read and change data
-	Read  Role = "read"  // read only
+	Admin     Role = "admin"     // everything, including people and model registration
+	Write     Role = "write"     // the curator: read and change the lake, datasets, models, evaluations, projects
+	Read      Role = "read"      // the viewer: read only, everywhere
+	Annotator Role = "annotator" // the tasks of their projects (jobs assigned to them)
+	Reviewer  Role = "reviewer"  // review the tasks of their projects
 )
 
-// ParseRole checks a role name.
+// Curator and Viewer are the team's names (issue 35) for Write and Read.
+// Roles are stored and answered as write and read, the spelling existing
+// keys, scripts and the web app know; both spellings are accepted.
+const (
+	Curator = Write
+	Viewer  = Read
+)
+
+// ParseRole checks a role name, accepting curator for write and viewer for
+// read.
 func ParseRole(s string) (Role, error) {
 	switch r := Role(s); r {
-	case Admin, Write, Read:
+	case Admin, Write, Read, Annotator, Reviewer:
 		return r, nil
+	case "curator":
+		return Write, nil
+	case "viewer":
+		return Read, nil
 	}
-	return "", errs.Invalid("role", "role must be admin, write or read, got %q", s)
+	return "", errs.Invalid("role", "role must be admin, curator (write), annotator, reviewer or viewer (read), got %q", s)
 }
 
-// Allows reports whether r includes need.
+// Lakewide reports whether r acts on the whole lake (admin, curator,
+// viewer) rather than only in the projects its person is a member of.
+func (r Role) Lakewide() bool { return r == Admin || r == Write || r == Read }
+
+// Allows reports whether r includes need. Annotators and reviewers include
+// only themselves: what they may do depends on the project, which
+// projectAccess (web) asks of Member.
 func (r Role) Allows(need Role) bool {
 	rank := map[Role]int{Read: 1, Write: 2, Admin: 3}
+	if !need.Lakewide() {
+		return r == need || rank[r] >= rank[Write]
+	}
 	return rank[r] >= rank[need]
+}
+
+// capRole is what a person's key acts as: the person's role when it is a
+// project role (a key cannot lift an annotator to the lake), else the lower
+// of the key's and the person's.
+func capRole(key, user Role) Role {
+	switch {
+	case !user.Lakewide():
+		return user
+	case !key.Lakewide() || user.Allows(key):
+		return key
+	}
+	return user
 }
 
 // Key is an API key without its secret.
@@ -55,6 +97,7 @@ type Key struct {
 	Key       string     `json:"key"`
 	Name      string     `json:"name"`
 	Role      Role       `json:"role"`
+	User      string     `json:"user,omitempty"` // the person the key belongs to, "" for a key of its own
 	CreatedAt time.Time  `json:"createdAt"`
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 	RevokedAt *time.Time `json:"revokedAt,omitempty"`
@@ -83,8 +126,13 @@ func (k *Keys) create(ctx context.Context, name string, role Role, ttl time.Dura
 	if strings.TrimSpace(name) == "" {
 		return Key{}, "", errs.Invalid("name", "key name is empty")
 	}
-	if _, err := ParseRole(string(role)); err != nil {
+	role, err := ParseRole(string(role))
+	if err != nil {
 		return Key{}, "", err
+	}
+	if userSeq == nil && !role.Lakewide() {
+		// Membership is a person's: a key of nobody could never be a member.
+		return Key{}, "", errs.Invalid("role", "an %s key belongs to a person: make it for a user", role)
 	}
 	if ttl < 0 {
 		return Key{}, "", errs.Invalid("expires", "expiry must be in the future")
@@ -99,7 +147,7 @@ func (k *Keys) create(ctx context.Context, name string, role Role, ttl time.Dura
 		ms := t.UnixMilli()
 		exp = &ms
 	}
-	_, err := k.db.W.ExecContext(ctx, `INSERT INTO api_key (id, key, name, role, secret_hash, created_at, expires_at, user_seq)
+	_, err = k.db.W.ExecContext(ctx, `INSERT INTO api_key (id, key, name, role, secret_hash, created_at, expires_at, user_seq)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, key.ID, key.Key, name, role, hash(secret), now.UnixMilli(), exp, userSeq)
 	if err != nil {
 		return Key{}, "", err
@@ -120,10 +168,10 @@ func (k *Keys) Verify(ctx context.Context, key, secret string) (Key, error) {
 		return Key{}, errs.New(errs.Unauthenticated, "", "api key and secret required: headers key and secret, or HTTP Basic")
 	}
 	var stored string
-	var userRole sql.NullString
+	var userName, userRole sql.NullString
 	var userDisabled sql.NullInt64
-	kk, err := k.scan(k.db.Point.QueryRowContext(ctx, `SELECT `+keyColumns+`, secret_hash, u.role, u.disabled_at
-		FROM api_key LEFT JOIN user_account u ON u.seq = api_key.user_seq WHERE key = ?`, key), &stored, &userRole, &userDisabled)
+	kk, err := k.scan(k.db.Point.QueryRowContext(ctx, `SELECT `+keyColumns+`, secret_hash, u.name, u.role, u.disabled_at
+		FROM api_key LEFT JOIN user_account u ON u.seq = api_key.user_seq WHERE key = ?`, key), &stored, &userName, &userRole, &userDisabled)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Key{}, bad
 	}
@@ -144,8 +192,8 @@ func (k *Keys) Verify(ctx context.Context, key, secret string) (Key, error) {
 	if userDisabled.Valid {
 		return Key{}, errs.New(errs.Unauthenticated, "", "api key %s belongs to a disabled user", key)
 	}
-	if userRole.Valid && !Role(userRole.String).Allows(kk.Role) {
-		kk.Role = Role(userRole.String)
+	if userRole.Valid {
+		kk.Role, kk.User = capRole(kk.Role, Role(userRole.String)), userName.String
 	}
 	return kk, nil
 }

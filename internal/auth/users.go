@@ -115,7 +115,8 @@ func (k *Keys) CreateUser(ctx context.Context, name, password string, role Role)
 	if err := checkNewPassword(password); err != nil {
 		return User{}, err
 	}
-	if _, err := ParseRole(string(role)); err != nil {
+	role, err := ParseRole(string(role))
+	if err != nil {
 		return User{}, err
 	}
 	h, err := hashPassword(password)
@@ -184,9 +185,11 @@ type UserChange struct {
 // their sessions too.
 func (k *Keys) UpdateUser(ctx context.Context, name string, ch UserChange) (User, error) {
 	if ch.Role != nil {
-		if _, err := ParseRole(string(*ch.Role)); err != nil {
+		r, err := ParseRole(string(*ch.Role))
+		if err != nil {
 			return User{}, err
 		}
+		ch.Role = &r
 	}
 	var newHash string
 	if ch.Password != nil {
@@ -236,11 +239,19 @@ func (k *Keys) UpdateUser(ctx context.Context, name string, ch UserChange) (User
 }
 
 // CreateUserKey makes an API key that belongs to the person named user and
-// acts with their rights (at most role). Its secret is returned once.
+// acts with their rights: at most role, and their role ("" takes it) when
+// they are an annotator or a reviewer. Its secret is returned once.
 func (k *Keys) CreateUserKey(ctx context.Context, user, name string, role Role, ttl time.Duration) (Key, string, error) {
 	u, err := k.User(ctx, user)
 	if err != nil {
 		return Key{}, "", err
 	}
-	return k.create(ctx, name, role, ttl, &u.seq)
+	if role == "" || !u.Role.Lakewide() {
+		role = u.Role
+	}
+	kk, secret, err := k.create(ctx, name, role, ttl, &u.seq)
+	if err == nil {
+		kk.Role, kk.User = capRole(kk.Role, u.Role), u.Name
+	}
+	return kk, secret, err
 }
