@@ -32,10 +32,12 @@ type buildState struct {
 	skels  map[string]*shape.Skeleton // keypoints labels' declarations, nil for none
 }
 
-// planned is a lake image the build makes a frame of, with its split.
+// planned is a lake image the build makes a frame of, or a video it
+// samples frames of (all in one split), with its split.
 type planned struct {
-	f     lake.File
-	split string
+	f      lake.File
+	split  string
+	frames []int // a video's sampled frames
 }
 
 // itemRow is a version_item row to insert.
@@ -48,6 +50,9 @@ type itemRow struct {
 	width, height    int
 	params           []byte // augmentation steps; nil for a lake image
 	boxes            []Box
+	video            string     // a sampled frame's video; "" otherwise
+	videoFrame       *int       // and its frame there
+	hashes           *[3]uint64 // a sampled frame's perceptual hashes (whole, two centres)
 }
 
 // build is the BuildJob handler (see the package comment). It is idempotent:
@@ -68,9 +73,30 @@ func (s *Service) build(ctx context.Context, r *job.Run) error {
 	if err != nil {
 		return err
 	}
-	r.SetTotal(int64(len(plan)))
-	// Storing a batch (syncs, renames, the insert) overlaps making the next
-	// one, so the cores keep augmenting while the disk flushes.
+	total := 0
+	for _, p := range plan {
+		total += max(1, len(p.frames))
+	}
+	r.SetTotal(int64(total))
+	if err := s.makeAll(ctx, b, r, plan); err != nil {
+		return err
+	}
+	if b.leak, err = s.planLeakage(ctx, b, plan); err != nil {
+		return err
+	}
+	st, err := s.finishBuild(ctx, b)
+	if err != nil || st == nil {
+		return err
+	}
+	return r.SetResult(map[string]any{"datasetId": b.v.groupID, "versionId": b.v.id,
+		"versionNo": versionNo(b.v.no), "stats": st})
+}
+
+// makeAll makes and stores the plan's items in order: images a batch at a
+// time, each video's sampled frames in batches as ffmpeg delivers them.
+// Storing a batch (syncs, renames, the insert) overlaps making the next
+// one, so the cores keep augmenting (or decoding) while the disk flushes.
+func (s *Service) makeAll(ctx context.Context, b *buildState, r *job.Run, plan []planned) error {
 	var prev chan error
 	wait := func() error {
 		if prev == nil {
@@ -82,12 +108,7 @@ func (s *Service) build(ctx context.Context, r *job.Run) error {
 	}
 	defer func() { _ = wait() }()
 	ord := 0
-	for start := 0; start < len(plan); start += s.opt.Batch {
-		chunk := plan[start:min(start+s.opt.Batch, len(plan))]
-		bt, err := s.makeItems(ctx, b, chunk)
-		if err != nil {
-			return err
-		}
+	emit := func(bt *batch) error {
 		if err := wait(); err != nil {
 			bt.discard()
 			return err
@@ -97,19 +118,30 @@ func (s *Service) build(ctx context.Context, r *job.Run) error {
 		ch := make(chan error, 1)
 		prev = ch
 		go func() { ch <- s.storeBatch(ctx, b, r, first, bt) }()
+		return nil
 	}
-	if err := wait(); err != nil {
-		return err
+	for start := 0; start < len(plan); {
+		if plan[start].f.Type == lake.Video {
+			if err := s.videoItems(ctx, b, plan[start], emit); err != nil {
+				return err
+			}
+			start++
+			continue
+		}
+		end := start
+		for end < min(start+s.opt.Batch, len(plan)) && plan[end].f.Type != lake.Video {
+			end++
+		}
+		bt, err := s.makeItems(ctx, b, plan[start:end])
+		if err != nil {
+			return err
+		}
+		if err := emit(bt); err != nil {
+			return err
+		}
+		start = end
 	}
-	if b.leak, err = s.planLeakage(ctx, plan); err != nil {
-		return err
-	}
-	st, err := s.finishBuild(ctx, b)
-	if err != nil || st == nil {
-		return err
-	}
-	return r.SetResult(map[string]any{"datasetId": b.v.groupID, "versionId": b.v.id,
-		"versionNo": versionNo(b.v.no), "stats": st})
+	return wait()
 }
 
 // startBuild loads the build and clears what earlier attempts left; nil
@@ -144,13 +176,23 @@ func (s *Service) plan(ctx context.Context, b *buildState) ([]planned, error) {
 	seen := map[int64]bool{}
 	add := func(seqs []int64, splitOf func(lake.File) string) error {
 		files, err := s.lake.FilesBySeq(ctx, seqs)
-		for _, f := range files {
-			if !seen[f.Seq()] {
-				seen[f.Seq()] = true
-				out = append(out, planned{f: f, split: splitOf(f)})
-			}
+		if err != nil {
+			return err
 		}
-		return err
+		for _, f := range files {
+			if seen[f.Seq()] {
+				continue
+			}
+			seen[f.Seq()] = true
+			p := planned{f: f, split: splitOf(f)}
+			if f.Type == lake.Video {
+				if p.frames, err = s.planVideo(ctx, b, f); err != nil {
+					return err
+				}
+			}
+			out = append(out, p)
+		}
+		return nil
 	}
 	bucket, err := s.bucketOf(ctx, b)
 	if err != nil {
@@ -194,7 +236,27 @@ func (s *Service) plan(ctx context.Context, b *buildState) ([]planned, error) {
 	}
 }
 
-// baseItems are the lake images of a version's current build and their splits.
+// planVideo lists the frames a build samples of video f.
+func (s *Service) planVideo(ctx context.Context, b *buildState, f lake.File) ([]int, error) {
+	vf := b.recipe.VideoFrames
+	if vf == nil {
+		return nil, fmt.Errorf("video %s: the build has no video_frames to sample it with", f.UniqueName)
+	}
+	if err := checkVideo(f); err != nil {
+		return nil, err
+	}
+	var vs videoShapes
+	if vf.Sample == SampleKeyframes {
+		var err error
+		if vs, err = s.videoShapes(ctx, b, f); err != nil {
+			return nil, err
+		}
+	}
+	return sampleFrames(f, vf, vs), nil
+}
+
+// baseItems are the lake files (images, and videos once for all their
+// sampled frames) of a version's current build and their splits.
 func (s *Service) baseItems(ctx context.Context, versionID string) ([]int64, map[int64]string, error) {
 	base, err := s.versionRow(ctx, s.db.R, versionID)
 	if err != nil {
@@ -203,8 +265,9 @@ func (s *Service) baseItems(ctx context.Context, versionID string) ([]int64, map
 	if base.current == 0 {
 		return nil, nil, fmt.Errorf("source version %s has no completed build", versionID)
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT file_seq, split FROM version_item
-		WHERE version_seq = ? AND build = ? AND derived_from IS NULL AND file_seq IS NOT NULL ORDER BY ord`,
+	rows, err := s.db.R.QueryContext(ctx, `SELECT file_seq, min(split) FROM version_item
+		WHERE version_seq = ? AND build = ? AND derived_from IS NULL AND file_seq IS NOT NULL
+		GROUP BY file_seq ORDER BY min(ord)`,
 		base.seq, base.current)
 	if err != nil {
 		return nil, nil, err
@@ -340,14 +403,7 @@ func (s *Service) boxes(ctx context.Context, b *buildState, chunk []planned) (ma
 	}
 	for _, x := range all {
 		if x.Frame == 0 {
-			b := Box{Label: x.Label, X: x.X, Y: x.Y, W: x.W, H: x.H}
-			if x.Type != shape.Box { // a box is stored as versions always stored it, without a type
-				b.Geometry = x.Geometry
-			}
-			if a := bytes.TrimSpace(x.Attributes); len(a) > 0 && string(a) != "{}" {
-				b.Attributes = x.Attributes
-			}
-			out[x.FileSeq] = append(out[x.FileSeq], b)
+			out[x.FileSeq] = append(out[x.FileSeq], boxOf(x))
 		}
 	}
 	return out, nil
@@ -505,8 +561,9 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 func (s *Service) insertItems(ctx context.Context, b *buildState, first int, rows []itemRow) error {
 	return s.db.Tx(ctx, func(tx *sql.Tx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO version_item (version_seq, build, ord, unique_name, name,
-			file_seq, split, derived_from, blob, ext, width, height, params, boxes, box_count)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			file_seq, split, derived_from, blob, ext, width, height, params, boxes, box_count,
+			video, video_frame, phash, phash_c1, phash_c2)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -520,12 +577,19 @@ func (s *Service) insertItems(ctx context.Context, b *buildState, first int, row
 			if err != nil {
 				return err
 			}
-			var derived, params any
+			var derived, params, video, frame, h0, h1, h2 any
 			if r.derivedFrom != "" {
 				derived, params = r.derivedFrom, string(r.params)
 			}
+			if r.video != "" {
+				video, frame = r.video, int64(*r.videoFrame)
+			}
+			if r.hashes != nil { // the uint64 bits in SQLite's signed integer
+				h0, h1, h2 = int64(r.hashes[0]), int64(r.hashes[1]), int64(r.hashes[2])
+			}
 			if _, err := ins.ExecContext(ctx, b.v.seq, b.build, first+i, r.uniqueName, r.name, r.fileSeq, r.split,
-				derived, r.blob, r.ext, r.width, r.height, params, string(bj), len(r.boxes)); err != nil {
+				derived, r.blob, r.ext, r.width, r.height, params, string(bj), len(r.boxes),
+				video, frame, h0, h1, h2); err != nil {
 				return err
 			}
 		}
@@ -621,8 +685,10 @@ func computeStats(ctx context.Context, q querier, versionSeq int64, build int, l
 	if err := rows.Err(); err != nil {
 		return st, err
 	}
-	st.Shapes, err = shapeCounts(ctx, q, versionSeq, build)
-	return st, err
+	if st.Shapes, err = shapeCounts(ctx, q, versionSeq, build); err != nil {
+		return st, err
+	}
+	return st, videoCounts(ctx, q, versionSeq, build, &st)
 }
 
 // shapeCounts counts a build's annotations by type, a box having none.

@@ -15,7 +15,9 @@
 //     lake's query and filter. item_type image selects images; image_collection
 //     the images of the collections that the query and filter select; dataset
 //     the images that are frames of a built version of any dataset (query and
-//     filter apply to those files). Videos and other files are never items.
+//     filter apply to those files); video the videos the query and filter
+//     select, whose frames the build samples (Spec.VideoFrames, video.go).
+//     Other files are never items.
 //   - Labels (at least one, unique) fix the class order: class id i is the
 //     i-th label. Boxes with other labels are left out; a frame without boxes
 //     stays in (a negative example).
@@ -150,7 +152,7 @@ type Split struct {
 // Source says which lake images a create or update adds.
 type Source struct {
 	CollectionID string       `json:"collectionId,omitempty"` // images of this collection
-	ItemType     string       `json:"itemType,omitempty"`     // image (default), image_collection, dataset
+	ItemType     string       `json:"itemType,omitempty"`     // image (default), image_collection, dataset, video
 	Query        string       `json:"query,omitempty"`
 	Filter       *lake.Filter `json:"filter,omitempty"`
 }
@@ -173,6 +175,10 @@ type Spec struct {
 	// KeepDuplicatesTogether, the split of a group one of them is in, else
 	// the split the blob's hash draws.
 	SplitIdentical bool `json:"splitIdentical,omitempty"`
+	// VideoFrames says which frames of the selected videos become items and
+	// which of their tracks' shapes they carry; nil when the build takes no
+	// videos (item_type video needs it).
+	VideoFrames *VideoFrames `json:"videoFrames,omitempty"`
 }
 
 // NewDataset asks for a new group with its version 1.0.
@@ -219,6 +225,14 @@ type Stats struct {
 	// Shapes counts the annotations by type (box, polygon, mask, keypoints,
 	// polyline); absent for builds before shapes.
 	Shapes map[string]int `json:"shapes,omitempty"`
+	// Videos and VideoFrames count the videos sampled and the frames taken
+	// from them (among TotalFrames); TrackShapes the shapes of tracks among
+	// TotalBoxes, Interpolated those of them interpolated between
+	// keyframes. All absent for builds without videos.
+	Videos       int `json:"videos,omitempty"`
+	VideoFrames  int `json:"videoFrames,omitempty"`
+	TrackShapes  int `json:"trackShapes,omitempty"`
+	Interpolated int `json:"interpolatedShapes,omitempty"`
 	// Leakage is the near-duplicate pairs across splits at build time (by
 	// perceptual hash at curate.DefaultHamming); nil for builds before it.
 	Leakage *Leakage `json:"leakage,omitempty"`
@@ -254,6 +268,7 @@ type Version struct {
 	Augmentation json.RawMessage `json:"augmentation"`
 	Source       *Source         `json:"source,omitempty"`        // the selection the build added; nil for none
 	Base         string          `json:"baseVersionId,omitempty"` // the version whose frames it carries
+	VideoFrames  *VideoFrames    `json:"videoFrames,omitempty"`   // how its videos were sampled; nil for none
 	Stats        Stats           `json:"stats"`
 	CreatedBy    string          `json:"createdBy"` // the name of the API key that asked for it
 	CreatedAt    time.Time       `json:"createdAt"`
@@ -281,6 +296,11 @@ type Box struct {
 	// Attributes are the annotation's (occluded, iscrowd, a color ...), as
 	// its JSON object; omitted when it has none, as versions before them.
 	Attributes json.RawMessage `json:"attributes,omitempty"`
+	// Track is the video track's number (its id in the video) when the
+	// shape is a track's on a sampled frame; Interpolated says the shape was
+	// computed between two keyframes rather than drawn.
+	Track        *int `json:"track,omitempty"`
+	Interpolated bool `json:"interpolated,omitempty"`
 }
 
 // Frame is one item of a version: a lake image or an augmented one.
@@ -296,6 +316,10 @@ type Frame struct {
 	Boxes       []Box           `json:"boxes"`
 	Params      json.RawMessage `json:"params,omitempty"` // augmentation steps
 	URL         string          `json:"url"`              // signed, expiring
+	// Video is the uniqueName of the video a sampled frame was extracted
+	// from, and VideoFrame its frame there (0 first); "" and nil for images.
+	Video      string `json:"video,omitempty"`
+	VideoFrame *int   `json:"videoFrame,omitempty"`
 
 	blob      string
 	inLake    bool   // false once the lake file was deleted: the frame is served from its blob

@@ -153,15 +153,20 @@ func (s *Service) itemPage(ctx context.Context, versionSeq int64, build, after, 
 func (s *Service) exportFrame(ctx context.Context, f Frame, classes map[string]int) export.Frame {
 	boxes := make([]export.Box, len(f.Boxes))
 	for i, b := range f.Boxes {
-		boxes[i] = export.Box{Label: b.Label, ClassID: classes[b.Label], X: b.X, Y: b.Y, W: b.W, H: b.H, Geometry: b.Geometry}
+		boxes[i] = export.Box{Label: b.Label, ClassID: classes[b.Label], X: b.X, Y: b.Y, W: b.W, H: b.H, Geometry: b.Geometry,
+			Track: b.Track, Interpolated: b.Interpolated}
 		if len(b.Attributes) > 0 {
 			_ = json.Unmarshal(b.Attributes, &boxes[i].Attributes) // stored from a checked JSON object
 		}
 	}
 	store, blob, ext := s.lake.Store(), f.blob, f.Ext
-	return export.Frame{UniqueName: f.UniqueName, Name: f.Name, Ext: f.Ext, Split: f.Split, Augmented: f.Augmented,
+	out := export.Frame{UniqueName: f.UniqueName, Name: f.Name, Ext: f.Ext, Split: f.Split, Augmented: f.Augmented,
 		DerivedFrom: f.DerivedFrom, DerivedFromExt: f.sourceExt, Width: f.Width, Height: f.Height, Boxes: boxes, Params: f.Params,
-		Open: func() (io.ReadCloser, error) { return store.Open(ctx, blob, ext) }}
+		Open: func() (io.ReadCloser, error) { return store.Open(ctx, blob, ext) }, Video: f.Video}
+	if f.VideoFrame != nil {
+		out.VideoFrame = *f.VideoFrame
+	}
+	return out
 }
 
 // ExportFrames converts a page's frames to what the export writers take, for

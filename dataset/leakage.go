@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/framelake/framelake/curate"
 	"github.com/framelake/framelake/errs"
@@ -14,7 +15,11 @@ import (
 // in different splits: by perceptual hash, Hamming distance at most
 // Threshold (curate.HashPairs). Augmented frames are left out: they are
 // copies of training frames by design. Frames without quality scores
-// cannot be compared and are counted in Unscored.
+// cannot be compared and are counted in Unscored. Frames sampled from
+// videos are compared by the hashes their build measured; two frames of one
+// video are never a pair (they share a split by design, and neighbouring
+// frames look alike), and a pair naming a frame of a video names the video
+// and the frame too.
 type Leakage struct {
 	Method    string         `json:"method"` // "phash"
 	Threshold int            `json:"threshold"`
@@ -26,6 +31,21 @@ type Leakage struct {
 	// Examples are the first MaxLeakExamples crossing pairs (none in a
 	// version's statistics, which Dataset List shows for every version).
 	Examples []LeakPair `json:"examples,omitempty"`
+	// Videos are the crossing pairs that involve a video, counted by the two
+	// files they join (a video and a video, or a video and an image), most
+	// pairs first, at most MaxLeakExamples of them: which videos show the
+	// same scene as something in another split.
+	Videos []LeakVideos `json:"videos,omitempty"`
+}
+
+// LeakVideos is the crossing pairs between two files, one of them a video
+// (A, or both): A and B are uniqueNames of a video or an image.
+type LeakVideos struct {
+	A      string `json:"a"`
+	SplitA string `json:"splitA"`
+	B      string `json:"b"`
+	SplitB string `json:"splitB"`
+	Pairs  int    `json:"pairs"`
 }
 
 // LeakPair is one crossing pair.
@@ -35,6 +55,41 @@ type LeakPair struct {
 	B        string `json:"b"`
 	SplitB   string `json:"splitB"`
 	Distance int    `json:"distance"`
+	// VideoA and FrameA name the video and frame A was sampled from (none
+	// for an image); so VideoB and FrameB.
+	VideoA string `json:"videoA,omitempty"`
+	FrameA *int   `json:"frameA,omitempty"`
+	VideoB string `json:"videoB,omitempty"`
+	FrameB *int   `json:"frameB,omitempty"`
+}
+
+// sampledHash is a frame sampled from a video as leakage compares it.
+type sampledHash struct {
+	uniqueName, video, split string
+	frame                    int
+	hashes                   [3]uint64
+}
+
+// sampledHashes are the hashes of a build's sampled frames.
+func (s *Service) sampledHashes(ctx context.Context, versionSeq int64, build int) ([]sampledHash, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT unique_name, video, video_frame, split, phash, phash_c1, phash_c2
+		FROM version_item WHERE version_seq = ? AND build = ? AND video IS NOT NULL AND phash IS NOT NULL ORDER BY ord`,
+		versionSeq, build)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []sampledHash
+	for rows.Next() {
+		var h sampledHash
+		var a, b, c int64
+		if err := rows.Scan(&h.uniqueName, &h.video, &h.frame, &h.split, &a, &b, &c); err != nil {
+			return nil, err
+		}
+		h.hashes = [3]uint64{uint64(a), uint64(b), uint64(c)}
+		out = append(out, h)
+	}
+	return out, rows.Err()
 }
 
 // MaxLeakExamples bounds the pairs a leakage report lists.
@@ -62,7 +117,7 @@ func (s *Service) Leakage(ctx context.Context, versionID string, threshold int) 
 		return Leakage{}, err
 	}
 	rows, err := s.db.R.QueryContext(ctx, `SELECT file_seq, split FROM version_item
-		WHERE version_seq = ? AND build = ? AND derived_from IS NULL AND file_seq IS NOT NULL`, v.seq, v.current)
+		WHERE version_seq = ? AND build = ? AND derived_from IS NULL AND file_seq IS NOT NULL AND video IS NULL`, v.seq, v.current)
 	if err != nil {
 		return Leakage{}, err
 	}
@@ -79,16 +134,28 @@ func (s *Service) Leakage(ctx context.Context, versionID string, threshold int) 
 	if err := rows.Err(); err != nil {
 		return Leakage{}, err
 	}
-	return s.leakageOf(ctx, splits, threshold)
+	rows.Close()
+	sampled, err := s.sampledHashes(ctx, v.seq, v.current)
+	if err != nil {
+		return Leakage{}, err
+	}
+	return s.leakageOf(ctx, splits, sampled, threshold)
 }
 
-// planLeakage is the leakage of a build's plan, for its statistics.
-func (s *Service) planLeakage(ctx context.Context, plan []planned) (*Leakage, error) {
+// planLeakage is the leakage of a build's plan and the frames it sampled,
+// for its statistics.
+func (s *Service) planLeakage(ctx context.Context, b *buildState, plan []planned) (*Leakage, error) {
 	splits := make(map[int64]string, len(plan))
 	for _, p := range plan {
-		splits[p.f.Seq()] = p.split
+		if p.f.Type != lake.Video {
+			splits[p.f.Seq()] = p.split
+		}
 	}
-	l, err := s.leakageOf(ctx, splits, curate.DefaultHamming)
+	sampled, err := s.sampledHashes(ctx, b.v.seq, b.build)
+	if err != nil {
+		return nil, fmt.Errorf("leakage: %w", err)
+	}
+	l, err := s.leakageOf(ctx, splits, sampled, curate.DefaultHamming)
 	if err != nil {
 		return nil, fmt.Errorf("leakage: %w", err)
 	}
@@ -96,7 +163,7 @@ func (s *Service) planLeakage(ctx context.Context, plan []planned) (*Leakage, er
 	return &l, nil
 }
 
-func (s *Service) leakageOf(ctx context.Context, splits map[int64]string, threshold int) (Leakage, error) {
+func (s *Service) leakageOf(ctx context.Context, splits map[int64]string, sampled []sampledHash, threshold int) (Leakage, error) {
 	out := Leakage{Method: curate.PHash, Threshold: threshold, BySplits: map[string]int{}, Examples: []LeakPair{}}
 	for _, k := range SplitPairs {
 		out.BySplits[k] = 0
@@ -116,7 +183,27 @@ func (s *Service) leakageOf(ctx context.Context, splits map[int64]string, thresh
 			return out, err
 		}
 	}
-	out.Frames, out.Unscored = len(items), len(splits)-len(items)
+	out.Unscored = len(splits) - len(items)
+	images := len(items)
+	for i, h := range sampled { // after the images, by a key no lake file has
+		items = append(items, lake.Scored{Seq: -int64(i + 1), UniqueName: h.uniqueName, PHash: h.hashes[0],
+			CentreHashes: [2]uint64{h.hashes[1], h.hashes[2]}, HasCentre: true})
+	}
+	out.Frames = len(items)
+	splitOf := func(i int32) string {
+		if int(i) < images {
+			return splits[items[i].Seq]
+		}
+		return sampled[int(i)-images].split
+	}
+	videoOf := func(i int32) (string, *int) {
+		if int(i) < images {
+			return "", nil
+		}
+		h := sampled[int(i)-images]
+		n := h.frame
+		return h.video, &n
+	}
 	type pair struct {
 		i, j int32
 		d    int
@@ -124,8 +211,13 @@ func (s *Service) leakageOf(ctx context.Context, splits map[int64]string, thresh
 	var crossing []pair
 	pairs := 0
 	curate.ScoredPairs(items, threshold, func(i, j int32, d int) {
+		if va, _ := videoOf(i); va != "" {
+			if vb, _ := videoOf(j); va == vb {
+				return // one video's frames: together by design
+			}
+		}
 		pairs++
-		if splits[items[i].Seq] != splits[items[j].Seq] {
+		if splitOf(i) != splitOf(j) {
 			crossing = append(crossing, pair{i, j, d})
 		}
 	})
@@ -136,13 +228,44 @@ func (s *Service) leakageOf(ctx context.Context, splits map[int64]string, thresh
 		}
 		return int(a.j - b.j)
 	})
+	videos := map[[2]string]*LeakVideos{}
 	for _, p := range crossing {
 		a, b := items[p.i], items[p.j]
-		out.BySplits[splitPair(splits[a.Seq], splits[b.Seq])]++
+		sa, sb := splitOf(p.i), splitOf(p.j)
+		va, fa := videoOf(p.i)
+		vb, fb := videoOf(p.j)
+		out.BySplits[splitPair(sa, sb)]++
 		if len(out.Examples) < MaxLeakExamples {
-			out.Examples = append(out.Examples, LeakPair{A: a.UniqueName, SplitA: splits[a.Seq], B: b.UniqueName,
-				SplitB: splits[b.Seq], Distance: p.d})
+			out.Examples = append(out.Examples, LeakPair{A: a.UniqueName, SplitA: sa, B: b.UniqueName,
+				SplitB: sb, Distance: p.d, VideoA: va, FrameA: fa, VideoB: vb, FrameB: fb})
 		}
+		if va == "" && vb == "" {
+			continue
+		}
+		if va == "" { // the video first
+			va, vb, sa, sb = vb, va, sb, sa
+			a, b = b, a
+		}
+		if vb == "" {
+			vb = b.UniqueName
+		}
+		k := [2]string{va, vb}
+		if videos[k] == nil {
+			videos[k] = &LeakVideos{A: va, SplitA: sa, B: vb, SplitB: sb}
+		}
+		videos[k].Pairs++
+	}
+	for _, v := range videos {
+		out.Videos = append(out.Videos, *v)
+	}
+	slices.SortFunc(out.Videos, func(a, b LeakVideos) int {
+		if a.Pairs != b.Pairs {
+			return b.Pairs - a.Pairs
+		}
+		return strings.Compare(a.A+"\x00"+a.B, b.A+"\x00"+b.B)
+	})
+	if len(out.Videos) > MaxLeakExamples {
+		out.Videos = out.Videos[:MaxLeakExamples]
 	}
 	return out, nil
 }

@@ -117,6 +117,7 @@ func (s *Service) view(ctx context.Context, vr versionRow) (Version, error) {
 	}
 	v.Labels, v.Split, v.Operations, v.Augmentation, v.Source, v.Base = r.Labels, r.Split, r.Operations,
 		r.Augmentation, r.Source, r.Base
+	v.VideoFrames = r.VideoFrames
 	if r.ExportTypes != nil {
 		v.Export = r.ExportTypes
 	}
@@ -230,7 +231,7 @@ func (s *Service) Frames(ctx context.Context, versionID string, pageIndex, pageS
 		if err != nil {
 			return p, err
 		}
-		if f.Augmented || !f.inLake {
+		if f.Augmented || !f.inLake || f.Video != "" { // made by the build: a blob no lake file owns
 			f.URL = s.lake.BlobURL(f.blob, f.Ext)
 		} else {
 			f.URL = s.lake.URLOf(f.UniqueName)
@@ -244,7 +245,7 @@ func (s *Service) Frames(ctx context.Context, versionID string, pageIndex, pageS
 // source's extension, which names the source's media in exports; the source
 // is found a few rows back, since a frame's augmented ones follow it in ord.
 const itemColumns = `ord, unique_name, name, split, derived_from, blob, ext, width, height, params, boxes, file_seq,
-	CASE WHEN derived_from IS NOT NULL THEN (SELECT src.ext FROM version_item src
+	video, video_frame, CASE WHEN derived_from IS NOT NULL THEN (SELECT src.ext FROM version_item src
 		WHERE src.version_seq = version_item.version_seq AND src.build = version_item.build
 		AND src.ord < version_item.ord AND src.unique_name = version_item.derived_from
 		ORDER BY src.ord DESC LIMIT 1) END`
@@ -253,11 +254,16 @@ func scanItem(row scanner) (Frame, int, error) {
 	var f Frame
 	var ord int
 	var derived, params, sourceExt sql.NullString
-	var fileSeq sql.NullInt64
+	var fileSeq, videoFrame sql.NullInt64
+	var video sql.NullString
 	var boxes string
 	if err := row.Scan(&ord, &f.UniqueName, &f.Name, &f.Split, &derived, &f.blob, &f.Ext, &f.Width, &f.Height,
-		&params, &boxes, &fileSeq, &sourceExt); err != nil {
+		&params, &boxes, &fileSeq, &video, &videoFrame, &sourceExt); err != nil {
 		return f, 0, err
+	}
+	if video.Valid {
+		n := int(videoFrame.Int64)
+		f.Video, f.VideoFrame = video.String, &n
 	}
 	f.Augmented, f.DerivedFrom, f.sourceExt = derived.Valid, derived.String, sourceExt.String
 	f.inLake = fileSeq.Valid

@@ -75,6 +75,9 @@ func (s *Service) Create(ctx context.Context, nd NewDataset) (Created, error) {
 	if err := s.checkSpec(ctx, &nd.Spec); err != nil {
 		return Created{}, err
 	}
+	if err := checkVideoSource(nd.Source, nd.Spec); err != nil {
+		return Created{}, err
+	}
 	n, err := s.countSource(ctx, nd.Source)
 	if err != nil {
 		return Created{}, err
@@ -120,6 +123,9 @@ func (s *Service) Update(ctx context.Context, u Update) (Created, error) {
 	if err := s.checkSpec(ctx, &u.Spec); err != nil {
 		return Created{}, err
 	}
+	if err := checkVideoSource(u.Source, u.Spec); err != nil {
+		return Created{}, err
+	}
 	n, err := s.countSource(ctx, u.Source)
 	if err != nil {
 		return Created{}, err
@@ -150,6 +156,18 @@ func inherit(sp *Spec, base Spec) {
 	if sp.ExportTypes == nil {
 		sp.ExportTypes = base.ExportTypes
 	}
+	if sp.VideoFrames == nil { // the source's videos are sampled as they were
+		sp.VideoFrames = base.VideoFrames
+	}
+}
+
+// checkVideoSource: a selection of videos needs to say how to sample them.
+func checkVideoSource(src Source, sp Spec) error {
+	if src.ItemType == "video" && sp.VideoFrames == nil {
+		return errs.Invalid("video_frames", `item_type video needs video_frames, how to sample the videos' frames: `+
+			`{"sample": "every", "every": 10}, {"sample": "keyframes"} or {"sample": "all"}`)
+	}
+	return nil
 }
 
 // CreateVersion makes the group's next version from the frames of its latest
@@ -326,6 +344,11 @@ func (s *Service) checkSpec(ctx context.Context, sp *Spec) error {
 		}
 	}
 	sp.ExportTypes = types
+	if sp.VideoFrames != nil {
+		if err := sp.VideoFrames.check(); err != nil {
+			return err
+		}
+	}
 	for i, op := range sp.Operations {
 		f := fmt.Sprintf("operation_list[%d]", i)
 		if strings.TrimSpace(op) == "" {
@@ -408,7 +431,7 @@ func defaultItemType(t string) string {
 func (s *Service) sourceSQL(ctx context.Context, src Source) (string, []any, error) {
 	sel := lake.Selection{CollectionID: src.CollectionID, Query: src.Query, Filter: src.Filter, ItemType: src.ItemType}
 	if src.CollectionID != "" {
-		if src.ItemType != "" && src.ItemType != "image" {
+		if src.ItemType != "" && src.ItemType != "image" && src.ItemType != "video" {
 			return "", nil, errs.Invalid("item_type", "item_type %q does not apply to a collection", src.ItemType)
 		}
 		if _, err := s.lake.Collection(ctx, src.CollectionID); err != nil {
@@ -420,8 +443,10 @@ func (s *Service) sourceSQL(ctx context.Context, src Source) (string, []any, err
 	case "", "image", "image_collection":
 	case "dataset":
 		sel.ItemType, inDatasets = "image", true
+	case "video":
+		return s.lake.SelectionSQL(ctx, sel)
 	default:
-		return "", nil, errs.Invalid("item_type", "item_type %q is not one of image, image_collection, dataset", src.ItemType)
+		return "", nil, errs.Invalid("item_type", "item_type %q is not one of image, image_collection, dataset, video", src.ItemType)
 	}
 	where, args, err := s.lake.ImageSelectionSQL(ctx, sel)
 	if err != nil {

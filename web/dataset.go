@@ -55,7 +55,9 @@ type versionView struct {
 	BaseVersionID   string          `json:"baseVersionId,omitempty"`
 	OperationList   []string        `json:"operationList"`
 	Augmentation    json.RawMessage `json:"augmentationList"`
-	Stats           dataset.Stats   `json:"stats"`
+	// VideoFrames is how the build sampled its videos (video_frames); null without videos.
+	VideoFrames *dataset.VideoFrames `json:"videoFrames"`
+	Stats       dataset.Stats        `json:"stats"`
 	// Leakage is stats.leakage at the top, for pages that show it: the
 	// near-duplicate pairs of the build's frames across splits ("crossing");
 	// null for builds made before leakage was measured and unbuilt versions.
@@ -83,7 +85,7 @@ func viewVersion(v dataset.Version) versionView {
 		VersionDetails: v.Details(), DatasetID: v.DatasetID, Status: v.Status, JobID: v.JobID, Error: v.Error,
 		Labels: v.Labels, SplitInfo: v.Split, ExportTypes: v.Export, DownloadFormats: v.Formats,
 		BaseVersionID: v.Base, OperationList: v.Operations, Augmentation: v.Augmentation, Stats: v.Stats,
-		Leakage: v.Stats.Leakage, BuiltAt: optTime(v.BuiltAt)}
+		Leakage: v.Stats.Leakage, BuiltAt: optTime(v.BuiltAt), VideoFrames: v.VideoFrames}
 	if src := v.Source; src != nil {
 		out.Source = &sourceView{CollectionID: src.CollectionID, ItemType: src.ItemType, Query: src.Query, Filter: src.Filter}
 	}
@@ -247,6 +249,8 @@ type specParams struct {
 	KeepDuplicatesTogether bool            `json:"keep_duplicates_together"`
 	// KeepIdenticalTogether (default true) puts byte-identical files in one split.
 	KeepIdenticalTogether *bool `json:"keep_identical_together"`
+	// VideoFrames samples the videos item_type video selects (docs/tracks.md).
+	VideoFrames *dataset.VideoFrames `json:"video_frames"`
 }
 
 func (p specParams) spec() (dataset.Spec, error) {
@@ -255,6 +259,7 @@ func (p specParams) spec() (dataset.Spec, error) {
 	}
 	sp := dataset.Spec{Labels: p.Labels, ExportTypes: p.ExportTypes, Augmentation: p.AugmentationList,
 		KeepDuplicatesTogether: p.KeepDuplicatesTogether,
+		VideoFrames:            p.VideoFrames,
 		SplitIdentical:         p.KeepIdenticalTogether != nil && !*p.KeepIdenticalTogether,
 		Split:                  dataset.Split{Train: p.SplitInfo.Train, Test: p.SplitInfo.Test, Validation: p.SplitInfo.Validation}}
 	if p.OperationList != nil { // null or absent: every operation

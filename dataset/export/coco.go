@@ -41,6 +41,10 @@ type cocoImage struct {
 	Height      int    `json:"height"`
 	Augmented   bool   `json:"augmented,omitempty"`
 	DerivedFrom string `json:"derived_from,omitempty"`
+	// A frame sampled from a video names the video (its uniqueName) and the
+	// frame, 0 first; readers ignore both.
+	Video      string `json:"video,omitempty"`
+	FrameIndex *int   `json:"frame_index,omitempty"`
 }
 
 type cocoAnnotation struct {
@@ -56,6 +60,10 @@ type cocoAnnotation struct {
 	// Attributes as CVAT's COCO export writes them (COCO readers ignore
 	// the key); iscrowd is its own key.
 	Attributes map[string]any `json:"attributes,omitempty"`
+	// TrackID is a video track's number (unique in its video), also in
+	// attributes as track_id beside keyframe, where CVAT's COCO export and
+	// framelake's COCO import keep annotation attributes.
+	TrackID *int `json:"track_id,omitempty"`
 }
 
 // cocoAttributes splits COCO's iscrowd (1 when the attribute is 1, true or
@@ -132,6 +140,10 @@ func (c *cocoWriter) frame(fr *Frame) error {
 	if fr.Augmented {
 		img.DerivedFrom = sourceFile(fr)
 	}
+	if fr.Video != "" {
+		n := fr.VideoFrame
+		img.Video, img.FrameIndex = fr.Video, &n
+	}
 	if err := appendJSON(p.images, p.nImage == 1, img); err != nil {
 		return err
 	}
@@ -148,6 +160,13 @@ func (c *cocoWriter) frame(fr *Frame) error {
 			BBox: [4]float64{round6(r.x0), round6(r.y0), w, h}, Area: round6(w * h), Segmentation: []any{}}
 		cocoSegment(&ann, b, fr.Width, fr.Height)
 		ann.Attributes, ann.IsCrowd = cocoAttributes(b.Attributes)
+		if b.Track != nil {
+			if ann.Attributes == nil {
+				ann.Attributes = map[string]any{}
+			}
+			ann.TrackID = b.Track
+			ann.Attributes["track_id"], ann.Attributes["keyframe"] = *b.Track, !b.Interpolated
+		}
 		if b.Type == shape.Keypoints {
 			label := a.ds.Labels[b.ClassID]
 			c.points.see(label, b.Keypoints)

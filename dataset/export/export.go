@@ -117,6 +117,12 @@ type Box struct {
 	// Attributes are the annotation's (nil when none): COCO and CVAT write
 	// them; COCO's iscrowd and CVAT's occluded and rotation are read from here.
 	Attributes map[string]any
+	// Track is the video track's number when the shape is a track's on a
+	// frame sampled from a video, nil otherwise; Interpolated says it lies
+	// between keyframes. COCO writes both (track_id, and attributes
+	// track_id and keyframe), RAW too.
+	Track        *int
+	Interpolated bool
 }
 
 // Frame is one image of a dataset version, real or augmented.
@@ -136,6 +142,10 @@ type Frame struct {
 	Params         json.RawMessage // augmentation steps; may be nil
 	// Open returns the media bytes as stored; nil when media is not included.
 	Open func() (io.ReadCloser, error)
+	// Video is the uniqueName of the video the frame was sampled from ("" for
+	// an image) and VideoFrame its frame there; COCO and RAW write them.
+	Video      string
+	VideoFrame int
 }
 
 // Dataset describes the version being exported.

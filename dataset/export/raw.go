@@ -26,6 +26,8 @@ type rawFrame struct {
 	Height      int             `json:"height"`
 	Params      json.RawMessage `json:"params"`
 	Boxes       []rawBox        `json:"boxes"`
+	Video       string          `json:"video,omitempty"` // a sampled frame's video and frame there
+	VideoFrame  *int            `json:"videoFrame,omitempty"`
 }
 
 type rawBox struct {
@@ -35,6 +37,9 @@ type rawBox struct {
 	Y       float64 `json:"y"`
 	Width   float64 `json:"width"`
 	Height  float64 `json:"height"`
+	Track   *int    `json:"track,omitempty"` // a video track's number, on a sampled frame
+	// Interpolated: the track's shape here lies between two keyframes.
+	Interpolated bool `json:"interpolated,omitempty"`
 }
 
 func newRAWWriter(a *archive) (*rawWriter, error) {
@@ -51,7 +56,12 @@ func (r *rawWriter) frame(fr *Frame) error {
 		rf.Params = nil
 	}
 	for i, b := range fr.Boxes {
-		rf.Boxes[i] = rawBox{Label: a.ds.Labels[b.ClassID], ClassID: b.ClassID, X: b.X, Y: b.Y, Width: b.W, Height: b.H}
+		rf.Boxes[i] = rawBox{Label: a.ds.Labels[b.ClassID], ClassID: b.ClassID, X: b.X, Y: b.Y, Width: b.W, Height: b.H,
+			Track: b.Track, Interpolated: b.Interpolated}
+	}
+	if fr.Video != "" {
+		n := fr.VideoFrame
+		rf.Video, rf.VideoFrame = fr.Video, &n
 	}
 	if a.media {
 		rf.File = splitDirs[splitIndex(fr.Split)] + "/" + mediaFile(fr)
