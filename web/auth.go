@@ -31,7 +31,7 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Set(keyCtx, k)
 			// Changes to shapes are recorded with who made them (lake/history.go).
 			c.SetRequest(r.WithContext(lake.WithActor(r.Context(), lake.Actor{Who: k.Name, Via: "web app"})))
-			return next(c)
+			return lakewideOrProject(next)(c)
 		}
 		k, err := s.Keys.Verify(r.Context(), key, secret)
 		if err != nil {
@@ -44,7 +44,32 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(keyCtx, k)
 		c.SetRequest(r.WithContext(lake.WithActor(r.Context(), lake.Actor{Who: k.Name, Via: "api key " + k.Key})))
-		return next(c)
+		return lakewideOrProject(next)(c)
+	}
+}
+
+// ownRoutes are what annotators and reviewers may call besides the project
+// routes: their own session and key, and the API's description.
+var ownRoutes = map[string]bool{"GET /session": true, "DELETE /session": true, "GET /me": true, "GET /openapi.yaml": true}
+
+// lakewideOrProject refuses annotators and reviewers every route that is
+// neither a project route (projectRoutes) nor their own (ownRoutes): they
+// have no lake-wide read, and a route added later is refused them until it
+// is made a project route, whatever group it is served from.
+func lakewideOrProject(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		k := caller(c)
+		if k.Role.Lakewide() {
+			return next(c)
+		}
+		route := c.Request().Method + " " + strings.TrimPrefix(c.Path(), "/api/v1")
+		if c.Request().Method == http.MethodHead {
+			route = http.MethodGet + " " + strings.TrimPrefix(c.Path(), "/api/v1")
+		}
+		if _, ok := projectRoutes[route]; ok || ownRoutes[route] {
+			return next(c)
+		}
+		return roleDenied(k, auth.Read)
 	}
 }
 

@@ -31,6 +31,7 @@ func (s *server) sessionRoutes(e *echo.Echo, api *echo.Group) {
 	api.GET("/users", s.listUsers, admin)
 	api.POST("/users", s.createUser, admin)
 	api.PATCH("/users/:name", s.updateUser, admin)
+	s.memberRoutes(api)
 }
 
 // signIn checks {"name", "password"} and sets the session cookie:
@@ -65,17 +66,27 @@ func (s *server) signIn(c *echo.Context) error {
 
 // currentSession answers the signed-in person and the CSRF token, so a page
 // loaded later (the cookie kept, the token not) can write again; null for
-// a request made with a key.
+// a request made with a key. memberships are the projects the caller (the
+// person, or a key's person) is an annotator or a reviewer of: where an
+// annotator's app starts, since they may not list the lake's projects.
 func (s *server) currentSession(c *echo.Context) error {
+	ctx := c.Request().Context()
+	ms := []auth.Member{}
+	if k := caller(c); k.User != "" {
+		var err error
+		if ms, err = s.Keys.Memberships(ctx, k.User); err != nil {
+			return err
+		}
+	}
 	ck, err := c.Request().Cookie(sessionCookie)
 	if err != nil { // signed in by key: no person's session to show
-		return c.JSON(http.StatusOK, map[string]any{"user": nil, "csrfToken": nil})
+		return c.JSON(http.StatusOK, map[string]any{"user": nil, "csrfToken": nil, "memberships": ms})
 	}
-	u, csrf, err := s.Keys.SessionUser(c.Request().Context(), ck.Value)
+	u, csrf, err := s.Keys.SessionUser(ctx, ck.Value)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"user": u, "csrfToken": csrf})
+	return c.JSON(http.StatusOK, map[string]any{"user": u, "csrfToken": csrf, "memberships": ms})
 }
 
 // signOut ends the session and clears the cookie.

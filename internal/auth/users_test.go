@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -167,5 +168,42 @@ func TestGuessingSlowsDown(t *testing.T) {
 	}
 	if tries > 70 {
 		t.Errorf("%d guesses an hour got through; the cap of a minute allows about 60", tries)
+	}
+}
+
+// TestGuessesPerHour is docs/team.md's figure: a guesser that tries again
+// the second it is let, for an hour, gets 67 guesses at one name whether it
+// keeps its address or takes a new one each try (the name's wait holds),
+// and 67 from one address whatever names it rotates through (the address's
+// wait holds): 3 free, then waits of 1, 2, 4 ... 32 s (63 s for 6 more),
+// then one a minute for the 58 minutes left.
+func TestGuessesPerHour(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		what       string
+		name, addr func(i int) string
+	}{
+		{"one name from one address", func(int) string { return "ana" }, func(int) string { return "a" }},
+		{"one name from a new address each try", func(int) string { return "ana" }, func(i int) string { return fmt.Sprint("b", i) }},
+		{"a new name each try from one address", func(i int) string { return fmt.Sprint("n", i) }, func(int) string { return "c" }},
+	} {
+		k := openKeys(t)
+		now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+		k.now = func() time.Time { return now }
+		if _, err := k.CreateUser(ctx, "ana", "a long enough one", Read); err != nil {
+			t.Fatal(err)
+		}
+		guesses := 0
+		for i, end := 0, now.Add(time.Hour); now.Before(end); now = now.Add(time.Second) {
+			_, err := k.SignIn(ctx, c.name(i), "guess", c.addr(i), quiet)
+			if errs.Is(err, errs.Unauthenticated) {
+				guesses, i = guesses+1, i+1
+			} else if !errs.Is(err, errs.TooManyAttempts) {
+				t.Fatal(err)
+			}
+		}
+		if guesses != 67 {
+			t.Errorf("%s: %d guesses in an hour, docs/team.md says 67", c.what, guesses)
+		}
 	}
 }
