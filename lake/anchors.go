@@ -45,6 +45,10 @@ type anchorShape struct {
 	args        []any
 	key, seq    string // sort key and tie-break columns
 	desc        bool
+	// count is a statement counting the shape's rows exactly, which a page
+	// in the listing's second half uses to be read from the far end.
+	count     string
+	countArgs []any
 }
 
 // id names the shape in the cache.
@@ -119,12 +123,27 @@ func anchorOf(sel Selection, c compiled, s Sort) (anchorShape, bool) {
 	switch {
 	case c.drive != nil && c.where == "1" && (c.drive.from == "collection_file d" || c.drive.from == "label_file d"):
 		a.from, a.where, a.args, a.key, a.seq = c.drive.from, c.drive.where, c.drive.args, "d.updated_at", "d.file_seq"
-	case c.drive == nil && (c.bare || sourceOnly(sel)):
+		// The set's index range, or a label's kept count in a lake of one type.
+		a.count, a.countArgs = `SELECT count(*) FROM `+a.from+` WHERE `+a.where, a.args
+		if q, args, ok := memberCountSQL(sel, a.count, a.args); ok {
+			a.count, a.countArgs = q, args
+		}
+	case c.drive == nil && c.bare:
 		a.from, a.where, a.args, a.key, a.seq = "file f", c.where, c.args, "f.updated_at", "f.seq"
+		a.count, a.countArgs = typeCountSQL, c.args
+	case c.drive == nil && sourceOnly(sel):
+		a.from, a.where, a.args, a.key, a.seq = "file f", c.where, c.args, "f.updated_at", "f.seq"
+		a.count, a.countArgs, _ = memberCountSQL(sel, "", nil)
 	default:
 		return anchorShape{}, false
 	}
 	return a, true
+}
+
+// reversed is a listed the other way round.
+func (a anchorShape) reversed() anchorShape {
+	a.desc = !a.desc
+	return a
 }
 
 // sourceOnly reports whether sel is files of one type whose whole query is
@@ -173,9 +192,27 @@ func (l *Lake) anchoredWalk(ctx context.Context, sel Selection, idx, size int, s
 	if err := tx.QueryRowContext(ctx, `SELECT n FROM list_generation`).Scan(&gen); err != nil {
 		return true, err
 	}
+	// A page in the second half is the rows before the end, counted from
+	// the far end: the listing the other way round, whose anchors the
+	// walk reaches in at most half the rows ("go to item 900,000" of a
+	// million walks 100,000 once, not 900,000).
+	pos, lim := idx*size, size
+	var total int
+	if err := tx.QueryRowContext(ctx, a.count, a.countArgs...).Scan(&total); err != nil {
+		return true, err
+	}
+	if pos >= total {
+		return true, nil // past the last row: an empty page
+	}
+	if 2*pos > total {
+		a, pos = a.reversed(), total-pos-size
+		if pos < 0 {
+			lim, pos = lim+pos, 0
+		}
+	}
 	id := a.id()
 	set := l.anchors.get(id, gen)
-	at := idx * size / anchorStep
+	at := pos / anchorStep
 	if len(set.keys) <= at && !set.end {
 		grown, err := extendAnchors(ctx, tx, a, set, at)
 		if err != nil {
@@ -184,14 +221,13 @@ func (l *Lake) anchoredWalk(ctx context.Context, sel Selection, idx, size int, s
 		l.anchors.put(id, grown)
 		set = grown
 	}
-	if len(set.keys) <= at { // past the last row: an empty page
+	if len(set.keys) <= at {
 		return true, nil
 	}
 	k := set.keys[at]
-	skip := idx*size - at*anchorStep
 	q := `SELECT ` + cols + ` FROM file f WHERE f.seq IN (SELECT ` + a.seq + ` FROM ` + a.from + ` WHERE ` + a.where +
-		` AND ` + a.after() + ` ORDER BY ` + a.order() + ` LIMIT ` + strconv.Itoa(size) + ` OFFSET ` + strconv.Itoa(skip) +
-		`) ORDER BY ` + order
+		` AND ` + a.after() + ` ORDER BY ` + a.order() + ` LIMIT ` + strconv.Itoa(lim) + ` OFFSET ` +
+		strconv.Itoa(pos-at*anchorStep) + `) ORDER BY ` + order
 	rows, err := tx.QueryContext(ctx, q, append(append([]any(nil), a.args...), k.key, k.seq)...)
 	if err != nil {
 		return true, err

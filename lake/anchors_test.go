@@ -165,12 +165,12 @@ func anchoredSels(colls map[string]string) []lake.Selection {
 }
 
 // TestAnchoredPagesEqualOffset pages every anchored shape, in both date
-// orders, with anchors 7 rows apart, and compares each page with every
+// orders, with anchors 4 rows apart, and compares each page with every
 // match sorted in Go (what OFFSET gives); then, between pages, writes that
 // move files in the order and in and out of the shapes, and pages again:
 // anchors found before a write are never used after it.
 func TestAnchoredPagesEqualOffset(t *testing.T) {
-	defer lake.SetAnchorStep(7)()
+	defer lake.SetAnchorStep(4)()
 	ctx := context.Background()
 	l, colls := planLake(t)
 	db := l.DB()
@@ -211,7 +211,7 @@ func TestAnchoredPagesEqualOffset(t *testing.T) {
 			}
 		}
 	}
-	if sets, most := l.AnchorSets(); sets < 10 || most < 5 {
+	if sets, most := l.AnchorSets(); sets < 10 || most < 4 {
 		t.Fatalf("anchors of %d shapes, at most %d: the pages did not use them", sets, most)
 	}
 	// Writes between the pages of one walk through each listing.
