@@ -48,6 +48,10 @@ func TestFramesKeptByMigration004(t *testing.T) {
 	if _, err := db.W.ExecContext(ctx, `ALTER TABLE project_label ADD COLUMN declaration TEXT`); err != nil {
 		t.Fatal(err)
 	}
+	// It also counts a task's jobs (006): an empty stand-in table until then.
+	if _, err := db.W.ExecContext(ctx, `CREATE TABLE label_job (session_seq INTEGER, state TEXT, started INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
 	s := annotate.New(db, l, annotate.Options{BaseURL: "http://x/"})
 	p, err := s.CreateProject(ctx, annotate.NewProject{Name: "old", ContentType: annotate.Image,
 		Labels: []annotate.Label{{Name: "car"}, {Name: "bus"}}})
@@ -67,6 +71,9 @@ func TestFramesKeptByMigration004(t *testing.T) {
 	}
 
 	if _, err := db.W.ExecContext(ctx, `ALTER TABLE project_label DROP COLUMN declaration`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.W.ExecContext(ctx, `DROP TABLE label_job`); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Migrate(ctx, "annotate", annotate.Migrations); err != nil {

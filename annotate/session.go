@@ -150,6 +150,11 @@ func (c counters) status() TaskStatus {
 func (s *Service) saveCounters(ctx context.Context, tx *sql.Tx, c counters) error {
 	now := millis(s.now())
 	st := c.status()
+	if js, ok, err := jobsStatus(ctx, tx, c.seq); err != nil {
+		return err
+	} else if ok { // a task cut into jobs follows them (docs/team.md "Jobs")
+		st = js
+	}
 	switch {
 	case st != Completed:
 		c.completedAt = sql.NullInt64{}

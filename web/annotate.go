@@ -30,6 +30,7 @@ func (s *server) annotateRoutes(g *echo.Group) {
 	g.GET("/projects/:projectId/annotations", s.downloadAnnotations)
 	g.PUT("/projects/:projectId/frames/:uniqueName/annotations", s.replaceFrameAnnotations)
 	s.workspaceRoutes(g)
+	s.labelJobRoutes(g)
 }
 
 func (s *server) createProject(c *echo.Context) error {
@@ -328,7 +329,6 @@ func (s *server) replaceFrameAnnotations(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.Annotate.ReplaceFrameBoxesAt(c.Request().Context(), c.Param("projectId"), c.Param("uniqueName"),
-		version, boxes)
+	res, err := s.replaceInJob(c, version, boxes) // under the jobs' rules (web/labeljobs.go)
 	return s.frameEdited(c, res, err)
 }

@@ -77,7 +77,11 @@ func (s *server) taskFrames(c *echo.Context) error {
 // frameAnnotations answers a frame's boxes with its version as the ETag,
 // which a PUT sends back as If-Match.
 func (s *server) frameAnnotations(c *echo.Context) error {
-	st, err := s.Annotate.FrameState(c.Request().Context(), c.Param("projectId"), c.Param("uniqueName"))
+	m, err := s.jobEditor(c) // a copy job's holder reads their own answer
+	if err != nil {
+		return err
+	}
+	st, err := s.Annotate.FrameStateAs(c.Request().Context(), c.Param("projectId"), c.Param("uniqueName"), m)
 	if err != nil {
 		return err
 	}
@@ -140,6 +144,11 @@ func (s *server) decideSuggestions(c *echo.Context) error {
 	}
 	version, err := ifMatch(c)
 	if err != nil {
+		return err
+	}
+	if m, err := s.jobEditor(c); err != nil {
+		return err
+	} else if err := s.Annotate.CheckFrameEdit(c.Request().Context(), c.Param("projectId"), c.Param("uniqueName"), m); err != nil {
 		return err
 	}
 	res, err := s.Annotate.DecideSuggestions(c.Request().Context(), c.Param("projectId"), c.Param("uniqueName"),
