@@ -141,15 +141,23 @@ func jsonList(items []string) string {
 	return string(append(b, ']'))
 }
 
-// HistoryQuery selects changes: of one file (and frame), of one person, in
-// a time range; the newest first, Limit at most (default 100, at most 1000).
+// HistoryQuery selects changes: of one file (and frame), of some files (a
+// job's or a task's frames), of some operations (a project's and its
+// copies), of one person, in a time range; the newest first, Limit at most
+// (default 100, at most MaxHistory).
 type HistoryQuery struct {
 	UniqueName   string
 	Frame        *int
+	UniqueNames  []string // only changes of these files, when not nil
+	Operations   []string // only changes of these operations, when not nil
+	Project      string   // only changes of a project's answer and its copies ("<id>/copy<k>")
 	Who          string
 	Since, Until time.Time
 	Limit        int
 }
+
+// MaxHistory is the most changes History answers at once.
+const MaxHistory = 1000
 
 // History lists changes of frames' shapes.
 func (l *Lake) History(ctx context.Context, q HistoryQuery) ([]Change, error) {
@@ -167,6 +175,18 @@ func (l *Lake) History(ctx context.Context, q HistoryQuery) ([]Change, error) {
 			sqlText += ` AND c.frame = ?`
 			args = append(args, *q.Frame)
 		}
+	}
+	if q.UniqueNames != nil {
+		sqlText += ` AND f.unique_name IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.UniqueNames))
+	}
+	if q.Operations != nil {
+		sqlText += ` AND c.operation IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.Operations))
+	}
+	if q.Project != "" {
+		sqlText += ` AND (c.operation = ? OR substr(c.operation, 1, ?) = ?)`
+		args = append(args, q.Project, len(q.Project)+5, q.Project+"/copy")
 	}
 	if q.Who != "" {
 		sqlText += ` AND c.who = ?`
@@ -187,7 +207,7 @@ func (l *Lake) History(ctx context.Context, q HistoryQuery) ([]Change, error) {
 	out := []Change{}
 	var keys []chainKey
 	var seqs []int64
-	err := l.scanRows(ctx, sqlText+` ORDER BY c.seq DESC LIMIT ?`, append(args, min(limit, 1000)), func(rows *sql.Rows) error {
+	err := l.scanRows(ctx, sqlText+` ORDER BY c.seq DESC LIMIT ?`, append(args, min(limit, MaxHistory)), func(rows *sql.Rows) error {
 		var c Change
 		var at, seq int64
 		var k chainKey

@@ -1,12 +1,15 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v5"
 
+	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake"
 )
@@ -15,14 +18,16 @@ import (
 func (s *server) historyRoutes(g *echo.Group) {
 	g.GET("/lake/history", s.history)
 	g.GET("/lake/history/:changeId/shapes", s.historyVersion)
+	g.POST("/lake/history/:changeId/restore", s.historyRestore)
 }
 
 // history lists changes, newest first: of one file (uniqueName=, and
-// frame=), one person (who=), a time range (since=, until=, RFC 3339),
-// limit= at most 1000.
+// frame=), one project (project=: its answer and its copies), one task
+// (task=) or one job of it (task=&job=), one person (who=), a time range
+// (since=, until=, RFC 3339), limit= at most 1000.
 func (s *server) history(c *echo.Context) error {
 	q := c.Request().URL.Query()
-	h := lake.HistoryQuery{UniqueName: q.Get("uniqueName"), Who: q.Get("who")}
+	h := lake.HistoryQuery{UniqueName: q.Get("uniqueName"), Who: q.Get("who"), Project: q.Get("project")}
 	if v := q.Get("frame"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -42,16 +47,65 @@ func (s *server) history(c *echo.Context) error {
 			*p.to = t
 		}
 	}
-	limit, err := intParam(q.Get("limit"), "limit", 100, 1, 1000)
+	limit, err := intParam(q.Get("limit"), "limit", 100, 1, lake.MaxHistory)
 	if err != nil {
 		return err
 	}
 	h.Limit = limit
+	if err := s.historyScope(c, &h, q.Get("task"), q.Get("job")); err != nil {
+		return err
+	}
 	changes, err := s.Lake.History(c.Request().Context(), h)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"changes": changes})
+}
+
+// historyScope narrows a history query to a task's frames, or a job's (its
+// answer: the project's, or a copy's), and checks the caller may see the
+// project asked for.
+func (s *server) historyScope(c *echo.Context, h *lake.HistoryQuery, task, job string) error {
+	ctx := c.Request().Context()
+	if job != "" && task == "" {
+		return errs.Invalid("job", "job= is a job number within a task: give task= too")
+	}
+	if task != "" {
+		w, err := s.Annotate.TaskWorkspace(ctx, task)
+		if err != nil {
+			return err
+		}
+		if h.Project != "" && h.Project != w.ProjectID {
+			return errs.Invalid("project", "task %s is of project %s, not %s", task, w.ProjectID, h.Project)
+		}
+		h.Project = w.ProjectID
+		h.UniqueNames = make([]string, 0, len(w.Frames))
+		for _, f := range w.Frames {
+			h.UniqueNames = append(h.UniqueNames, f.UniqueName)
+		}
+	}
+	if job != "" {
+		n, err := strconv.Atoi(job)
+		if err != nil || n < 1 {
+			return errs.Invalid("job", "job must be a job number from 1, got %q", job)
+		}
+		j, err := s.Annotate.Job(ctx, task, n)
+		if err != nil {
+			return err
+		}
+		h.UniqueNames = h.UniqueNames[:0]
+		for _, f := range j.Frames {
+			h.UniqueNames = append(h.UniqueNames, f.UniqueName)
+		}
+		h.Operations = []string{h.Project}
+		if j.Copy > 0 {
+			h.Operations = []string{annotate.CopyOperation(h.Project, j.Copy)}
+		}
+	}
+	if h.Project != "" {
+		return s.projectAccess(c, h.Project, NeedView)
+	}
+	return nil
 }
 
 // historyVersion answers the frame's shapes (of the change's operation) as
@@ -62,4 +116,88 @@ func (s *server) historyVersion(c *echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"changeId": c.Param("changeId"), "shapes": shapes})
+}
+
+// historyRestore writes a frame's shapes (of the change's file, frame and
+// operation) back to their state right after a change, as a new change
+// made through "restore of <changeId>". A project's frame is restored as a
+// save of the workspace is made (ReplaceFrameBoxesAs, the jobs' rules): its
+// version moves (open workspaces get a 409 on their next save), and with
+// If-Match the restore itself is a 409 when the frame changed since that
+// version. A copy's answer (curators only) and shapes of no project (an
+// import's) have no workspace version: If-Match is refused there.
+func (s *server) historyRestore(c *echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("changeId")
+	info, err := s.Lake.ChangeInfo(ctx, id)
+	if err != nil {
+		return err
+	}
+	version, err := ifMatch(c)
+	if err != nil {
+		return err
+	}
+	before, _, err := s.Lake.LatestChange(ctx, info.File, info.Frame, info.Operation)
+	if err != nil {
+		return err
+	}
+	a := lake.ActorOf(ctx)
+	ctx = lake.WithActor(ctx, lake.Actor{Who: a.Who, Via: "restore of " + id})
+	answer := map[string]any{"restored": id, "uniqueName": info.File, "frame": info.Frame, "operation": info.Operation}
+	project, _, _ := strings.Cut(info.Operation, "/") // a copy's operation is "<projectId>/copy<k>"
+	_, perr := s.Annotate.Project(ctx, project)
+	if perr == nil && project == info.Operation && info.Frame == 0 {
+		// The project's answer: written as the workspace writes it, under
+		// the jobs' rules for the caller.
+		m, err := s.member(c, project)
+		if err != nil {
+			return err
+		}
+		boxes, err := s.Lake.VersionBoxes(ctx, id)
+		if err != nil {
+			return err
+		}
+		res, err := s.Annotate.ReplaceFrameBoxesAs(ctx, project, info.File, version, workspaceBoxes(boxes), m)
+		var conflict *annotate.Conflict
+		if errors.As(err, &conflict) {
+			return s.frameEdited(c, res, err)
+		}
+		if err != nil {
+			return err
+		}
+		c.Response().Header().Set("ETag", versionTag(res.Version))
+		answer["version"] = res.Version
+	} else {
+		if perr == nil {
+			if err := s.projectAccess(c, project, NeedCurate); err != nil {
+				return err
+			}
+		}
+		if version != 0 {
+			return errs.Invalid("If-Match", "the shapes of change %s (operation %s) have no workspace version to "+
+				"match (only a project's own answer has one); send no If-Match", id, info.Operation)
+		}
+		if err := s.Lake.RestoreChange(ctx, id); err != nil {
+			return err
+		}
+	}
+	after, ok, err := s.Lake.LatestChange(ctx, info.File, info.Frame, info.Operation)
+	if err != nil {
+		return err
+	}
+	answer["change"] = nil // the shapes already were as they were then: no change
+	if ok && after.ID != before.ID {
+		answer["change"] = after
+	}
+	return c.JSON(http.StatusOK, answer)
+}
+
+// workspaceBoxes are lake shapes as the workspace saves them.
+func workspaceBoxes(boxes []lake.Box) []annotate.Box {
+	out := make([]annotate.Box, len(boxes))
+	for i, b := range boxes {
+		out[i] = annotate.Box{Label: b.Label, X: b.X, Y: b.Y, Width: b.W, Height: b.H, Attributes: b.Attributes,
+			Geometry: b.Geometry}
+	}
+	return out
 }

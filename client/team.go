@@ -1,0 +1,140 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Change is one change of a frame's shapes (docs/team.md "History"): who,
+// when, through what, and the shapes it removed and added.
+type Change struct {
+	ID         string            `json:"id"`
+	UniqueName string            `json:"uniqueName"`
+	Frame      int               `json:"frame"`
+	Operation  string            `json:"operation"`
+	At         time.Time         `json:"at"`
+	Who        string            `json:"who"`
+	Via        string            `json:"via"`
+	Removed    []json.RawMessage `json:"removed"`
+	Added      []json.RawMessage `json:"added"`
+}
+
+// HistoryQuery selects changes; zero fields select everything. Job is a
+// job number within TaskID.
+type HistoryQuery struct {
+	UniqueName   string
+	Frame        *int
+	ProjectID    string
+	TaskID       string
+	Job          int
+	Who          string
+	Since, Until time.Time
+	Limit        int // default 100, at most 1000
+}
+
+// History lists changes of frames' shapes, newest first.
+func (c *Client) History(ctx context.Context, q HistoryQuery) ([]Change, error) {
+	v := url.Values{}
+	set := func(k, s string) {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	set("uniqueName", q.UniqueName)
+	set("project", q.ProjectID)
+	set("task", q.TaskID)
+	set("who", q.Who)
+	if q.Frame != nil {
+		v.Set("frame", strconv.Itoa(*q.Frame))
+	}
+	if q.Job > 0 {
+		v.Set("job", strconv.Itoa(q.Job))
+	}
+	if !q.Since.IsZero() {
+		v.Set("since", q.Since.UTC().Format(time.RFC3339))
+	}
+	if !q.Until.IsZero() {
+		v.Set("until", q.Until.UTC().Format(time.RFC3339))
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var out struct {
+		Changes []Change `json:"changes"`
+	}
+	err := c.do(ctx, http.MethodGet, "/api/v1/lake/history?"+v.Encode(), "", nil, &out)
+	return out.Changes, err
+}
+
+// ChangeShapes is a frame's shapes (of the change's operation) as they were
+// right after a change.
+func (c *Client) ChangeShapes(ctx context.Context, changeID string) ([]json.RawMessage, error) {
+	var out struct {
+		Shapes []json.RawMessage `json:"shapes"`
+	}
+	err := c.do(ctx, http.MethodGet, "/api/v1/lake/history/"+url.PathEscape(changeID)+"/shapes", "", nil, &out)
+	return out.Shapes, err
+}
+
+// Restored answers a restore: the new change (nil when the shapes already
+// were as they were then) and, for a project's frame, its new version.
+type Restored struct {
+	Restored   string  `json:"restored"`
+	UniqueName string  `json:"uniqueName"`
+	Frame      int     `json:"frame"`
+	Operation  string  `json:"operation"`
+	Version    int     `json:"version,omitempty"`
+	Change     *Change `json:"change"`
+}
+
+// RestoreChange writes a frame's shapes back to their state right after a
+// change, as a new change. version > 0 is the project frame's version the
+// restore is made on (If-Match): a *ConflictError holding the frame as it is
+// when it changed since.
+func (c *Client) RestoreChange(ctx context.Context, changeID string, version int) (*Restored, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
+		c.base+"/api/v1/lake/history/"+url.PathEscape(changeID)+"/restore", http.NoBody)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("key", c.key)
+	req.Header.Set("secret", c.secret)
+	if version > 0 {
+		req.Header.Set("If-Match", `"`+strconv.Itoa(version)+`"`)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusConflict {
+		var cb struct {
+			Error   Error      `json:"error"`
+			Current FrameState `json:"current"`
+		}
+		if json.Unmarshal(raw, &cb) == nil && cb.Current.Version > 0 {
+			cb.Error.Status = resp.StatusCode
+			return nil, &ConflictError{Err: &cb.Error, Current: cb.Current}
+		}
+	}
+	if resp.StatusCode/100 != 2 {
+		resp.Body = io.NopCloser(bytes.NewReader(raw))
+		return nil, decodeError(resp)
+	}
+	var out Restored
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, errors.Join(errors.New("framelake: decode restore"), err)
+	}
+	return &out, nil
+}
