@@ -6,14 +6,28 @@ import (
 	"testing"
 
 	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/web"
 )
 
-// routeAccess is the decision about who may call each route ("sign-in": no
-// key, its own checks): "public" needs
-// nothing, "signed" needs a signed media link, the roles need a key of at
-// least that role. A route the server serves that is missing here fails
-// TestEveryRouteRefusesStrangers, so each new route gets a decision.
+// routeAccess is the decision about who may call each route (docs/team.md
+// "Roles"), in this vocabulary:
+//   - "public" needs nothing; "signed" a signed media link; "sign-in" no key
+//     (its own checks);
+//   - "own": any caller with a key or a session, annotators and reviewers
+//     included (their session, their key, the API's description, their queue);
+//   - "viewer", "curator", "admin": a lake-wide role of at least that
+//     (admin > curator > viewer); annotators and reviewers are refused;
+//   - "project:view", "project:annotate", "project:review", "project:curate":
+//     a project route (web/auth.go projectRoutes) asking that of the caller
+//     on the route's project: admins and curators everything, viewers view,
+//     annotators annotate and reviewers review their member projects;
+//   - "project:member": members of the project get past the route's rule and
+//     the handler decides by the job, its state or the comment.
+//
+// A route the server serves that is missing here fails
+// TestEveryRouteRefusesStrangers, so each new route gets a decision, and
+// TestEveryRoleOnEveryRoute (roles_test.go) tries every role on every row.
 var routeAccess = map[string]string{
 	"GET /healthz":            "public",
 	"GET /media/:name":        "signed",
@@ -21,129 +35,146 @@ var routeAccess = map[string]string{
 	"GET /thumbs/:size/:name": "signed",
 	"GET /crops/:size/:name":  "signed",
 
-	"GET /api/v1/openapi.yaml": "read",
-	"GET /api/v1/me":           "read",
-	"GET /api/v1/runtime":      "read",
+	"GET /api/v1/openapi.yaml": "own",
+	"GET /api/v1/me":           "own",
+	"GET /api/v1/runtime":      "viewer",
 
-	"GET /api/v1/lake/items":             "read",
-	"GET /api/v1/lake/facets":            "read",
-	"GET /api/v1/lake/files/:uniqueName": "read",
+	"GET /api/v1/lake/items":             "viewer",
+	"GET /api/v1/lake/facets":            "viewer",
+	"GET /api/v1/lake/files/:uniqueName": "viewer",
 
-	"GET /api/v1/lake/facets/:field":         "read",
-	"GET /api/v1/lake/histogram":             "read",
-	"GET /api/v1/lake/complete":              "read",
-	"POST /api/v1/lake/selection/tags":       "write",
-	"POST /api/v1/lake/selection/collection": "write",
+	"GET /api/v1/lake/facets/:field":         "viewer",
+	"GET /api/v1/lake/histogram":             "viewer",
+	"GET /api/v1/lake/complete":              "viewer",
+	"POST /api/v1/lake/selection/tags":       "curator",
+	"POST /api/v1/lake/selection/collection": "curator",
 
-	"POST /api/v1/lake/files":                               "write",
-	"PATCH /api/v1/lake/files/:uniqueName/metadata":         "write",
-	"PATCH /api/v1/lake/collections/:collectionId/metadata": "write",
-	"DELETE /api/v1/lake/files/:uniqueName":                 "write",
-	"PUT /api/v1/lake/annotations":                          "write",
-	"GET /api/v1/lake/files/:uniqueName/annotations":        "read",
+	"POST /api/v1/lake/files":                               "curator",
+	"PATCH /api/v1/lake/files/:uniqueName/metadata":         "curator",
+	"PATCH /api/v1/lake/collections/:collectionId/metadata": "curator",
+	"DELETE /api/v1/lake/files/:uniqueName":                 "curator",
+	"PUT /api/v1/lake/annotations":                          "curator",
+	"GET /api/v1/lake/files/:uniqueName/annotations":        "viewer",
 
-	"GET /api/v1/lake/files/:uniqueName/frames/:frame":             "read",
-	"GET /api/v1/lake/files/:uniqueName/tracks":                    "read",
-	"PUT /api/v1/lake/files/:uniqueName/tracks":                    "write",
-	"PUT /api/v1/lake/files/:uniqueName/tracks/:number":            "write",
-	"DELETE /api/v1/lake/files/:uniqueName/tracks/:number":         "write",
-	"POST /api/v1/lake/files/:uniqueName/tracks/:number/propagate": "write",
-	"GET /api/v1/lake/files/:uniqueName/tracks/metrics":            "read",
+	"GET /api/v1/lake/files/:uniqueName/frames/:frame":             "viewer",
+	"GET /api/v1/lake/files/:uniqueName/tracks":                    "viewer",
+	"PUT /api/v1/lake/files/:uniqueName/tracks":                    "curator",
+	"PUT /api/v1/lake/files/:uniqueName/tracks/:number":            "curator",
+	"DELETE /api/v1/lake/files/:uniqueName/tracks/:number":         "curator",
+	"POST /api/v1/lake/files/:uniqueName/tracks/:number/propagate": "curator",
+	"GET /api/v1/lake/files/:uniqueName/tracks/metrics":            "viewer",
 
 	// The workspace's assists write nothing but run a model: a write key, as the workspace.
-	"POST /api/v1/assist/segment": "write",
-	"POST /api/v1/assist/polygon": "write",
+	"POST /api/v1/assist/segment": "curator",
+	"POST /api/v1/assist/polygon": "curator",
 
-	"GET /api/v1/lake/history":                      "read",
-	"GET /api/v1/lake/history/:changeId/shapes":     "read",
+	"GET /api/v1/lake/history":                      "viewer",
+	"GET /api/v1/lake/history/:changeId/shapes":     "viewer",
+	"POST /api/v1/lake/history/:changeId/restore":   "curator",
+	"GET /api/v1/stats/people":                      "viewer",
 	"POST /api/v1/session":                          "sign-in",
-	"GET /api/v1/session":                           "read",
-	"DELETE /api/v1/session":                        "read",
+	"GET /api/v1/session":                           "own",
+	"DELETE /api/v1/session":                        "own",
 	"GET /api/v1/users":                             "admin",
 	"POST /api/v1/users":                            "admin",
 	"PATCH /api/v1/users/:name":                     "admin",
-	"POST /api/v1/lake/imports":                     "write",
-	"DELETE /api/v1/lake/collections/:collectionId": "write",
+	"POST /api/v1/lake/imports":                     "curator",
+	"DELETE /api/v1/lake/collections/:collectionId": "curator",
 
-	"GET /api/v1/projects":                                            "read",
-	"PUT /api/v1/projects/:projectId/labels/:labelName":               "write",
-	"POST /api/v1/projects":                                           "write",
-	"GET /api/v1/projects/:projectId":                                 "read",
-	"DELETE /api/v1/projects/:projectId":                              "write",
-	"POST /api/v1/projects/:projectId/uploads":                        "write",
-	"POST /api/v1/uploads/:uploadId/files":                            "write",
-	"GET /api/v1/tasks":                                               "read",
-	"GET /api/v1/tasks/:taskId":                                       "read",
-	"GET /api/v1/projects/:projectId/annotations":                     "read",
-	"PUT /api/v1/projects/:projectId/frames/:uniqueName/annotations":  "write",
-	"GET /api/v1/projects/:projectId/frames/:uniqueName/annotations":  "read",
-	"POST /api/v1/projects/:projectId/frames/:uniqueName/suggestions": "write",
-	"POST /api/v1/projects/:projectId/tasks":                          "write",
-	"PATCH /api/v1/tasks/:taskId":                                     "write",
-	"GET /api/v1/tasks/:taskId/frames":                                "read",
-	"GET /api/v1/lake/patches":                                        "read",
+	"GET /api/v1/projects":                                            "viewer",
+	"PUT /api/v1/projects/:projectId/labels/:labelName":               "project:curate",
+	"POST /api/v1/projects":                                           "curator",
+	"GET /api/v1/projects/:projectId":                                 "project:view",
+	"DELETE /api/v1/projects/:projectId":                              "project:curate",
+	"POST /api/v1/projects/:projectId/uploads":                        "project:curate",
+	"POST /api/v1/uploads/:uploadId/files":                            "curator",
+	"GET /api/v1/tasks":                                               "project:view",
+	"GET /api/v1/tasks/:taskId":                                       "project:view",
+	"GET /api/v1/projects/:projectId/annotations":                     "project:view",
+	"PUT /api/v1/projects/:projectId/frames/:uniqueName/annotations":  "project:annotate",
+	"GET /api/v1/projects/:projectId/frames/:uniqueName/annotations":  "project:view",
+	"POST /api/v1/projects/:projectId/frames/:uniqueName/suggestions": "project:annotate",
+	"POST /api/v1/projects/:projectId/tasks":                          "project:curate",
+	"PATCH /api/v1/tasks/:taskId":                                     "project:curate",
+	"GET /api/v1/tasks/:taskId/frames":                                "project:view",
+	"GET /api/v1/lake/patches":                                        "viewer",
 
-	"GET /api/v1/datasets":                                  "read",
-	"GET /api/v1/datasets/:datasetGroupId":                  "read",
-	"DELETE /api/v1/datasets/:datasetGroupId":               "write",
-	"POST /api/v1/datasets/:datasetGroupId/versions":        "write",
-	"GET /api/v1/dataset-versions/:datasetVersionId":        "read",
-	"DELETE /api/v1/dataset-versions/:datasetVersionId":     "write",
-	"GET /api/v1/dataset-versions/:datasetVersionId/data":   "read",
-	"POST /api/v1/dataset-versions/:datasetVersionId/retry": "write",
+	"POST /api/v1/tasks/:taskId/jobs":                              "project:member",
+	"GET /api/v1/tasks/:taskId/jobs":                               "project:view",
+	"GET /api/v1/tasks/:taskId/jobs/:number":                       "project:view",
+	"PATCH /api/v1/tasks/:taskId/jobs/:number":                     "project:member",
+	"POST /api/v1/tasks/:taskId/jobs/:number/state":                "project:member",
+	"POST /api/v1/projects/:projectId/jobs/next":                   "project:annotate",
+	"GET /api/v1/projects/:projectId/members":                      "project:curate",
+	"PUT /api/v1/projects/:projectId/members/:name":                "project:curate",
+	"DELETE /api/v1/projects/:projectId/members/:name":             "project:curate",
+	"GET /api/v1/queue":                                            "own",
+	"POST /api/v1/projects/:projectId/frames/:uniqueName/comments": "project:member",
+	"GET /api/v1/projects/:projectId/frames/:uniqueName/comments":  "project:view",
+	"GET /api/v1/tasks/:taskId/jobs/:number/comments":              "project:view",
+	"PATCH /api/v1/comments/:commentId":                            "project:member",
 
-	"GET /api/v1/jobs":             "read",
-	"GET /api/v1/jobs/:id":         "read",
-	"POST /api/v1/jobs/:id/cancel": "write",
-	"POST /api/v1/jobs/:id/retry":  "write",
+	"GET /api/v1/datasets":                                  "viewer",
+	"GET /api/v1/datasets/:datasetGroupId":                  "viewer",
+	"DELETE /api/v1/datasets/:datasetGroupId":               "curator",
+	"POST /api/v1/datasets/:datasetGroupId/versions":        "curator",
+	"GET /api/v1/dataset-versions/:datasetVersionId":        "viewer",
+	"DELETE /api/v1/dataset-versions/:datasetVersionId":     "curator",
+	"GET /api/v1/dataset-versions/:datasetVersionId/data":   "viewer",
+	"POST /api/v1/dataset-versions/:datasetVersionId/retry": "curator",
 
-	"GET /api/v1/models":                   "read",
-	"GET /api/v1/models/:name":             "read",
+	"GET /api/v1/jobs":             "viewer",
+	"GET /api/v1/jobs/:id":         "viewer",
+	"POST /api/v1/jobs/:id/cancel": "curator",
+	"POST /api/v1/jobs/:id/retry":  "curator",
+
+	"GET /api/v1/models":                   "viewer",
+	"GET /api/v1/models/:name":             "viewer",
 	"PATCH /api/v1/models/:name":           "admin",
 	"DELETE /api/v1/models/:name":          "admin",
-	"GET /api/v1/runs":                     "read",
-	"GET /api/v1/embedding-models":         "read",
-	"GET /api/v1/models/:name/projection":  "read",
-	"POST /api/v1/models/:name/projection": "write",
-	"GET /api/v1/runs/:id":                 "read",
+	"GET /api/v1/runs":                     "viewer",
+	"GET /api/v1/embedding-models":         "viewer",
+	"GET /api/v1/models/:name/projection":  "viewer",
+	"POST /api/v1/models/:name/projection": "curator",
+	"GET /api/v1/runs/:id":                 "viewer",
 
 	"POST /api/v1/client/register_model": "admin",
 
-	"POST /api/v1/client/auto_tag_collection":                    "write",
-	"POST /api/v1/client/generate_auto_tags_to_lake":             "write",
-	"POST /api/v1/client/auto_annotate_collection":               "write",
-	"POST /api/v1/client/generate_auto_annotations_to_lake":      "write",
-	"POST /api/v1/client/generate_embeddings_for_collection":     "write",
-	"POST /api/v1/client/generate_embeddings_to_lake":            "write",
-	"POST /api/v1/client/create_dataset_from_collection":         "write",
-	"POST /api/v1/client/create_dataset_from_datalake":           "write",
-	"POST /api/v1/client/update_dataset_version_from_collection": "write",
-	"POST /api/v1/client/update_dataset_version_from_datalake":   "write",
-	"POST /api/v1/client/insert_image_embeddings":                "write",
-	"POST /api/v1/client/insert_image_embeddings_batch":          "write",
-	"POST /api/v1/client/select_samples":                         "write",
-	"POST /api/v1/client/compute_uniqueness":                     "write",
-	"POST /api/v1/client/compute_quality":                        "write",
-	"POST /api/v1/client/find_duplicates":                        "write",
-	"POST /api/v1/client/get_dataset_leakage":                    "read",
+	"POST /api/v1/client/auto_tag_collection":                    "curator",
+	"POST /api/v1/client/generate_auto_tags_to_lake":             "curator",
+	"POST /api/v1/client/auto_annotate_collection":               "curator",
+	"POST /api/v1/client/generate_auto_annotations_to_lake":      "curator",
+	"POST /api/v1/client/generate_embeddings_for_collection":     "curator",
+	"POST /api/v1/client/generate_embeddings_to_lake":            "curator",
+	"POST /api/v1/client/create_dataset_from_collection":         "curator",
+	"POST /api/v1/client/create_dataset_from_datalake":           "curator",
+	"POST /api/v1/client/update_dataset_version_from_collection": "curator",
+	"POST /api/v1/client/update_dataset_version_from_datalake":   "curator",
+	"POST /api/v1/client/insert_image_embeddings":                "curator",
+	"POST /api/v1/client/insert_image_embeddings_batch":          "curator",
+	"POST /api/v1/client/select_samples":                         "curator",
+	"POST /api/v1/client/compute_uniqueness":                     "curator",
+	"POST /api/v1/client/compute_quality":                        "curator",
+	"POST /api/v1/client/find_duplicates":                        "curator",
+	"POST /api/v1/client/get_dataset_leakage":                    "viewer",
 
-	"POST /api/v1/client/download_dataset":               "read",
-	"POST /api/v1/client/find_similar":                   "read",
-	"POST /api/v1/client/diff_dataset_versions":          "read",
-	"POST /api/v1/client/get_collection_details":         "read",
-	"POST /api/v1/client/get_embedding_vector":           "read",
-	"POST /api/v1/client/get_file_details":               "read",
-	"POST /api/v1/client/get_item_count_from_collection": "read",
-	"POST /api/v1/client/get_item_count_from_lake":       "read",
-	"POST /api/v1/client/get_item_list_from_collection":  "read",
-	"POST /api/v1/client/get_item_list_from_datalake":    "read",
+	"POST /api/v1/client/download_dataset":               "viewer",
+	"POST /api/v1/client/find_similar":                   "viewer",
+	"POST /api/v1/client/diff_dataset_versions":          "viewer",
+	"POST /api/v1/client/get_collection_details":         "viewer",
+	"POST /api/v1/client/get_embedding_vector":           "viewer",
+	"POST /api/v1/client/get_file_details":               "viewer",
+	"POST /api/v1/client/get_item_count_from_collection": "viewer",
+	"POST /api/v1/client/get_item_count_from_lake":       "viewer",
+	"POST /api/v1/client/get_item_list_from_collection":  "viewer",
+	"POST /api/v1/client/get_item_list_from_datalake":    "viewer",
 
-	"POST /api/v1/client/evaluate_detections":      "write",
-	"POST /api/v1/client/get_evaluation":           "read",
-	"POST /api/v1/client/compare_evaluations":      "read",
-	"POST /api/v1/client/delete_evaluation":        "write",
-	"POST /api/v1/client/list_evaluations":         "read",
-	"POST /api/v1/client/find_label_disagreements": "write",
+	"POST /api/v1/client/evaluate_detections":      "curator",
+	"POST /api/v1/client/get_evaluation":           "viewer",
+	"POST /api/v1/client/compare_evaluations":      "viewer",
+	"POST /api/v1/client/delete_evaluation":        "curator",
+	"POST /api/v1/client/list_evaluations":         "viewer",
+	"POST /api/v1/client/find_label_disagreements": "curator",
 }
 
 var pathParam = regexp.MustCompile(`:[A-Za-z]+`)
@@ -156,8 +187,11 @@ var pathParam = regexp.MustCompile(`:[A-Za-z]+`)
 func TestEveryRouteRefusesStrangers(t *testing.T) {
 	e := start(t, appliance.Config{})
 	c := e.creds(t)
-	rank := map[string]int{"read": 1, "write": 2, "admin": 3}
-	byRole := map[string]cred{"read": c.read, "write": c.write, "admin": c.admin}
+	// Keys of no person: a project rule asks of them what it asks of their
+	// lake-wide role (a project's view of a viewer, the rest of a curator).
+	rank := map[string]int{"own": 1, "viewer": 1, "project:view": 1, "curator": 2, "project:annotate": 2,
+		"project:review": 2, "project:curate": 2, "project:member": 2, "admin": 3}
+	byRole := map[string]cred{"viewer": c.read, "curator": c.write, "admin": c.admin}
 	seen := map[string]bool{}
 	for _, r := range web.Routes() {
 		name := r.Method + " " + r.Path
@@ -167,7 +201,7 @@ func TestEveryRouteRefusesStrangers(t *testing.T) {
 			t.Errorf("route %s has no access decision in routeAccess", name)
 			continue
 		}
-		if r.Role != "" && string(r.Role) != access {
+		if r.Role != "" && map[auth.Role]string{auth.Read: "viewer", auth.Write: "curator", auth.Admin: "admin"}[r.Role] != access {
 			t.Errorf("client function %s checks role %s; routeAccess says %s", r.Function, r.Role, access)
 		}
 		path := pathParam.ReplaceAllString(r.Path, "x_hostile")
@@ -209,6 +243,9 @@ func TestEveryRouteRefusesStrangers(t *testing.T) {
 			}
 		}
 		for role, k := range byRole {
+			if access == "project:member" && role == "viewer" {
+				continue // past the route's rule; the handler decides (TestEveryRoleOnEveryRoute)
+			}
 			got := send(k)
 			if rank[role] < rank[access] && got != 403 {
 				t.Errorf("%s with a %s key: %d, want 403", name, role, got)
