@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/framelake/framelake/web"
 )
 
 // wantHeaders are the security headers every answer carries (issue 31 item 16).
@@ -100,5 +103,32 @@ func TestAppHasNoInlineScript(t *testing.T) {
 	}
 	if regexp.MustCompile(`(?i)\son[a-z]+\s*=`).Match(b) {
 		t.Error("ui/dist/index.html has an inline event handler")
+	}
+}
+
+// TestSecurityHeadersOnEveryRoute walks every route the router serves (the
+// team's member, session and job routes among them), with a key and
+// without, and checks each answer, whatever its status, carries the
+// security headers.
+func TestSecurityHeadersOnEveryRoute(t *testing.T) {
+	s := startLakeServer(t)
+	param := regexp.MustCompile(`:[A-Za-z]+`)
+	for _, r := range web.Routes() {
+		path := param.ReplaceAllString(r.Path, "x")
+		for _, withKey := range []bool{true, false} {
+			req, _ := http.NewRequest(r.Method, s.base+path, strings.NewReader("{}"))
+			req.Header.Set("Content-Type", "application/json")
+			if withKey {
+				req.Header.Set("key", s.key)
+				req.Header.Set("secret", s.secret)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			checkSecurityHeaders(t, fmt.Sprintf("%s %s (key %v: %d)", r.Method, r.Path, withKey, resp.StatusCode), resp.Header)
+		}
 	}
 }
