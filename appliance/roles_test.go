@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -307,5 +308,122 @@ func TestAnnotatorCannotReadAnotherProject(t *testing.T) {
 	_, b = e.hostile(t, ann, "GET", "/api/v1/session", "", nil)
 	if err := json.Unmarshal(b, &me); err != nil || len(me.Memberships) != 1 || me.Memberships[0].ProjectID != tm.a.id {
 		t.Errorf("the annotator's memberships: %s %v", b, err)
+	}
+}
+
+// signIn posts a name and password (with a cookie the browser already had,
+// if any) and answers the new session's cookie and CSRF token.
+func (e *env) signIn(t *testing.T, name, password, cookie string) (*http.Cookie, string, int) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", e.base+"/api/v1/session", strings.NewReader(`{"name": "`+name+`", "password": "`+password+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if cookie != "" {
+		req.Header.Set("Cookie", "framelake_session="+cookie)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		CSRF string `json:"csrfToken"`
+	}
+	json.NewDecoder(resp.Body).Decode(&body)
+	for _, c := range resp.Cookies() {
+		if c.Name == "framelake_session" {
+			return c, body.CSRF, resp.StatusCode
+		}
+	}
+	return nil, body.CSRF, resp.StatusCode
+}
+
+// withCookie sends a request signed in by cookie, with a CSRF token and an
+// Origin when given, and answers its status and body.
+func (e *env) withCookie(t *testing.T, method, path, cookie, csrf, origin, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, e.base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Cookie", "framelake_session="+cookie)
+	if csrf != "" {
+		req.Header.Set("X-CSRF-Token", csrf)
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestAnnotatorSessionAsAnAttacker: an annotator signed in by cookie acts
+// in their project and nowhere else; a cookie planted before sign-in (even
+// a live one of the attacker's own) is not the victim's session after it;
+// a write from a foreign origin without the token is refused; sign-out ends
+// the session on the server; disabling the person refuses their live
+// session and their key at the next request.
+func TestAnnotatorSessionAsAnAttacker(t *testing.T) {
+	e := start(t, appliance.Config{})
+	tm := e.team(t)
+	const pw = "a long enough password"
+	planted, _, st := e.signIn(t, "p-annotator-non-member", pw, "")
+	if st != 200 || planted == nil {
+		t.Fatalf("the attacker signs in: %d", st)
+	}
+	ck, csrf, st := e.signIn(t, "p-annotator-member", pw, planted.Value)
+	if st != 200 || ck == nil || ck.Value == planted.Value || csrf == "" {
+		t.Fatalf("sign in over a planted cookie: %d %+v", st, ck)
+	}
+	if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "/" || ck.Secure {
+		t.Errorf("cookie flags: %+v (HttpOnly, SameSite=Strict, Path /; Secure only over TLS)", ck)
+	}
+	if _, b := e.withCookie(t, "GET", "/api/v1/session", planted.Value, "", "", ""); !strings.Contains(b, `"p-annotator-non-member"`) ||
+		strings.Contains(b, `"p-annotator-member"`) {
+		t.Errorf("the planted cookie became the victim's session: %s", b)
+	}
+	frame := "/api/v1/projects/" + tm.a.id + "/frames/" + tm.a.frames[0] + "/annotations"
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{
+		{"GET", "/api/v1/projects/" + tm.a.id, 200}, {"GET", frame, 200},
+		{"GET", "/api/v1/projects/" + tm.b.id, 403}, {"GET", "/api/v1/lake/items", 403},
+		{"GET", "/api/v1/tasks?projectId=" + tm.b.id, 403}, {"GET", "/api/v1/datasets", 403},
+	} {
+		if got, b := e.withCookie(t, c.method, c.path, ck.Value, "", "", ""); got != c.want {
+			t.Errorf("%s %s by cookie: %d, want %d: %.200s", c.method, c.path, got, c.want, b)
+		}
+	}
+	save := `[{"label": "car", "x": 1, "y": 1, "width": 5, "height": 5}]`
+	if got, _ := e.withCookie(t, "PUT", frame, ck.Value, "", "http://evil.example", save); got != 403 {
+		t.Errorf("a save from a foreign origin without the token: %d, want 403", got)
+	}
+	if got, b := e.withCookie(t, "PUT", frame, ck.Value, csrf, "", save); got != 200 {
+		t.Errorf("the annotator saves a frame of their job: %d %.300s", got, b)
+	}
+	if got, _ := e.withCookie(t, "DELETE", "/api/v1/session", ck.Value, csrf, "", ""); got != 204 {
+		t.Errorf("sign out: %d", got)
+	}
+	if got, _ := e.withCookie(t, "GET", "/api/v1/projects/"+tm.a.id, ck.Value, "", "", ""); got != 401 {
+		t.Errorf("the cookie after sign-out: %d, want 401", got)
+	}
+	// Disabled while signed in and holding a key: both refused at once.
+	ck, _, _ = e.signIn(t, "p-reviewer-member", pw, "")
+	key := tm.creds["reviewer-member"]
+	for _, want := range []int{200, 401} {
+		if got, _ := e.withCookie(t, "GET", "/api/v1/projects/"+tm.a.id, ck.Value, "", "", ""); got != want {
+			t.Errorf("the reviewer's session: %d, want %d", got, want)
+		}
+		if got, _ := e.hostile(t, key, "GET", "/api/v1/projects/"+tm.a.id, "", nil); got != want {
+			t.Errorf("the reviewer's key: %d, want %d", got, want)
+		}
+		st, b := e.hostile(t, tm.creds["admin"], "PATCH", "/api/v1/users/p-reviewer-member", "application/json",
+			strings.NewReader(`{"disabled": true}`))
+		if want == 200 && st != 200 {
+			t.Fatalf("disable: %d %s", st, b)
+		}
 	}
 }
