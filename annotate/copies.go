@@ -71,10 +71,17 @@ func held(jobs []frameJob, m Member) (frameJob, bool) {
 // editTarget decides whether m may write the frame, and which answer.
 func (s *Service) editTarget(ctx context.Context, p Project, uniqueName string, m Member) (editTarget, error) {
 	jobs, hasJobs, taskID, err := s.frameJobs(ctx, s.db.R, p, uniqueName)
-	if err != nil || !hasJobs {
+	if err != nil {
 		return editTarget{}, err
 	}
-	if j, ok := held(jobs, m); ok {
+	writer := m.Annotate || m.Curate
+	if !hasJobs {
+		if !writer {
+			return editTarget{}, errs.New(errs.PermissionDenied, "uniqueName", "%s may not annotate project %s", m.Name, p.ID)
+		}
+		return editTarget{}, nil
+	}
+	if j, ok := held(jobs, m); ok && writer {
 		if j.state.editable() || m.Curate && j.copy == 0 {
 			return editTarget{jobSeq: j.seq, copy: j.copy, number: j.number, holder: !m.Curate}, nil
 		}

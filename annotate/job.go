@@ -42,12 +42,12 @@ var JobStates = []JobState{JobAnnotation, JobSubmitted, JobInReview, JobAccepted
 func (st JobState) editable() bool { return st == JobAnnotation || st == JobRejected }
 
 // Member is who acts on a project's jobs: their user name and what the
-// project lets them do (the web layer asks its access rules). Annotating is
-// what every member with a job does; Review and Curate are more.
+// project lets them do (the web layer asks its access rules).
 type Member struct {
-	Name   string
-	Review bool // may review (and comment on) the project's jobs
-	Curate bool // may cut, reassign and move jobs to any state
+	Name     string
+	Annotate bool // may write the frames of the jobs they hold (and of tasks without jobs)
+	Review   bool // may review (and comment on) the project's jobs
+	Curate   bool // may cut, reassign and move jobs to any state
 }
 
 // JobPlan is how a task is cut into jobs.

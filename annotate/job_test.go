@@ -14,8 +14,8 @@ import (
 )
 
 var (
-	ana = annotate.Member{Name: "ana"}
-	ben = annotate.Member{Name: "ben"}
+	ana = annotate.Member{Name: "ana", Annotate: true}
+	ben = annotate.Member{Name: "ben", Annotate: true}
 	rev = annotate.Member{Name: "rev", Review: true}
 	cur = annotate.Member{Name: "cur", Curate: true}
 )
@@ -299,6 +299,9 @@ func TestFrameEditRules(t *testing.T) {
 	if err := put(cur, names[3]); err != nil {
 		t.Fatalf("a curator writes any frame: %v", err)
 	}
+	if _, err := f.s.ReplaceFrameBoxesAs(f.ctx, f.proj.ID, freeNames[0], 0, nil, rev); !errs.Is(err, errs.PermissionDenied) {
+		t.Fatalf("someone who may not annotate writes a task without jobs: %v", err)
+	}
 	if err := f.s.CheckFrameEdit(f.ctx, f.proj.ID, names[3], ana); !errs.Is(err, errs.PermissionDenied) {
 		t.Fatalf("ana decides suggestions on ben's frame: %v", err)
 	}
@@ -361,7 +364,7 @@ func TestOverlapCopies(t *testing.T) {
 	if holder == mainHolder {
 		t.Fatalf("copy of %s given to its own annotator %s", name, holder)
 	}
-	m := annotate.Member{Name: holder}
+	m := annotate.Member{Name: holder, Annotate: true}
 	res, err := f.s.ReplaceFrameBoxesAs(f.ctx, f.proj.ID, name, 1, []annotate.Box{car(30), car(40)}, m)
 	if err != nil || res.Version != 2 {
 		t.Fatalf("copy save: %+v %v", res, err)
@@ -412,4 +415,51 @@ func countShapes(t *testing.T, raw json.RawMessage) int {
 		t.Fatal(err)
 	}
 	return len(arr)
+}
+
+// TestQueue orders a person's jobs by what to do next: a rejected job to fix
+// before new work, reviews in progress before jobs waiting for a reviewer,
+// and their own submitted jobs last; submitted jobs with no reviewer show to
+// those who may review the project.
+func TestQueue(t *testing.T) {
+	f := open(t, annotate.Image)
+	taskID, _ := f.uploadedTask(t, "q", 4)
+	if _, err := f.s.CreateJobs(f.ctx, taskID, annotate.JobPlan{Size: 1, Assignees: []string{"ana"}}, cur); err != nil {
+		t.Fatal(err)
+	}
+	move := func(n int, m annotate.Member, st annotate.JobState) {
+		t.Helper()
+		if _, err := f.s.SetJobState(f.ctx, taskID, n, annotate.StateChange{State: st}, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	move(2, ana, annotate.JobSubmitted)
+	move(3, ana, annotate.JobSubmitted)
+	move(3, rev, annotate.JobInReview)
+	move(4, ana, annotate.JobSubmitted)
+	move(4, rev, annotate.JobInReview)
+	move(4, rev, annotate.JobRejected)
+	actions := func(name string, review bool) string {
+		q, err := f.s.Queue(f.ctx, name, func(string) bool { return review })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, it := range q {
+			if it.TaskID != taskID || it.ProjectID != f.proj.ID || it.TaskName != "q" {
+				t.Errorf("queue item of %s in %s (%s)", it.TaskID, it.ProjectID, it.TaskName)
+			}
+			out = append(out, fmt.Sprintf("%d:%s", it.Number, it.Action))
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := actions("ana", false), "4:fix 1:annotate 2:wait 3:wait"; got != want {
+		t.Errorf("ana's queue %q, want %q", got, want)
+	}
+	if got, want := actions("rev", true), "3:continue review 2:review"; got != want {
+		t.Errorf("rev's queue %q, want %q", got, want)
+	}
+	if got := actions("rita", false); got != "" {
+		t.Errorf("queue of someone who may not review: %q", got)
+	}
 }

@@ -378,8 +378,10 @@ func (s *Service) Queue(ctx context.Context, name string, canReview func(project
 		WHERE (j.assignee = ?1 AND j.state <> 'accepted') OR (j.state IN ('submitted', 'in_review')
 			AND (j.reviewer = ?1 OR j.reviewer IS NULL)) ORDER BY s.seq, j.number`, []any{name}, func(rows *sql.Rows) error {
 		var it QueueItem
+		var taskID, projectID string
 		var err error
-		it.Job, err = scanJob(rows, &it.TaskID, &it.ProjectID, &it.TaskName, &it.ProjectName)
+		it.Job, err = scanJob(rows, &taskID, &projectID, &it.TaskName, &it.ProjectName)
+		it.TaskID, it.ProjectID = taskID, projectID
 		all = append(all, it)
 		return err
 	})

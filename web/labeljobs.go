@@ -34,6 +34,7 @@ func (s *server) member(c *echo.Context, projectID string) (annotate.Member, err
 	m := annotate.Member{Name: s.userName(c)}
 	m.Curate = s.projectAccess(c, projectID, NeedCurate) == nil
 	m.Review = m.Curate || s.projectAccess(c, projectID, NeedReview) == nil
+	m.Annotate = m.Curate || s.projectAccess(c, projectID, NeedAnnotate) == nil
 	return m, nil
 }
 
