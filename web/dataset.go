@@ -194,6 +194,9 @@ type frameView struct {
 	Height      int             `json:"height"`
 	Annotations any             `json:"annotations"`
 	Params      json.RawMessage `json:"params,omitempty"`
+	// Video and VideoFrame name the video and frame a sampled frame is from.
+	Video      string `json:"video,omitempty"`
+	VideoFrame *int   `json:"videoFrame,omitempty"`
 }
 
 // downloadDatasetPage is REST Download Dataset: a page of frames with URLs
@@ -225,7 +228,8 @@ func (s *server) downloadDatasetPage(c *echo.Context) error {
 	for i, ef := range s.Datasets.ExportFrames(c.Request().Context(), p) {
 		f := p.Frames[i]
 		out.Frames[i] = frameView{UniqueName: f.UniqueName, URL: f.URL, Split: f.Split, Augmented: f.Augmented,
-			DerivedFrom: f.DerivedFrom, Width: f.Width, Height: f.Height, Annotations: conv(ef), Params: f.Params}
+			DerivedFrom: f.DerivedFrom, Width: f.Width, Height: f.Height, Annotations: conv(ef), Params: f.Params,
+			Video: f.Video, VideoFrame: f.VideoFrame}
 	}
 	return c.JSON(http.StatusOK, out)
 }
