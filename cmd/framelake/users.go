@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/internal/auth"
 )
 
@@ -21,20 +22,37 @@ import (
 // history and the process list.
 func cmdUsers(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: framelake users create|list|passwd|disable|enable|role [flags] [NAME]")
+		return errors.New("usage: framelake users create|list|passwd|disable|enable|role|key|member|unmember|members [flags] [NAME]")
 	}
 	fs := flag.NewFlagSet("users "+args[0], flag.ContinueOnError)
 	data := fs.String("data", envOr("FRAMELAKE_DATA", "./framelake-data"), "data folder (env FRAMELAKE_DATA)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	role := fs.String("role", "read", "create, role: admin, write or read")
+	role := fs.String("role", "viewer", "create, role: admin, curator, annotator, reviewer or viewer (write and read: curator and viewer); "+
+		"member: annotator or reviewer (default the person's own)")
+	project := fs.String("project", "", "member, unmember, members: the project's id")
 	want := 1
-	if args[0] == "list" {
+	if args[0] == "list" || args[0] == "members" {
 		want = 0
 	}
 	if err := parse(fs, args[1:], want); err != nil {
-		return fmt.Errorf("usage: framelake users %s --data DIR [--role R] %s: %w", args[0], strings.Repeat("NAME", want), err)
+		return fmt.Errorf("usage: framelake users %s --data DIR [--role R] [--project ID] %s: %w", args[0], strings.Repeat("NAME", want), err)
 	}
 	name := fs.Arg(0)
+	switch args[0] {
+	case "member", "unmember", "members":
+		if *project == "" {
+			return fmt.Errorf("framelake users %s needs --project ID", args[0])
+		}
+		memberRole := ""
+		if flagSet(fs, "role") {
+			memberRole = *role
+		}
+		return withAppliance(ctx, *data, func(a *appliance.Appliance) error {
+			return cmdMembers(ctx, a, args[0], *project, name, memberRole, *asJSON)
+		})
+	case "key":
+		return withKeys(ctx, *data, func(keys *auth.Keys) error { return userKey(ctx, keys, name, *asJSON) })
+	}
 	return withKeys(ctx, *data, func(keys *auth.Keys) error {
 		var u auth.User
 		var err error
@@ -58,7 +76,7 @@ func cmdUsers(ctx context.Context, args []string) error {
 			r := auth.Role(*role)
 			u, err = keys.UpdateUser(ctx, name, auth.UserChange{Role: &r})
 		default:
-			return fmt.Errorf("unknown users command %q: use create, list, passwd, disable, enable or role", args[0])
+			return fmt.Errorf("unknown users command %q: use create, list, passwd, disable, enable, role, key, member, unmember or members", args[0])
 		}
 		if err != nil {
 			return err
@@ -69,6 +87,77 @@ func cmdUsers(ctx context.Context, args []string) error {
 		fmt.Printf("%s: %s, %s\n", u.Name, u.Role, state(u))
 		return nil
 	})
+}
+
+// flagSet reports whether the command line gave the flag named name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// withAppliance opens the data folder's appliance without its workers, for
+// commands that need more than the keys (a project's existence).
+func withAppliance(ctx context.Context, data string, fn func(*appliance.Appliance) error) error {
+	a, err := appliance.Open(ctx, appliance.Config{DataDir: data, JobWorkers: -1})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(a)
+}
+
+// cmdMembers makes a person an annotator or reviewer of a project, ends it,
+// or lists the project's members (docs/team.md "Roles").
+func cmdMembers(ctx context.Context, a *appliance.Appliance, cmd, project, name, role string, asJSON bool) error {
+	if _, err := a.Annotate.Project(ctx, project); err != nil {
+		return err
+	}
+	switch cmd {
+	case "members":
+		ms, err := a.Keys.Members(ctx, project)
+		if err != nil || asJSON {
+			if err == nil {
+				err = json.NewEncoder(os.Stdout).Encode(ms)
+			}
+			return err
+		}
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "NAME\tROLE\tSINCE")
+		for _, m := range ms {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", m.Name, m.Role, m.CreatedAt.Format(time.DateOnly))
+		}
+		return w.Flush()
+	case "unmember":
+		if err := a.Keys.RemoveMember(ctx, project, name); err != nil {
+			return err
+		}
+		fmt.Printf("%s: no longer a member of %s\n", name, project)
+		return nil
+	}
+	m, err := a.Keys.SetMember(ctx, project, name, auth.Role(role))
+	if err != nil || asJSON {
+		if err == nil {
+			err = json.NewEncoder(os.Stdout).Encode(m)
+		}
+		return err
+	}
+	fmt.Printf("%s: %s of %s\n", m.Name, m.Role, project)
+	return nil
+}
+
+// userKey makes an API key that belongs to a person and acts with their
+// role; the secret is printed once.
+func userKey(ctx context.Context, keys *auth.Keys, name string, asJSON bool) error {
+	k, secret, err := keys.CreateUserKey(ctx, name, name+"'s key", "", 0)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(os.Stdout).Encode(map[string]string{"key": k.Key, "secret": secret, "user": k.User, "role": string(k.Role)})
+	}
+	fmt.Printf("key:    %s\nsecret: %s\nuser:   %s\nrole:   %s\n", k.Key, secret, k.User, k.Role)
+	return nil
 }
 
 // readPassword takes the first line of r (a pipe or a typed line).
