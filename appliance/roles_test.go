@@ -427,3 +427,32 @@ func TestAnnotatorSessionAsAnAttacker(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletedProjectLeavesNoMember: deleting a project removes its
+// memberships, so no row is left that could grant anything; an annotator's
+// own key saves a frame of their job (the key acts as its person).
+func TestDeletedProjectLeavesNoMember(t *testing.T) {
+	e := start(t, appliance.Config{})
+	tm := e.team(t)
+	ctx := context.Background()
+	frame := "/api/v1/projects/" + tm.a.id + "/frames/" + tm.a.frames[1] + "/annotations"
+	if st, b := e.hostile(t, tm.creds["annotator-member"], "PUT", frame, "application/json",
+		strings.NewReader(`[{"label": "bus", "x": 1, "y": 1, "width": 5, "height": 5}]`)); st != 200 {
+		t.Errorf("the annotator's key saves a frame of their job: %d %.300s", st, b)
+	}
+	if ms, err := e.a.Keys.Members(ctx, tm.a.id); err != nil || len(ms) != 3 {
+		t.Fatalf("A's members: %+v %v", ms, err)
+	}
+	if st, b := e.hostile(t, tm.creds["curator"], "DELETE", "/api/v1/projects/"+tm.a.id, "", nil); st != 200 {
+		t.Fatalf("delete A: %d %s", st, b)
+	}
+	if ms, err := e.a.Keys.Members(ctx, tm.a.id); err != nil || len(ms) != 0 {
+		t.Errorf("A's members after A went: %+v %v", ms, err)
+	}
+	if ms, err := e.a.Keys.Memberships(ctx, "p-annotator-non-member"); err != nil || len(ms) != 1 {
+		t.Errorf("B's members stay: %+v %v", ms, err)
+	}
+	if st, _ := e.hostile(t, tm.creds["annotator-member"], "GET", "/api/v1/projects/"+tm.a.id, "", nil); st != 403 {
+		t.Errorf("A's former annotator asks for A: %d, want 403", st)
+	}
+}

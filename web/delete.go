@@ -73,7 +73,12 @@ func (s *server) deleteProject(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return answerDelete(c)(s.Annotate.DeleteProject(c.Request().Context(), c.Param("projectId"), files))
+	ctx, pid := c.Request().Context(), c.Param("projectId")
+	d, err := s.Annotate.DeleteProject(ctx, pid, files)
+	if err == nil { // its memberships go with it (auth keeps them: docs/team.md, Roles)
+		err = s.Keys.DeleteProjectMembers(ctx, pid)
+	}
+	return answerDelete(c)(d, err)
 }
 
 func (s *server) deleteDataset(c *echo.Context) error {
