@@ -96,6 +96,11 @@ func TestJobsCutAndStatus(t *testing.T) {
 	if st := f.taskStatus(t, task.ID); st != annotate.NotStarted {
 		t.Fatalf("status before any work: %d", st)
 	}
+	done := annotate.Completed
+	if _, err := f.s.UpdateTask(f.ctx, task.ID, annotate.TaskChange{Status: &done}); !errs.Is(err, errs.FailedPrecondition) ||
+		!strings.Contains(err.Error(), "jobs") {
+		t.Fatalf("marking a task of jobs done: %v", err)
+	}
 	if _, err := f.s.ReplaceFrameBoxesAs(f.ctx, f.proj.ID, names[0], 0, []annotate.Box{car(3)}, ana); err != nil {
 		t.Fatal(err)
 	}

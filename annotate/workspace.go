@@ -255,6 +255,12 @@ func (s *Service) UpdateTask(ctx context.Context, taskID string, ch TaskChange) 
 		if err != nil || ch.Status == nil {
 			return err
 		}
+		if _, jobs, err := jobsStatus(ctx, tx, seq); err != nil {
+			return err
+		} else if jobs {
+			return errs.New(errs.FailedPrecondition, "status", "task %s is cut into jobs: its status follows them "+
+				"(completed when every job is accepted)", taskID)
+		}
 		done := *ch.Status == Completed
 		if done && (c.received < c.total || c.completed < c.total) {
 			return errs.New(errs.FailedPrecondition, "status", "task %s has %s not annotated yet; annotate them "+
