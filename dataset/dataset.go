@@ -81,7 +81,12 @@
 //     source's split (train) and count in the statistics. Every export format
 //     marks them and names their source (see package dataset/export).
 //   - Statistics per version: totalFrames and totalBoxes (augmented frames
-//     included), augmentedFrames, and frames and boxes per split and per label.
+//     included), augmentedFrames, and frames and boxes per split and per label;
+//     with videos, the videos, the frames sampled from them and the track
+//     shapes (interpolated ones apart) they carry.
+//   - Videos (item_type video, video.go): each frame VideoFrames samples is an
+//     item, extracted at that exact frame into the media store, with its
+//     tracks' shapes; every frame of a video lands in the video's split.
 //   - Exports stream in constant memory: frames are read from the database a
 //     page at a time and media is copied from the store as stored, never
 //     re-encoded.
