@@ -508,3 +508,44 @@ func (fx *videoFixture) zipText(t *testing.T, b []byte) string {
 	}
 	return strings.NewReplacer(fx.walk.UniqueName, "<walk>", fx.walk2, "<walk2>").Replace(out.String())
 }
+
+// TestVideoBuildUpdate: a new version made by an update carries the
+// videos in the splits they had and samples them again, with the
+// version's video_frames when the update gives none and with its own when
+// it does.
+func TestVideoBuildUpdate(t *testing.T) {
+	fx := newVideoFixture(t)
+	v1, frames1 := fx.build(t, VideoFrames{Sample: SampleEvery, Every: 5}, Split{Train: 50, Test: 50})
+	splitOf := func(frames []Frame) map[string]string {
+		out := map[string]string{}
+		for _, f := range frames {
+			if s, ok := out[f.Video]; ok && s != f.Split {
+				t.Errorf("%s's frames in %s and %s", f.Video, s, f.Split)
+			}
+			out[f.Video] = f.Split
+		}
+		return out
+	}
+	want := splitOf(frames1)
+	c, err := fx.s.Update(fx.ctx, Update{VersionID: v1.ID, Source: Source{ItemType: "video"}, NewVersion: true, CreatedBy: "me",
+		Spec: Spec{Labels: []string{"car", "person"}, Split: Split{Train: 100}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, frames2 := fx.wait(t, c)
+	if got := splitOf(frames2); !reflect.DeepEqual(got, want) || len(frames2) != 12 || v2.VideoFrames == nil || v2.VideoFrames.Every != 5 {
+		t.Errorf("update: %d frames, splits %v (want %v), video_frames %+v", len(frames2), got, want, v2.VideoFrames)
+	}
+	c, err = fx.s.Update(fx.ctx, Update{VersionID: v2.ID, Source: Source{ItemType: "video"}, CreatedBy: "me",
+		Spec: Spec{Labels: []string{"car"}, Split: Split{Train: 100}, VideoFrames: &VideoFrames{Sample: SampleKeyframes}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, frames3 := fx.wait(t, c)
+	if got := sampledNumbers(frames3, fx.walk.UniqueName); !reflect.DeepEqual(got, []int{2, 12, 22}) || len(frames3) != 3 {
+		t.Errorf("rebuilt with the car's keyframes: %v (%d frames), want 2, 12, 22", got, len(frames3))
+	}
+	if got := splitOf(frames3); got[fx.walk.UniqueName] != want[fx.walk.UniqueName] {
+		t.Errorf("rebuilt walk in %s, was %s", got[fx.walk.UniqueName], want[fx.walk.UniqueName])
+	}
+}
