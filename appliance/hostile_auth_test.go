@@ -114,6 +114,9 @@ var routeAccess = map[string]string{
 	"GET /api/v1/tasks/:taskId/jobs/:number/comments":              "project:view",
 	"PATCH /api/v1/comments/:commentId":                            "project:member",
 
+	"GET /api/v1/projects/:projectId/agreement":                     "project:view",
+	"POST /api/v1/projects/:projectId/frames/:uniqueName/consensus": "project:review",
+
 	"GET /api/v1/datasets":                                  "viewer",
 	"GET /api/v1/datasets/:datasetGroupId":                  "viewer",
 	"DELETE /api/v1/datasets/:datasetGroupId":               "curator",

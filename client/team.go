@@ -138,3 +138,39 @@ func (c *Client) RestoreChange(ctx context.Context, changeID string, version int
 	}
 	return &out, nil
 }
+
+// PersonDay is one person's work on one day (UTC), docs/team.md
+// "Statistics": frames and shapes they changed, active editing time, reviews
+// done, their jobs judged and rejected, comments received and resolved.
+type PersonDay struct {
+	User             string   `json:"user"`
+	Day              string   `json:"day"`
+	Frames           int      `json:"frames"`
+	Shapes           int      `json:"shapes"`
+	ShapesRemoved    int      `json:"shapesRemoved"`
+	Changes          int      `json:"changes"`
+	ActiveSeconds    float64  `json:"activeSeconds"`
+	ReviewsDone      int      `json:"reviewsDone"`
+	JobsReviewed     int      `json:"jobsReviewed"`
+	JobsRejected     int      `json:"jobsRejected"`
+	RejectionRate    *float64 `json:"rejectionRate"`
+	CommentsReceived int      `json:"commentsReceived"`
+	CommentsResolved int      `json:"commentsResolved"`
+}
+
+// PeopleStats reads per-person statistics by day. from and to are dates
+// (2026-11-29, to included) or RFC 3339 times; "" for the last 30 days;
+// projectID "" for every project.
+func (c *Client) PeopleStats(ctx context.Context, from, to, projectID string) ([]PersonDay, error) {
+	v := url.Values{}
+	for k, s := range map[string]string{"from": from, "to": to, "project": projectID} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	var out struct {
+		People []PersonDay `json:"people"`
+	}
+	err := c.do(ctx, http.MethodGet, "/api/v1/stats/people?"+v.Encode(), "", nil, &out)
+	return out.People, err
+}

@@ -43,7 +43,11 @@ func (s *server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(keyCtx, k)
-		c.SetRequest(r.WithContext(lake.WithActor(r.Context(), lake.Actor{Who: k.Name, Via: "api key " + k.Key})))
+		who := k.Name // a person's key acts, and is recorded in the history, as the person
+		if k.User != "" {
+			who = k.User
+		}
+		c.SetRequest(r.WithContext(lake.WithActor(r.Context(), lake.Actor{Who: who, Via: "api key " + k.Key})))
 		return lakewideOrProject(next)(c)
 	}
 }
@@ -248,6 +252,10 @@ var projectRoutes = map[string]projectRule{
 	"GET /projects/:projectId/frames/:uniqueName/comments":  view,
 	"GET /tasks/:taskId/jobs/:number/comments":              view,
 	"PATCH /comments/:commentId":                            member,
+
+	// Agreement between annotators (web/agreement.go).
+	"GET /projects/:projectId/agreement":                     view,
+	"POST /projects/:projectId/frames/:uniqueName/consensus": {need: NeedReview},
 }
 
 // routeProjectAccess applies a project route's rule. Lake-wide roles are

@@ -19,6 +19,10 @@ func (s *server) historyRoutes(g *echo.Group) {
 	g.GET("/lake/history", s.history)
 	g.GET("/lake/history/:changeId/shapes", s.historyVersion)
 	g.POST("/lake/history/:changeId/restore", s.historyRestore)
+	// What people did and how far they agree are read from the same
+	// history: their routes are registered with it.
+	s.statsRoutes(g)
+	s.agreementRoutes(g)
 }
 
 // history lists changes, newest first: of one file (uniqueName=, and

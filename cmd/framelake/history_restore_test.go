@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/internal/testmedia"
@@ -103,6 +104,16 @@ func TestHistoryRestore(t *testing.T) {
 	}
 	if h, err := c.History(ctx, client.HistoryQuery{ProjectID: "prj_other"}); err != nil || len(h) != 0 {
 		t.Errorf("another project's history: %d changes %v", len(h), err)
+	}
+	// The person's day: 4 changes (3 saves and the restore) of one frame.
+	today := time.Now().UTC().Format(time.DateOnly)
+	people, err := c.PeopleStats(ctx, today, today, pid)
+	if err != nil || len(people) != 1 || people[0].User != "crash" || people[0].Day != today || people[0].Frames != 1 ||
+		people[0].Changes != 4 || people[0].Shapes != 5 || people[0].RejectionRate != nil {
+		t.Fatalf("the day's statistics: %+v %v, want crash's 4 changes adding 5 shapes to 1 frame\n%s", people, err, s.log.String())
+	}
+	if _, err := c.PeopleStats(ctx, today, "yesterday", ""); client.CodeOf(err) != "invalid_argument" {
+		t.Fatalf("statistics to=yesterday: %v, want invalid_argument", err)
 	}
 	before := historyVersions(t, c, name)
 

@@ -1,0 +1,106 @@
+package web_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/framelake/framelake/internal/auth"
+)
+
+// TestProjectAgreement: a task's frames all given twice (an overlap copy
+// job), the copy's holder draws the same car on one frame, a car elsewhere
+// on another and an extra car on the third; the project's agreement answers
+// each frame's F1 and the label's, the review queue follows the threshold,
+// and a consensus accepted by a curator becomes the frame's answer, a
+// change in its history; a reviewer accepts one only while the job is in
+// review, and a stranger to the project reads nothing.
+func TestProjectAgreement(t *testing.T) {
+	tm := startTeam(t)
+	tm.person("ana", auth.Annotator, true)
+	tm.person("ben", auth.Annotator, true)
+	tm.person("rev", auth.Reviewer, true)
+	tm.person("eve", auth.Annotator, false)
+	taskID, names := tm.task("agree", 3)
+	out := tm.want(200, "cur", "POST", "/api/v1/tasks/"+taskID+"/jobs", map[string]any{"size": 3,
+		"assignees": []string{"ana", "ben"}, "overlap": map[string]any{"share": 1, "annotators": 2}})
+	holders := map[float64]string{}
+	for _, j := range out["jobs"].([]any) {
+		j := j.(map[string]any)
+		holders[j["copy"].(float64)] = j["assignee"].(string)
+	}
+	main, copier := holders[0], holders[1]
+	if main == "" || copier == "" || main == copier {
+		t.Fatalf("jobs: %v", out)
+	}
+	path := "/api/v1/projects/" + tm.proj
+	agreementOf := func(query string) map[string]any {
+		return tm.want(200, "cur", "GET", path+"/agreement"+query, nil)
+	}
+	if a := agreementOf(""); a["measuredFrames"].(float64) != 0 || len(a["pending"].([]any)) != 3 {
+		t.Fatalf("before the copy is drawn: %v", a)
+	}
+	car := func(x, y float64) map[string]any {
+		return map[string]any{"label": "car", "x": x, "y": y, "width": 10, "height": 10}
+	}
+	// Every frame's own answer is the uploaded car at (1, 1).
+	for i, boxes := range [][]map[string]any{{car(1, 1)}, {car(30, 30)}, {car(1, 1), car(40, 30)}} {
+		tm.want(200, copier, "PUT", path+"/frames/"+names[i]+"/annotations", boxes)
+	}
+	a := agreementOf("")
+	f1s := map[string]float64{}
+	for _, f := range a["frames"].([]any) {
+		f := f.(map[string]any)
+		f1s[f["key"].(string)] = f["f1"].(float64)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if a["measuredFrames"].(float64) != 3 || !near(f1s[names[0]], 1) || !near(f1s[names[1]], 0) ||
+		!near(f1s[names[2]], 2.0/3) || !near(a["byLabel"].(map[string]any)["car"].(float64), 4.0/7) ||
+		!near(a["f1"].(float64), 4.0/7) || a["kappa"] != nil {
+		t.Fatalf("agreement: %v", a)
+	}
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{{"", []string{names[1], names[2]}}, {"?threshold=0.5", []string{names[1]}}, {"?threshold=0.01", []string{names[1]}}} {
+		var got []string
+		for _, k := range agreementOf(c.query)["review"].([]any) {
+			got = append(got, k.(string))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("review queue %s: %v, want %v", c.query, got, c.want)
+		}
+	}
+	tm.want(400, "cur", "GET", path+"/agreement?threshold=2", nil)
+	tm.want(403, "eve", "GET", path+"/agreement", nil)
+
+	// The consensus of the third frame keeps the car both drew.
+	ok := tm.want(200, "cur", "POST", path+"/frames/"+names[2]+"/consensus", nil)
+	if ok["shapes"].(float64) != 1 || ok["version"].(float64) < 2 {
+		t.Fatalf("consensus: %v", ok)
+	}
+	// It is the frame's own answer already: a save that changes nothing is
+	// no change in the history.
+	h := tm.want(200, "cur", "GET", "/api/v1/lake/history?uniqueName="+names[2]+"&limit=1", nil)
+	if ch := h["changes"].([]any); len(ch) > 0 && strings.HasPrefix(ch[0].(map[string]any)["via"].(string), "consensus") {
+		t.Fatalf("a consensus equal to the frame's answer made a change: %v", ch[0])
+	}
+	st := tm.want(200, "cur", "GET", path+"/frames/"+names[2]+"/annotations", nil)
+	if n := len(st["annotations"].([]any)); n != 1 {
+		t.Fatalf("the frame after its consensus: %d shapes, want 1", n)
+	}
+	// The second frame's consensus is empty: no car was drawn by both.
+	tm.want(403, "rev", "POST", path+"/frames/"+names[1]+"/consensus", nil) // the job is not in review
+	tm.want(200, main, "POST", "/api/v1/tasks/"+taskID+"/jobs/1/state", map[string]any{"state": "submitted"})
+	tm.want(200, "rev", "POST", "/api/v1/tasks/"+taskID+"/jobs/1/state", map[string]any{"state": "in_review"})
+	ok = tm.want(200, "rev", "POST", path+"/frames/"+names[1]+"/consensus", nil)
+	h = tm.want(200, "cur", "GET", "/api/v1/lake/history?uniqueName="+names[1]+"&limit=1", nil)
+	ch := h["changes"].([]any)[0].(map[string]any)
+	if ok["shapes"].(float64) != 0 || ch["who"] != "rev" /* the person, not their key's name */ || !strings.HasPrefix(ch["via"].(string), "consensus of ") ||
+		len(ch["removed"].([]any)) != 1 {
+		t.Fatalf("the reviewer's consensus: %v, change %v", ok, ch)
+	}
+	tm.want(404, "cur", "POST", path+"/frames/nothing.jpg/consensus", nil)
+	tm.want(403, main, "POST", path+"/frames/"+names[0]+"/consensus", nil) // an annotator accepts none
+}
