@@ -3,6 +3,7 @@ import { api, fn } from './api.js'
 import { Field, JobWatch, Link, evalPath } from './evalkit.jsx'
 import { navigate } from './router.js'
 import { useFetch } from './usefetch.js'
+import { TrackMetrics } from './trackmetrics.jsx'
 
 // Evaluations lists the stored evaluations (list_evaluations), newest
 // first, polled while one runs; two ticked open the compare page. A write
@@ -55,6 +56,7 @@ export function Evaluations({ me }) {
         </tbody>
       </table>
       {list.length === 0 && <p class="muted">No evaluations yet.</p>}
+      <TrackMetrics />
     </div>
   )
 }

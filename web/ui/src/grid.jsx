@@ -9,6 +9,7 @@ import { Facets } from './facets.jsx'
 import { Upload } from './upload.jsx'
 import { SelectionBar, useSelection } from './selection.jsx'
 import { layout, useCursor, useSlashFocus, useView } from './gridnav.js'
+import { TrackBadge } from './trackbadge.jsx'
 
 export const TYPES = ['image', 'video', 'other']
 export const SORTS = ['date_modified', 'date_created', 'name', 'size', 'video_index']
@@ -234,6 +235,7 @@ const Cell = pure(function Cell({ index, item, cell, minConf, x, y, onOpen, sele
             : <div class="nothumb">{item.type}</div>}
           <Boxes boxes={item.boxes} width={item.width} height={item.height} minConfidence={minConf} />
         </div>
+        {item.type === 'video' && <TrackBadge name={item.uniqueName} />}
       </div>
       <CellName item={item} dup={dup} />
     </a>

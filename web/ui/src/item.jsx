@@ -6,6 +6,7 @@ import { PAGE, currentList, gridPath, itemAt, loadCount, loadPage } from './lake
 import { navigate } from './router.js'
 import { useZoom } from './zoom.js'
 import { VideoPlayer } from './video.jsx'
+import { videoLabelPath } from './videows.jsx'
 
 // ItemView shows one file full size with its boxes, details, tags and media
 // link. Arrows step through the grid's listing it was opened from; Esc
@@ -81,6 +82,9 @@ export function ItemView({ name }) {
           <dt>media</dt><dd><a href={item.url} target="_blank" rel="noopener">signed link</a></dd>
         </dl>
         {item.type === 'image' && <FindSimilar name={item.uniqueName} />}
+        {item.type === 'video' && (
+          <p><button data-testid="label-tracks" onClick={() => navigate(videoLabelPath(item.uniqueName))}>Label tracks</button></p>
+        )}
         <h3>Tags</h3>
         <div class="tags">{item.tags?.length ? item.tags.map((t) => <span class="tag">{t}</span>) : <span class="muted">none</span>}</div>
         <h3>Annotations ({item.boxes.length})</h3>

@@ -68,7 +68,7 @@ export function drawShape(g, a, k, { skeletonOf, selected, opacity = 0.35 } = {}
   g.lineWidth = lw
   g.strokeStyle = selected ? '#ffffff' : color
   g.fillStyle = color
-  g.setLineDash(a.source === 'machine' ? [6 / k, 4 / k] : [])
+  g.setLineDash(a.source === 'machine' || a.interpolated ? [6 / k, 4 / k] : []) // a track's interpolated shape is dashed too
   if (a.type === 'polygon' && a.polygon) {
     g.beginPath()
     a.polygon.forEach((r) => ringPath(g, r))

@@ -1,0 +1,389 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
+import { api } from './api.js'
+import { FrameCanvas } from './canvas.jsx'
+import { ShapeEditor } from './draw.js'
+import { useFit } from './labels.js'
+import { progressOf } from './progress.js'
+import { navigate } from './router.js'
+import { Timeline } from './timeline.jsx'
+import { forgetTrackCount } from './trackbadge.jsx'
+import { FrameCache, deleteTrack, frameShapes, keyOf, loadTracks, mergeTracks, moveKeyframe, propagate, putAllTracks, putTrack,
+  removeKeyframe, setKeyframe, shapeAt, splitTrack, toggleOutside } from './tracks.js'
+import { useZoom } from './zoom.js'
+import './workspace.css'
+import './videows.css'
+
+const typing = () => /INPUT|TEXTAREA|SELECT/.test(document.activeElement?.tagName)
+export const videoLabelPath = (name, q = {}) => '/videos/' + encodeURIComponent(name) + '/label' +
+  (Object.keys(q).length ? '?' + new URLSearchParams(q) : '')
+const DEFAULT_OP = 'label:web'
+
+// VideoWorkspace labels a lake video's tracks where it lies in the lake
+// (/videos/<uniqueName>/label?frame=N&op=...): the exact frame from the
+// frames route (neighbours fetched ahead), every track of one operation
+// drawn on it (keyframes solid, interpolated shapes dashed), the timeline
+// under it, and the track's tools beside it. Each edit is saved at once as
+// PUT tracks/{number}; a split or merge, which changes two tracks, as one
+// PUT of the operation's tracks.
+//
+// Drawing: a box (or polygon) drawn while the selected track is not on the
+// frame adds a keyframe to it; otherwise it starts a new track with the
+// label chosen. Moving or resizing a shape makes it a keyframe of its track
+// on this frame, interpolated or not.
+export function VideoWorkspace({ name, search, me }) {
+  const canWrite = me.role !== 'read'
+  const params = new URLSearchParams(search)
+  const [item, setItem] = useState(null)
+  const [error, setError] = useState(null)
+  const [op, setOp] = useState(params.get('op') || null)
+  const [ops, setOps] = useState([])
+  const [tracks, setTracks] = useState(null)
+  const [frame, setFrame] = useState(Math.max(0, +params.get('frame') || 0))
+  const [shown, setShown] = useState(null) // {frame, url}: the image on screen
+  const [exact, setExact] = useState({}) // frame -> the server's shapes, for non-box interpolation
+  const [selected, setSelected] = useState([]) // track numbers; the last is the one edited
+  const [label, setLabel] = useState('object')
+  const [tool, setTool] = useState('box')
+  const [note, setNote] = useState('')
+  const [playing, setPlaying] = useState(false)
+  const [job, setJob] = useState(null) // {id, backward, status, pct, result, error}
+  const [every, setEvery] = useState(10)
+  const editor = useRef(null)
+  if (!editor.current) editor.current = new ShapeEditor()
+  const cache = useRef(null)
+  const frameRef = useRef(frame)
+  frameRef.current = frame
+  const onKey = useRef(null)
+  const zoom = useZoom(name)
+  const { ref: stage, fit } = useFit(item?.width, item?.height)
+  const last = Math.max(0, (item?.frameCount || 1) - 1)
+  const fps = item?.frameRate || 25
+
+  useEffect(() => {
+    setError(null)
+    cache.current = new FrameCache(name)
+    api('/lake/files/' + encodeURIComponent(name)).then(async (it) => {
+      if (it.type !== 'video') throw new Error(`${name} is a ${it.type}, not a video`)
+      const all = await loadTracks(name)
+      const names = [...new Set(all.map((t) => t.operation))]
+      setOps(names)
+      setOp((o) => o ?? all.find((t) => t.source === 'human')?.operation ?? names[0] ?? DEFAULT_OP)
+      setItem(it)
+    }).catch(setError)
+    return () => { cache.current?.close(); forgetTrackCount(name) } // the grid asks its count again
+  }, [name])
+
+  const reload = () => loadTracks(name, op).then((ts) => { setTracks(ts); setExact({}) }, setError)
+  useEffect(() => { if (op && item) { setTracks(null); reload() } }, [op, item])
+
+  // The frame's image: shown once decoded, with the shapes of its frame, so
+  // image and shapes never disagree; its neighbours are fetched ahead.
+  useEffect(() => {
+    if (!item) return
+    let live = true
+    cache.current.get(frame).then((url) => live && setShown({ frame, url }), (e) => live && setNote('frame ' + frame + ': ' + e.message))
+    if (!playing) cache.current.get(frame).then(() => cache.current.ahead(frame + 1, 2, last), () => {})
+    history.replaceState(null, '', videoLabelPath(name, { frame, ...(op ? { op } : {}) }))
+    return () => { live = false }
+  }, [frame, item, op])
+
+  // Shapes of types other than boxes are interpolated by the server's rules
+  // (polygons resample): the frame's are asked of it when one is between
+  // keyframes.
+  const at = shown?.frame ?? frame
+  const needExact = (tracks ?? []).some((t) => shapeAt(t, at)?.approx)
+  useEffect(() => {
+    if (!needExact || exact[at]) return
+    let live = true
+    frameShapes(name, at, op).then((s) => live && setExact((e) => ({ ...e, [at]: new Map(s.map((x) => [x.number, x])) })), () => {})
+    return () => { live = false }
+  }, [needExact, at, tracks])
+
+  const shapes = useMemo(() => {
+    const out = []
+    for (const t of tracks ?? []) {
+      let s = shapeAt(t, at)
+      if (!s) continue
+      if (s.approx) s = { ...(exact[at]?.get(t.number) ?? s), interpolated: true }
+      out.push({ ...s, key: 't' + t.number, number: t.number, label: t.label, source: 'human', attributes: s.attributes ?? {} })
+    }
+    return out
+  }, [tracks, at, exact])
+
+  const byNumber = (n) => tracks?.find((t) => t.number === n)
+  const primary = selected.length ? byNumber(selected[selected.length - 1]) : null
+  const goFrame = (f) => setFrame(Math.max(0, Math.min(last, f)))
+
+  // save replaces one track here and on the server (the server's answer,
+  // ids and derived boxes included, replaces the local copy).
+  const save = async (t) => {
+    setTracks((ts) => (ts.some((x) => x.number === t.number) ? ts.map((x) => (x.number === t.number ? t : x)) : [...ts, t].sort((a, b) => a.number - b.number)))
+    setExact({})
+    setNote('saving…')
+    try {
+      const got = await putTrack(name, op, t)
+      setTracks((ts) => ts.map((x) => (x.number === got.number ? got : x)))
+      setNote('saved')
+      if (!ops.includes(op)) setOps((o) => [...o, op])
+    } catch (e) {
+      setNote('not saved: ' + e.message)
+      reload()
+    }
+  }
+  const saveAll = async (next, what) => {
+    setTracks(next)
+    setExact({})
+    setNote('saving…')
+    try {
+      await putAllTracks(name, op, next)
+      setNote(what)
+      reload()
+    } catch (e) {
+      setNote('not saved: ' + e.message)
+      reload()
+    }
+  }
+  const nextNumber = () => (tracks ?? []).reduce((m, t) => Math.max(m, t.number), 0) + 1
+
+  // onChange hears a finished gesture of the frame canvas: shape i changed
+  // (a keyframe of its track here), or a new one drawn past the list's end.
+  const onChange = (next, i) => {
+    if (!canWrite || !tracks) return
+    const s = next[i]
+    const kf = keyOf({ ...s, frame: at })
+    for (const f of ['key', 'number', 'label', 'source', 'operation', 'track', 'id']) delete kf[f]
+    const type = s.type || 'box'
+    if (i < shapes.length) return save(setKeyframe(byNumber(shapes[i].number), kf))
+    const t = primary
+    if (t && !shapeAt(t, at) && (t.type || 'box') === type) return save(setKeyframe(t, kf))
+    const n = nextNumber()
+    setSelected([n])
+    save({ number: n, label, type, keyframes: [kf], outside: [] })
+  }
+
+  const edit = (f, what) => {
+    if (!primary || !canWrite) return
+    try {
+      const t = f(primary)
+      if (t) save(t)
+      else if (what) setNote(what)
+    } catch (e) {
+      setNote(e.message)
+    }
+  }
+  const removeKey = () => {
+    if (!primary || !canWrite) return
+    if (!primary.keyframes.some((k) => k.frame === at)) return setNote(`track #${primary.number} has no keyframe on frame ${at}`)
+    const t = removeKeyframe(primary, at)
+    if (t) return save(t)
+    dropTrack(primary.number)
+  }
+  const dropTrack = async (n) => {
+    setTracks((ts) => ts.filter((t) => t.number !== n))
+    setSelected([])
+    try {
+      await deleteTrack(name, op, n)
+      setNote(`track #${n} deleted`)
+    } catch (e) {
+      setNote('not deleted: ' + e.message)
+      reload()
+    }
+  }
+  const split = () => {
+    if (!primary) return
+    const parts = splitTrack(primary, at, nextNumber())
+    if (!parts) return setNote(`track #${primary.number} cannot be split on frame ${at}: a part would be empty`)
+    setSelected([parts[1].number])
+    saveAll([...tracks.filter((t) => t.number !== primary.number), ...parts].sort((a, b) => a.number - b.number),
+      `track #${primary.number} split: #${parts[1].number} from frame ${at}`)
+  }
+  const merge = () => {
+    if (selected.length !== 2) return
+    const [a, b] = selected.map(byNumber).sort((x, y) => x.keyframes[0].frame - y.keyframes[0].frame)
+    if ((a.type || 'box') !== (b.type || 'box')) return setNote(`#${a.number} is a ${a.type} track, #${b.number} a ${b.type}: one type a track`)
+    const m = mergeTracks(a, b)
+    setSelected([a.number])
+    saveAll(tracks.filter((t) => t.number !== b.number).map((t) => (t.number === a.number ? m : t)), `#${b.number} merged into #${a.number}`)
+  }
+  const moveKey = (n, from, to) => {
+    const t = byNumber(n)
+    const moved = t && moveKeyframe(t, from, to)
+    if (!moved) return setNote(`the keyframe stays on frame ${from}: it cannot pass its neighbours`)
+    save(moved)
+    goFrame(moved.keyframes.find((k, j) => t.keyframes[j].frame === from).frame)
+  }
+  const track = async (backward) => {
+    if (!primary) return
+    setJob({ backward, status: 'queued', pct: 0 })
+    try {
+      const r = await propagate(name, op, primary.number, { from: at, backward, every: Math.max(1, +every || 10) })
+      setJob({ id: r.jobId, number: primary.number, backward, status: 'queued', pct: 0 })
+    } catch (e) {
+      setJob({ backward, status: 'failed', error: e.message })
+    }
+  }
+  // A propagation job is polled until it ends; its keyframes are then read.
+  useEffect(() => {
+    if (!job?.id || !['queued', 'running'].includes(job.status)) return
+    const timer = setTimeout(() => api('/jobs/' + encodeURIComponent(job.id)).then((j) => {
+      setJob((cur) => (cur?.id === j.id ? { ...cur, status: j.status, pct: progressOf(j).pct, result: j.result, error: j.error } : cur))
+      if (j.status === 'completed') reload()
+    }, (e) => setJob((cur) => ({ ...cur, status: 'failed', error: e.message }))), 400)
+    return () => clearTimeout(timer)
+  }, [job])
+
+  // Play: one frame every 1/fps seconds, each shown once its image is in
+  // (a frame late is shown late, not skipped); the next ones fetched ahead,
+  // one after another.
+  useEffect(() => {
+    if (!playing) return
+    let stop = false
+    const period = 1000 / fps
+    let due = performance.now()
+    const step = async () => {
+      const f = frameRef.current + 1
+      if (f > last) return setPlaying(false)
+      await cache.current.get(f).catch(() => {})
+      if (!cache.current.has(f + 8)) cache.current.ahead(f + 1, 12, last)
+      if (stop) return
+      due = Math.max(due + period, performance.now() - period)
+      setTimeout(() => { if (!stop) { setFrame(f); step() } }, Math.max(0, due - performance.now()))
+    }
+    step()
+    return () => { stop = true }
+  }, [playing])
+
+  onKey.current = (e) => {
+    if (typing() || !item) return
+    if (e.ctrlKey || e.metaKey || e.altKey) return
+    if (e.code === 'Comma') goFrame(frame - (e.shiftKey ? 10 : 1))
+    else if (e.code === 'Period') goFrame(frame + (e.shiftKey ? 10 : 1))
+    else if (e.key === ' ') setPlaying((p) => !p)
+    else if (e.key === 'Enter' && editor.current.finish()) {}
+    else if (e.key === 'Escape' && editor.current.cancel()) {}
+    else if (e.key === 'Escape') setSelected([])
+    else if (e.key === 'b' || e.key === 'p') { editor.current.cancel(); setTool(e.key === 'b' ? 'box' : 'polygon') }
+    else if (e.key === 'o' && canWrite) edit((t) => toggleOutside(t, at))
+    else if ((e.key === 'Delete' || e.key === 'Backspace') && canWrite) removeKey()
+    else return
+    e.preventDefault()
+  }
+  useEffect(() => {
+    const key = (e) => onKey.current?.(e)
+    addEventListener('keydown', key)
+    return () => removeEventListener('keydown', key)
+  }, [])
+
+  if (error) return <div class="error" role="alert">{error.message}</div>
+  if (!item || !tracks) return <div class="loading-page">Loading…</div>
+  const selIndex = primary ? shapes.findIndex((s) => s.number === primary.number) : -1
+  const onKeyframe = primary?.keyframes.some((k) => k.frame === at)
+  const labels = [...new Set([label, ...tracks.map((t) => t.label)])]
+  const frameObj = { uniqueName: name + '@' + at, url: shown?.url ?? '', width: item.width, height: item.height }
+  return (
+    <div class="workspace video-ws" data-testid="video-workspace" data-frame={at} data-ready={shown?.frame === frame ? '1' : '0'} data-op={op}>
+      <div class="ws-top">
+        <a href={'/items/' + encodeURIComponent(name)} onClick={(e) => { e.preventDefault(); navigate('/items/' + encodeURIComponent(name)) }}>{item.name}</a>
+        <span data-testid="vws-frame" data-frame={at}>frame {at} / {last}</span>
+        <button class="ghost" title="10 frames back (Shift+,)" onClick={() => goFrame(frame - 10)}>«</button>
+        <button class="ghost" data-testid="vws-prev" title="previous frame (,)" onClick={() => goFrame(frame - 1)}>‹</button>
+        <button class="ghost" data-testid="vws-play" data-playing={playing ? '1' : '0'} title="play or pause (Space)" onClick={() => setPlaying((p) => !p)}>{playing ? '❚❚' : '▶'}</button>
+        <button class="ghost" data-testid="vws-next" title="next frame (.)" onClick={() => goFrame(frame + 1)}>›</button>
+        <button class="ghost" title="10 frames on (Shift+.)" onClick={() => goFrame(frame + 10)}>»</button>
+        <span class="muted">{fps.toFixed(fps % 1 ? 3 : 0)} fps</span>
+        <label class="muted">operation{' '}
+          <input class="vws-op" data-testid="vws-op" list="vws-ops" value={op} size="14"
+            onChange={(e) => { const v = e.currentTarget.value.trim(); if (v) { setSelected([]); setOp(v) } }} />
+          <datalist id="vws-ops">{ops.map((o) => <option value={o} />)}</datalist>
+        </label>
+        <span class="ws-note" data-testid="save-state">{note}</span>
+      </div>
+      <div class="ws-body">
+        <div class="stage ws-stage vws-stage" ref={stage}>
+          {shown && (
+            <FrameCanvas frame={frameObj} boxes={shapes} suggestions={[]} selected={selIndex >= 0 ? { index: selIndex } : null}
+              onSelect={(i) => { if (i != null && shapes[i]) setSelected([shapes[i].number]) }}
+              onChange={onChange} label={label} readOnly={!canWrite} ready={shown.frame === frame} onLoad={() => {}}
+              zoomRef={zoom.ref} zoomStyle={zoom.style} fit={fit} zoom={zoom.scale} editor={editor.current}
+              tool={canWrite ? tool : 'box'} onDraft={() => {}} />
+          )}
+        </div>
+        <aside class="details ws-side vws-side">
+          <TrackTools {...{ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job }}
+            onTrack={track} onOutside={() => edit((t) => toggleOutside(t, at))} onSplit={split} onMerge={merge}
+            onRemoveKey={removeKey} onDelete={() => primary && dropTrack(primary.number)}
+            onRelabel={() => primary && save({ ...primary, label })} editor={editor.current} />
+          <h3>Tracks ({tracks.length})</h3>
+          <ul class="vws-tracks">
+            {tracks.map((t) => (
+              <li class={selected.includes(t.number) ? 'on' : ''} data-testid="track-row" data-number={t.number} data-label={t.label}
+                data-keyframes={t.keyframes.length}
+                onClick={(e) => setSelected((s) => (e.ctrlKey || e.metaKey || e.shiftKey ? pick(s, t.number) : [t.number]))}>
+                <b>#{t.number}</b> {t.label} <span class="muted">{t.type} · {t.keyframes.length} key · {t.firstFrame ?? t.keyframes[0].frame}–{t.lastFrame ?? t.keyframes[t.keyframes.length - 1].frame}</span>
+              </li>
+            ))}
+          </ul>
+          <p class="muted keys" data-testid="vws-hints">
+            , . frame · Shift+, Shift+. 10 frames · Space play · drag on the frame: a box (b) or polygon (p) · o out of view from here ·
+            Del the keyframe here · Esc deselect (the next box starts a track) · timeline: drag to scrub, drag a keyframe, Ctrl-click picks two to merge
+          </p>
+        </aside>
+      </div>
+      <Timeline tracks={tracks} frames={last + 1} frame={frame} selected={selected} onJump={goFrame}
+        onSelect={(n, additive) => setSelected((s) => (additive ? pick(s, n) : [n]))} onMoveKey={canWrite ? moveKey : () => {}} />
+    </div>
+  )
+}
+
+// pick adds n to the picked tracks (at most two: a merge's), or takes it out.
+const pick = (s, n) => (s.includes(n) ? s.filter((x) => x !== n) : [...s.slice(-1), n])
+
+// TrackTools are the selected track's actions: label, tools, outside, split,
+// merge, delete, and propagation with its job's progress.
+function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job,
+  onTrack, onOutside, onSplit, onMerge, onRemoveKey, onDelete, onRelabel, editor }) {
+  if (!canWrite) return <p class="muted">read-only key: tracks are shown, not edited</p>
+  const running = job && ['queued', 'running'].includes(job.status)
+  const canTrack = primary && (primary.type || 'box') === 'box' && onKeyframe && !running
+  return (
+    <div class="vws-tools">
+      <h3>Draw</h3>
+      <div>
+        {['box', 'polygon'].map((t) => (
+          <button class={'ghost' + (tool === t ? ' on' : '')} data-testid="tool" data-tool={t} onClick={() => { editor.cancel(); setTool(t) }}>{t}</button>
+        ))}
+      </div>
+      <label class="attr">label
+        <input data-testid="vws-label" list="vws-labels" value={label} onChange={(e) => setLabel(e.currentTarget.value.trim() || 'object')} />
+        <datalist id="vws-labels">{labels.map((l) => <option value={l} />)}</datalist>
+      </label>
+      <h3>{primary ? <>Track #{primary.number} <span class="muted">{primary.label}</span></> : 'No track selected'}</h3>
+      {primary && (
+        <div data-testid="track-tools" data-number={primary.number}>
+          <button class="ghost" data-testid="track-outside" onClick={onOutside} title="o">Out of view from here</button>
+          <button class="ghost" data-testid="track-split" onClick={onSplit}>Split here</button>
+          <button class="ghost" data-testid="track-remove-key" onClick={onRemoveKey} disabled={!onKeyframe}>Delete keyframe</button>
+          <button class="ghost" data-testid="track-relabel" onClick={onRelabel} disabled={primary.label === label}>Relabel as {label}</button>
+          <button class="ghost" data-testid="track-delete" onClick={onDelete}>Delete track</button>
+          <div class="vws-prop">
+            <button data-testid="track-backward" disabled={!canTrack} onClick={() => onTrack(true)}>◀ Track backward</button>
+            <button data-testid="track-forward" disabled={!canTrack} onClick={() => onTrack(false)}>Track forward ▶</button>
+            <label class="muted">keyframe every <input type="number" min="1" max="1000" value={every} data-testid="track-every"
+              onChange={(e) => setEvery(e.currentTarget.value)} /> frames</label>
+            {!onKeyframe && <small class="muted">tracking starts from a keyframe of a box track: frame {at} is not one</small>}
+          </div>
+        </div>
+      )}
+      {selected.length === 2 && <button data-testid="track-merge" onClick={onMerge}>Merge #{selected[0]} and #{selected[1]}</button>}
+      {job && (
+        <div class="vws-job" data-testid="propagate-job" data-status={job.status} data-job-id={job.id ?? ''}
+          data-stopped-at={job.result?.stoppedAt ?? ''} data-reason={job.result?.reason ?? ''}>
+          tracking {job.backward ? 'backward' : 'forward'}: {job.status}{' '}
+          {running && <progress max="100" value={job.pct} />}
+          {job.result && <> · stopped at frame {job.result.stoppedAt} ({job.result.reason.replace(/_/g, ' ')}), {job.result.keyframes} keyframes</>}
+          {job.error && <span class="error"> {job.error}</span>}
+        </div>
+      )}
+    </div>
+  )
+}
