@@ -265,3 +265,41 @@ func TestNextJobTwentyAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyJobOverHTTP: a copy job's holder reads and writes the frame
+// through the workspace's routes and gets their own answer, kept apart from
+// the project's (operation "<projectId>/copy1"), which the project's
+// download still answers alone.
+func TestCopyJobOverHTTP(t *testing.T) {
+	tm := startTeam(t)
+	tm.person("ana", auth.Annotator, true)
+	tm.person("ben", auth.Annotator, true)
+	taskID, _ := tm.task("twice", 2)
+	tm.want(200, "cur", "POST", "/api/v1/tasks/"+taskID+"/jobs", map[string]any{"size": 2, "assignees": []string{"ana", "ben"},
+		"overlap": map[string]any{"share": 0.5, "annotators": 2}, "seed": 1})
+	cp := tm.want(200, "cur", "GET", "/api/v1/tasks/"+taskID+"/jobs/2", nil)
+	if cp["copy"] != float64(1) || cp["assignee"] != "ben" || cp["frameCount"] != float64(1) {
+		t.Fatalf("copy job: %v", cp)
+	}
+	name := cp["frames"].([]any)[0].(map[string]any)["uniqueName"].(string)
+	path := "/api/v1/projects/" + tm.proj + "/frames/" + url.PathEscape(name) + "/annotations"
+	if got := tm.want(200, "ben", "GET", path, nil); len(got["annotations"].([]any)) != 0 || got["version"] != float64(1) {
+		t.Fatalf("ben's copy before his save: %v", got)
+	}
+	two := []map[string]any{{"label": "car", "x": 20, "y": 2, "width": 9, "height": 9}, {"label": "car", "x": 40, "y": 2, "width": 9, "height": 9}}
+	if got := tm.want(200, "ben", "PUT", path, two); got["version"] != float64(2) {
+		t.Fatalf("ben's copy save: %v", got)
+	}
+	if got := tm.want(200, "ben", "GET", path, nil); len(got["annotations"].([]any)) != 2 {
+		t.Fatalf("ben's copy after his save: %v", got)
+	}
+	if got := tm.want(200, "ana", "GET", path, nil); len(got["annotations"].([]any)) != 1 {
+		t.Fatalf("the project's answer, as ana sees it: %v", got)
+	}
+	d := tm.want(200, "cur", "GET", "/api/v1/projects/"+tm.proj+"/annotations?taskList="+taskID, nil)
+	for _, fr := range d["data"].([]any)[0].(map[string]any)["frames"].([]any) {
+		if n := len(fr.(map[string]any)["annotations"].([]any)); n != 1 {
+			t.Fatalf("download of %v: %d boxes, copies leak", fr.(map[string]any)["uniqueName"], n)
+		}
+	}
+}
