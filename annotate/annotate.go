@@ -23,8 +23,16 @@
 // of several projects (one task per project), each project keeping its own
 // boxes of it and each task its own frame state.
 //
+// A task may be cut into labelling jobs (job.go, jobstate.go, copies.go;
+// docs/team.md "Jobs", "Review", "Comments"): runs of its frames handed to
+// annotators and moved through review, after which the task's status follows
+// them and its frames are written only by the people holding them; copy jobs
+// keep independent answers of a share of the frames under operation
+// "<projectId>/copy<k>"; comments are pinned to frames and shapes.
+//
 // The package owns the tables project, project_label, upload_session (which
-// is also the task: one row, an upl_ and a tsk_ id) and frame.
+// is also the task: one row, an upl_ and a tsk_ id), frame, label_job,
+// job_frame, job_event and comment.
 //
 // Deleting a project deletes its labels, upload sessions with their tasks,
 // and its frame records. Its frames are lake files: they stay in the lake,
