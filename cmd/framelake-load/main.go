@@ -11,6 +11,7 @@
 //	framelake-load run --url http://127.0.0.1:8080 --key K --secret S --clients 16,64 --duration 60s
 //	framelake-load shapes --url http://127.0.0.1:8080 --url http://127.0.0.1:8081 --key K --secret S
 //	framelake-load annotators --url http://127.0.0.1:8080 --key K --secret S --annotators 8 --duration 60s
+//	framelake-load team --url http://127.0.0.1:8080 --key K --secret S --annotators 20 --every 2s --duration 60s
 package main
 
 import (
@@ -41,7 +42,7 @@ func main() {
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: framelake-load lake|run|shapes|annotators [flags]")
+		return errors.New("usage: framelake-load lake|run|shapes|annotators|team [flags]")
 	}
 	switch args[0] {
 	case "lake":
@@ -52,8 +53,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cmdShapes(ctx, args[1:], out)
 	case "annotators":
 		return cmdAnnotators(ctx, args[1:], out)
+	case "team":
+		return cmdTeam(ctx, args[1:], out)
 	}
-	return fmt.Errorf("unknown command %q: use lake, run, shapes or annotators", args[0])
+	return fmt.Errorf("unknown command %q: use lake, run, shapes, annotators or team", args[0])
 }
 
 // cmdLake builds the generated lake the load runs against and creates a
