@@ -18,7 +18,7 @@ const MIN = 2 // pixels of the image: a smaller drag is a click, not a box
 // drawn and edited on the canvas below the boxes by editor (draw.js), with
 // the workspace's tool; classes are chips at the frame's top.
 export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onChange, label, readOnly, ready, onLoad, zoomRef, zoomStyle, fit,
-  editor, tool = 'box', brush = 10, hole = false, opacity = 0.35, hidden, skeletonOf, onDraft, zoom = 1 }) {
+  editor, tool = 'box', brush = 10, hole = false, opacity = 0.35, hidden, skeletonOf, onDraft, zoom = 1, children }) {
   const img = useRef()
   const cnv = useRef()
   const drag = useRef(null)
@@ -155,7 +155,7 @@ export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onC
           </div>
         ))}
         {boxIdx.map((i, n) => { const b = shown[i]; return (
-          <div key={b.key} class={'box human' + (i === selected?.index ? ' selected' : '') + (b.interpolated ? ' interpolated' : '')} data-testid="box" data-label={b.label}
+          <div key={b.key} class={'box human' + (i === selected?.index ? ' selected' : '')} data-testid="box" data-label={b.label}
             data-source="human" data-index={i} style={pct(b)}>
             <span class={'box-label at-' + where[suggestions.length + n]} data-testid="box-label" data-place={where[suggestions.length + n]}>{b.label}</span>
             {i === selected?.index && !readOnly && ['nw', 'ne', 'sw', 'se'].map((c) => (
@@ -163,6 +163,7 @@ export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onC
             ))}
           </div>
         ) })}
+        {children}
       </div>
     </div>
   )

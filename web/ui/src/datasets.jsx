@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { api, savedCreds } from './api.js'
+import { api, authHeaders } from './api.js'
 import { navigate } from './router.js'
 
 // useDatasets loads Dataset List, again every 2 s while a version builds.
@@ -125,10 +125,9 @@ const Stat = ({ label, value }) => <div class="stat"><b>{value.toLocaleString('e
 // download fetches the archive with the key headers (a plain link could not
 // send them) and hands it to the browser as a file.
 async function download(v, format) {
-  const c = savedCreds()
   const r = await fetch('/api/v1/client/download_dataset', {
     method: 'POST',
-    headers: { key: c.key, secret: c.secret, 'content-type': 'application/json' },
+    headers: { ...authHeaders('POST'), 'content-type': 'application/json' },
     body: JSON.stringify({ version_id: v.versionId, export_type: format, is_media_include: false }),
   })
   if (!r.ok) throw new Error((await r.json().catch(() => null))?.error?.message ?? `HTTP ${r.status}`)

@@ -1,4 +1,4 @@
-import { ApiError, savedCreds } from './api.js'
+import { ApiError, authHeaders } from './api.js'
 
 // A frame's boxes at a version, read and written through the project's frame
 // annotations route: every write sends the version it was made on as
@@ -8,8 +8,7 @@ const framePath = (projectId, name, what) =>
   `/api/v1/projects/${encodeURIComponent(projectId)}/frames/${encodeURIComponent(name)}/${what}`
 
 async function send(method, path, body, version) {
-  const c = savedCreds()
-  const headers = { key: c?.key ?? '', secret: c?.secret ?? '', 'content-type': 'application/json' }
+  const headers = { ...authHeaders(method), 'content-type': 'application/json' }
   if (version) headers['if-match'] = `"${version}"`
   const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), keepalive: true })
   const data = await r.json().catch(() => null)

@@ -1,6 +1,9 @@
 import { render } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
-import { api, forgetCreds, savedCreds, saveCreds } from './api.js'
+import { SignIn, useSignedIn } from './signin.jsx'
+import { Queue, TaskJobs } from './queue.jsx'
+import { Users } from './users.jsx'
+import { Stats } from './stats.jsx'
+import { homeOf, isAdmin, teamOnly } from './team.js'
 import { Grid } from './grid.jsx'
 import { ItemView } from './item.jsx'
 import { Job, Jobs } from './jobs.jsx'
@@ -15,46 +18,43 @@ import { Evaluations } from './evaluations.jsx'
 import { Evaluation } from './evaluation.jsx'
 import { EvalCompare } from './evalcompare.jsx'
 import { LabelNext } from './labelnext.jsx'
-import { VideoWorkspace } from './videows.jsx'
 import './style.css'
 
-// App: nothing but sign-in until a key is verified (GET /api/v1/me); then
-// the page the address names, so deep links open after sign-in.
+// App: nothing but sign-in until a person or key is verified (signin.jsx);
+// then the page the address names, so deep links open after sign-in.
 function App() {
-  const [me, setMe] = useState(null)
-  const [checking, setChecking] = useState(() => savedCreds() != null)
+  const { me, checking, signedIn, signOut } = useSignedIn()
   const loc = useLocation()
 
-  useEffect(() => {
-    if (!savedCreds()) return
-    api('/me').then(setMe, () => forgetCreds()).finally(() => setChecking(false))
-  }, [])
-
   if (checking) return null
-  if (!me) return <SignIn onSignedIn={setMe} />
+  if (!me) return <SignIn onSignedIn={signedIn} />
   const r = route(loc.path)
   return (
     <div class={'shell role-' + me.role}>
       <header class="top">
-        <a class="brand" href="/" onClick={(e) => { e.preventDefault(); navigate('/') }}>framelake</a>
+        <a class="brand" href={homeOf(me)} onClick={(e) => { e.preventDefault(); navigate(homeOf(me)) }}>framelake</a>
         <nav>
-          <NavLink to="/" on={r.page === 'grid' || r.page === 'item' || r.page === 'video-label'}>Lake</NavLink>
+          {!teamOnly(me) && <>
+          <NavLink to="/" on={r.page === 'grid' || r.page === 'item'}>Lake</NavLink>
           <NavLink to="/datasets" on={r.page === 'datasets' || r.page === 'dataset'}>Datasets</NavLink>
           <NavLink to="/map" on={r.page === 'map'}>Map</NavLink>
           <NavLink to="/models" on={r.page === 'models'}>Models</NavLink>
           <NavLink to="/jobs" on={r.page === 'jobs' || r.page === 'job'}>Jobs</NavLink>
-          <NavLink to="/projects" on={r.page === 'projects' || r.page === 'task'}>Projects</NavLink>
+          <NavLink to="/projects" on={r.page === 'projects' || r.page === 'task' || r.page === 'task-jobs' || r.page === 'label-job'}>Projects</NavLink>
           <NavLink to="/review" on={r.page === 'review'}>Review</NavLink>
           <NavLink to="/evaluations" on={r.page.startsWith('eval')}>Evaluations</NavLink>
           <NavLink to="/label-next" on={r.page === 'label-next'}>Label next</NavLink>
+          </>}
+          <NavLink to="/queue" on={r.page === 'queue'}>My queue</NavLink>
+          <NavLink to="/stats" on={r.page === 'stats'}>Statistics</NavLink>
+          {isAdmin(me) && <NavLink to="/users" on={r.page === 'users'}>People</NavLink>}
         </nav>
-        <span class="who" data-testid="who" data-role={me.role}>{me.name || me.key} <span class="role">{me.role}</span></span>
-        <button class="ghost" onClick={() => { forgetCreds(); setMe(null) }}>Sign out</button>
+        <span class="who" data-testid="who" data-role={me.role} data-name={me.name}>{me.name || me.key} <span class="role">{me.role}</span></span>
+        <button class="ghost" data-testid="sign-out" onClick={signOut}>Sign out</button>
       </header>
       <main>
         {r.page === 'grid' && <Grid search={loc.search} me={me} />}
         {r.page === 'item' && <ItemView name={r.id} />}
-        {r.page === 'video-label' && <VideoWorkspace name={r.id} search={loc.search} me={me} />}
         {r.page === 'jobs' && <Jobs me={me} search={loc.search} />}
         {r.page === 'job' && <Job id={r.id} me={me} />}
         {r.page === 'datasets' && <Datasets />}
@@ -64,6 +64,11 @@ function App() {
         {r.page === 'projects' && <Projects me={me} />}
         {r.page === 'review' && <Review search={loc.search} me={me} />}
         {r.page === 'task' && <TaskWorkspace id={r.id} search={loc.search} me={me} />}
+        {r.page === 'label-job' && <TaskWorkspace id={r.task} job={r.id} search={loc.search} me={me} />}
+        {r.page === 'task-jobs' && <TaskJobs id={r.id} me={me} />}
+        {r.page === 'queue' && <Queue me={me} />}
+        {r.page === 'users' && <Users me={me} />}
+        {r.page === 'stats' && <Stats me={me} search={loc.search} />}
         {r.page === 'evaluations' && <Evaluations me={me} />}
         {r.page === 'evaluation' && <Evaluation id={r.id} />}
         {r.page === 'eval-compare' && <EvalCompare search={loc.search} />}
@@ -76,37 +81,6 @@ function App() {
 
 function NavLink({ to, on, children }) {
   return <a href={to} class={on ? 'on' : ''} onClick={(e) => { e.preventDefault(); navigate(to) }}>{children}</a>
-}
-
-function SignIn({ onSignedIn }) {
-  const [error, setError] = useState(null)
-  const [busy, setBusy] = useState(false)
-  const submit = async (e) => {
-    e.preventDefault()
-    const f = e.currentTarget.elements
-    const creds = { key: f.key.value.trim(), secret: f.secret.value.trim() }
-    setBusy(true)
-    setError(null)
-    try {
-      const me = await api('/me', { creds })
-      saveCreds(creds)
-      onSignedIn(me)
-    } catch (err) {
-      setError(err.message)
-    } finally {
-      setBusy(false)
-    }
-  }
-  return (
-    <form class="signin" onSubmit={submit}>
-      <h1>framelake</h1>
-      <label>API key<input name="key" data-testid="signin-key" autocomplete="username" required autofocus /></label>
-      <label>Secret<input name="secret" type="password" data-testid="signin-secret" autocomplete="current-password" required /></label>
-      <button type="submit" data-testid="signin-submit" disabled={busy}>Sign in</button>
-      {error && <div class="error" data-testid="signin-error" role="alert">{error}</div>}
-      <p class="muted">The key stays in this tab only. Make one with <code>framelake keys create</code>.</p>
-    </form>
-  )
 }
 
 render(<App />, document.getElementById('app'))

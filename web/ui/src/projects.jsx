@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, fn, qs } from './api.js'
 import { currentList } from './lake.js'
 import { navigate } from './router.js'
+import { Members } from './members.jsx'
 
 const STATUS = ['not started', 'in progress', 'completed']
 
@@ -51,11 +52,14 @@ function Project({ p, canWrite, onChanged }) {
               <td>{t.frameCount}</td>
               <td class="muted">{new Date(t.updatedAt).toLocaleString()}</td>
               <td><a href={'/review?' + qs({ taskId: t.id, label: p.labels[0]?.labelName })} data-testid="task-review"
-                onClick={(e) => { e.preventDefault(); navigate(e.currentTarget.getAttribute('href')) }}>review boxes</a></td>
+                onClick={(e) => { e.preventDefault(); navigate(e.currentTarget.getAttribute('href')) }}>review boxes</a>
+                {' · '}<a href={'/tasks/' + t.id + '/jobs'} data-testid="task-jobs-link"
+                onClick={(e) => { e.preventDefault(); navigate('/tasks/' + t.id + '/jobs') }}>jobs</a></td>
             </tr>
           ))}
         </tbody>
       </table>
+      {canWrite && <Members projectId={p.projectId} />}
       {canWrite && <NewTask projectId={p.projectId} onCreated={() => { setTick((t) => t + 1); onChanged() }} />}
     </section>
   )

@@ -1,4 +1,4 @@
-import { api, savedCreds } from './api.js'
+import { api, authHeaders } from './api.js'
 
 // The review grid's bulk actions on chosen patches, through the routes that
 // own each kind of box (a box is changed where it was made):
@@ -75,9 +75,8 @@ async function projectBoxes(g, action, label) {
 }
 
 async function putOn(path, body, version) {
-  const c = savedCreds()
   const r = await fetch('/api/v1' + path, { method: 'PUT', body: JSON.stringify(body),
-    headers: { key: c.key, secret: c.secret, 'content-type': 'application/json', 'If-Match': String(version) } })
+    headers: { ...authHeaders('PUT'), 'content-type': 'application/json', 'If-Match': String(version) } })
   if (!r.ok) throw new Error((await r.json().catch(() => null))?.error?.message ?? 'HTTP ' + r.status)
 }
 

@@ -20,16 +20,20 @@ export function useLocation() {
 
 export function route(path) {
   let m
-  if ((m = path.match(/^\/videos\/(.+)\/label$/))) return { page: 'video-label', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/items\/(.+)$/))) return { page: 'item', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/datasets\/([^/]+)$/))) return { page: 'dataset', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/jobs\/([^/]+)$/))) return { page: 'job', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/tasks\/([^/]+)$/))) return { page: 'task', id: decodeURIComponent(m[1]) }
+  if ((m = path.match(/^\/tasks\/([^/]+)\/jobs$/))) return { page: 'task-jobs', id: decodeURIComponent(m[1]) }
+  if ((m = path.match(/^\/tasks\/([^/]+)\/jobs\/(\d+)$/))) return { page: 'label-job', task: decodeURIComponent(m[1]), id: +m[2] }
   if (path === '/evaluations/compare') return { page: 'eval-compare' }
   if ((m = path.match(/^\/evaluations\/([^/]+)$/))) return { page: 'evaluation', id: decodeURIComponent(m[1]) }
   if (path === '/evaluations') return { page: 'evaluations' }
   if (path === '/label-next') return { page: 'label-next' }
   if (path === '/projects') return { page: 'projects' }
+  if (path === '/queue') return { page: 'queue' }
+  if (path === '/users') return { page: 'users' }
+  if (path === '/stats') return { page: 'stats' }
   if (path === '/review') return { page: 'review' }
   if (path === '/jobs') return { page: 'jobs' }
   if (path === '/datasets') return { page: 'datasets' }

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks'
-import { savedCreds } from './api.js'
+import { authHeaders } from './api.js'
 
 // Upload sends dropped or chosen files into a collection, one request per
 // file so that each has its own progress and, when refused, its own reason.
@@ -61,14 +61,12 @@ export function Upload({ onDone, onClose }) {
 // send posts one file with XMLHttpRequest, whose upload events give progress.
 function send(file, collection, onProgress) {
   return new Promise((resolve, reject) => {
-    const c = savedCreds()
     const form = new FormData()
     form.append('collectionName', collection)
     form.append('files', file, file.name)
     const x = new XMLHttpRequest()
     x.open('POST', '/api/v1/lake/files')
-    x.setRequestHeader('key', c.key)
-    x.setRequestHeader('secret', c.secret)
+    for (const [k, v] of Object.entries(authHeaders('POST'))) x.setRequestHeader(k, v)
     x.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total)
     x.onload = () => {
       let body = null

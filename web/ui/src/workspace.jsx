@@ -9,6 +9,10 @@ import { useFit } from './labels.js'
 import { ShapeEditor } from './draw.js'
 import { maskPath } from './shapes.jsx'
 import { HelpOverlay, ShapeTools, TOOL_KEYS, Visibility } from './wstools.jsx'
+import { JobBar, jobEditable, jobFrames, jobRole, useJob } from './jobws.jsx'
+import { CommentMarkers, CommentsPanel, useComments } from './comments.jsx'
+import { HistoryPanel } from './history.jsx'
+import { mayWrite } from './team.js'
 import './workspace.css'
 
 const typing = () => /INPUT|TEXTAREA|SELECT/.test(document.activeElement?.tagName)
@@ -17,9 +21,11 @@ const typing = () => /INPUT|TEXTAREA|SELECT/.test(document.activeElement?.tagNam
 // frame by default): the frame with its boxes, drawn, moved, resized,
 // relabelled and deleted in place; each change is saved at once on the
 // frame's version, and a change someone else made first is shown instead of
-// being written over.
-export function TaskWorkspace({ id, search, me }) {
-  const canWrite = me.role !== 'read'
+// being written over. With job (a number) it is that labelling job's
+// workspace: its frames only, editable as the job allows (jobws.jsx).
+export function TaskWorkspace({ id, job: jobNo, search, me }) {
+  const jobh = useJob(id, jobNo)
+  const canWrite = mayWrite(me) && (!jobNo || (!!jobh.job && jobEditable(jobh.job, me)))
   const [ws, setWs] = useState(null)
   const [error, setError] = useState(null)
   const idx = Math.max(0, +new URLSearchParams(search).get('frame') || 0)
@@ -38,6 +44,9 @@ export function TaskWorkspace({ id, search, me }) {
   const [hide, setHide] = useState({ types: [], labels: [] })
   const [help, setHelp] = useState(false)
   const [draftNote, setDraftNote] = useState('')
+  const [preview, setPreview] = useState(null) // an earlier version shown from the history
+  const [pin, setPin] = useState(null) // the comment picked in the list or on the frame
+  const jobKeys = useRef(null)
   const editor = useRef(null)
   if (!editor.current) editor.current = new ShapeEditor()
   const hist = useRef({ undo: [], redo: [] })
@@ -49,16 +58,19 @@ export function TaskWorkspace({ id, search, me }) {
 
   useEffect(() => {
     setError(null)
-    api('/tasks/' + encodeURIComponent(id) + '/frames').then((w) => {
+    Promise.all([api('/tasks/' + encodeURIComponent(id) + '/frames'), jobNo && api(`/tasks/${encodeURIComponent(id)}/jobs/${jobNo}`)]).then(([w, j]) => {
+      if (j) w = jobFrames(w, j)
       setWs(w)
       setLabel(w.labels[0]?.labelName ?? null)
     }, setError)
-  }, [id])
+  }, [id, jobNo])
 
+  const here = jobNo ? `/tasks/${encodeURIComponent(id)}/jobs/${jobNo}` : `/tasks/${encodeURIComponent(id)}`
   const goFrame = (i) => {
     if (!ws || i < 0 || i >= ws.frames.length) return
-    navigate(`/tasks/${encodeURIComponent(id)}?frame=${i}`, { replace: true })
+    navigate(`${here}?frame=${i}`, { replace: true })
   }
+  const comments = useComments({ projectId: ws?.projectId, taskId: id, job: jobNo, uniqueName: cur?.uniqueName })
 
   // Loading a frame: its image and boxes, a saver on its version. The
   // neighbours' states and decoded images are fetched ahead, once the frame
@@ -80,6 +92,7 @@ export function TaskWorkspace({ id, search, me }) {
     setFrame(null)
     setSel(null)
     setConflict(null)
+    setPreview(null)
     hist.current = { undo: [], redo: [] }
     const left = saver.current?.chain ?? Promise.resolve()
     const kept = ahead.current.get(cur.uniqueName)
@@ -169,6 +182,7 @@ export function TaskWorkspace({ id, search, me }) {
   // would otherwise meet the handler of the render before the click.
   onKey.current = (e) => {
     if (typing() || !ws) return
+    if (jobKeys.current?.(e)) { e.preventDefault(); return }
     const mod = e.ctrlKey || e.metaKey
     if (mod && e.key.toLowerCase() === 'z') undo(e.shiftKey ? 'redo' : 'undo', e.shiftKey ? 'undo' : 'redo')
     else if (mod && e.key.toLowerCase() === 'y') undo('redo', 'undo')
@@ -204,6 +218,11 @@ export function TaskWorkspace({ id, search, me }) {
   const setTask = (status) => api('/tasks/' + encodeURIComponent(id), { method: 'PATCH', body: { status } })
     .then((task) => { setWs((w) => ({ ...w, task })); setNote(status === 2 ? 'task completed' : 'task reopened') }, (e) => setNote(e.message))
   const selected = sel?.index != null ? boxes[sel.index] : null
+  const commentsPanel = (
+    <CommentsPanel projectId={ws.projectId} uniqueName={cur.uniqueName} job={jobNo} comments={comments.all} selected={selected}
+      onChanged={() => { comments.refresh(); jobh.refresh() }} picked={pin} onPick={setPin} canComment={mayWrite(me)}
+      canResolve={mayWrite(me) && (!jobNo || jobRole(jobh.job, me) !== '')} goFrameNamed={(n) => goFrame(ws.frames.findIndex((f) => f.uniqueName === n))} />
+  )
   return (
     <div class="workspace" data-testid="workspace" data-task-id={t.id}>
       <div class="ws-top">
@@ -215,11 +234,12 @@ export function TaskWorkspace({ id, search, me }) {
         <span class="muted">frame {idx + 1} of {ws.frames.length}</span>
         <button class="ghost" data-testid="frame-prev" onClick={() => goFrame(idx - 1)} disabled={idx === 0}>← Prev</button>
         <button class="ghost" data-testid="frame-next" onClick={() => goFrame(idx + 1)} disabled={idx >= ws.frames.length - 1}>Next →</button>
-        {canWrite && (t.status === 2
+        {canWrite && !jobNo && (t.status === 2
           ? <button class="ghost" data-testid="task-reopen" onClick={() => setTask(1)}>Reopen</button>
           : <button data-testid="task-complete" onClick={() => setTask(2)}>Mark done</button>)}
         <span class="ws-note" data-testid="save-state">{note}</span>
       </div>
+      {jobNo && <JobBar taskId={id} jobh={jobh} me={me} setNote={setNote} frameName={cur.uniqueName} keys={jobKeys} />}
       {conflict && (
         <div class="conflict" data-testid="conflict" role="alert" data-version={conflict.version}>
           Someone else changed this frame first (now version {conflict.version}, {conflict.annotations.length} boxes:
@@ -235,14 +255,17 @@ export function TaskWorkspace({ id, search, me }) {
       )}
       <div class="ws-body">
         <div class="stage ws-stage" ref={stage}>
-          <FrameCanvas frame={cur} boxes={boxes} suggestions={(frame?.suggestions ?? []).filter((s) => s.confidence >= minConf || s.id === sel?.suggestion)} selected={sel}
+          <FrameCanvas frame={cur} boxes={preview?.boxes ?? boxes} suggestions={(frame?.suggestions ?? []).filter((s) => s.confidence >= minConf || s.id === sel?.suggestion)} selected={sel}
             onSelect={(index, suggestion) => setSel(index != null ? { index } : suggestion ? { suggestion } : null)}
-            onChange={commit} label={label} readOnly={!canWrite || !!conflict} ready={loaded === cur.uniqueName && frame?.uniqueName === cur.uniqueName}
+            onChange={commit} label={label} readOnly={!canWrite || !!conflict || !!preview} ready={loaded === cur.uniqueName && frame?.uniqueName === cur.uniqueName}
             onLoad={() => setLoaded(cur.uniqueName)} zoomRef={zoom.ref} zoomStyle={zoom.style} fit={fit} zoom={zoom.scale}
-            editor={editor.current} tool={canWrite ? tool : 'box'} brush={brush} hole={hole} opacity={opacity} hidden={hidden} skeletonOf={skeletonOf} onDraft={setDraftNote} />
+            editor={editor.current} tool={canWrite ? tool : 'box'} brush={brush} hole={hole} opacity={opacity} hidden={hidden} skeletonOf={skeletonOf} onDraft={setDraftNote}>
+            <CommentMarkers comments={comments.all.filter((c) => c.uniqueName === cur.uniqueName)} frame={cur} picked={pin} onPick={setPin} />
+          </FrameCanvas>
           {help && <HelpOverlay onClose={() => setHelp(false)} />}
         </div>
         <aside class="details ws-side">
+          {jobNo && commentsPanel}
           <h3>Labels</h3>
           <ul class="labels">
             {ws.labels.map((l, i) => (
@@ -260,6 +283,9 @@ export function TaskWorkspace({ id, search, me }) {
             onChange={(attributes) => commit(boxes.map((b, i) => (i === sel.index ? { ...b, attributes } : b)), sel.index)} />}
           {canWrite && <Suggestions suggestions={frame?.suggestions ?? []} selected={sel?.suggestion} onDecide={decide} min={minConf} setMin={setMinConf} onPick={(id) => setSel({ suggestion: id })} />}
           <Disagreements boxes={boxes} suggestions={(frame?.suggestions ?? []).filter((s) => s.confidence >= minConf)} onPick={setSel} />
+          {!jobNo && commentsPanel}
+          <HistoryPanel projectId={ws.projectId} uniqueName={cur.uniqueName} version={frame?.version} preview={preview} setPreview={setPreview}
+            canRestore={canWrite} onRestored={() => reloadFrame()} />
           {canWrite && <ModelRun ws={ws} onDone={reloadFrame} />}
           {canWrite && <VideoTools ws={ws} idx={idx} boxes={boxes} selected={selected} goFrame={goFrame} setNote={setNote} />}
           {canWrite

@@ -12,15 +12,17 @@ import { join } from 'node:path'
 
 export const compositing = process.env.COMPOSITING === 'swiftshader' ? 'swiftshader' : 'software'
 
+const chromiumArgs = () => ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+  ...(compositing === 'software' ? ['--disable-gpu-compositing'] : [])]
+
 export async function launch({ viewport = { width: 1280, height: 800 } } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'framelake-chromium-'))
   const ctx = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
     viewport,
-    args: ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
-      ...(compositing === 'software' ? ['--disable-gpu-compositing'] : [])],
+    args: chromiumArgs(),
   })
   if (process.env.UI_DIST) await serveDist(ctx, process.env.UI_DIST)
   const page = ctx.pages()[0] ?? (await ctx.newPage())
@@ -29,6 +31,20 @@ export async function launch({ viewport = { width: 1280, height: 800 } } = {}) {
     rmSync(profile, { recursive: true, force: true })
   }
   return { ctx, page, close }
+}
+
+// launchBrowser starts one Chromium for pages in separate contexts (own
+// cookies and storage each: several people at once, as test/team.mjs
+// drives them); newContext() opens one with the app's files from UI_DIST
+// when set.
+export async function launchBrowser({ viewport = { width: 1280, height: 800 } } = {}) {
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true, args: chromiumArgs() })
+  const newContext = async () => {
+    const ctx = await browser.newContext({ viewport })
+    if (process.env.UI_DIST) await serveDist(ctx, process.env.UI_DIST)
+    return ctx
+  }
+  return { browser, newContext, close: () => browser.close() }
 }
 
 // serveDist answers the app's own files (index.html and assets) from dir, a
