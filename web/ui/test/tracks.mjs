@@ -172,6 +172,34 @@ try {
   check(await page.locator('[data-testid=box]').count() === 0, 'no box on frame 47')
   await shot('4-outside')
 
+  // A polygon track: a quadrilateral clicked on frame 47 (Esc first: the next
+  // shape starts a track), another on frame 51; frame 49 is interpolated
+  // between them by the server's polygon rule and drawn from its answer.
+  await key('Escape')
+  await key('p')
+  const clickAt = async (pts) => {
+    const r = await byTest('frame-image').boundingBox()
+    for (const [x, y] of pts) await page.mouse.click(r.x + (x * r.width) / 320, r.y + (y * r.height) / 240)
+    await key('Enter')
+  }
+  await clickAt([[20, 20], [80, 20], [80, 60], [20, 60]])
+  await saved('the first polygon')
+  await key('Period', 4)
+  await onFrame(51)
+  await clickAt([[60, 100], [120, 100], [120, 140], [60, 140]])
+  await saved('the second polygon keyframe')
+  ts = await apiTracks()
+  const poly = ts.find((t) => t.type === 'polygon')
+  check(poly && poly.keyframes.map((k) => k.frame).join() === '47,51', 'a polygon track keyed on 47 and 51: ' + JSON.stringify(ts.map((t) => [t.number, t.type])))
+  check(Math.abs(poly.keyframes[0].polygon[0].length - 8) === 0, 'four vertices: ' + JSON.stringify(poly.keyframes[0].polygon))
+  const p49 = (await rest(`${tracksPath}?frame=49&operation=${OP}`)).shapes.find((x) => x.number === poly.number)
+  check(p49?.interpolated && Math.abs(p49.x - 40) <= 1.5 && Math.abs(p49.y - 60) <= 1.5, 'frame 49 is the polygon halfway: ' + JSON.stringify(p49))
+  await key('Comma', 2)
+  await onFrame(49)
+  await until(async () => +(await byTest('shape-canvas').getAttribute('data-shapes')) === 1, 'the interpolated polygon is drawn on frame 49')
+  await shot('4b-polygon-interpolated')
+  await key('b')
+
   // Play from frame 0 for two seconds at the video's 10 fps.
   await page.goto(`${BASE}/videos/${encodeURIComponent(want.video)}/label?frame=0&op=${OP}`)
   await onFrame(0)
