@@ -220,19 +220,22 @@ func optTime(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-// List returns every key, newest first.
+// List returns every key, newest first, with the person each belongs to.
 func (k *Keys) List(ctx context.Context) ([]Key, error) {
-	rows, err := k.db.R.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_key ORDER BY created_at DESC, id`)
+	rows, err := k.db.R.QueryContext(ctx, `SELECT `+keyColumns+`, coalesce(u.name, '')
+		FROM api_key LEFT JOIN user_account u ON u.seq = api_key.user_seq ORDER BY api_key.created_at DESC, api_key.id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []Key
 	for rows.Next() {
-		kk, err := k.scan(rows)
+		var user string
+		kk, err := k.scan(rows, &user)
 		if err != nil {
 			return nil, err
 		}
+		kk.User = user
 		out = append(out, kk)
 	}
 	return out, rows.Err()

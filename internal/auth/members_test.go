@@ -65,6 +65,9 @@ func TestRolesAndMembers(t *testing.T) {
 	if got, err := k.Verify(ctx, key.Key, secret); err != nil || got.Role != Annotator || got.User != "ann" {
 		t.Errorf("verify: %+v %v", got, err)
 	}
+	if list, err := k.List(ctx); err != nil || len(list) != 1 || list[0].User != "ann" {
+		t.Errorf("keys list the person each belongs to: %+v %v", list, err)
+	}
 	if _, _, err := k.Create(ctx, "nobody's", Annotator, 0); !errs.Is(err, errs.InvalidArgument) {
 		t.Errorf("an annotator key of no person: %v", err)
 	}
