@@ -132,7 +132,7 @@ func (k *Keys) create(ctx context.Context, name string, role Role, ttl time.Dura
 	}
 	if userSeq == nil && !role.Lakewide() {
 		// Membership is a person's: a key of nobody could never be a member.
-		return Key{}, "", errs.Invalid("role", "an %s key belongs to a person: make it for a user", role)
+		return Key{}, "", errs.Invalid("role", "an %s key belongs to a person: make it for them (framelake users key NAME)", role)
 	}
 	if ttl < 0 {
 		return Key{}, "", errs.Invalid("expires", "expiry must be in the future")
