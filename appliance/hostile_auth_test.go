@@ -91,7 +91,7 @@ var routeAccess = map[string]string{
 	"GET /api/v1/tasks":                                               "project:view",
 	"GET /api/v1/tasks/:taskId":                                       "project:view",
 	"GET /api/v1/projects/:projectId/annotations":                     "project:view",
-	"PUT /api/v1/projects/:projectId/frames/:uniqueName/annotations":  "project:annotate",
+	"PUT /api/v1/projects/:projectId/frames/:uniqueName/annotations":  "project:member",
 	"GET /api/v1/projects/:projectId/frames/:uniqueName/annotations":  "project:view",
 	"POST /api/v1/projects/:projectId/frames/:uniqueName/suggestions": "project:annotate",
 	"POST /api/v1/projects/:projectId/tasks":                          "project:curate",

@@ -226,7 +226,7 @@ var projectRoutes = map[string]projectRule{
 	"POST /projects/:projectId/uploads":                        curateNeed,
 	"DELETE /projects/:projectId":                              curateNeed,
 	"GET /projects/:projectId/annotations":                     view,
-	"PUT /projects/:projectId/frames/:uniqueName/annotations":  annotateNeed,
+	"PUT /projects/:projectId/frames/:uniqueName/annotations":  member, // annotators, and reviewers in review: by job (labeljobs.go)
 	"GET /projects/:projectId/frames/:uniqueName/annotations":  view,
 	"POST /projects/:projectId/frames/:uniqueName/suggestions": annotateNeed,
 	"POST /projects/:projectId/tasks":                          curateNeed,

@@ -180,7 +180,9 @@ func TestLabelJobsOverHTTP(t *testing.T) {
 	if q := tm.want(200, "rev", "GET", "/api/v1/queue", nil)["jobs"].([]any); len(q) != 1 || q[0].(map[string]any)["action"] != "review" {
 		t.Fatalf("reviewer's queue: %v", q)
 	}
+	tm.want(403, "rev", "PUT", frame(2)+"/annotations", car(5)) // ben's job, in annotation
 	tm.want(200, "rev", "POST", job1+"/state", map[string]any{"state": "in_review"})
+	tm.want(200, "rev", "PUT", frame(1)+"/annotations", car(1)) // edits where quicker
 
 	shapes := tm.want(200, "rev", "GET", frame(0)+"/annotations", nil)["annotations"].([]any)
 	shapeID := shapes[0].(map[string]any)["id"]
