@@ -12,7 +12,9 @@ import (
 	"strings"
 
 	"github.com/framelake/framelake/augment"
+	"github.com/framelake/framelake/internal/vips"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // cmdAugment previews an augmentation configuration: it writes the outputs a
@@ -27,7 +29,7 @@ func cmdAugment(ctx context.Context, args []string) error {
 	config := fs.String("config", "", "augmentation configuration (JSON, INTERFACE.md 2.9)")
 	seed := fs.Uint64("seed", 0, "seed; equal seeds give equal outputs")
 	n := fs.Int("n", 1, "number of outputs")
-	boxesPath := fs.String("boxes", "", `boxes of the image: JSON array of {"label","x","y","width","height"} in pixels (the REST upload's boxes)`)
+	boxesPath := fs.String("boxes", "", `shapes of the image: JSON array of {"label","x","y","width","height"} boxes in pixels (the REST upload's), or other shapes by "type" and geometry (docs/shapes.md)`)
 	out := fs.String("out", "", "folder to write outputs into (created if missing)")
 	key := fs.String("key", "", "image key mixed into the seed (default: the image's file name)")
 	format := fs.String("format", "", "output format: jpeg, png, webp (default: the input's)")
@@ -59,6 +61,9 @@ func cmdAugment(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := wholeImage(img, boxes); err != nil {
+		return fmt.Errorf("%s: %w", images[0], err)
+	}
 	base := strings.TrimSuffix(filepath.Base(images[0]), filepath.Ext(images[0]))
 	if *key == "" {
 		*key = filepath.Base(images[0])
@@ -76,15 +81,17 @@ func cmdAugment(ctx context.Context, args []string) error {
 		if err := writeOutput(name, images[0], o); err != nil {
 			return err
 		}
-		fmt.Printf("%s.%s  %dx%d  %d/%d boxes  %s\n", name, ext(o.Format), o.Width, o.Height, len(o.Boxes), len(boxes), describe(o.Steps))
+		fmt.Printf("%s.%s  %dx%d  %d/%d shapes  %s\n", name, ext(o.Format), o.Width, o.Height, len(o.Boxes), len(boxes), describe(o.Steps))
 	}
 	return nil
 }
 
-// readBoxes reads a boxes file in the shape of the REST API's boxes (label,
-// x, y, width, height; attributes allowed and ignored). Anything else is an
-// error naming the box and the field: a file in another shape must not turn
-// into a preview without boxes.
+// readBoxes reads a shapes file in the shape of the REST API's labels: boxes
+// (label, x, y, width, height) and the other shapes by their type and
+// geometry field (polygon, mask, keypoints, points, or a class), as
+// docs/shapes.md writes them; attributes are allowed and ignored. Anything
+// else is an error naming the shape and the field: a file in another shape
+// must not turn into a preview without its shapes.
 func readBoxes(path string) ([]augment.Box, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -92,42 +99,75 @@ func readBoxes(path string) ([]augment.Box, error) {
 	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil || raw == nil {
-		return nil, fmt.Errorf("%s: want a JSON array of boxes {\"label\", \"x\", \"y\", \"width\", \"height\"}", path)
+		return nil, fmt.Errorf("%s: want a JSON array of boxes {\"label\", \"x\", \"y\", \"width\", \"height\"} or other shapes", path)
 	}
 	boxes := make([]augment.Box, len(raw))
 	for i, r := range raw {
-		var box struct {
-			Label      string          `json:"label"`
-			X          *float64        `json:"x"`
-			Y          *float64        `json:"y"`
-			Width      *float64        `json:"width"`
-			Height     *float64        `json:"height"`
-			Attributes json.RawMessage `json:"attributes"`
+		if boxes[i], err = readShape(r, i); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		d := json.NewDecoder(bytes.NewReader(r))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&box); err != nil {
-			msg := strings.TrimPrefix(err.Error(), "json: ")
-			if strings.HasPrefix(msg, "unknown field") {
-				msg += ` (a box has "label", "x", "y", "width", "height" and optional "attributes")`
-			}
-			return nil, fmt.Errorf("%s: box %d: %s", path, i, msg)
+	}
+	return boxes, nil
+}
+
+// readShape reads shape i of a shapes file: a box needs its four numbers;
+// another shape's box is derived from its geometry, as the lake derives it.
+func readShape(r json.RawMessage, i int) (augment.Box, error) {
+	var in struct {
+		Label      string          `json:"label"`
+		X          *float64        `json:"x"`
+		Y          *float64        `json:"y"`
+		Width      *float64        `json:"width"`
+		Height     *float64        `json:"height"`
+		Attributes json.RawMessage `json:"attributes"`
+		shape.Geometry
+	}
+	d := json.NewDecoder(bytes.NewReader(r))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&in); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		if strings.HasPrefix(msg, "unknown field") {
+			msg += ` (a box has "label", "x", "y", "width", "height" and optional "attributes"; other shapes "type" and their geometry)`
 		}
+		return augment.Box{}, fmt.Errorf("box %d: %s", i, msg)
+	}
+	field := fmt.Sprintf("box %d", i)
+	l := lake.Box{Label: in.Label, Geometry: in.Geometry}
+	if in.Type == "" || in.Type == shape.Box {
 		for _, f := range []struct {
 			name string
 			v    *float64
-		}{{"x", box.X}, {"y", box.Y}, {"width", box.Width}, {"height", box.Height}} {
+		}{{"x", in.X}, {"y", in.Y}, {"width", in.Width}, {"height", in.Height}} {
 			if f.v == nil {
-				return nil, fmt.Errorf("%s: box %d: %q is missing", path, i, f.name)
+				return augment.Box{}, fmt.Errorf("%s: %q is missing", field, f.name)
 			}
 		}
-		l := lake.Box{Label: box.Label, X: *box.X, Y: *box.Y, W: *box.Width, H: *box.Height}
-		if err := lake.CheckBox(fmt.Sprintf("box %d", i), l, 0, 0); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		boxes[i] = augment.Box{Label: l.Label, X: l.X, Y: l.Y, W: l.W, H: l.H}
+		l.X, l.Y, l.W, l.H = *in.X, *in.Y, *in.Width, *in.Height
 	}
-	return boxes, nil
+	if err := lake.CheckBox(field, l, 0, 0); err != nil {
+		return augment.Box{}, err
+	}
+	out := augment.Box{Label: l.Label, X: l.X, Y: l.Y, W: l.W, H: l.H, Geometry: l.Geometry}
+	if in.Type != "" && in.Type != shape.Box && in.Type != shape.Class {
+		r := in.Geometry.Bounds()
+		out.X, out.Y, out.W, out.H = r.X, r.Y, r.W, r.H
+	}
+	return out, nil
+}
+
+// wholeImage gives class shapes the image's box, as the lake stores them,
+// so augmentation keeps them as it keeps a box over the whole frame.
+func wholeImage(img []byte, boxes []augment.Box) error {
+	info, err := vips.Probe(img)
+	if err != nil {
+		return err
+	}
+	for i := range boxes {
+		if boxes[i].Type == shape.Class {
+			boxes[i].X, boxes[i].Y, boxes[i].W, boxes[i].H = 0, 0, float64(info.Width), float64(info.Height)
+		}
+	}
+	return nil
 }
 
 // parseInterleaved lets flags follow the image, as in

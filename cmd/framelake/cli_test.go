@@ -184,7 +184,7 @@ func TestAugmentBoxesShape(t *testing.T) {
 	cfg := write("aug.json", `{"IMAGE_LEVEL": [{"id": "FLIP_IMAGE", "properties": [{"id": "FLIP_HORIZONTAL", "values": [true]}]}]}`)
 	rest := write("rest.json", `[{"label": "car", "x": 2, "y": 3, "width": 10, "height": 8, "attributes": {"occluded": "no"}}]`)
 	out, err := run(t, "augment", "--config", cfg, "--boxes", rest, "--out", filepath.Join(dir, "out"), img)
-	if err != nil || !strings.Contains(out, "1/1 boxes") {
+	if err != nil || !strings.Contains(out, "1/1 shapes") {
 		t.Fatalf("REST-shaped boxes: %v %s", err, out)
 	}
 	var meta struct {
@@ -195,7 +195,30 @@ func TestAugmentBoxesShape(t *testing.T) {
 		meta.Boxes[0]["x"] != 64-2-10.0 {
 		t.Errorf("output boxes %s: %v", b, err)
 	}
+	// Other shapes move with the flip too: a polygon's x mirrored, a polyline's, and the preview's JSON keeps them.
+	shapes := write("shapes.json", `[{"label": "road", "type": "polygon", "polygon": [[10, 10, 30, 10, 30, 20]]},
+		{"label": "lane", "type": "polyline", "points": [4, 40, 20, 44]}, {"label": "night", "type": "class"}]`)
+	out, err = run(t, "augment", "--config", cfg, "--boxes", shapes, "--out", filepath.Join(dir, "shapes"), img)
+	if err != nil || !strings.Contains(out, "3/3 shapes") {
+		t.Fatalf("shapes: %v %s", err, out)
+	}
+	var shaped struct {
+		Boxes []struct {
+			Type    string      `json:"type"`
+			Polygon [][]float64 `json:"polygon"`
+			Points  []float64   `json:"points"`
+			X       float64     `json:"x"`
+		} `json:"boxes"`
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "shapes", "in_aug0.json"))
+	if err := json.Unmarshal(b, &shaped); err != nil || len(shaped.Boxes) != 3 || shaped.Boxes[0].Type != "polygon" ||
+		fmt.Sprint(shaped.Boxes[0].Polygon) != "[[54 10 34 10 34 20]]" || shaped.Boxes[0].X != 34 ||
+		fmt.Sprint(shaped.Boxes[1].Points) != "[60 40 44 44]" || shaped.Boxes[2].Type != "class" {
+		t.Errorf("output shapes %s: %v", b, err)
+	}
 	for _, c := range []struct{ boxes, want string }{
+		{`[{"label": "car", "type": "polygon", "polygon": [[1, 2, 3, 4]]}]`, `box 0`},
+		{`[{"label": "car", "type": "polyline"}]`, `box 0: a polyline needs its points field`},
 		{`[{"label": "car", "x": 2, "y": 3, "w": 10, "h": 8}]`, `box 0: unknown field "w"`},
 		{`[{"label": "car", "x": 2, "y": 3, "width": 10}]`, `box 0: "height" is missing`},
 		{`[{"label": "car", "x": 2, "y": 3, "width": 0, "height": 8}]`, `box 0: width and height must be positive`},
