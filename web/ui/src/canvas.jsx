@@ -155,7 +155,7 @@ export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onC
           </div>
         ))}
         {boxIdx.map((i, n) => { const b = shown[i]; return (
-          <div key={b.key} class={'box human' + (i === selected?.index ? ' selected' : '')} data-testid="box" data-label={b.label}
+          <div key={b.key} class={'box human' + (i === selected?.index ? ' selected' : '') + (b.interpolated ? ' interpolated' : '')} data-testid="box" data-label={b.label}
             data-source="human" data-index={i} style={pct(b)}>
             <span class={'box-label at-' + where[suggestions.length + n]} data-testid="box-label" data-place={where[suggestions.length + n]}>{b.label}</span>
             {i === selected?.index && !readOnly && ['nw', 'ne', 'sw', 'se'].map((c) => (

@@ -18,6 +18,7 @@ import { Evaluations } from './evaluations.jsx'
 import { Evaluation } from './evaluation.jsx'
 import { EvalCompare } from './evalcompare.jsx'
 import { LabelNext } from './labelnext.jsx'
+import { VideoWorkspace } from './videows.jsx'
 import './style.css'
 
 // App: nothing but sign-in until a person or key is verified (signin.jsx);
@@ -35,7 +36,7 @@ function App() {
         <a class="brand" href={homeOf(me)} onClick={(e) => { e.preventDefault(); navigate(homeOf(me)) }}>framelake</a>
         <nav>
           {!teamOnly(me) && <>
-          <NavLink to="/" on={r.page === 'grid' || r.page === 'item'}>Lake</NavLink>
+          <NavLink to="/" on={r.page === 'grid' || r.page === 'item' || r.page === 'video-label'}>Lake</NavLink>
           <NavLink to="/datasets" on={r.page === 'datasets' || r.page === 'dataset'}>Datasets</NavLink>
           <NavLink to="/map" on={r.page === 'map'}>Map</NavLink>
           <NavLink to="/models" on={r.page === 'models'}>Models</NavLink>
@@ -55,6 +56,7 @@ function App() {
       <main>
         {r.page === 'grid' && <Grid search={loc.search} me={me} />}
         {r.page === 'item' && <ItemView name={r.id} />}
+        {r.page === 'video-label' && <VideoWorkspace name={r.id} search={loc.search} me={me} />}
         {r.page === 'jobs' && <Jobs me={me} search={loc.search} />}
         {r.page === 'job' && <Job id={r.id} me={me} />}
         {r.page === 'datasets' && <Datasets />}

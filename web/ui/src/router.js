@@ -20,6 +20,7 @@ export function useLocation() {
 
 export function route(path) {
   let m
+  if ((m = path.match(/^\/videos\/(.+)\/label$/))) return { page: 'video-label', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/items\/(.+)$/))) return { page: 'item', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/datasets\/([^/]+)$/))) return { page: 'dataset', id: decodeURIComponent(m[1]) }
   if ((m = path.match(/^\/jobs\/([^/]+)$/))) return { page: 'job', id: decodeURIComponent(m[1]) }
