@@ -189,7 +189,9 @@ func (l *Lake) anchoredWalk(ctx context.Context, sel Selection, idx, size int, s
 	}
 	defer tx.Rollback()
 	var gen int64
-	if err := tx.QueryRowContext(ctx, `SELECT n FROM list_generation`).Scan(&gen); err != nil {
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT n FROM list_generation), (`+a.count+`)`,
+		a.countArgs...).Scan(&gen, &total); err != nil {
 		return true, err
 	}
 	// A page in the second half is the rows before the end, counted from
@@ -197,10 +199,6 @@ func (l *Lake) anchoredWalk(ctx context.Context, sel Selection, idx, size int, s
 	// walk reaches in at most half the rows ("go to item 900,000" of a
 	// million walks 100,000 once, not 900,000).
 	pos, lim := idx*size, size
-	var total int
-	if err := tx.QueryRowContext(ctx, a.count, a.countArgs...).Scan(&total); err != nil {
-		return true, err
-	}
 	if pos >= total {
 		return true, nil // past the last row: an empty page
 	}
