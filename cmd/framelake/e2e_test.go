@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -25,6 +26,11 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() { // go test -short ./...: the quick unit tests only (docs/operations.md, "Checks")
+		fmt.Println("cmd/framelake: the end-to-end suite (the real binary on loopback) is left out under -short")
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "framelake-bin-")
 	if err != nil {
 		panic(err)

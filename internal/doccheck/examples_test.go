@@ -29,10 +29,7 @@ type block struct {
 	line              int
 }
 
-var (
-	fenceOpen = regexp.MustCompile("(?m)^```(sh|bash|shell)?\\s*$")
-	markerRe  = regexp.MustCompile(`<!-- doccheck: (skip|run) (.+?) -->\s*$`)
-)
+var markerRe = regexp.MustCompile(`<!-- doccheck: (skip|run) (.+?) -->\s*$`)
 
 // shellBlocks lists the ```sh blocks of the documents with the marker on the
 // line before each, if any.
