@@ -68,7 +68,7 @@ var routeAccess = map[string]string{
 	"POST /api/v1/assist/segment": "curator",
 	"POST /api/v1/assist/polygon": "curator",
 
-	"GET /api/v1/lake/history":                      "viewer",
+	"GET /api/v1/lake/history":                      "project:view",
 	"GET /api/v1/lake/history/:changeId/shapes":     "viewer",
 	"POST /api/v1/lake/history/:changeId/restore":   "curator",
 	"GET /api/v1/stats/people":                      "viewer",

@@ -128,8 +128,11 @@ func (tm team) fill(method, path string) string {
 	if method == http.MethodDelete {
 		return pathParam.ReplaceAllString(path, "x_hostile")
 	}
-	if path == "/api/v1/tasks" { // the task list names its project in the query
+	switch path { // listings that name their project in the query
+	case "/api/v1/tasks":
 		return path + "?projectId=" + tm.a.id
+	case "/api/v1/lake/history":
+		return path + "?project=" + tm.a.id
 	}
 	ids := map[string]string{":projectId": tm.a.id, ":taskId": tm.a.task, ":uniqueName": tm.a.frames[0],
 		":uploadId": tm.a.upload, ":number": "1", ":frame": "0", ":size": "64", ":commentId": tm.comment}
@@ -268,15 +271,25 @@ func TestAnnotatorCannotReadAnotherProject(t *testing.T) {
 		"/api/v1/projects/" + tm.b.id + "/frames/" + tm.b.frames[0] + "/annotations",
 		"/api/v1/tasks/" + tm.b.task + "/frames", "/api/v1/tasks?projectId=" + tm.b.id,
 		"/api/v1/projects/" + tm.b.id + "/annotations", "/api/v1/lake/files/" + tm.b.frames[0],
-		"/api/v1/lake/items", "/api/v1/lake/history?uniqueName=" + tm.b.frames[0],
+		"/api/v1/lake/items", "/api/v1/lake/history?project=" + tm.b.id + "&uniqueName=" + tm.b.frames[0],
+		"/api/v1/lake/history?task=" + tm.b.task,
 	} {
 		if st, b := e.hostile(t, ann, "GET", path, "", nil); st != 403 && st != 404 {
 			t.Errorf("GET %s as A's annotator: %d, want 403 or 404: %.200s", path, st, b)
 		}
 	}
+	// Their project's history, asked about B's frame, answers none of it.
+	st, b := e.hostile(t, ann, "GET", "/api/v1/lake/history?project="+tm.a.id+"&uniqueName="+tm.b.frames[0], "", nil)
+	if st != 200 || mentionsB(b) != "" {
+		t.Errorf("A's history asked about B's frame: %d %.300s", st, b)
+	}
+	st, b = e.hostile(t, ann, "GET", "/api/v1/lake/history?project="+tm.a.id, "", nil)
+	if st != 200 || !strings.Contains(string(b), tm.a.frames[0]) || mentionsB(b) != "" {
+		t.Errorf("A's history to A's annotator: %d %.300s", st, b)
+	}
 	// Links: the annotator's own frames come signed; B's have no link they
 	// could have been given, and a made-up one is refused.
-	st, b := e.hostile(t, ann, "GET", "/api/v1/tasks/"+tm.a.task+"/frames", "", nil)
+	st, b = e.hostile(t, ann, "GET", "/api/v1/tasks/"+tm.a.task+"/frames", "", nil)
 	if st != 200 || !strings.Contains(string(b), tm.a.frames[0]) {
 		t.Fatalf("A's annotator reads A's task frames: %d %.300s", st, b)
 	}

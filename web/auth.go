@@ -208,6 +208,9 @@ func (s *server) callerUser(c *echo.Context) (string, auth.Role) {
 type projectRule struct {
 	need      ProjectNeed
 	byHandler bool
+	// history: the project is the query's project=, or task='s project, as
+	// the history handler scopes its answer (web/history.go historyScope).
+	history bool
 }
 
 var (
@@ -234,6 +237,9 @@ var projectRoutes = map[string]projectRule{
 	"GET /tasks/:taskId":                                       view,
 	"PATCH /tasks/:taskId":                                     curateNeed,
 	"GET /tasks/:taskId/frames":                                view,
+	// A member reads the history of their project's frames (the workspace's
+	// history): project= or task= is then required; lake-wide roles read all.
+	"GET /lake/history": {need: NeedView, history: true},
 
 	"GET /projects/:projectId/members":          curateNeed,
 	"PUT /projects/:projectId/members/:name":    curateNeed,
@@ -274,10 +280,25 @@ func (s *server) routeProjectAccess(c *echo.Context, rule projectRule) error {
 		return projectDenied(k, "", rule.need)
 	}
 	pid, err := s.routeProject(c)
+	if rule.history {
+		pid, err = s.historyProject(c)
+	}
 	if err != nil {
 		return err
 	}
 	return s.projectAccess(c, pid, rule.need)
+}
+
+// historyProject is the project a history query is scoped to: the one
+// the handler narrows its answer to, never another parameter's.
+func (s *server) historyProject(c *echo.Context) (string, error) {
+	if p := c.QueryParam("project"); p != "" {
+		return p, nil
+	}
+	if t := c.QueryParam("task"); t != "" {
+		return s.Annotate.TaskProject(c.Request().Context(), t)
+	}
+	return "", errs.Invalid("project", "an annotator or a reviewer reads the history of one project: give project= or task=")
 }
 
 // routeProject is the project a project route's request names.
