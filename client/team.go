@@ -174,3 +174,59 @@ func (c *Client) PeopleStats(ctx context.Context, from, to, projectID string) ([
 	err := c.do(ctx, http.MethodGet, "/api/v1/stats/people?"+v.Encode(), "", nil, &out)
 	return out.People, err
 }
+
+// Agreement is how far a project's annotators agree on the frames given to
+// more than one of them (docs/team.md "Agreement between annotators").
+type Agreement struct {
+	ProjectID      string             `json:"projectId"`
+	Threshold      float64            `json:"threshold"`
+	IoU            float64            `json:"iou"`
+	MeasuredFrames int                `json:"measuredFrames"`
+	Pending        []string           `json:"pending"`
+	F1             float64            `json:"f1"`
+	ByLabel        map[string]float64 `json:"byLabel"`
+	Kappa          *struct {
+		Kind    string  `json:"kind"`
+		Value   float64 `json:"value"`
+		Frames  int     `json:"frames"`
+		Skipped int     `json:"skipped"`
+	} `json:"kappa"`
+	Frames []struct {
+		Key string  `json:"key"` // the frame's unique name
+		F1  float64 `json:"f1"`
+	} `json:"frames"`
+	Review []string `json:"review"` // the review queue
+}
+
+// Agreement measures a project's agreement; threshold and iou 0 take the
+// server's defaults (0.8 and 0.5).
+func (c *Client) Agreement(ctx context.Context, projectID string, threshold, iou float64) (*Agreement, error) {
+	v := url.Values{}
+	if threshold > 0 {
+		v.Set("threshold", strconv.FormatFloat(threshold, 'g', -1, 64))
+	}
+	if iou > 0 {
+		v.Set("iou", strconv.FormatFloat(iou, 'g', -1, 64))
+	}
+	var out Agreement
+	err := c.do(ctx, http.MethodGet, "/api/v1/projects/"+url.PathEscape(projectID)+"/agreement?"+v.Encode(), "", nil, &out)
+	return &out, err
+}
+
+// Consensus answers an accepted consensus: the frame's new version, whose
+// answers were merged, how many shapes and which class the merge kept.
+type Consensus struct {
+	UniqueName string   `json:"uniqueName"`
+	Version    int      `json:"version"`
+	Annotators []string `json:"annotators"`
+	Shapes     int      `json:"shapes"`
+	Class      string   `json:"class"`
+}
+
+// AcceptConsensus makes the consensus of a frame's answers the project's
+// answer (a change in its history).
+func (c *Client) AcceptConsensus(ctx context.Context, projectID, uniqueName string) (*Consensus, error) {
+	var out Consensus
+	err := c.postJSON(ctx, framePath(projectID, uniqueName, "consensus"), map[string]any{}, &out)
+	return &out, err
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/internal/auth"
 )
 
@@ -76,9 +77,15 @@ func TestProjectAgreement(t *testing.T) {
 	tm.want(403, "eve", "GET", path+"/agreement", nil)
 
 	// The consensus of the third frame keeps the car both drew.
-	ok := tm.want(200, "cur", "POST", path+"/frames/"+names[2]+"/consensus", nil)
-	if ok["shapes"].(float64) != 1 || ok["version"].(float64) < 2 {
-		t.Fatalf("consensus: %v", ok)
+	// Through the Go client, as a script would.
+	c := client.New(tm.base, tm.keys["cur"][0], tm.keys["cur"][1])
+	if a, err := c.Agreement(tm.ctx, tm.proj, 0.5, 0); err != nil || a.MeasuredFrames != 3 || len(a.Review) != 1 ||
+		a.Review[0] != names[1] || len(a.Frames) != 3 {
+		t.Fatalf("the client's agreement: %+v %v", a, err)
+	}
+	cons, err := c.AcceptConsensus(tm.ctx, tm.proj, names[2])
+	if err != nil || cons.Shapes != 1 || cons.Version < 2 || len(cons.Annotators) != 2 {
+		t.Fatalf("consensus: %+v %v", cons, err)
 	}
 	// It is the frame's own answer already: a save that changes nothing is
 	// no change in the history.
@@ -94,7 +101,7 @@ func TestProjectAgreement(t *testing.T) {
 	tm.want(403, "rev", "POST", path+"/frames/"+names[1]+"/consensus", nil) // the job is not in review
 	tm.want(200, main, "POST", "/api/v1/tasks/"+taskID+"/jobs/1/state", map[string]any{"state": "submitted"})
 	tm.want(200, "rev", "POST", "/api/v1/tasks/"+taskID+"/jobs/1/state", map[string]any{"state": "in_review"})
-	ok = tm.want(200, "rev", "POST", path+"/frames/"+names[1]+"/consensus", nil)
+	ok := tm.want(200, "rev", "POST", path+"/frames/"+names[1]+"/consensus", nil)
 	h = tm.want(200, "cur", "GET", "/api/v1/lake/history?uniqueName="+names[1]+"&limit=1", nil)
 	ch := h["changes"].([]any)[0].(map[string]any)
 	if ok["shapes"].(float64) != 0 || ch["who"] != "rev" /* the person, not their key's name */ || !strings.HasPrefix(ch["via"].(string), "consensus of ") ||

@@ -360,6 +360,29 @@ class ClientTest(unittest.TestCase):
             self.client.create_task(pid, "py-task-2", unique_names=[first], start_from="somewhere")
         self.assertEqual((cm.exception.status, cm.exception.field), (400, "startFrom"))
 
+    def test_history_restore_and_stats(self):
+        stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:1], collection_name="py-history")["stored"]
+        pid = self.client.post("/api/v1/projects", {"projectName": "py-history", "contentType": 2,
+                                                    "labels": [{"labelName": "dog", "labelDescription": ""}]})["projectId"]
+        name = stored[0]["uniqueName"]
+        self.client.create_task(pid, "py-history-task", unique_names=[name], start_from="empty")
+        dog = {"label": "dog", "x": 1, "y": 1, "width": 5, "height": 5}
+        v = self.client.replace_frame_annotations(pid, name, [dog], version=1)["version"]
+        v = self.client.replace_frame_annotations(pid, name, [dog, {**dog, "x": 10}], version=v)["version"]
+        changes = self.client.history(project_id=pid)
+        self.assertEqual(len(changes), 2)
+        first = changes[-1]["id"]
+        self.assertEqual(len(self.client.change_shapes(first)), 1)
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.restore_change(first, version=v - 1)
+        self.assertEqual(cm.exception.status, 409)
+        restored = self.client.restore_change(first, version=v)
+        self.assertEqual((restored["version"], restored["change"]["via"]), (v + 1, "restore of " + first))
+        self.assertEqual(len(self.client.frame_annotations(pid, name)["annotations"]), 1)
+        people = self.client.people_stats(project_id=pid)
+        self.assertEqual([(p["frames"], p["changes"]) for p in people], [(1, 3)])
+        self.assertEqual(self.client.agreement(pid)["measuredFrames"], 0)
+
     def test_delete_file_and_collection(self):
         stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:3], collection_name="py-doomed")["stored"]
         doomed = self.client.get_item_list_from_datalake("image_collection", query="name = py-doomed")[0]["id"]

@@ -34,6 +34,7 @@ from ._selection import SelectionMixin
 from .evaluation import EvaluationFunctions
 from .workspace import WorkspaceMethods
 from .curate import Curation
+from .team import TeamMethods
 
 __all__ = ["Client", "FramelakeError"]
 
@@ -47,7 +48,7 @@ class FramelakeError(Exception):
         self.body: dict = {}
 
 
-class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods, Curation):
+class Client(SelectionMixin, EvaluationFunctions, WorkspaceMethods, Curation, TeamMethods):
     """A framelake server reached with one API key."""
 
     def __init__(self, base_url: str, key: str, secret: str, timeout: float = 600):
