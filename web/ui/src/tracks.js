@@ -1,4 +1,4 @@
-import { api, savedCreds } from './api.js'
+import { api, authHeaders } from './api.js'
 
 // A video's tracks as the video workspace and its timeline read and edit
 // them (docs/tracks.md): a track is its keyframes in frame order and the
@@ -183,8 +183,7 @@ export const propagate = (name, op, number, body) =>
   api(filePath(name) + '/tracks/' + number + '/propagate?operation=' + encodeURIComponent(op), { method: 'POST', body })
 
 async function fetchRaw(method, path) {
-  const c = savedCreds()
-  const r = await fetch('/api/v1' + path, { method, headers: { key: c?.key ?? '', secret: c?.secret ?? '' } })
+  const r = await fetch('/api/v1' + path, { method, headers: authHeaders(method) }) // a key's, or a session's CSRF token
   if (!r.ok) {
     const d = await r.json().catch(() => null)
     throw new Error(d?.error?.message ?? `HTTP ${r.status}`)
@@ -193,7 +192,8 @@ async function fetchRaw(method, path) {
 }
 
 // FrameCache holds decoded frames of one video as object URLs: the frames
-// route needs the key's headers, so an <img> cannot ask it itself. It keeps
+// route needs a key's headers when signed in by key, which an <img> cannot
+// send. It keeps
 // the last 96 frames and fetches ahead the ones asked for by prefetch.
 export class FrameCache {
   constructor(name, size = 1280) {
