@@ -222,6 +222,12 @@ func TestEveryRoleOnEveryRoute(t *testing.T) {
 			if !ok {
 				t.Errorf("%s (%s) as %s: %d, want %s: %.200s", name, rule, role, got, want, body)
 			}
+			if r.Method == http.MethodGet { // HEAD answers as its GET, refusals included
+				head, _ := e.hostile(t, tm.creds[role], http.MethodHead, path, "", nil)
+				if (head == 401 || head == 403 || got == 401 || got == 403) && head != got {
+					t.Errorf("HEAD %s as %s: %d, its GET %d", r.Path, role, head, got)
+				}
+			}
 		}
 	}
 }

@@ -66,15 +66,22 @@ func lakewideOrProject(next echo.HandlerFunc) echo.HandlerFunc {
 		if k.Role.Lakewide() {
 			return next(c)
 		}
-		route := c.Request().Method + " " + strings.TrimPrefix(c.Path(), "/api/v1")
-		if c.Request().Method == http.MethodHead {
-			route = http.MethodGet + " " + strings.TrimPrefix(c.Path(), "/api/v1")
-		}
+		route := routeKey(c)
 		if _, ok := projectRoutes[route]; ok || ownRoutes[route] {
 			return next(c)
 		}
 		return roleDenied(k, auth.Read)
 	}
+}
+
+// routeKey names a request's route as the rule tables do: "GET /tasks/:taskId",
+// a HEAD as its GET.
+func routeKey(c *echo.Context) string {
+	m := c.Request().Method
+	if m == http.MethodHead {
+		m = http.MethodGet
+	}
+	return m + " " + strings.TrimPrefix(c.Path(), "/api/v1")
 }
 
 // roleByMethod is the rule of the routes in the rest group: a project
@@ -83,7 +90,7 @@ func lakewideOrProject(next echo.HandlerFunc) echo.HandlerFunc {
 // curators change things. Annotators and reviewers have no lake-wide read.
 func (s *server) roleByMethod(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
-		if rule, ok := projectRoutes[c.Request().Method+" "+strings.TrimPrefix(c.Path(), "/api/v1")]; ok {
+		if rule, ok := projectRoutes[routeKey(c)]; ok {
 			if err := s.routeProjectAccess(c, rule); err != nil {
 				return err
 			}
