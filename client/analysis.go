@@ -220,7 +220,9 @@ type Model struct {
 	Endpoint      string    `json:"endpoint"`
 	SystemDefault bool      `json:"systemDefault"`
 	PackageBytes  int64     `json:"packageBytes"`
+	CreatedBy     string    `json:"createdBy"` // the key that registered it
 	CreatedAt     time.Time `json:"createdAt"`
+	UpdatedAt     time.Time `json:"updatedAt"`
 }
 
 // Models lists the registered models.

@@ -81,7 +81,22 @@ type DatasetLeakage struct {
 		B        string `json:"b"`
 		SplitB   string `json:"splitB"`
 		Distance int    `json:"distance"`
+		// VideoA and FrameA name the video and frame A was sampled from
+		// (none for an image); so VideoB and FrameB.
+		VideoA string `json:"videoA,omitempty"`
+		FrameA *int   `json:"frameA,omitempty"`
+		VideoB string `json:"videoB,omitempty"`
+		FrameB *int   `json:"frameB,omitempty"`
 	} `json:"examples"`
+	// Videos are the pairs of videos whose sampled frames the splits
+	// separate, with how many near-duplicate frame pairs each has.
+	Videos []struct {
+		A      string `json:"a"`
+		SplitA string `json:"splitA"`
+		B      string `json:"b"`
+		SplitB string `json:"splitB"`
+		Pairs  int    `json:"pairs"`
+	} `json:"videos,omitempty"`
 }
 
 // GetDatasetLeakage reports the near-duplicate pairs (perceptual hash within

@@ -147,6 +147,14 @@ type DatasetStats struct {
 	Labels          map[string]DatasetCount `json:"labels"`
 	// Shapes counts the annotations by type (box, polygon, mask, ...).
 	Shapes map[string]int `json:"shapes"`
+	// Videos, VideoFrames, TrackShapes and InterpolatedShapes count what a
+	// build of video frames (video_frames) took: the videos, the frames
+	// sampled from them, the shapes from tracks, and of those the shapes
+	// interpolated between keyframes.
+	Videos             int `json:"videos,omitempty"`
+	VideoFrames        int `json:"videoFrames,omitempty"`
+	TrackShapes        int `json:"trackShapes,omitempty"`
+	InterpolatedShapes int `json:"interpolatedShapes,omitempty"`
 	// Leakage is the near-duplicate pairs across splits at build time; nil
 	// for versions built before framelake reported it.
 	Leakage *DatasetLeakage `json:"leakage"`
