@@ -50,8 +50,8 @@ type Config struct {
 	JobWorkers int
 	// ModelsDir holds the system default model packages `make models` builds
 	// (one folder per application); they are registered at Open when set and
-	// jobs run. `framelake serve` finds it along a search path (README,
-	// "Configuration"); a program embedding framelake names it here.
+	// jobs run. `framelake serve` finds it along a search path
+	// (docs/operations.md, "Configuration"); a program embedding framelake names it here.
 	ModelsDir string
 	// Media is where media lives: "" for what the data folder's database
 	// records (DATA/media for a new lake), or an S3-compatible bucket,

@@ -2,7 +2,7 @@ package client
 
 import "context"
 
-// SelectRequest asks select_samples for what to label next (README,
+// SelectRequest asks select_samples for what to label next (docs/api.md,
 // "Choosing what to label next").
 type SelectRequest struct {
 	Query    string `json:"query,omitempty"`

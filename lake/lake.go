@@ -109,7 +109,7 @@ const DefaultMaxPixels = 100_000_000
 // by about sqrt(k(100-k)/n) points, 0.9 at k = 50 for n = 3,000 (0.7 for
 // 5,000, the default until 2026-11-28); every count the sidebar derives
 // from the sample costs in proportion to n, and 3,000 keeps a label click
-// at a million files under 300 ms on two cores (README, "Performance").
+// at a million files under 300 ms on two cores (docs/benchmarks.md).
 const DefaultFacetSample = 3000
 
 // Options configure a Lake. MediaDir and SigningKey are required.

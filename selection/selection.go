@@ -3,7 +3,7 @@
 // scores every file's uniqueness among its neighbours (the query field
 // uniqueness). Both run as jobs.
 //
-// Strategies (README "Choosing what to label next" says the same):
+// Strategies (docs/api.md "Choosing what to label next" says the same):
 //
 //   - uncertainty: the files whose machine boxes from one operation (a model
 //     run's id, or imported predictions with scores) are least sure. A box
