@@ -91,7 +91,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	api := e.Group("/api/v1", s.authenticate)
 	api.GET("/openapi.yaml", s.openAPI)
 	s.sessionRoutes(e, api)
-	rest := api.Group("", roleByMethod)
+	rest := api.Group("", s.roleByMethod)
 	s.lakeRoutes(rest)
 	s.curateRoutes(rest)
 	s.importRoutes(rest)
