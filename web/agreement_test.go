@@ -49,6 +49,20 @@ func TestProjectAgreement(t *testing.T) {
 	for i, boxes := range [][]map[string]any{{car(1, 1)}, {car(30, 30)}, {car(1, 1), car(40, 30)}} {
 		tm.want(200, copier, "PUT", path+"/frames/"+names[i]+"/annotations", boxes)
 	}
+	// The copy job's history is the copy's saves, by its holder.
+	h := tm.want(200, "cur", "GET", "/api/v1/lake/history?task="+taskID+"&job=2", nil)["changes"].([]any)
+	for _, c := range h {
+		if c := c.(map[string]any); c["who"] != copier || c["operation"] != tm.proj+"/copy1" {
+			t.Errorf("a change of the copy job: %v", c)
+		}
+	}
+	if len(h) != 3 {
+		t.Errorf("the copy job's history: %d changes, want 3", len(h))
+	}
+	if all := tm.want(200, "cur", "GET", "/api/v1/lake/history?task="+taskID, nil)["changes"].([]any); len(all) != 6 {
+		t.Errorf("the task's history: %d changes, want 6 (3 uploads, 3 copy saves)", len(all))
+	}
+	tm.want(400, "cur", "GET", "/api/v1/lake/history?job=2", nil)
 	a := agreementOf("")
 	f1s := map[string]float64{}
 	for _, f := range a["frames"].([]any) {
@@ -89,9 +103,9 @@ func TestProjectAgreement(t *testing.T) {
 	}
 	// It is the frame's own answer already: a save that changes nothing is
 	// no change in the history.
-	h := tm.want(200, "cur", "GET", "/api/v1/lake/history?uniqueName="+names[2]+"&limit=1", nil)
-	if ch := h["changes"].([]any); len(ch) > 0 && strings.HasPrefix(ch[0].(map[string]any)["via"].(string), "consensus") {
-		t.Fatalf("a consensus equal to the frame's answer made a change: %v", ch[0])
+	h = tm.want(200, "cur", "GET", "/api/v1/lake/history?uniqueName="+names[2]+"&limit=1", nil)["changes"].([]any)
+	if len(h) > 0 && strings.HasPrefix(h[0].(map[string]any)["via"].(string), "consensus") {
+		t.Fatalf("a consensus equal to the frame's answer made a change: %v", h[0])
 	}
 	st := tm.want(200, "cur", "GET", path+"/frames/"+names[2]+"/annotations", nil)
 	if n := len(st["annotations"].([]any)); n != 1 {
@@ -102,8 +116,7 @@ func TestProjectAgreement(t *testing.T) {
 	tm.want(200, main, "POST", "/api/v1/tasks/"+taskID+"/jobs/1/state", map[string]any{"state": "submitted"})
 	tm.want(200, "rev", "POST", "/api/v1/tasks/"+taskID+"/jobs/1/state", map[string]any{"state": "in_review"})
 	ok := tm.want(200, "rev", "POST", path+"/frames/"+names[1]+"/consensus", nil)
-	h = tm.want(200, "cur", "GET", "/api/v1/lake/history?uniqueName="+names[1]+"&limit=1", nil)
-	ch := h["changes"].([]any)[0].(map[string]any)
+	ch := tm.want(200, "cur", "GET", "/api/v1/lake/history?uniqueName="+names[1]+"&limit=1", nil)["changes"].([]any)[0].(map[string]any)
 	if ok["shapes"].(float64) != 0 || ch["who"] != "rev" /* the person, not their key's name */ || !strings.HasPrefix(ch["via"].(string), "consensus of ") ||
 		len(ch["removed"].([]any)) != 1 {
 		t.Fatalf("the reviewer's consensus: %v, change %v", ok, ch)
