@@ -54,7 +54,7 @@ export function Stats({ search }) {
   }
   const cols = rows ? [...FIRST, ...[...new Set(rows.flatMap(Object.keys))].filter((k) => !FIRST.includes(k) && typeof rows.find((r) => r[k] != null)?.[k] !== 'object')] : []
   return (
-    <div class="page stats" data-testid="stats">
+    <div class="page people-stats" data-testid="stats">
       <h2>Statistics by person and day</h2>
       <form class="inline-form" onSubmit={(e) => e.preventDefault()}>
         <label>from <input type="date" value={from} data-testid="stats-from" onChange={(e) => set('from', e.currentTarget.value)} /></label>

@@ -12,7 +12,7 @@ import { HelpOverlay, ShapeTools, TOOL_KEYS, Visibility } from './wstools.jsx'
 import { JobBar, jobEditable, jobFrames, jobRole, useJob } from './jobws.jsx'
 import { CommentMarkers, CommentsPanel, useComments } from './comments.jsx'
 import { HistoryPanel } from './history.jsx'
-import { mayWrite } from './team.js'
+import { isCurator, mayWrite } from './team.js'
 import './workspace.css'
 
 const typing = () => /INPUT|TEXTAREA|SELECT/.test(document.activeElement?.tagName)
@@ -70,6 +70,10 @@ export function TaskWorkspace({ id, job: jobNo, search, me }) {
     if (!ws || i < 0 || i >= ws.frames.length) return
     navigate(`${here}?frame=${i}`, { replace: true })
   }
+  // The task's status follows its jobs: asked again when the job moves.
+  useEffect(() => {
+    if (jobh.job) api('/tasks/' + encodeURIComponent(id)).then((task) => setWs((w) => w && { ...w, task }), () => {})
+  }, [jobh.job?.state])
   const comments = useComments({ projectId: ws?.projectId, taskId: id, job: jobNo, uniqueName: cur?.uniqueName })
 
   // Loading a frame: its image and boxes, a saver on its version. The
@@ -285,13 +289,13 @@ export function TaskWorkspace({ id, job: jobNo, search, me }) {
           <Disagreements boxes={boxes} suggestions={(frame?.suggestions ?? []).filter((s) => s.confidence >= minConf)} onPick={setSel} />
           {!jobNo && commentsPanel}
           <HistoryPanel projectId={ws.projectId} uniqueName={cur.uniqueName} version={frame?.version} preview={preview} setPreview={setPreview}
-            canRestore={canWrite} onRestored={() => reloadFrame()} />
+            canRestore={canWrite || isCurator(me)} onRestored={() => reloadFrame()} />
           {canWrite && <ModelRun ws={ws} onDone={reloadFrame} />}
           {canWrite && <VideoTools ws={ws} idx={idx} boxes={boxes} selected={selected} goFrame={goFrame} setNote={setNote} />}
           {canWrite
             ? <p class="muted keys" data-testid="ws-hints">drag on the image to draw · drag a box to move, its corners to resize · 1–9 label ·
               Del delete · Ctrl+Z / Ctrl+Shift+Z undo, redo · ← → or a d frames · e no objects · wheel, + − zoom, Space-drag pan, 0 resets · ? all keys</p>
-            : <p class="muted keys" data-testid="ws-hints">read-only key: boxes are shown, not edited · ← → or a d frames · wheel, + − zoom, drag to pan, 0 resets</p>}
+            : <p class="muted keys" data-testid="ws-hints">{jobNo ? 'read-only now' : 'read-only key'}: boxes are shown, not edited · ← → or a d frames · wheel, + − zoom, drag to pan, 0 resets</p>}
         </aside>
       </div>
       <FrameStrip frames={ws.frames} idx={idx} goFrame={goFrame} />

@@ -282,6 +282,21 @@ try {
   }
   await shot(A, 't13-stats')
 
+  // Restore the first version from the history (the admin curates): the
+  // car goes back where it was drawn, as a new change.
+  await A.goto(BASE + `/tasks/${taskId}/jobs/1`)
+  await ready(A, names[0])
+  await A.locator('[data-testid=history] summary').click()
+  await until(async () => (await changes.count()) === 2, 'the history again')
+  await changes.nth(1).locator('button').click()
+  await t(A, 'history-restore').click()
+  await until(async () => (await changes.count()) === 3, 'the restore is a change of its own')
+  const top = await changes.first().evaluate((e) => ({ who: e.dataset.who, via: e.dataset.via }))
+  check(top.who === want.admin && top.via.startsWith('restore of '), `the restore's change: ${JSON.stringify(top)}`)
+  const back = await until(async () => { const f = await frameOf(names[0]); return Math.abs(f.annotations[0].x - drawn.x) <= 0.5 && f }, 'the car is back where it was drawn')
+  check(back.annotations.length === 1, `restored frame: ${JSON.stringify(back.annotations)}`)
+  await shot(A, 't15-history-restored')
+
   // Sign-out ends the session: a reload asks again.
   await t(N, 'sign-out').click()
   await t(N, 'signin-name').waitFor()
