@@ -104,6 +104,9 @@ type Config struct {
 	BodyTimeout   time.Duration
 	BodyMinBytes  int64
 	MaxConns      int
+
+	// OIDC configures single sign-on (docs/team.md); off without an Issuer.
+	OIDC auth.OIDCConfig
 }
 
 // Appliance is an open framelake: its services, usable from Go, and its server.
@@ -121,6 +124,7 @@ type Appliance struct {
 	Curate    *curate.Service
 	Propagate *propagate.Service
 	Imports   *labelimport.Service
+	OIDC      *auth.OIDC // single sign-on; nil when off
 
 	cfg      Config
 	db       *sqlitedb.DB
@@ -201,6 +205,9 @@ func (a *Appliance) open(ctx context.Context) error {
 	}
 	a.Annotate = annotate.New(db, a.Lake, annotate.Options{BaseURL: a.cfg.BaseURL})
 	a.Keys = auth.New(db)
+	if a.OIDC, err = auth.NewOIDC(a.cfg.OIDC); err != nil {
+		return err
+	}
 	if a.Vectors, err = vector.Open(ctx, db, vector.Options{}); err != nil {
 		return err
 	}
@@ -266,7 +273,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
 		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Evaluate: a.Evaluate, Curate: a.Curate, Propagate: a.Propagate,
-		Imports: a.Imports, Logger: a.log},
+		Imports: a.Imports, OIDC: a.OIDC, Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }
 

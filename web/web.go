@@ -40,6 +40,7 @@ type Deps struct {
 	Curate    *curate.Service    // nil: curation functions answer 503
 	Propagate *propagate.Service // nil: propagation answers 503
 	Imports   *labelimport.Service
+	OIDC      *auth.OIDC // single sign-on; nil: off
 	Logger    *slog.Logger
 }
 
@@ -91,6 +92,7 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	api := e.Group("/api/v1", s.authenticate)
 	api.GET("/openapi.yaml", s.openAPI)
 	s.sessionRoutes(e, api)
+	s.oidcRoutes(e)
 	rest := api.Group("", s.roleByMethod)
 	s.lakeRoutes(rest)
 	s.curateRoutes(rest)

@@ -69,6 +69,7 @@ func cmdServe(ctx context.Context, args []string) error {
 type serveFlags struct {
 	data, addr, base, logFormat, upload, models, media, replica, pixels      *string
 	headerTimeout, idleTimeout, bodyRate, maxConns, probeTimeout, cpuProfile *string
+	oidc                                                                     oidcFlags
 	redirect                                                                 *bool
 	facetSample                                                              *int
 	limits                                                                   labelimport.Limits
@@ -105,6 +106,7 @@ func serveFlagSet(fs *flag.FlagSet) *serveFlags {
 			"(env FRAMELAKE_FACET_SAMPLE): more is closer, fewer is faster")
 	f.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the server to this file until it stops (for go tool pprof)")
 	archiveLimitFlags(fs, &f.limits)
+	f.oidc.define(fs)
 	return f
 }
 
@@ -135,7 +137,8 @@ func (f *serveFlags) config(log *slog.Logger) (appliance.Config, error) {
 	if cfg.ProbeTimeout, err = time.ParseDuration(*f.probeTimeout); err != nil || cfg.ProbeTimeout <= 0 {
 		return cfg, fmt.Errorf("--probe-timeout: bad duration %q: use e.g. 60s", *f.probeTimeout)
 	}
-	return cfg, nil
+	cfg.OIDC, err = f.oidc.config()
+	return cfg, err
 }
 
 // findModels picks the folder of the system default models: the one named by
