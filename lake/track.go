@@ -496,3 +496,32 @@ func insertKeyframes(n int) string {
 		strings.Repeat(`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?),`, n)
 	return q[:len(q)-1]
 }
+
+// TrackCounts counts the tracks (of every operation) of each of the files
+// seqs, for a page of a listing: one range of the track table's
+// (file_seq, operation, number) index a file. Files without tracks are absent.
+func (l *Lake) TrackCounts(ctx context.Context, seqs []int64) (map[int64]int, error) {
+	out := map[int64]int{}
+	if len(seqs) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(seqs))
+	for i, s := range seqs {
+		args[i] = s
+	}
+	rows, err := l.db.R.QueryContext(ctx, `SELECT file_seq, count(*) FROM track WHERE file_seq IN (`+
+		strings.TrimSuffix(strings.Repeat("?,", len(seqs)), ",")+`) GROUP BY file_seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var n int
+		if err := rows.Scan(&seq, &n); err != nil {
+			return nil, err
+		}
+		out[seq] = n
+	}
+	return out, rows.Err()
+}

@@ -53,6 +53,8 @@ type appItem struct {
 	Boxes    []appBox        `json:"boxes"`
 	BoxCount int             `json:"boxCount"`           // of the frame(s) shown; more than len(boxes) past the inline bound
 	BoxesURL string          `json:"boxesUrl,omitempty"` // where all of them page, when boxes holds fewer`
+	// TrackCount is a video's tracks, of every operation (the grid's badge); absent for other files.
+	TrackCount *int `json:"trackCount,omitempty"`
 	Tags     []string        `json:"tags,omitempty"`
 	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
@@ -132,6 +134,16 @@ func (s *server) appItems(c *echo.Context, files []lake.File, thumb, frame int) 
 	if err != nil {
 		return nil, err
 	}
+	var videos []int64
+	for _, f := range files {
+		if f.Type == lake.Video {
+			videos = append(videos, f.Seq())
+		}
+	}
+	tracks, err := s.Lake.TrackCounts(c.Request().Context(), videos)
+	if err != nil {
+		return nil, err
+	}
 	views := s.viewFiles(files)
 	out := make([]appItem, len(files))
 	for i, f := range files {
@@ -143,6 +155,10 @@ func (s *server) appItems(c *echo.Context, files []lake.File, thumb, frame int) 
 			}
 		}
 		out[i] = appItem{fileView: views[i], ThumbURL: s.thumbURL(f, thumb), Boxes: bs, BoxCount: counts[f.Seq()]}
+		if f.Type == lake.Video {
+			n := tracks[f.Seq()]
+			out[i].TrackCount = &n
+		}
 		if out[i].BoxCount > len(bs) {
 			out[i].BoxesURL = "/api/v1/lake/files/" + url.PathEscape(f.UniqueName) + "/annotations"
 		}

@@ -235,7 +235,7 @@ const Cell = pure(function Cell({ index, item, cell, minConf, x, y, onOpen, sele
             : <div class="nothumb">{item.type}</div>}
           <Boxes boxes={item.boxes} width={item.width} height={item.height} minConfidence={minConf} />
         </div>
-        {item.type === 'video' && <TrackBadge name={item.uniqueName} />}
+        {item.type === 'video' && <TrackBadge count={item.trackCount} />}
       </div>
       <CellName item={item} dup={dup} />
     </a>

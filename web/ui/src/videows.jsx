@@ -6,7 +6,6 @@ import { useFit } from './labels.js'
 import { progressOf } from './progress.js'
 import { navigate } from './router.js'
 import { Timeline } from './timeline.jsx'
-import { forgetTrackCount } from './trackbadge.jsx'
 import { FrameCache, deleteTrack, frameShapes, keyOf, loadTracks, mergeTracks, moveKeyframe, propagate, putAllTracks, putTrack,
   removeKeyframe, setKeyframe, shapeAt, splitTrack, toggleOutside } from './tracks.js'
 import { useZoom } from './zoom.js'
@@ -70,7 +69,7 @@ export function VideoWorkspace({ name, search, me }) {
       setOp((o) => o ?? all.find((t) => t.source === 'human')?.operation ?? names[0] ?? DEFAULT_OP)
       setItem(it)
     }).catch(setError)
-    return () => { cache.current?.close(); forgetTrackCount(name) } // the grid asks its count again
+    return () => cache.current?.close()
   }, [name])
 
   const reload = () => loadTracks(name, op).then((ts) => { setTracks(ts); setExact({}) }, setError)
