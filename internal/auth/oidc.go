@@ -45,11 +45,11 @@ func ParseRoleMap(s string) (map[string]Role, error) {
 		g, r, ok := strings.Cut(pair, "=")
 		g = strings.TrimSpace(g)
 		if !ok || g == "" {
-			return nil, errs.Invalid("oidc-role-map", "each entry is group=role, got %q", pair)
+			return nil, errs.Invalid("oidc-role-map", "--oidc-role-map: each entry is group=role, got %q", pair)
 		}
 		role, err := ParseRole(strings.TrimSpace(r))
 		if err != nil {
-			return nil, errs.Invalid("oidc-role-map", "group %q: %v", g, err)
+			return nil, errs.Invalid("oidc-role-map", "--oidc-role-map: group %q: %v", g, err)
 		}
 		m[g] = role
 	}
