@@ -39,14 +39,18 @@ run: deps build models
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-# make lint runs beside the Go tests (whose end-to-end suite leaves a core idle most of its time), so the
-# checks add little to the wall time; its output follows the tests', and either failing fails make test.
+# make lint and the web app's browser tests (TestWebApp*, a third of cmd/framelake's end-to-end suite) run
+# beside the other Go tests, whose end-to-end suite leaves a core idle most of its time waiting on servers
+# it starts and kills: one package's tests run one after another, so the suite would otherwise be the
+# whole wall time. Their output follows the tests', and any of them failing fails make test.
 test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-deps
 	@log=$$(mktemp) && trap 'rm -f $$log' EXIT; \
 	$(MAKE) --no-print-directory lint >$$log 2>&1 & lint=$$!; \
-	$(GO) test -count=1 -timeout 20m ./...; rc=$$?; \
+	$(GO) test -count=1 -timeout 20m -run '^TestWebApp' ./cmd/framelake >$$log.web 2>&1 & web=$$!; \
+	$(GO) test -count=1 -timeout 20m -skip '^TestWebApp' ./...; rc=$$?; \
+	wait $$web; wrc=$$?; echo "--- the web app's browser tests, run beside the others:"; cat $$log.web; rm -f $$log.web; \
 	wait $$lint; lrc=$$?; echo "--- make lint, run beside the tests:"; cat $$log; \
-	[ $$rc -eq 0 ] && [ $$lrc -eq 0 ]
+	[ $$rc -eq 0 ] && [ $$wrc -eq 0 ] && [ $$lrc -eq 0 ]
 	$(MAKE) --no-print-directory embed-example
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
 
