@@ -1,11 +1,8 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -99,42 +96,9 @@ type Restored struct {
 // restore is made on (If-Match): a *ConflictError holding the frame as it is
 // when it changed since.
 func (c *Client) RestoreChange(ctx context.Context, changeID string, version int) (*Restored, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		c.base+"/api/v1/lake/history/"+url.PathEscape(changeID)+"/restore", http.NoBody)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("key", c.key)
-	req.Header.Set("secret", c.secret)
-	if version > 0 {
-		req.Header.Set("If-Match", `"`+strconv.Itoa(version)+`"`)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode == http.StatusConflict {
-		var cb struct {
-			Error   Error      `json:"error"`
-			Current FrameState `json:"current"`
-		}
-		if json.Unmarshal(raw, &cb) == nil && cb.Current.Version > 0 {
-			cb.Error.Status = resp.StatusCode
-			return nil, &ConflictError{Err: &cb.Error, Current: cb.Current}
-		}
-	}
-	if resp.StatusCode/100 != 2 {
-		resp.Body = io.NopCloser(bytes.NewReader(raw))
-		return nil, decodeError(resp)
-	}
 	var out Restored
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, errors.Join(errors.New("framelake: decode restore"), err)
+	if err := c.versioned(ctx, http.MethodPost, "/api/v1/lake/history/"+url.PathEscape(changeID)+"/restore", version, nil, &out, "restore"); err != nil {
+		return nil, err
 	}
 	return &out, nil
 }

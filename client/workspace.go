@@ -167,24 +167,41 @@ func (c *Client) DecideSuggestions(ctx context.Context, projectID, uniqueName st
 }
 
 func (c *Client) frameEdit(ctx context.Context, method, path string, version int, body []byte) (*FrameEdit, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
-	if err != nil {
+	var out FrameEdit
+	if err := c.versioned(ctx, method, path, version, body, &out, "frame edit"); err != nil {
 		return nil, err
+	}
+	return &out, nil
+}
+
+// versioned sends a write made on a frame's version (If-Match when version
+// > 0; body nil for none) and decodes its answer into out; a 409 holding the
+// frame as it is now is a *ConflictError.
+func (c *Client) versioned(ctx context.Context, method, path string, version int, body []byte, out any, what string) error {
+	var rd io.Reader = http.NoBody
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return err
 	}
 	req.Header.Set("key", c.key)
 	req.Header.Set("secret", c.secret)
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if version > 0 {
 		req.Header.Set("If-Match", `"`+strconv.Itoa(version)+`"`)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if resp.StatusCode == http.StatusConflict {
 		var cb struct {
@@ -193,16 +210,15 @@ func (c *Client) frameEdit(ctx context.Context, method, path string, version int
 		}
 		if json.Unmarshal(raw, &cb) == nil && cb.Current.Version > 0 {
 			cb.Error.Status = resp.StatusCode
-			return nil, &ConflictError{Err: &cb.Error, Current: cb.Current}
+			return &ConflictError{Err: &cb.Error, Current: cb.Current}
 		}
 	}
 	if resp.StatusCode/100 != 2 {
 		resp.Body = io.NopCloser(bytes.NewReader(raw))
-		return nil, decodeError(resp)
+		return decodeError(resp)
 	}
-	var out FrameEdit
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, errors.Join(errors.New("framelake: decode frame edit"), err)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return errors.Join(errors.New("framelake: decode "+what), err)
 	}
-	return &out, nil
+	return nil
 }
