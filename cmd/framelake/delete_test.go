@@ -79,7 +79,7 @@ func TestDeleteAndProjectsCommands(t *testing.T) {
 	}
 
 	out, err = run(t, "delete", "project", pid, "--url", base, "--key", r["key"], "--secret", r["secret"])
-	if err == nil || !strings.Contains(out, "needs a write key") {
+	if err == nil || !strings.Contains(out, "needs a curator or an admin") {
 		t.Errorf("read key deleted a project: %v\n%s", err, out)
 	}
 	out, err = run(t, append([]string{"delete", "project", pid}, creds...)...)
