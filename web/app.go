@@ -49,14 +49,14 @@ type appBox struct {
 // appItem is a file with what a grid cell or the item view shows.
 type appItem struct {
 	fileView
-	ThumbURL string          `json:"thumbUrl,omitempty"`
-	Boxes    []appBox        `json:"boxes"`
-	BoxCount int             `json:"boxCount"`           // of the frame(s) shown; more than len(boxes) past the inline bound
-	BoxesURL string          `json:"boxesUrl,omitempty"` // where all of them page, when boxes holds fewer`
+	ThumbURL string   `json:"thumbUrl,omitempty"`
+	Boxes    []appBox `json:"boxes"`
+	BoxCount int      `json:"boxCount"`           // of the frame(s) shown; more than len(boxes) past the inline bound
+	BoxesURL string   `json:"boxesUrl,omitempty"` // where all of them page, when boxes holds fewer`
 	// TrackCount is a video's tracks, of every operation (the grid's badge); absent for other files.
-	TrackCount *int `json:"trackCount,omitempty"`
-	Tags     []string        `json:"tags,omitempty"`
-	Metadata json.RawMessage `json:"metadata,omitempty"`
+	TrackCount *int            `json:"trackCount,omitempty"`
+	Tags       []string        `json:"tags,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
 }
 
 // lakeItems is one page of a lake listing (the selection, paging and sort of
