@@ -21,15 +21,13 @@ export const Facets = pure(function Facets({ q, itemType, go, list, stale }) {
   return (
     <aside class={'facets' + (stale ? ' stale' : '')} data-testid="facets" data-stale={stale ? 'true' : 'false'}
       title={stale ? 'the counts of the last query that ran: this one has an error' : undefined}>
-      {facets && Object.entries(LABELS).map(([field, title]) => (
+      {facets && Object.entries(LABELS).filter(([field]) => shown(facets[field], field, q).length > 0).map(([field, title]) => (
         <section>
           <h4 title={facets[field][0]?.estimated ? `estimated from the newest ${facets[field][0].sampled.toLocaleString('en')} files` : undefined}>
             {title}{facets[field][0]?.estimated ? ' ≈' : ''}
           </h4>
-          {(facets[field] || []).map((v) => {
+          {shown(facets[field], field, q).map((v) => {
             const on = field === 'type' ? v.value === itemType : hasTerm(q, v.clause)
-            // a shape type no file of the selection has is left out, unless the query asks for it
-            if (field === 'annotation.type' && !v.count && !on) return null
             return (
               <FacetButton field={field} value={v.value} count={v.count} on={on} about={v.estimated}
                 shapes={v.annotations}
@@ -45,6 +43,13 @@ export const Facets = pure(function Facets({ q, itemType, go, list, stale }) {
   )
 })
 
+// shown is a section's values: a shape type no file of the selection has is
+// left out, unless the query asks for it, so a lake without shapes shows no
+// Shapes section.
+function shown(values = [], field, q) {
+  return field === 'annotation.type' ? values.filter((v) => v.count || hasTerm(q, v.clause)) : values
+}
+
 // FacetButton is one value and its count of files; shapes, when given, is
 // how many annotations of the value those files hold (the Shapes section).
 function FacetButton({ field, value, count, on, onClick, about = false, shapes }) {
@@ -53,7 +58,7 @@ function FacetButton({ field, value, count, on, onClick, about = false, shapes }
     <button class={'facet' + (on ? ' on' : '')} data-testid="facet-value" data-field={field} data-value={value} onClick={onClick}
       data-shapes={shapes} title={shapes == null ? undefined : `${files} files with ${(about ? '≈' : '') + shapes.toLocaleString('en')} ${value} annotations`}>
       <span class="facet-name">{value}</span>
-      {shapes != null && <span class="muted facet-shapes" data-testid="facet-shapes">{shapes.toLocaleString('en')} in</span>}
+      {shapes != null && <span class="muted facet-shapes" data-testid="facet-shapes">{shapes.toLocaleString('en')} {shapes === 1 ? 'shape' : 'shapes'}</span>}
       <span class="muted" data-testid="facet-count">{files}</span>
     </button>
   )
