@@ -16,29 +16,14 @@ import (
 
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/internal/testmedia"
 	"github.com/framelake/framelake/lake"
 )
 
-// benchVideoPath is issue 34's 10-minute 1080p H.264 video at 30 fps
-// (18,000 frames of testsrc2), the one lake's BenchmarkVideoFrame makes
-// under .bench; made here the same way when missing (a few minutes).
+// benchVideoPath is issue 34's 10-minute 1080p video, made once under .bench.
 func benchVideoPath(b *testing.B) string {
-	path, err := filepath.Abs(filepath.Join("..", ".bench", "video-10min-1080p.mp4"))
+	path, err := testmedia.BenchVideo(filepath.Join("..", ".bench"))
 	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	tmp := path + ".tmp.mp4"
-	if out, err := exec.Command("ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=1920x1080:r=30:d=600",
-		"-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-pix_fmt", "yuv420p", tmp).CombinedOutput(); err != nil {
-		b.Fatalf("ffmpeg: %v %s", err, out)
-	}
-	if err := os.Rename(tmp, path); err != nil {
 		b.Fatal(err)
 	}
 	return path

@@ -15,28 +15,14 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/labelio/trackio"
+	"github.com/framelake/framelake/internal/testmedia"
 	"github.com/framelake/framelake/lake"
 )
 
-// benchVideo is issue 34's 10-minute 1080p H.264 video at 30 fps (18,000
-// frames of ffmpeg's testsrc2), made once under .bench (about 2 minutes).
+// benchVideo is issue 34's 10-minute 1080p video, made once under .bench.
 func benchVideo(b *testing.B) string {
-	path, err := filepath.Abs(filepath.Join("..", ".bench", "video-10min-1080p.mp4"))
+	path, err := testmedia.BenchVideo(filepath.Join("..", ".bench"))
 	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	tmp := path + ".tmp.mp4"
-	if out, err := exec.Command("ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=1920x1080:r=30:d=600",
-		"-c:v", "libx264", "-preset", "ultrafast", "-g", "60", "-pix_fmt", "yuv420p", tmp).CombinedOutput(); err != nil {
-		b.Fatalf("ffmpeg: %v %s", err, out)
-	}
-	if err := os.Rename(tmp, path); err != nil {
 		b.Fatal(err)
 	}
 	return path
