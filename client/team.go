@@ -154,6 +154,8 @@ type Agreement struct {
 		Value   float64 `json:"value"`
 		Frames  int     `json:"frames"`
 		Skipped int     `json:"skipped"`
+		// ByLabel is each class's kappa, one against the rest.
+		ByLabel map[string]float64 `json:"byLabel"`
 	} `json:"kappa"`
 	Frames []struct {
 		Key string  `json:"key"` // the frame's unique name

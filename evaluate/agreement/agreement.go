@@ -14,7 +14,9 @@
 //     was classed by the same two people, Fleiss' kappa otherwise (raters may
 //     differ from frame to frame; every frame needs the same number of them,
 //     frames with another number are left out and counted). "No class" is a
-//     category of its own.
+//     category of its own. Per class, the same kappa one against the rest
+//     (every rating recoded as that class or not), the usual per-category
+//     kappa.
 //   - Frames whose F1 is under Options.Threshold are listed for review.
 //   - Consensus keeps a shape where more than half of a frame's annotators
 //     drew it (matched as above): the mean of their boxes, and for masks the
@@ -73,6 +75,9 @@ type Kappa struct {
 	Value   float64 `json:"value"`
 	Frames  int     `json:"frames"`
 	Skipped int     `json:"skipped"` // frames left out: another number of raters
+	// ByLabel is the kappa of each class one against the rest: the same
+	// kind of kappa over the ratings recoded as that class or not.
+	ByLabel map[string]float64 `json:"byLabel"`
 }
 
 func (o *Options) defaults() {

@@ -106,6 +106,71 @@ func TestKappaKind(t *testing.T) {
 	}
 }
 
+// Kappa per class, one against the rest, worked by hand (docs/team.md
+// "Agreement between annotators"):
+//
+//   - Cohen, a and b on 10 frames: (day,day) ×3, (day,night), (night,night)
+//     ×3, (night,day), (dusk,dusk), (dusk,night). "day": a says day on 4,
+//     b on 4, both on 3, neither on 5: p_o 0.8, p_e 0.4·0.4+0.6·0.6 = 0.52,
+//     kappa 0.28/0.48 = 7/12. "night": a 4, b 5, both 3, neither 4: p_o 0.7,
+//     p_e 0.2+0.3 = 0.5, kappa 0.4. "dusk": a 2, b 1, both 1, neither 8:
+//     p_o 0.9, p_e 0.02+0.72 = 0.74, kappa 0.16/0.26 = 8/13. Overall: p_o
+//     0.7, p_e 0.16+0.2+0.02 = 0.38, kappa 0.32/0.62 = 16/31.
+//   - Fleiss, three raters who change: (day,day,day), (day,day,night),
+//     (night,night,night), (day,night,night). "day": P_i 1, 1/3, 1, 1/3,
+//     P̄ 2/3; 6 of 12 ratings day, P̄e 0.5; kappa (2/3-1/2)/(1/2) = 1/3;
+//     "night" the same, and so the overall kappa (two classes).
+//   - A class nobody else gave (c alone says "fog" once, 4 frames): "fog"
+//     p_o 3/4 with b never saying it: p_e 3/4, kappa 0.
+func TestKappaByLabel(t *testing.T) {
+	frame := func(key string, who []string, classes ...string) Frame {
+		c := map[string]string{}
+		for i, w := range who {
+			c[w] = classes[i]
+		}
+		return Frame{Key: key, Annotators: who, Classes: c}
+	}
+	pairs := func(who []string, rows ...[]string) []Frame {
+		var out []Frame
+		for i, r := range rows {
+			out = append(out, frame(string(rune('a'+i)), who, r...))
+		}
+		return out
+	}
+	ab := []string{"a", "b"}
+	dd, dn, nn, nd := []string{"day", "day"}, []string{"day", "night"}, []string{"night", "night"}, []string{"night", "day"}
+	for _, c := range []struct {
+		name    string
+		frames  []Frame
+		kind    string
+		overall float64
+		byLabel map[string]float64
+	}{
+		{"cohen", pairs(ab, dd, dd, dd, dn, nn, nn, nn, nd, []string{"dusk", "dusk"}, []string{"dusk", "night"}),
+			"cohen", 16.0 / 31, map[string]float64{"day": 7.0 / 12, "night": 0.4, "dusk": 8.0 / 13}},
+		{"fleiss", []Frame{frame("1", []string{"a", "b", "c"}, "day", "day", "day"),
+			frame("2", []string{"b", "c", "d"}, "day", "day", "night"),
+			frame("3", []string{"a", "c", "d"}, "night", "night", "night"),
+			frame("4", []string{"a", "b", "d"}, "day", "night", "night")},
+			"fleiss", 1.0 / 3, map[string]float64{"day": 1.0 / 3, "night": 1.0 / 3}},
+		{"a class one rater gave", pairs([]string{"b", "c"}, dd, dd, dd, []string{"day", "fog"}),
+			"cohen", 0, map[string]float64{"day": 0, "fog": 0}},
+	} {
+		r, err := Measure(c.frames, Options{})
+		if err != nil || r.Kappa == nil {
+			t.Fatalf("%s: %+v %v", c.name, r.Kappa, err)
+		}
+		if r.Kappa.Kind != c.kind || !near(r.Kappa.Value, c.overall, 1e-12) || len(r.Kappa.ByLabel) != len(c.byLabel) {
+			t.Errorf("%s: %+v, want %s %v by label %v", c.name, r.Kappa, c.kind, c.overall, c.byLabel)
+		}
+		for label, want := range c.byLabel {
+			if got, ok := r.Kappa.ByLabel[label]; !ok || !near(got, want, 1e-12) {
+				t.Errorf("%s: kappa of %s %v, want %v", c.name, label, got, want)
+			}
+		}
+	}
+}
+
 // Consensus of three: the car two of three drew stays (their mean box), the
 // person only one drew goes; for masks, the pixels two of three painted.
 func TestConsensus(t *testing.T) {

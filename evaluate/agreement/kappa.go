@@ -7,7 +7,8 @@ import (
 
 // kappaOf is Cohen's kappa when every classed frame has the same two
 // raters, else Fleiss' kappa over the frames with the most common number
-// of raters; nil when no frame has classes.
+// of raters; nil when no frame has classes. ByLabel is the same kappa of
+// each class one against the rest (perLabel).
 func kappaOf(frames []Frame) *Kappa {
 	var classed []Frame
 	for _, f := range frames {
@@ -19,8 +20,11 @@ func kappaOf(frames []Frame) *Kappa {
 		return nil
 	}
 	if same, a, b := sameTwo(classed); same {
-		k := Cohen(column(classed, a), column(classed, b))
-		return &Kappa{Kind: "cohen", Value: k, Frames: len(classed)}
+		rows := make([][]string, len(classed))
+		for i, f := range classed {
+			rows[i] = []string{f.Classes[a], f.Classes[b]} // "": no class, a category of its own
+		}
+		return &Kappa{Kind: "cohen", Value: cohenRows(rows), Frames: len(classed), ByLabel: perLabel(rows, cohenRows)}
 	}
 	counts := map[int]int{}
 	for _, f := range classed {
@@ -43,7 +47,46 @@ func kappaOf(frames []Frame) *Kappa {
 		}
 		rows = append(rows, row)
 	}
-	return &Kappa{Kind: "fleiss", Value: Fleiss(rows), Frames: len(rows), Skipped: len(classed) - len(rows)}
+	return &Kappa{Kind: "fleiss", Value: Fleiss(rows), Frames: len(rows), Skipped: len(classed) - len(rows),
+		ByLabel: perLabel(rows, Fleiss)}
+}
+
+// perLabel is the per-category kappa: for each class given, the same kappa
+// over the same ratings recoded as that class or not (one against the
+// rest). "No class" is no label of its own here, only one of the rest.
+func perLabel(rows [][]string, kappa func([][]string) float64) map[string]float64 {
+	labels := map[string]bool{}
+	for _, r := range rows {
+		for _, c := range r {
+			if c != "" {
+				labels[c] = true
+			}
+		}
+	}
+	out := make(map[string]float64, len(labels))
+	for label := range labels {
+		bin := make([][]string, len(rows))
+		for i, r := range rows {
+			bin[i] = make([]string, len(r))
+			for j, c := range r {
+				if c == label {
+					bin[i][j] = "1"
+				}
+			}
+		}
+		out[label] = kappa(bin)
+	}
+	return out
+}
+
+// cohenRows is Cohen's kappa of rows of two ratings (the first rater's,
+// the second's).
+func cohenRows(rows [][]string) float64 {
+	a, b := make([]string, len(rows)), make([]string, len(rows))
+	for i, r := range rows {
+		a[i], b[i] = r[0], r[1]
+	}
+	return Cohen(a, b)
 }
 
 func sameTwo(frames []Frame) (bool, string, string) {
@@ -58,14 +101,6 @@ func sameTwo(frames []Frame) (bool, string, string) {
 		}
 	}
 	return true, first[0], first[1]
-}
-
-func column(frames []Frame, annotator string) []string {
-	out := make([]string, len(frames))
-	for i, f := range frames {
-		out[i] = f.Classes[annotator] // "": no class, a category of its own
-	}
-	return out
 }
 
 // Cohen is Cohen's kappa of two raters' categories of the same items:

@@ -7,7 +7,8 @@ import { navigate } from './router.js'
 // editing time, rejection rate, reviews done and comments received and
 // resolved, from GET /api/v1/stats/people (docs/team.md "Statistics").
 // Columns follow the answer: a figure the server adds shows up under its
-// own name. Fetched again every 10 s.
+// own name. Fetched again every 10 s. With a project chosen, its agreement
+// between annotators shows below.
 const NAMES = {
   user: 'person', day: 'day', frames: 'frames', shapes: 'shapes added', shapesRemoved: 'shapes removed', changes: 'saves',
   activeSeconds: 'active time', activeMinutes: 'active minutes', jobsReviewed: 'jobs reviewed', jobsRejected: 'jobs rejected',
@@ -24,6 +25,44 @@ function cell(k, v) {
   if (k === 'activeSeconds' && typeof v === 'number') return v < 60 ? `${Math.round(v)} s` : `${Math.floor(v / 60)} min ${Math.round(v % 60)} s`
   if (typeof v === 'number') return Number.isInteger(v) ? v : v.toFixed(2)
   return String(v)
+}
+
+// Agreement shows a project's agreement between annotators (GET
+// /api/v1/projects/{id}/agreement, docs/team.md "Agreement between
+// annotators"): F1 overall and per label, and the kappa of frame classes
+// overall and per class (one against the rest), with the review queue's size.
+function Agreement({ project }) {
+  const [a, setA] = useState(null)
+  const [error, setError] = useState(null)
+  useEffect(() => {
+    setA(null)
+    api('/projects/' + encodeURIComponent(project) + '/agreement').then((r) => { setA(r); setError(null) }, setError)
+  }, [project])
+  if (error) return <div class="error" role="alert" data-testid="agreement-error">{error.message}</div>
+  if (!a) return null
+  if (!a.measuredFrames) return <p class="muted" data-testid="agreement-none">No frame of this project was labelled by two or more annotators yet.</p>
+  const labels = [...new Set([...Object.keys(a.byLabel ?? {}), ...Object.keys(a.kappa?.byLabel ?? {})])].sort()
+  const num = (v) => (v == null ? '' : v.toFixed(2))
+  return (
+    <div class="agreement" data-testid="agreement">
+      <h3>Agreement between annotators</h3>
+      <p>{a.measuredFrames} frames measured · F1 <b data-testid="agreement-f1">{num(a.f1)}</b>
+        {a.kappa && <> · {a.kappa.kind === 'cohen' ? "Cohen's" : "Fleiss'"} kappa <b data-testid="agreement-kappa">{num(a.kappa.value)}</b></>}
+        {' '}· {a.review.length} to review</p>
+      {labels.length > 0 && (
+        <table class="table stats-table">
+          <thead><tr><th>label</th><th>F1 of shapes</th><th>kappa of the class (one against the rest)</th></tr></thead>
+          <tbody>
+            {labels.map((l) => (
+              <tr data-testid="agreement-label" data-label={l}>
+                <td>{l}</td><td data-key="f1">{num(a.byLabel?.[l])}</td><td data-key="kappa">{num(a.kappa?.byLabel?.[l])}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  )
 }
 
 export function Stats({ search }) {
@@ -79,6 +118,7 @@ export function Stats({ search }) {
           </tbody>
         </table>
       )}
+      {project && <Agreement project={project} />}
     </div>
   )
 }
