@@ -420,6 +420,7 @@ type Workspace struct {
 	Labels       []Label       `json:"labels"`
 	CollectionID string        `json:"collectionId"` // the task's frames, for model runs
 	Frames       []FrameStatus `json:"frames"`
+	Video        *VideoTask    `json:"video,omitempty"` // a task made from a lake video (videotask.go)
 }
 
 // FrameStatus is one frame of a task as its frame strip shows it.
@@ -432,6 +433,7 @@ type FrameStatus struct {
 	Annotated  bool   `json:"annotated"` // its labels were given ([] included)
 	BoxCount   int    `json:"boxCount"`
 	Version    int    `json:"version"`
+	Frame      *int   `json:"frame,omitempty"` // a video task's: the frame number in the video uniqueName
 }
 
 // FrameState is one frame's human boxes in a project, at a version, and the

@@ -103,6 +103,7 @@ type Job struct {
 	UpdatedAt      time.Time  `json:"updatedAt"`
 	Frames         []JobFrame `json:"frames,omitempty"`
 	Events         []JobEvent `json:"events,omitempty"`
+	Video          *VideoTask `json:"video,omitempty"` // a video task's job: the video and the task's range
 
 	seq, sessionSeq int64
 }
@@ -117,7 +118,8 @@ type JobFrame struct {
 	Annotated  bool    `json:"annotated"`
 	BoxCount   int     `json:"boxCount"`
 	Version    int     `json:"version"`
-	Review     *string `json:"review"` // "accepted", "rejected" or null
+	Review     *string `json:"review"`          // "accepted", "rejected" or null
+	Frame      *int    `json:"frame,omitempty"` // a video task's: the frame number in the video
 }
 
 // JobEvent is one recorded change of a job.
@@ -191,10 +193,21 @@ func checkPlan(pl JobPlan) error {
 	return nil
 }
 
-// planFrame is a task frame being cut into jobs.
+// planFrame is a task frame being cut into jobs: a lake file, or a frame
+// of a video task's video (video).
 type planFrame struct {
 	fileSeq  int64
 	position int
+	frame    int
+	video    bool
+}
+
+// key names the frame among a task's: its file, or its video frame.
+func (f planFrame) key() int64 {
+	if f.video {
+		return -1 - int64(f.frame)
+	}
+	return f.fileSeq
 }
 
 // CreateJobs cuts a task into jobs (see JobPlan) and returns them. A task
@@ -211,6 +224,15 @@ func (s *Service) CreateJobs(ctx context.Context, taskID string, pl JobPlan, by 
 		}
 		if err := clearJobs(ctx, tx, r, pl.Replace); err != nil {
 			return err
+		}
+		if v, ok, err := s.loadVideoTask(ctx, tx, r.sessionSeq); err != nil {
+			return err
+		} else if ok {
+			if pl.Overlap != nil {
+				return errs.Invalid("overlap", "task %s labels a video: independent copies (overlap) are made of image "+
+					"tasks only", taskID)
+			}
+			return s.insertJobs(ctx, tx, r, pl, videoJobFrames(v), by)
 		}
 		var fr []planFrame
 		if err := rowsEach(ctx, tx, `SELECT file_seq, sequence_no FROM frame WHERE session_seq = ? ORDER BY sequence_no`,
@@ -278,6 +300,11 @@ func (s *Service) insertJobs(ctx context.Context, tx *sql.Tx, r taskRef, pl JobP
 		return err
 	}
 	defer insFrame.Close()
+	insVideo, err := tx.PrepareContext(ctx, `INSERT INTO video_job_frame (job_seq, frame) VALUES (?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insVideo.Close()
 	insEvent, err := tx.PrepareContext(ctx, `INSERT INTO job_event (job_seq, at, who, kind, to_state, detail)
 		VALUES (?, ?, ?, 'created', 'annotation', ?)`)
 	if err != nil {
@@ -304,11 +331,17 @@ func (s *Service) insertJobs(ctx context.Context, tx *sql.Tx, r taskRef, pl JobP
 				return err
 			}
 			for _, f := range run {
-				if _, err := insFrame.ExecContext(ctx, jobSeq, f.fileSeq, f.position); err != nil {
+				var err error
+				if f.video {
+					_, err = insVideo.ExecContext(ctx, jobSeq, f.frame)
+				} else {
+					_, err = insFrame.ExecContext(ctx, jobSeq, f.fileSeq, f.position)
+				}
+				if err != nil {
 					return err
 				}
 				if assignee.Valid {
-					holders[f.fileSeq] = append(holders[f.fileSeq], assignee.String)
+					holders[f.key()] = append(holders[f.key()], assignee.String)
 				}
 			}
 			detail := jsonArray(map[string]any{"assignee": nullString(assignee), "frames": len(run), "copy": copyNo})
@@ -334,7 +367,7 @@ func (s *Service) insertJobs(ctx context.Context, tx *sql.Tx, r taskRef, pl JobP
 
 func holdsAny(holders map[int64][]string, run []planFrame, name string) bool {
 	for _, f := range run {
-		if slices.Contains(holders[f.fileSeq], name) {
+		if slices.Contains(holders[f.key()], name) {
 			return true
 		}
 	}
@@ -379,12 +412,20 @@ func (s *Service) Jobs(ctx context.Context, taskID string) ([]Job, error) {
 	return s.loadJobs(ctx, s.db.R, r, "j.session_seq = ?", r.sessionSeq)
 }
 
+// A video task's job counts its video_job_frame rows; a frame of it is
+// annotated when a track of the project lies on it (first to last keyframe).
 const jobColumns = `j.seq, j.session_seq, j.number, j.copy, j.state, j.assignee, j.reviewer, j.created_at, j.updated_at,
-	(SELECT count(*) FROM job_frame jf WHERE jf.job_seq = j.seq),
+	(SELECT count(*) FROM job_frame jf WHERE jf.job_seq = j.seq) + (SELECT count(*) FROM video_job_frame vf WHERE vf.job_seq = j.seq),
 	(SELECT count(*) FROM job_frame jf JOIN frame f ON f.session_seq = j.session_seq AND f.file_seq = jf.file_seq
-		WHERE jf.job_seq = j.seq AND CASE WHEN j.copy = 0 THEN f.annotated ELSE jf.annotated END = 1),
-	(SELECT count(*) FROM job_frame jf WHERE jf.job_seq = j.seq AND jf.review = 'accepted'),
-	(SELECT count(*) FROM job_frame jf WHERE jf.job_seq = j.seq AND jf.review = 'rejected'),
+		WHERE jf.job_seq = j.seq AND CASE WHEN j.copy = 0 THEN f.annotated ELSE jf.annotated END = 1) +
+	(SELECT count(*) FROM video_job_frame vf JOIN video_task vt ON vt.session_seq = j.session_seq WHERE vf.job_seq = j.seq
+		AND EXISTS (SELECT 1 FROM track t WHERE t.file_seq = vt.file_seq AND t.operation = (SELECT p.id FROM upload_session s
+			JOIN project p ON p.seq = s.project_seq WHERE s.seq = j.session_seq)
+			AND vf.frame BETWEEN t.first_frame AND t.last_frame)),
+	(SELECT count(*) FROM job_frame jf WHERE jf.job_seq = j.seq AND jf.review = 'accepted') +
+	(SELECT count(*) FROM video_job_frame vf WHERE vf.job_seq = j.seq AND vf.review = 'accepted'),
+	(SELECT count(*) FROM job_frame jf WHERE jf.job_seq = j.seq AND jf.review = 'rejected') +
+	(SELECT count(*) FROM video_job_frame vf WHERE vf.job_seq = j.seq AND vf.review = 'rejected'),
 	(SELECT count(*) FROM comment c WHERE c.job_seq = j.seq),
 	(SELECT count(*) FROM comment c WHERE c.job_seq = j.seq AND c.resolved_at IS NULL)`
 
@@ -426,6 +467,16 @@ func (s *Service) Job(ctx context.Context, taskID string, number int) (Job, erro
 		return Job{}, errs.New(errs.NotFound, "number", "task %s has no job %d", taskID, number)
 	}
 	j := js[0]
+	if v, ok, err := s.loadVideoTask(ctx, s.db.R, j.sessionSeq); err != nil {
+		return Job{}, err
+	} else if ok {
+		j.Video = &v
+		if j.Frames, err = s.videoJobFramesOf(ctx, v, r.projectID, j.seq); err != nil {
+			return Job{}, err
+		}
+		j.Events, err = s.jobEvents(ctx, j.seq)
+		return j, err
+	}
 	j.Frames = []JobFrame{}
 	if err := rowsEach(ctx, s.db.R, `SELECT jf.position, f.unique_name, f.width, f.height,
 		CASE WHEN ? = 0 THEN f.annotated ELSE jf.annotated END, CASE WHEN ? = 0 THEN f.box_count ELSE jf.box_count END,

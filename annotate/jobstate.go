@@ -197,6 +197,14 @@ func reviewFrames(ctx context.Context, tx *sql.Tx, j jobRow, after JobState, ch 
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
+			// A video job's frames are named by their number in the video.
+			ok, err := reviewVideoFrame(ctx, tx, j, name, ch.Frames[name])
+			if err != nil {
+				return err
+			}
+			if ok {
+				continue
+			}
 			return errs.New(errs.NotFound, "frames", "%q is not a frame of job %d", name, j.number)
 		}
 	}

@@ -292,9 +292,13 @@ func (s *Service) TaskWorkspace(ctx context.Context, taskID string) (Workspace, 
 		return Workspace{}, err
 	}
 	w := Workspace{Task: t, ProjectID: p.ID, Labels: p.Labels, Frames: []FrameStatus{}}
-	if err := s.db.R.QueryRowContext(ctx, `SELECT collection_id FROM upload_session WHERE task_id = ?`,
-		taskID).Scan(&w.CollectionID); err != nil {
+	var sessionSeq int64
+	if err := s.db.R.QueryRowContext(ctx, `SELECT collection_id, seq FROM upload_session WHERE task_id = ?`,
+		taskID).Scan(&w.CollectionID, &sessionSeq); err != nil {
 		return Workspace{}, err
+	}
+	if ok, err := s.videoWorkspace(ctx, &w, sessionSeq); ok || err != nil {
+		return w, err
 	}
 	rows, err := s.db.R.QueryContext(ctx, `SELECT f.sequence_no, f.unique_name, f.width, f.height, f.annotated,
 		f.box_count, f.version FROM frame f JOIN upload_session s ON s.seq = f.session_seq WHERE s.task_id = ?
