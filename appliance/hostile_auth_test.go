@@ -70,8 +70,8 @@ var routeAccess = map[string]string{
 
 	"GET /api/v1/lake/history":                      "project:view",
 	"GET /api/v1/lake/history/:changeId/shapes":     "viewer",
-	"POST /api/v1/lake/history/:changeId/restore":   "curator",
-	"GET /api/v1/stats/people":                      "viewer",
+	"POST /api/v1/lake/history/:changeId/restore":   "project:member",
+	"GET /api/v1/stats/people":                      "own",
 	"POST /api/v1/session":                          "sign-in",
 	"GET /api/v1/session":                           "own",
 	"DELETE /api/v1/session":                        "own",

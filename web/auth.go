@@ -247,6 +247,11 @@ var projectRoutes = map[string]projectRule{
 	// A member reads the history of their project's frames (the workspace's
 	// history): project= or task= is then required; lake-wide roles read all.
 	"GET /lake/history": {need: NeedView, history: true},
+	// A restore is decided by the change's project and job, a person's
+	// statistics by whose rows they may read (web/history.go restorable,
+	// web/stats.go statsPeople).
+	"POST /lake/history/:changeId/restore": anyone,
+	"GET /stats/people":                    anyone,
 
 	"GET /projects/:projectId/members":          curateNeed,
 	"PUT /projects/:projectId/members/:name":    curateNeed,

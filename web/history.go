@@ -11,6 +11,7 @@ import (
 
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -133,7 +134,7 @@ func (s *server) historyVersion(c *echo.Context) error {
 func (s *server) historyRestore(c *echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("changeId")
-	info, err := s.Lake.ChangeInfo(ctx, id)
+	info, err := s.restorable(c, id)
 	if err != nil {
 		return err
 	}
@@ -155,6 +156,9 @@ func (s *server) historyRestore(c *echo.Context) error {
 		// the jobs' rules for the caller.
 		m, err := s.member(c, project)
 		if err != nil {
+			return err
+		}
+		if err := s.restoreInJob(c, info, m); err != nil {
 			return err
 		}
 		boxes, err := s.Lake.VersionBoxes(ctx, id)
@@ -194,6 +198,54 @@ func (s *server) historyRestore(c *echo.Context) error {
 		answer["change"] = after
 	}
 	return c.JSON(http.StatusOK, answer)
+}
+
+// restorable is the change a restore asks for, once the caller may try it
+// (docs/team.md "Restore"): curators and admins any change; anyone else
+// only a change of the own answer of a project they are a member of, whose
+// jobs' rules then decide (restoreInJob, ReplaceFrameBoxesAs). To them a
+// change that does not exist is refused as one they may not restore, so a
+// guessed id tells nothing.
+func (s *server) restorable(c *echo.Context, id string) (lake.Change, error) {
+	ctx := c.Request().Context()
+	k := caller(c)
+	info, err := s.Lake.ChangeInfo(ctx, id)
+	if k.Role.Allows(auth.Write) || (err != nil && !errs.Is(err, errs.NotFound)) {
+		return info, err
+	}
+	denied := errs.New(errs.PermissionDenied, "changeId", "restoring change %s needs a curator or an admin, or a member of "+
+		"its project whose job lets them edit the frame now; %s is %s", id, s.userName(c), k.Role)
+	if err != nil {
+		return lake.Change{}, denied
+	}
+	project, _, _ := strings.Cut(info.Operation, "/")
+	if project != info.Operation || info.Frame != 0 {
+		return lake.Change{}, denied // a copy's answer, or shapes of no project (an import's): curators only
+	}
+	if _, err := s.Annotate.Project(ctx, project); err != nil {
+		return lake.Change{}, denied
+	}
+	if err := s.projectAccess(c, project, NeedView); err != nil {
+		return lake.Change{}, err
+	}
+	return info, nil
+}
+
+// restoreInJob refuses a restore of a project's answer that m may not make
+// as a workspace save now; a curator may always. A frame m holds in a copy
+// job is their independent answer: the project's answer is not restored
+// into it.
+func (s *server) restoreInJob(c *echo.Context, info lake.Change, m annotate.Member) error {
+	if m.Curate {
+		return nil
+	}
+	err := s.Annotate.CheckFrameEdit(c.Request().Context(), info.Operation, info.File, m)
+	var e *errs.Error
+	if errors.As(err, &e) && e.Code == errs.FailedPrecondition && e.Field == "uniqueName" {
+		return errs.New(errs.PermissionDenied, "changeId", "frame %q is in your copy job, an answer of your own: change %s "+
+			"of project %s's answer is not restored into it", info.File, info.ID, info.Operation)
+	}
+	return err
 }
 
 // workspaceBoxes are lake shapes as the workspace saves them.

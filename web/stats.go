@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -44,7 +45,8 @@ const maxStatsRange = 366 * 24 * time.Hour
 // peopleStats answers GET /stats/people?from=&to=&project=: per person per
 // day, ordered by person then day. from and to are dates (2026-11-29, a
 // whole UTC day: to includes its day) or RFC 3339 times (to excluded); by
-// default the 30 days up to now.
+// default the 30 days up to now. Each caller reads the rows statsPeople
+// allows them.
 func (s *server) peopleStats(c *echo.Context) error {
 	q := c.Request().URL.Query()
 	to, err := statsTime(q.Get("to"), "to", time.Now().UTC(), true)
@@ -63,6 +65,10 @@ func (s *server) peopleStats(c *echo.Context) error {
 	}
 	project := q.Get("project")
 	ctx := c.Request().Context()
+	people, err := s.statsPeople(c, project)
+	if err != nil {
+		return err
+	}
 	if project != "" {
 		if _, err := s.Annotate.Project(ctx, project); err != nil {
 			return err
@@ -76,22 +82,28 @@ func (s *server) peopleStats(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	people := map[[2]string]*PersonDay{}
+	days := map[[2]string]*PersonDay{}
 	var order [][2]string
 	day := func(who, d string) *PersonDay {
 		k := [2]string{who, d}
-		if people[k] == nil {
-			people[k] = &PersonDay{User: who, Day: d}
+		if days[k] == nil {
+			days[k] = &PersonDay{User: who, Day: d}
 			order = append(order, k)
 		}
-		return people[k]
+		return days[k]
 	}
 	for _, e := range edits {
+		if people != nil && !people[e.Who] {
+			continue
+		}
 		p := day(e.Who, e.Day)
 		p.Frames, p.Shapes, p.ShapesRemoved, p.Changes = e.Frames, e.Shapes, e.Removed, e.Changes
 		p.ActiveSeconds = e.Active.Seconds()
 	}
 	for _, r := range reviews {
+		if people != nil && !people[r.Who] {
+			continue
+		}
 		p := day(r.Who, r.Day)
 		p.ReviewsDone, p.JobsReviewed, p.JobsRejected = r.ReviewsDone, r.JobsReviewed, r.JobsRejected
 		p.CommentsReceived, p.CommentsResolved = r.CommentsReceived, r.CommentsResolved
@@ -102,10 +114,52 @@ func (s *server) peopleStats(c *echo.Context) error {
 	}
 	out := make([]PersonDay, 0, len(order))
 	for _, k := range sortedKeys(order) {
-		out = append(out, *people[k])
+		out = append(out, *days[k])
 	}
 	return c.JSON(http.StatusOK, map[string]any{"from": from, "to": to, "project": project,
 		"idleGapSeconds": lake.IdleGap.Seconds(), "people": out})
+}
+
+// statsPeople is whose rows the caller may read (docs/team.md
+// "Statistics"), nil for everyone's: viewers, curators and admins read
+// all; an annotator their own; a reviewer their own and those of the
+// members of the projects they review. With project=, an annotator or a
+// reviewer must be a member of it, and a reviewer reads its members only
+// when they review it. A person's work in other projects shows in the
+// rows of no project (project= left out) as the history counts it.
+func (s *server) statsPeople(c *echo.Context, project string) (map[string]bool, error) {
+	k := caller(c)
+	if k.Role.Lakewide() {
+		return nil, nil
+	}
+	me := s.userName(c)
+	people := map[string]bool{me: true}
+	if k.User == "" { // a key of no person acting as a member: its own rows
+		return people, nil
+	}
+	ctx := c.Request().Context()
+	if project != "" {
+		if err := s.projectAccess(c, project, NeedView); err != nil {
+			return nil, err
+		}
+	}
+	mine, err := s.Keys.Memberships(ctx, k.User)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mine {
+		if m.Role != auth.Reviewer || (project != "" && m.ProjectID != project) {
+			continue
+		}
+		members, err := s.Keys.Members(ctx, m.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range members {
+			people[o.Name] = true
+		}
+	}
+	return people, nil
 }
 
 // statsTime reads a range end: a date (its UTC midnight; the next one for
