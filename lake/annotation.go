@@ -127,15 +127,15 @@ func checkLabelConfidence(field string, b Box) error {
 // operation with source (on frame, or on every frame when frame < 0) by
 // boxes, and bumps the file's updated time.
 func ReplaceBoxes(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, frame int, boxes []Box) error {
-	// People's edits of a frame are kept in its history (history.go);
-	// a model run's boxes are its own record.
-	keep := source == Human && frame >= 0
-	var before []Box
-	if keep {
-		var err error
-		if before, err = frameBoxesTx(ctx, tx, fileSeq, source, operation, frame); err != nil {
+	// People's edits of a frame are kept in its history (history.go), and
+	// written row by row as they change (history_save.go); a model run's
+	// boxes are its own record.
+	if source == Human && frame >= 0 {
+		if err := replaceKept(ctx, tx, fileSeq, source, operation, frame, boxes); err != nil {
 			return err
 		}
+		_, err := tx.ExecContext(ctx, `UPDATE file SET updated_at = ? WHERE seq = ?`, millis(time.Now()), fileSeq)
+		return err
 	}
 	q := `DELETE FROM annotation WHERE file_seq = ? AND source = ? AND operation = ?`
 	args := []any{fileSeq, source, operation}
@@ -180,16 +180,6 @@ func ReplaceBoxes(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source,
 		if _, err := ins.ExecContext(ctx, id.New("ann"), fileSeq, f, b.Label, b.X, b.Y, b.W, b.H, b.Confidence,
 			source, operation, attrs, now, now, sr.typ, sr.geometry, sr.points, sr.visible, b.Area); err != nil {
 			return fmt.Errorf("replace boxes: %w", err)
-		}
-	}
-	if keep {
-		// Read back as stored, so an unchanged shape compares equal.
-		after, err := frameBoxesTx(ctx, tx, fileSeq, source, operation, frame)
-		if err != nil {
-			return err
-		}
-		if err := recordChange(ctx, tx, fileSeq, frame, operation, shapeJSONs(before), shapeJSONs(after)); err != nil {
-			return err
 		}
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE file SET updated_at = ? WHERE seq = ?`, now, fileSeq)

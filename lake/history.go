@@ -57,17 +57,22 @@ type Change struct {
 func shapeJSONs(boxes []Box) []string {
 	out := make([]string, len(boxes))
 	for i, b := range boxes {
-		j, _ := json.Marshal(b)
-		var m map[string]json.RawMessage
-		_ = json.Unmarshal(j, &m) // just marshalled
-		for _, k := range []string{"id", "frame", "source", "operation"} {
-			delete(m, k)
-		}
-		j, _ = json.Marshal(m) // map keys come out sorted
-		out[i] = string(j)
+		out[i] = shapeJSON(b)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// shapeJSON is one box's JSON as shapeJSONs lists it.
+func shapeJSON(b Box) string {
+	j, _ := json.Marshal(b)
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(j, &m) // just marshalled
+	for _, k := range []string{"id", "frame", "source", "operation"} {
+		delete(m, k)
+	}
+	j, _ = json.Marshal(m) // map keys come out sorted
+	return string(j)
 }
 
 // diff is the multiset difference of two sorted lists: what a lacks of b
@@ -96,13 +101,15 @@ func recordChange(ctx context.Context, tx *sql.Tx, fileSeq int64, frame int, ope
 	if len(removed) == 0 && len(added) == 0 {
 		return nil
 	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM frame_change WHERE file_seq = ? AND frame = ? AND operation = ?`,
-		fileSeq, frame, operation).Scan(&n); err != nil {
+	// Whether the frame has a change yet, not how many: a count walked the
+	// whole chain of a long-edited frame on every save.
+	var seen bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM frame_change WHERE file_seq = ? AND frame = ?
+		AND operation = ?)`, fileSeq, frame, operation).Scan(&seen); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
 	var base any
-	if n == 0 { // the first change keeps what was there before it
+	if !seen { // the first change keeps what was there before it
 		base = jsonList(before)
 	}
 	a := ActorOf(ctx)
@@ -324,33 +331,4 @@ func rawStrings(list string) []string {
 		out[i] = string(r)
 	}
 	return out
-}
-
-// frameBoxesTx reads, in tx, one frame's boxes from an operation as
-// scanBoxes reads them.
-func frameBoxesTx(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, frame int) ([]Box, error) {
-	rows, err := tx.QueryContext(ctx, boxColumns+` WHERE a.file_seq = ? AND a.source = ? AND a.operation = ? AND a.frame = ?
-		ORDER BY a.seq`, fileSeq, source, operation, frame)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Box
-	for rows.Next() {
-		var b Box
-		var attrs, typ string
-		var geometry sql.NullString
-		var area sql.NullFloat64
-		if err := rows.Scan(&b.ID, &b.FileSeq, &b.Frame, &b.Label, &b.X, &b.Y, &b.W, &b.H, &b.Confidence, &b.Source,
-			&b.Operation, &attrs, &typ, &geometry, &area); err != nil {
-			return nil, err
-		}
-		if err := b.loadShape(typ, geometry, area); err != nil {
-			return nil, err
-		}
-		b.Attributes = json.RawMessage(attrs)
-		b.roundCoords()
-		out = append(out, b)
-	}
-	return out, rows.Err()
 }
