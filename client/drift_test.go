@@ -13,6 +13,7 @@ import (
 	"github.com/framelake/framelake/curate"
 	"github.com/framelake/framelake/dataset"
 	"github.com/framelake/framelake/evaluate"
+	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/selection"
 )
@@ -103,6 +104,11 @@ func TestClientTypesMatchServer(t *testing.T) {
 		{"dataset diff", dataset.Diff{}, client.VersionDiff{}, nil},
 		{"deleted", lake.Deleted{}, client.Deleted{}, nil},
 		{"history change", lake.Change{}, client.Change{}, nil},
+		{"label job", annotate.Job{}, client.LabelJob{}, nil},
+		{"queue item", annotate.QueueItem{}, client.QueueItem{}, nil},
+		{"comment", annotate.Comment{}, client.Comment{}, nil},
+		{"member", auth.Member{}, client.Member{}, nil},
+		{"user", auth.User{}, client.User{}, nil},
 	} {
 		srv, cli := map[string]bool{}, map[string]bool{}
 		jsonFields(reflect.TypeOf(c.server), "", srv)
