@@ -18,14 +18,14 @@ const MIN = 2 // pixels of the image: a smaller drag is a click, not a box
 // drawn and edited on the canvas below the boxes by editor (draw.js), with
 // the workspace's tool; classes are chips at the frame's top.
 export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onChange, label, readOnly, ready, onLoad, zoomRef, zoomStyle, fit,
-  editor, tool = 'box', brush = 10, hole = false, opacity = 0.35, hidden, skeletonOf, onDraft, zoom = 1, children }) {
+  editor, tool = 'box', brush = 10, hole = false, opacity = 0.35, hidden, skeletonOf, onDraft, zoom = 1, proposal, onAssist, children }) {
   const img = useRef()
   const cnv = useRef()
   const drag = useRef(null)
   const [draft, setDraft] = useState(null) // boxes while a gesture is under way
 
   useEffect(() => setDraft(null), [frame.uniqueName])
-  editor.set({ frame, shapes: boxes, selected, label, readOnly, tool, brush, hole, opacity, hidden, skeletonOf, onDraft, zoom, fit,
+  editor.set({ frame, shapes: boxes, selected, label, readOnly, tool, brush, hole, opacity, hidden, skeletonOf, onDraft, zoom, fit, proposal, onAssist,
     canvas: () => cnv.current, img: () => img.current,
     onSelect: (i) => onSelect(i), onChange: (next, i) => onChange(next, i) })
 
@@ -37,7 +37,14 @@ export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onC
   }
 
   const down = (e) => {
-    if (readOnly || e.button !== 0 || spaceHeld) return // zoom.js pans
+    if (readOnly || spaceHeld) return // zoom.js pans
+    // The segment tool's right-click is a negative click.
+    if (e.button === 2 && tool === 'segment' && editor.down(e, at(e))) {
+      e.stopPropagation()
+      drag.current = { mode: 'editor' }
+      return e.currentTarget.setPointerCapture(e.pointerId)
+    }
+    if (e.button !== 0) return
     // Alt-drag pans too, unless Alt-click deletes a vertex of the selected shape.
     if (e.altKey && !editor.altDown(e, at(e))) return
     if (e.altKey) return e.stopPropagation()
@@ -141,7 +148,8 @@ export function FrameCanvas({ frame, boxes, suggestions, selected, onSelect, onC
     <div class="frame ws-frame" ref={zoomRef} style={zoomStyle}>
       <img ref={img} src={frame.url} class="media" data-testid="frame-image" draggable={false} style={fitStyle(fit)} onLoad={(e) => e.currentTarget.decode().catch(() => {}).then(onLoad)} alt={frame.uniqueName} />
       <div class={'ws-canvas tool-' + tool + (readOnly ? ' read-only' : '')} data-testid="frame-canvas" data-frame={frame.uniqueName} data-ready={ready ? '1' : '0'}
-        data-tool={tool} onPointerDown={down} onPointerMove={move} onPointerUp={up} onPointerCancel={up} onDblClick={(e) => { if (editor.finish()) e.stopPropagation() }}>
+        data-tool={tool} onPointerDown={down} onPointerMove={move} onPointerUp={up} onPointerCancel={up} onDblClick={(e) => { if (editor.finish()) e.stopPropagation() }}
+        onContextMenu={(e) => { if (tool === 'segment') e.preventDefault() }}>
         <canvas ref={cnv} class="shape-layer" data-testid="shape-canvas" />
         {classIdx.length > 0 && (
           <div class="classes ws-classes" data-testid="frame-classes">

@@ -19,6 +19,12 @@ import { colorOf, decodeTime, drawKeypoints, forgetMask, isBox, maskPath, paint 
 // insert one, Alt-click a vertex to delete it. A selected skeleton: drag a
 // point to move it, Shift-drag to move the whole skeleton, Alt-click a
 // point to switch it between visible and not visible.
+//
+// The assists' tools (assistws.jsx does the work): segment (drag a box;
+// click adds a positive click, Alt- or right-click a negative one) and wand
+// (click grows a colour region, Shift-click adds one) hand their gestures to
+// onAssist; the proposal they produce (p.proposal, on its own frame) is
+// drawn over the shapes until it is accepted or dropped.
 export class ShapeEditor {
   constructor() {
     this.draft = null // points being placed: {type, pts: [x, y, ...]} or {type: 'keypoints', kps}
@@ -69,6 +75,63 @@ export class ShapeEditor {
     c.dataset.shapes = shown.filter((a) => !isBox(a) && a.type !== 'class').length
     c.dataset.drawMs = this.lastDrawMs.toFixed(2)
     c.dataset.decodeMs = (decodeTime.ms - dec0).toFixed(2)
+    const pr = this.p.proposal
+    c.dataset.proposal = pr?.frame === frame.uniqueName && pr.shape ? pr.kind : ''
+    // The first draw of a segment's answer: mouse-up to mask shown, for the figure.
+    if (pr?.shape && pr.t0 && pr.shownMs == null && pr.frame === frame.uniqueName) {
+      pr.shownMs = performance.now() - pr.t0
+      c.dataset.assistShownMs = pr.shownMs.toFixed(1)
+    }
+  }
+
+  // drawProposal draws the assist's proposal (a draft fill or outline in
+  // cyan, dashed) and the segment tool's box and clicks.
+  drawProposal(g, k) {
+    const pr = this.p.proposal
+    if (pr && pr.frame === this.p.frame.uniqueName) {
+      const s = pr.shape
+      g.strokeStyle = g.fillStyle = '#22d3ee'
+      g.lineWidth = 2 / k
+      g.setLineDash([5 / k, 4 / k])
+      if (s?.type === 'mask') {
+        g.globalAlpha = 0.5
+        try { g.fill(maskPath(s.mask)) } catch {}
+        g.globalAlpha = 1
+      } else if (s?.type === 'polygon') {
+        g.beginPath()
+        for (const r of s.polygon) {
+          g.moveTo(r[0], r[1])
+          for (let i = 2; i < r.length; i += 2) g.lineTo(r[i], r[i + 1])
+          g.closePath()
+        }
+        g.globalAlpha = 0.25
+        g.fill('evenodd')
+        g.globalAlpha = 1
+        g.stroke()
+        g.setLineDash([])
+        g.fillStyle = '#fff'
+        for (const r of s.polygon) for (let i = 0; i < r.length; i += 2) g.fillRect(r[i] - 2 / k, r[i + 1] - 2 / k, 4 / k, 4 / k)
+      }
+      if (pr.box?.length === 4) { g.setLineDash([5 / k, 4 / k]); g.strokeRect(pr.box[0], pr.box[1], pr.box[2] - pr.box[0], pr.box[3] - pr.box[1]) }
+      g.setLineDash([])
+      for (const q of pr.points ?? []) {
+        g.beginPath()
+        g.arc(q.x, q.y, 5 / k, 0, 2 * Math.PI)
+        g.fillStyle = q.label ? '#3ddc84' : '#ff4d4f'
+        g.fill()
+        g.strokeStyle = '#000'
+        g.lineWidth = 1 / k
+        g.stroke()
+      }
+    }
+    const d = this.drag
+    if (d?.mode === 'sbox') {
+      g.strokeStyle = '#22d3ee'
+      g.lineWidth = 2 / k
+      g.setLineDash([5 / k, 4 / k])
+      g.strokeRect(Math.min(d.p0.x, d.p1.x), Math.min(d.p0.y, d.p1.y), Math.abs(d.p1.x - d.p0.x), Math.abs(d.p1.y - d.p0.y))
+      g.setLineDash([])
+    }
   }
 
   overlay(g, k, s) {
@@ -78,6 +141,7 @@ export class ShapeEditor {
       g.drawImage(this.paintCanvas, 0, 0)
       g.globalAlpha = 1
     }
+    this.drawProposal(g, k)
     if (s && !this.p.readOnly && (s.type === 'polygon' || s.type === 'polyline')) {
       const rings = s.type === 'polygon' ? s.polygon : [s.points]
       // Vertex handles: a 2,000-vertex ring is one path of small squares.
@@ -116,6 +180,8 @@ export class ShapeEditor {
     if (readOnly) return this.pick(p)
     const s = this.sel
     if (tool === 'brush' || tool === 'eraser') return this.startPaint(p)
+    if (tool === 'segment') { this.drag = { mode: 'sbox', p0: p, p1: p, negative: e.button === 2 }; return true }
+    if (tool === 'wand') { this.p.onAssist?.({ kind: 'wand', p, add: e.shiftKey }); return true }
     if (s && (s.type === 'polygon' || s.type === 'polyline') && !this.draft && this.editVertex(e, p, s)) return true
     if (s && s.type === 'keypoints' && !this.draft && this.editKeypoint(e, p, s)) return true
     if (tool === 'polygon' || tool === 'polyline') {
@@ -133,6 +199,7 @@ export class ShapeEditor {
   // altDown is an Alt-click: it deletes a vertex of the selected polygon or
   // polyline or switches a keypoint's visibility, when one is under p.
   altDown(e, p) {
+    if (!this.p.readOnly && this.p.tool === 'segment') { this.p.onAssist?.({ kind: 'segment-point', p, label: 0 }); return true }
     const s = this.sel
     if (this.p.readOnly || !s || this.draft) return false
     if (s.type === 'polygon' || s.type === 'polyline') return this.editVertex(e, p, s)
@@ -255,7 +322,7 @@ export class ShapeEditor {
     } else if (d.mode === 'paint') {
       this.stroke(d.last, p)
       d.last = p
-    }
+    } else if (d.mode === 'sbox') d.p1 = p
     this.redraw()
     return true
   }
@@ -266,12 +333,25 @@ export class ShapeEditor {
     this.drag = null
     if (d.mode === 'freehand') return true
     if (d.mode === 'paint') { this.endPaint(d); return true }
+    if (d.mode === 'sbox') { this.endBox(d); return true }
     if (d.moved || d.inserted) {
       const shape = d.mode === 'vertex' ? withRing(this.p.shapes[d.i], d.r, Array.from(d.ring)) : d.shape
       this.p.onChange(this.p.shapes.map((a, n) => (n === d.i ? shape : a)), d.i)
     }
     this.redraw()
     return true
+  }
+
+  // endBox ends the segment tool's gesture: a box of at least 4 screen
+  // pixels each way is sent to the model; less is a click on the object
+  // (a negative one with the right button).
+  endBox(d) {
+    const { p0, p1 } = d
+    const min = (4 * this.tol) / 7
+    if (!d.negative && Math.abs(p1.x - p0.x) >= min && Math.abs(p1.y - p0.y) >= min) {
+      this.p.onAssist?.({ kind: 'segment-box', box: [Math.min(p0.x, p1.x), Math.min(p0.y, p1.y), Math.max(p0.x, p1.x), Math.max(p0.y, p1.y)] })
+    } else this.p.onAssist?.({ kind: 'segment-point', p: p0, label: d.negative ? 0 : 1 })
+    this.redraw()
   }
 
   // finish ends the draft: a polygon (or a hole of the selected polygon), a
@@ -347,6 +427,7 @@ export class ShapeEditor {
   }
 
   endPaint(d) {
+    const t0 = performance.now()
     const { frame, shapes, label } = this.p
     const c = this.paintCanvas
     const data = c.getContext('2d').getImageData(0, 0, frame.width, frame.height).data
@@ -356,6 +437,8 @@ export class ShapeEditor {
     this.paintCanvas = null
     const mask = encodeBits(bits, frame.width, frame.height)
     maskPath(mask) // decoded now, so the next frame draws it at once
+    const cv = this.p.canvas()
+    if (cv) cv.dataset.encodeMs = (performance.now() - t0).toFixed(1) // read back and encoded, for the brush figure
     if (d.target != null) {
       forgetMask(shapes[d.target].mask)
       if (!any) return this.p.onChange(shapes.filter((_, n) => n !== d.target))

@@ -12,6 +12,7 @@ import { HelpOverlay, ShapeTools, TOOL_KEYS, Visibility } from './wstools.jsx'
 import { JobBar, jobEditable, jobFrames, jobRole, useJob } from './jobws.jsx'
 import { CommentMarkers, CommentsPanel, useComments } from './comments.jsx'
 import { HistoryPanel } from './history.jsx'
+import { AssistPanel, useAssists } from './assistws.jsx'
 import { isCurator, mayWrite } from './team.js'
 import './workspace.css'
 
@@ -172,6 +173,8 @@ export function TaskWorkspace({ id, job: jobNo, search, me }) {
     saver.current?.resume(st.version)
   }
 
+  const assists = useAssists({ ws, cur, idx, boxes, selected: sel?.index != null ? boxes[sel.index] : null, selIndex: sel?.index,
+    label, commit, goFrame, setNote })
   // skeletonOf gives a label's declared keypoints and skeleton (the
   // project's labels), or nothing: its points are then drawn alone.
   const skeletonOf = (name) => ws?.labels.find((l) => l.labelName === name && l.keypoints?.length)
@@ -191,8 +194,14 @@ export function TaskWorkspace({ id, job: jobNo, search, me }) {
     if (mod && e.key.toLowerCase() === 'z') undo(e.shiftKey ? 'redo' : 'undo', e.shiftKey ? 'undo' : 'redo')
     else if (mod && e.key.toLowerCase() === 'y') undo('redo', 'undo')
     else if (mod) return
+    else if (e.key === 'Enter' && canWrite && assists.accept()) {}
     else if (e.key === 'Enter' && editor.current.finish()) {}
     else if (e.key === 'Escape' && editor.current.cancel()) {}
+    else if (e.key === 'Escape' && assists.drop()) {}
+    else if (e.key === 'o' && canWrite && assists.convert()) {}
+    else if (e.key === 't' && canWrite) assists.track()
+    else if ((e.key === '[' || e.key === ']') && assists.proposal?.kind === 'outline') assists.setOutlineTol(Math.max(0, Math.min(20, assists.polyTol + (e.key === ']' ? 0.5 : -0.5))))
+    else if ((e.key === '[' || e.key === ']') && tool === 'wand') assists.setWand(Math.max(0, Math.min(128, assists.wandTol + (e.key === ']' ? 4 : -4))))
     else if (e.key === '?') setHelp((h) => !h)
     else if (TOOL_KEYS[e.key] && canWrite) { editor.current.cancel(); setTool(TOOL_KEYS[e.key]) }
     else if (e.key === 'c' && canWrite) classify()
@@ -263,7 +272,8 @@ export function TaskWorkspace({ id, job: jobNo, search, me }) {
             onSelect={(index, suggestion) => setSel(index != null ? { index } : suggestion ? { suggestion } : null)}
             onChange={commit} label={label} readOnly={!canWrite || !!conflict || !!preview} ready={loaded === cur.uniqueName && frame?.uniqueName === cur.uniqueName}
             onLoad={() => setLoaded(cur.uniqueName)} zoomRef={zoom.ref} zoomStyle={zoom.style} fit={fit} zoom={zoom.scale}
-            editor={editor.current} tool={canWrite ? tool : 'box'} brush={brush} hole={hole} opacity={opacity} hidden={hidden} skeletonOf={skeletonOf} onDraft={setDraftNote}>
+            editor={editor.current} tool={canWrite ? tool : 'box'} brush={brush} hole={hole} opacity={opacity} hidden={hidden} skeletonOf={skeletonOf} onDraft={setDraftNote}
+            proposal={assists.proposal} onAssist={assists.onAssist}>
             <CommentMarkers comments={comments.all.filter((c) => c.uniqueName === cur.uniqueName)} frame={cur} picked={pin} onPick={setPin} />
           </FrameCanvas>
           {help && <HelpOverlay onClose={() => setHelp(false)} />}
@@ -282,6 +292,7 @@ export function TaskWorkspace({ id, job: jobNo, search, me }) {
           <p class="muted">{boxes.length} {boxes.length === 1 ? 'box' : 'boxes'}{frame && !frame.annotated && ' · not annotated yet'}</p>
           {canWrite && <button class="ghost" data-testid="frame-empty" onClick={() => commit([])}>No objects (e)</button>}
           {canWrite && <ShapeTools tool={tool} setTool={(t) => { editor.current.cancel(); setTool(t) }} brush={brush} hole={hole} setHole={setHole} draft={draftNote} classify={classify} label={label} skeleton={skeletonOf(label)} />}
+          {canWrite && <AssistPanel as={assists} tool={tool} selected={selected} hasNext={idx < ws.frames.length - 1} />}
           <Visibility boxes={boxes} hide={hide} setHide={setHide} opacity={opacity} setOpacity={setOpacity} />
           {selected && <Attributes box={selected} spec={ws.labels.find((l) => l.labelName === selected.label)?.attributes}
             onChange={(attributes) => commit(boxes.map((b, i) => (i === sel.index ? { ...b, attributes } : b)), sel.index)} />}

@@ -2,11 +2,16 @@
 // (hide by type or label, opacity); the help overlay lists every key.
 
 // TOOL_KEYS maps a key to the tool it picks.
-export const TOOL_KEYS = { b: 'box', p: 'polygon', l: 'polyline', k: 'keypoints', m: 'brush', x: 'eraser' }
+export const TOOL_KEYS = { b: 'box', p: 'polygon', l: 'polyline', k: 'keypoints', m: 'brush', x: 'eraser', s: 'segment', w: 'wand' }
 const TOOLS = Object.entries(TOOL_KEYS)
 
 export const KEYS = [
   ['b p l k m x', 'tools: box, polygon, polyline, keypoints, mask brush, mask eraser'],
+  ['s', 'segment: drag a box, get a mask from the model; click adds to it, Alt- or right-click takes away'],
+  ['w', 'magic wand: click grows a mask by colour; Shift + click adds a region'],
+  ['Enter, Esc', 'an assist\'s draft (cyan): accept it as a shape, drop it'],
+  ['o', 'the selected mask to a polygon (tolerance [ ]), or polygon to a mask'],
+  ['t', 'track the selected polygon or mask to the next frame, as a draft there'],
   ['c', 'give the frame the selected label as its class'],
   ['click', 'polygon, polyline: place a point; on the selected shape: select or edit'],
   ['double-click, Enter', 'close the polygon, end the polyline or keypoints'],
@@ -17,7 +22,7 @@ export const KEYS = [
   ['Shift + click', 'keypoints: place the next point as not visible'],
   ['n', 'keypoints: skip the next point (not labelled)'],
   ['Shift + drag a keypoint', 'move the whole skeleton'],
-  ['[ ]', 'brush size'],
+  ['[ ]', 'brush size; wand and outline tolerance'],
   ['1–9', 'label (relabels the selected shape)'],
   ['Del', 'delete the selected shape'],
   ['Esc', 'cancel the shape being drawn, else deselect'],

@@ -1,0 +1,100 @@
+// Times the brush and box to mask in Debian's Chromium through
+// playwright-core, as BenchmarkAssistUI (cmd/framelake) runs it:
+//   BASE, KEY, SECRET  the server and a write key
+//   EXPECT  JSON {brush, segment}: tasks of TestWebAppAssists' scene (an
+//           ellipse at scene[0]), brush's frames 3840x2160, segment's 1920x1080
+//   ROUNDS  boxes segmented (default 5)
+// It prints one JSON object:
+//   brush    a stroke across the 4K frame: frameP50/P99 the time between
+//            animation frames while painting, drawP50/P99/Max the editor's
+//            redraw per frame, frames, cpuMs the renderer's CPU over the
+//            stroke, saveMs mouse-up to the stroke's PUT answered, encodeMs
+//            of which the read-back and RLE encoding
+//   segment  shownMs mouse-up to the model's mask drawn, serverMs the route's own time
+import { launch } from './chromium.mjs'
+
+const { BASE, KEY, SECRET } = process.env
+const want = JSON.parse(process.env.EXPECT)
+const ROUNDS = +(process.env.ROUNDS || 5)
+const { ctx, page, close } = await launch({ viewport: { width: 1500, height: 1000 } })
+await ctx.addInitScript(([k, s]) => {
+  sessionStorage.setItem('framelake.key', k)
+  sessionStorage.setItem('framelake.secret', s)
+}, [KEY, SECRET])
+const pct = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return +s[Math.min(s.length - 1, Math.floor(q * s.length))].toFixed(2) }
+const ready = (name) => page.locator(`[data-testid=frame-canvas][data-frame="${name}"][data-ready="1"]`).waitFor({ timeout: 60000 })
+async function pxOf(w, h) {
+  const r = await page.getByTestId('frame-image').boundingBox()
+  return (x, y) => [r.x + (x * r.width) / w, r.y + (y * r.height) / h]
+}
+
+try {
+  const out = { brush: {}, segment: { shownMs: [], serverMs: [] } }
+  // The brush across the 4K frame.
+  const br = want.brush
+  await page.goto(`${BASE}/tasks/${br.taskId}?frame=0`)
+  await ready(br.names[0])
+  const at = await pxOf(br.width, br.height)
+  await page.keyboard.press('1')
+  await page.keyboard.press('m')
+  for (let i = 0; i < 4; i++) await page.keyboard.press(']') // a 4K brush: radius about 30 px
+  const cdp = await ctx.newCDPSession(page)
+  await cdp.send('Performance.enable')
+  const cpu = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ProcessTime').value
+  await page.evaluate(() => {
+    const c = document.querySelector('[data-testid=shape-canvas]')
+    window.__draws = []
+    new MutationObserver(() => window.__draws.push(+c.dataset.drawMs)).observe(c, { attributes: true, attributeFilter: ['data-draw-ms'] })
+    window.__gaps = []
+    let last = performance.now()
+    const tick = (t) => { window.__gaps.push(t - last); last = t; window.__raf = requestAnimationFrame(tick) }
+    window.__raf = requestAnimationFrame(tick)
+    addEventListener('pointerup', () => { window.__up = performance.now() }, true)
+    const note = document.querySelector('[data-testid=save-state]')
+    new MutationObserver(() => { if (note.textContent === 'saved' && window.__up && !window.__saved) window.__saved = performance.now() })
+      .observe(note, { childList: true, characterData: true, subtree: true })
+  })
+  await page.mouse.move(...at(200, 1000))
+  await page.mouse.down()
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => { window.__draws = []; window.__gaps = []; r() })))
+  const c0 = await cpu()
+  for (let i = 1; i <= 120; i++) await page.mouse.move(...at(200 + i * 28, 1000 + 300 * Math.sin(i / 12)))
+  const stroke = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => {
+    cancelAnimationFrame(window.__raf)
+    r({ draws: [...window.__draws], gaps: window.__gaps.slice(1) })
+  })))
+  const cpuMs = ((await cpu()) - c0) * 1000
+  await page.mouse.up()
+  await page.waitForFunction(() => window.__saved, null, { timeout: 60000 })
+  const save = await page.evaluate(() => ({ ms: window.__saved - window.__up, encode: +document.querySelector('[data-testid=shape-canvas]').dataset.encodeMs }))
+  out.brush = { frames: stroke.gaps.length, frameP50: pct(stroke.gaps, 0.5), frameP99: pct(stroke.gaps, 0.99), drawP50: pct(stroke.draws, 0.5),
+    drawP99: pct(stroke.draws, 0.99), drawMax: pct(stroke.draws, 1), cpuMs: Math.round(cpuMs), saveMs: Math.round(save.ms), encodeMs: save.encode }
+
+  // Box to mask on 1080p, ROUNDS boxes about the ellipse (each a little different).
+  const sg = want.segment
+  await page.goto(`${BASE}/tasks/${sg.taskId}?frame=0`)
+  await ready(sg.names[0])
+  const at2 = await pxOf(sg.width, sg.height)
+  const { cx, cy, rx, ry } = sg.scene[0]
+  await page.keyboard.press('s')
+  for (let r = 0; r < ROUNDS; r++) {
+    const m = 20 + 4 * r
+    await page.mouse.move(...at2(cx - rx - m, cy - ry - m))
+    await page.mouse.down()
+    await page.mouse.move(...at2(cx + rx + m, cy + ry + m), { steps: 5 })
+    await page.evaluate(() => { delete document.querySelector('[data-testid=shape-canvas]').dataset.assistShownMs })
+    await page.mouse.up()
+    await page.waitForFunction(() => document.querySelector('[data-testid=shape-canvas]').dataset.assistShownMs, null, { timeout: 60000 })
+    const shown = +(await page.getByTestId('shape-canvas').getAttribute('data-assist-shown-ms'))
+    const text = await page.getByTestId('assist-state').textContent()
+    out.segment.shownMs.push(shown)
+    out.segment.serverMs.push(+(/server (\d+)/.exec(text)?.[1] ?? NaN))
+    await page.keyboard.press('Escape')
+  }
+  console.log(JSON.stringify(out))
+} catch (e) {
+  console.error(e)
+  process.exitCode = 1
+} finally {
+  await close()
+}

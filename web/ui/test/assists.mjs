@@ -1,0 +1,195 @@
+// Drives the workspace's assists in Debian's Chromium through playwright-core,
+// for TestWebAppAssists (cmd/framelake), which runs it with:
+//   BASE, KEY, SECRET  the server and a write key
+//   EXPECT  JSON {taskId, projectId, names, width, height, scene: per frame
+//           {cx, cy, rx, ry: the orange ellipse, square: [x0, y0, x1, y1] the green one}}
+//   OUT     folder for screenshots
+// It prints the figures as JSON lines and exits non-zero naming the first
+// check that failed.
+import { join } from 'node:path'
+import { launch } from './chromium.mjs'
+import { maskBits } from '../src/rle.js'
+
+const { BASE, KEY, SECRET, OUT } = process.env
+const want = JSON.parse(process.env.EXPECT)
+const { taskId, projectId, names, width: W, height: H, scene } = want
+const { ctx, page, close } = await launch({ viewport: { width: 1500, height: 1000 } })
+await ctx.addInitScript(([k, s]) => {
+  sessionStorage.setItem('framelake.key', k)
+  sessionStorage.setItem('framelake.secret', s)
+}, [KEY, SECRET])
+const shot = (name) => page.screenshot({ path: join(OUT, name + '.png') })
+function check(ok, what) {
+  if (!ok) throw new Error('check failed: ' + what)
+}
+const byTest = (id) => page.getByTestId(id)
+const rest = async (path) => {
+  const r = await fetch(BASE + '/api/v1' + path, { headers: { key: KEY, secret: SECRET } })
+  const body = await r.json()
+  check(r.ok, `${path}: ${r.status} ${JSON.stringify(body)}`)
+  return body
+}
+const frameOf = (i) => rest(`/projects/${projectId}/frames/${encodeURIComponent(names[i])}/annotations`)
+async function until(fn, what, ms = 30000) {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() > end) throw new Error('timed out: ' + what)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+const stored = (i, pick, what) => until(async () => pick((await frameOf(i)).annotations), what)
+const ready = (i) => page.locator(`[data-testid=frame-canvas][data-frame="${names[i]}"][data-ready="1"]`).waitFor()
+const saved = () => until(async () => (await byTest('save-state').textContent()) === 'saved', 'saved')
+const state = () => byTest('assist-state')
+// proposal waits for the assist's draft of kind to be ready and answers the panel's attributes.
+const proposal = (kind, what) => until(async () => {
+  const s = state()
+  if (!(await s.count()) || (await s.getAttribute('data-kind')) !== kind || (await s.getAttribute('data-ready')) !== '1') return null
+  return { model: await s.getAttribute('data-model'), vertices: await s.getAttribute('data-vertices'), text: await s.textContent() }
+}, what)
+
+// Bitmaps of the scene, to score stored masks against.
+const ellipse = (f) => { const { cx, cy, rx, ry } = scene[f]; return (x, y) => ((x + 0.5 - cx) / rx) ** 2 + ((y + 0.5 - cy) / ry) ** 2 <= 1 }
+const square = (f) => { const [x0, y0, x1, y1] = scene[f].square; return (x, y) => x >= x0 && x < x1 && y >= y0 && y < y1 }
+function iou(bits, inside) {
+  let i = 0, u = 0
+  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) {
+    const a = bits[y * W + x] === 1, b = inside(x, y)
+    if (a && b) i++
+    if (a || b) u++
+  }
+  return i / u
+}
+const masks = (as) => as.filter((a) => a.type === 'mask')
+async function pxOf() {
+  const r = await byTest('frame-image').boundingBox()
+  return (x, y) => [r.x + (x * r.width) / W, r.y + (y * r.height) / H]
+}
+
+try {
+  await page.goto(`${BASE}/tasks/${taskId}?frame=0`)
+  await ready(0)
+  const at = await pxOf()
+  const { cx, cy, rx, ry } = scene[0]
+  await page.keyboard.press('1') // ball
+  await page.keyboard.press('s')
+  await byTest('assists').waitFor()
+
+  // Box to mask: drag a box around the ellipse with some margin.
+  const box = [cx - rx - 14, cy - ry - 14, cx + rx + 14, cy + ry + 14]
+  await page.mouse.move(...at(box[0], box[1]))
+  await page.mouse.down()
+  await page.mouse.move(...at((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), { steps: 4 })
+  await page.mouse.move(...at(box[2], box[3]), { steps: 4 })
+  await page.mouse.up()
+  let p = await proposal('segment', 'the box segmented')
+  check(p.model === 'default-segmentation', 'the model that answered is shown: ' + p.text)
+  const shownMs = await until(() => page.locator('[data-testid=shape-canvas]').getAttribute('data-assist-shown-ms'), 'mask drawn')
+  console.log(JSON.stringify({ figure: 'box to mask, 640x480: mouse-up to mask shown', ms: +shownMs, panel: p.text }))
+  await page.mouse.move(5, 5)
+  await shot('a1-segment-box')
+  // A negative click on the ground inside the box (its corner), then Alt-click another: each refines.
+  await page.mouse.click(...at(box[0] + 8, box[1] + 8), { button: 'right' })
+  await until(async () => (await state().textContent()).includes('1 clicks') && (await state().getAttribute('data-ready')) === '1', 'right-click refined')
+  await page.keyboard.down('Alt')
+  await page.mouse.click(...at(box[2] - 8, box[3] - 8))
+  await page.keyboard.up('Alt')
+  p = await until(async () => (await state().textContent()).includes('2 clicks') && (await state().getAttribute('data-ready')) === '1' && proposal('segment', ''), 'Alt-click refined')
+  await page.mouse.move(5, 5)
+  await shot('a2-segment-refined')
+  await page.keyboard.press('Enter')
+  let seg = await stored(0, (as) => masks(as)[0], 'segment mask stored')
+  await saved()
+  const segIoU = iou(maskBits(seg.mask), ellipse(0))
+  console.log(JSON.stringify({ check: 'segmented mask vs the ellipse', iou: +segIoU.toFixed(3) }))
+  check(seg.label === 'ball' && segIoU >= 0.8, `the stored segment's IoU ${segIoU.toFixed(3)} >= 0.8`)
+  check(await state().count() === 0, 'the draft is gone once accepted')
+
+  // Esc drops a draft: a new box, dropped, stores nothing more.
+  await page.mouse.move(...at(box[0], box[1]))
+  await page.mouse.down()
+  await page.mouse.move(...at(box[2], box[3]), { steps: 4 })
+  await page.mouse.up()
+  await proposal('segment', 'second box segmented')
+  await page.keyboard.press('Escape')
+  await until(async () => (await state().count()) === 0, 'Esc drops the draft')
+  check(masks((await frameOf(0)).annotations).length === 1, 'a dropped draft stores nothing')
+  await page.keyboard.press('Escape') // deselect, so the label key does not relabel the mask
+
+  // The wand: a click on the ellipse, Shift-click on the square (label tile).
+  await page.keyboard.press('2')
+  await page.keyboard.press('w')
+  await page.mouse.click(...at(cx, cy))
+  p = await proposal('wand', 'wand region')
+  check(p.text.includes('1 region'), 'one region: ' + p.text)
+  const [sx0, sy0, sx1, sy1] = scene[0].square
+  await page.keyboard.down('Shift')
+  await page.mouse.click(...at((sx0 + sx1) / 2, (sy0 + sy1) / 2))
+  await page.keyboard.up('Shift')
+  p = await until(async () => (await state().textContent()).includes('2 regions') && proposal('wand', ''), 'Shift-click adds a region')
+  await page.mouse.move(5, 5)
+  await shot('a3-wand')
+  await page.keyboard.press('Enter')
+  const wand = await stored(0, (as) => masks(as).find((m) => m.label === 'tile'), 'wand mask stored')
+  await saved()
+  const wb = maskBits(wand.mask)
+  const wandIoU = iou(wb, (x, y) => ellipse(0)(x, y) || square(0)(x, y))
+  console.log(JSON.stringify({ check: 'wand mask vs ellipse and square', iou: +wandIoU.toFixed(3) }))
+  check(wandIoU >= 0.9, `the wand's IoU ${wandIoU.toFixed(3)} >= 0.9`)
+
+  // Mask to polygon: the accepted mask is selected; o shows its outline and vertex count, ] simplifies.
+  await page.keyboard.press('o')
+  p = await proposal('outline', 'outline proposed')
+  const v1 = +p.vertices
+  check(v1 > 8 && (await byTest('outline-vertices').textContent()) === `${v1} vertices`, 'vertex count shown: ' + p.text)
+  for (let i = 0; i < 4; i++) await page.keyboard.press(']')
+  p = await until(async () => { const q = await proposal('outline', ''); return q && +q.vertices < v1 && q }, 'a larger tolerance has fewer vertices')
+  const v2 = +p.vertices
+  console.log(JSON.stringify({ check: 'outline vertices at tolerance 1.5 and 3.5', v1, v2 }))
+  await page.mouse.move(5, 5)
+  await shot('a4-outline')
+  await page.keyboard.press('Enter')
+  const poly = await stored(0, (as) => as.find((a) => a.type === 'polygon' && a.label === 'tile'), 'polygon stored')
+  await saved()
+  const nv = poly.polygon.reduce((n, r) => n + r.length / 2, 0)
+  check(nv === v2 && poly.polygon.length === 2, `the stored polygon has the ${v2} vertices shown in 2 rings: ${nv} in ${poly.polygon.length}`)
+  check(masks((await frameOf(0)).annotations).length === 1, 'the mask was replaced by the polygon')
+
+  // Track the polygon to the next frame: proposed there, moved by the scene's motion.
+  await page.keyboard.press('t')
+  await ready(1)
+  p = await proposal('track', 'track proposed on frame 1')
+  await page.mouse.move(5, 5)
+  await shot('a5-tracked')
+  await page.keyboard.press('Enter')
+  const moved = await stored(1, (as) => as.find((a) => a.type === 'polygon'), 'tracked polygon stored')
+  await saved()
+  const ddx = scene[1].cx - scene[0].cx, ddy = scene[1].cy - scene[0].cy
+  const gx = moved.polygon[0][0] - poly.polygon[0][0], gy = moved.polygon[0][1] - poly.polygon[0][1]
+  console.log(JSON.stringify({ check: 'tracked shift', want: [ddx, ddy], got: [gx, gy], panel: p.text }))
+  check(Math.abs(gx - ddx) <= 2 && Math.abs(gy - ddy) <= 2, `tracked by (${gx}, ${gy}), the objects moved (${ddx}, ${ddy})`)
+
+  // Polygon to mask: o on the tracked polygon, Enter.
+  await page.keyboard.press('o')
+  await proposal('raster', 'polygon rasterised')
+  await page.keyboard.press('Enter')
+  const raster = await stored(1, (as) => masks(as)[0], 'rasterised mask stored')
+  await saved()
+  const rIoU = iou(maskBits(raster.mask), (x, y) => ellipse(1)(x, y) || square(1)(x, y))
+  check(rIoU >= 0.85, `the rasterised tracked mask's IoU ${rIoU.toFixed(3)} against frame 1's objects`)
+  await page.mouse.move(5, 5)
+  await shot('a6-raster')
+  await page.keyboard.press('?')
+  await byTest('help').waitFor()
+  check((await byTest('help').textContent()).includes('magic wand'), 'the help lists the assists')
+  await shot('a7-help')
+  console.log('assists: all checks passed')
+} catch (e) {
+  await shot('failure').catch(() => {})
+  console.error(e)
+  process.exitCode = 1
+} finally {
+  await close()
+}
