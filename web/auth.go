@@ -271,6 +271,14 @@ var projectRoutes = map[string]projectRule{
 	"GET /tasks/:taskId/jobs/:number/comments":              view,
 	"PATCH /comments/:commentId":                            member,
 
+	// A video task's video (web/videotask.go): writes by job, in the handler.
+	"GET /projects/:projectId/videos/:uniqueName/tracks":                    view,
+	"PUT /projects/:projectId/videos/:uniqueName/tracks":                    annotateNeed,
+	"PUT /projects/:projectId/videos/:uniqueName/tracks/:number":            annotateNeed,
+	"DELETE /projects/:projectId/videos/:uniqueName/tracks/:number":         member, // the handler asks NeedAnnotate
+	"POST /projects/:projectId/videos/:uniqueName/tracks/:number/propagate": annotateNeed,
+	"GET /projects/:projectId/videos/:uniqueName/frames/:frame":             view,
+
 	// Agreement between annotators (web/agreement.go).
 	"GET /projects/:projectId/agreement":                     view,
 	"POST /projects/:projectId/frames/:uniqueName/consensus": {need: NeedReview},

@@ -30,24 +30,39 @@ func (s *server) trackRoutes(g *echo.Group) {
 	g.PUT("/lake/files/:uniqueName/tracks/:number", s.putTrack)
 	g.DELETE("/lake/files/:uniqueName/tracks/:number", s.deleteTrack)
 	g.POST("/lake/files/:uniqueName/tracks/:number/propagate", s.propagateTrack)
+	s.videoTaskRoutes(g)
 }
 
 // propagateTrack queues a job that extends a box track from one of its
 // keyframes with the classical tracker: {"from", "backward", "every",
 // "minScore", "maxFrames"}; the job's result says where it stopped and why.
 func (s *server) propagateTrack(c *echo.Context) error {
-	if s.Propagate == nil {
-		return errs.New(errs.Unavailable, "", "propagation is not available in this server")
-	}
-	n, op, err := trackNumber(c)
+	req, err := s.readPropagation(c)
 	if err != nil {
 		return err
 	}
+	return s.startPropagation(c, req)
+}
+
+// readPropagation reads a propagation's body, the path's video and track
+// number, and operation=.
+func (s *server) readPropagation(c *echo.Context) (propagate.Request, error) {
+	n, op, err := trackNumber(c)
+	if err != nil {
+		return propagate.Request{}, err
+	}
 	var req propagate.Request
 	if err := s.bindJSON(c, &req); err != nil {
-		return err
+		return req, err
 	}
 	req.UniqueName, req.Operation, req.Number = c.Param("uniqueName"), op, n
+	return req, nil
+}
+
+func (s *server) startPropagation(c *echo.Context, req propagate.Request) error {
+	if s.Propagate == nil {
+		return errs.New(errs.Unavailable, "", "propagation is not available in this server")
+	}
 	id, err := s.Propagate.Propagate(c.Request().Context(), req)
 	if err != nil {
 		return err
@@ -67,20 +82,29 @@ func trackNumber(c *echo.Context) (int, string, error) {
 // putTrack replaces (or adds) one track of an operation, leaving its other
 // tracks: {"label", "keyframes", "outside"}; the number is the path's.
 func (s *server) putTrack(c *echo.Context) error {
-	n, op, err := trackNumber(c)
+	t, op, err := s.readTrack(c)
 	if err != nil {
 		return err
+	}
+	got, err := s.Lake.SetTrack(c.Request().Context(), c.Param("uniqueName"), lake.Human, op, t)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toTrackJSON(got))
+}
+
+// readTrack reads one track's body, numbered by the path, and operation=.
+func (s *server) readTrack(c *echo.Context) (lake.Track, string, error) {
+	n, op, err := trackNumber(c)
+	if err != nil {
+		return lake.Track{}, "", err
 	}
 	var req trackJSON
 	if err := s.bindJSON(c, &req); err != nil {
-		return err
+		return lake.Track{}, "", err
 	}
 	req.Number = n
-	t, err := s.Lake.SetTrack(c.Request().Context(), c.Param("uniqueName"), lake.Human, op, req.track())
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, toTrackJSON(t))
+	return req.track(), op, nil
 }
 
 func (s *server) deleteTrack(c *echo.Context) error {
@@ -103,6 +127,13 @@ func (s *server) videoFrame(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.answerVideoFrame(c, f)
+}
+
+// answerVideoFrame answers frame :frame of video f (size= bounds its
+// longer side).
+func (s *server) answerVideoFrame(c *echo.Context, f lake.File) error {
+	ctx := c.Request().Context()
 	n, err := strconv.Atoi(c.Param("frame"))
 	if err != nil {
 		return errs.Invalid("frame", "frame must be a frame number from 0, got %q", c.Param("frame"))
@@ -169,12 +200,18 @@ func (t trackJSON) track() lake.Track {
 // format=mot, or CVAT for video 1.1 XML with format=cvat; with frame=N, the shapes of every track on frame N
 // (keyframes and interpolated). operation= (repeatable) narrows them.
 func (s *server) getTracks(c *echo.Context) error {
-	ctx := c.Request().Context()
-	name, q := c.Param("uniqueName"), c.Request().URL.Query()
 	var ops []string
-	if o := multi(q["operation"]); len(o) > 0 {
+	if o := multi(c.Request().URL.Query()["operation"]); len(o) > 0 {
 		ops = o
 	}
+	return s.answerTracks(c, c.Param("uniqueName"), ops)
+}
+
+// answerTracks answers the video's tracks of operations ops (all when nil)
+// as getTracks describes.
+func (s *server) answerTracks(c *echo.Context, name string, ops []string) error {
+	ctx := c.Request().Context()
+	q := c.Request().URL.Query()
 	if raw := q.Get("frame"); raw != "" {
 		frame, err := strconv.Atoi(raw)
 		if err != nil || frame < 0 {
@@ -220,6 +257,27 @@ func (s *server) getTracks(c *echo.Context) error {
 // format=labelstudio a Label Studio JSON export (its videorectangles), and
 // operation in the query.
 func (s *server) putTracks(c *echo.Context) error {
+	op, tracks, err := s.readTracks(c)
+	if err != nil {
+		return err
+	}
+	if err := s.Lake.SetTracks(c.Request().Context(), c.Param("uniqueName"), lake.Human, op, tracks); err != nil {
+		return err
+	}
+	return answerTracksPut(c, tracks)
+}
+
+// answerTracksPut says how many tracks and keyframes a PUT of tracks wrote.
+func answerTracksPut(c *echo.Context, tracks []lake.Track) error {
+	keyframes := 0
+	for _, t := range tracks {
+		keyframes += len(t.Keyframes)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tracks": len(tracks), "keyframes": keyframes})
+}
+
+// readTracks reads a PUT of tracks (see putTracks) and its operation.
+func (s *server) readTracks(c *echo.Context) (string, []lake.Track, error) {
 	ctx := c.Request().Context()
 	q := c.Request().URL.Query()
 	var op string
@@ -231,10 +289,10 @@ func (s *server) putTracks(c *echo.Context) error {
 			Tracks    []trackJSON `json:"tracks"`
 		}
 		if err := s.bindJSON(c, &req); err != nil {
-			return err
+			return "", nil, err
 		}
 		if req.Tracks == nil {
-			return errs.Invalid("tracks", "tracks is required: a list of {number, label, keyframes, outside}")
+			return "", nil, errs.Invalid("tracks", "tracks is required: a list of {number, label, keyframes, outside}")
 		}
 		op = req.Operation
 		for _, t := range req.Tracks {
@@ -243,23 +301,23 @@ func (s *server) putTracks(c *echo.Context) error {
 	case "mot", "cvat", "labelstudio":
 		body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxTracksBody+1))
 		if err != nil {
-			return err
+			return "", nil, err
 		}
 		if len(body) > maxTracksBody {
-			return errs.New(errs.TooLarge, "", "a tracks file is at most %d MiB", maxTracksBody>>20)
+			return "", nil, errs.New(errs.TooLarge, "", "a tracks file is at most %d MiB", maxTracksBody>>20)
 		}
 		switch q.Get("format") {
 		case "cvat":
 			if tracks, err = trackio.ReadCVAT(bytes.NewReader(body)); err != nil {
-				return errs.Invalid("body", "CVAT XML %v", err)
+				return "", nil, errs.Invalid("body", "CVAT XML %v", err)
 			}
 		case "labelstudio":
 			f, err := s.Lake.File(ctx, c.Param("uniqueName"))
 			if err != nil {
-				return err
+				return "", nil, err
 			}
 			if tracks, err = trackio.ReadLabelStudioVideo(bytes.NewReader(body), f.Name, f.Width, f.Height); err != nil {
-				return errs.Invalid("body", "Label Studio export: %v", err)
+				return "", nil, errs.Invalid("body", "Label Studio export: %v", err)
 			}
 		default:
 			label := q.Get("label")
@@ -267,21 +325,14 @@ func (s *server) putTracks(c *echo.Context) error {
 				label = "object"
 			}
 			if tracks, err = trackio.ReadMOT(bytes.NewReader(body), label); err != nil {
-				return errs.Invalid("body", "gt.txt %v", err)
+				return "", nil, errs.Invalid("body", "gt.txt %v", err)
 			}
 		}
 		op = q.Get("operation")
 	default:
-		return errs.Invalid("format", "format must be json, mot, cvat or labelstudio, got %q", q.Get("format"))
+		return "", nil, errs.Invalid("format", "format must be json, mot, cvat or labelstudio, got %q", q.Get("format"))
 	}
-	if err := s.Lake.SetTracks(ctx, c.Param("uniqueName"), lake.Human, op, tracks); err != nil {
-		return err
-	}
-	keyframes := 0
-	for _, t := range tracks {
-		keyframes += len(t.Keyframes)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"tracks": len(tracks), "keyframes": keyframes})
+	return op, tracks, nil
 }
 
 // trackMetrics scores the tracks of one operation (predicted=, a model run

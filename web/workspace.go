@@ -23,6 +23,9 @@ func (s *server) workspaceRoutes(g *echo.Group) {
 	g.POST("/projects/:projectId/frames/:uniqueName/suggestions", s.decideSuggestions)
 }
 
+// createTask makes a task from lake images (uniqueNames, query or
+// collectionId), or from a lake video (video, with firstFrame, lastFrame
+// and every: docs/tracks.md "Label a lake video as a task").
 func (s *server) createTask(c *echo.Context) error {
 	var req struct {
 		TaskName     string   `json:"taskName"`
@@ -30,9 +33,30 @@ func (s *server) createTask(c *echo.Context) error {
 		Query        string   `json:"query"`
 		CollectionID string   `json:"collectionId"`
 		StartFrom    string   `json:"startFrom"` // "lake" (default) or "empty"
+		Video        string   `json:"video"`
+		FirstFrame   *int     `json:"firstFrame"`
+		LastFrame    *int     `json:"lastFrame"`
+		Every        *int     `json:"every"`
 	}
 	if err := s.bindJSON(c, &req); err != nil {
 		return err
+	}
+	if req.Video != "" || req.FirstFrame != nil || req.LastFrame != nil || req.Every != nil {
+		if req.Video == "" || len(req.UniqueNames) > 0 || req.Query != "" || req.CollectionID != "" || req.StartFrom != "" {
+			return errs.Invalid("video", "a task is made from a lake video (video, with firstFrame, lastFrame, every) "+
+				"or from lake images (uniqueNames, query or collectionId), not both")
+		}
+		nt := annotate.NewVideoTask{Name: req.TaskName, Video: req.Video, FirstFrame: req.FirstFrame, LastFrame: req.LastFrame}
+		if req.Every != nil {
+			if nt.Every = *req.Every; nt.Every < 1 {
+				return errs.Invalid("every", "every is 1 or more (1: every frame, N: every Nth), got %d", nt.Every)
+			}
+		}
+		t, err := s.Annotate.CreateVideoTask(c.Request().Context(), c.Param("projectId"), nt)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, t)
 	}
 	t, err := s.Annotate.CreateTask(c.Request().Context(), c.Param("projectId"), annotate.NewTask{Name: req.TaskName,
 		UniqueNames: req.UniqueNames, Query: req.Query, CollectionID: req.CollectionID, StartFrom: req.StartFrom})

@@ -1,0 +1,200 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+
+	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/lake"
+)
+
+// videoTaskRoutes serve a project's lake videos to its members
+// (docs/tracks.md "Label a lake video as a task"): the tracks and frames
+// routes of tracks.go, on videos of the project's video tasks only, with the
+// project's tracks (operation = the project's id). Reads need a member;
+// writes an annotator, who writes only inside the jobs they hold
+// (annotate.CheckTrackEdit), or a curator.
+func (s *server) videoTaskRoutes(g *echo.Group) {
+	const v = "/projects/:projectId/videos/:uniqueName"
+	g.GET(v+"/tracks", s.projectTracks)
+	g.PUT(v+"/tracks", s.putProjectTracks)
+	g.PUT(v+"/tracks/:number", s.putProjectTrack)
+	g.DELETE(v+"/tracks/:number", s.deleteProjectTrack)
+	g.POST(v+"/tracks/:number/propagate", s.propagateProjectTrack)
+	g.GET(v+"/frames/:frame", s.projectVideoFrame)
+}
+
+// projectVideo is the route's project and video, NotFound unless a task of
+// the project labels the video.
+func (s *server) projectVideo(c *echo.Context) (projectID, name string, err error) {
+	projectID, name = c.Param("projectId"), c.Param("uniqueName")
+	_, err = s.Annotate.ProjectVideo(c.Request().Context(), projectID, name)
+	return projectID, name, err
+}
+
+func (s *server) projectTracks(c *echo.Context) error {
+	pid, name, err := s.projectVideo(c)
+	if err != nil {
+		return err
+	}
+	return s.answerTracks(c, name, []string{pid})
+}
+
+func (s *server) projectVideoFrame(c *echo.Context) error {
+	_, name, err := s.projectVideo(c)
+	if err != nil {
+		return err
+	}
+	f, err := s.Lake.File(c.Request().Context(), name)
+	if err != nil {
+		return err
+	}
+	return s.answerVideoFrame(c, f)
+}
+
+// checkTrackEdit asks the jobs' rules about an edit that turns the
+// project's tracks before into after (those of the numbers changed).
+func (s *server) checkTrackEdit(c *echo.Context, pid, name string, before, after []lake.Track) (annotate.TrackEdit, error) {
+	m, err := s.jobEditor(c)
+	if err != nil {
+		return annotate.TrackEdit{}, err
+	}
+	return s.Annotate.CheckTrackEdit(c.Request().Context(), pid, name, annotate.ChangedFrames(before, after), m)
+}
+
+// projectTrack reads the project's track n of the video: none or one.
+func (s *server) projectTrack(c *echo.Context, pid, name string, n int) ([]lake.Track, error) {
+	all, err := s.Lake.Tracks(c.Request().Context(), name, []string{pid})
+	var out []lake.Track
+	for _, t := range all {
+		if t.Number == n {
+			out = append(out, t)
+		}
+	}
+	return out, err
+}
+
+func (s *server) putProjectTrack(c *echo.Context) error {
+	pid, name, err := s.projectVideo(c)
+	if err != nil {
+		return err
+	}
+	t, _, err := s.readTrack(c)
+	if err != nil {
+		return err
+	}
+	before, err := s.projectTrack(c, pid, name, t.Number)
+	if err != nil {
+		return err
+	}
+	ed, err := s.checkTrackEdit(c, pid, name, before, []lake.Track{t})
+	if err != nil {
+		return err
+	}
+	got, err := s.Lake.SetTrack(c.Request().Context(), name, lake.Human, pid, t)
+	if err != nil {
+		return err
+	}
+	if err := s.Annotate.StartTrackEdit(c.Request().Context(), ed); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toTrackJSON(got))
+}
+
+func (s *server) putProjectTracks(c *echo.Context) error {
+	pid, name, err := s.projectVideo(c)
+	if err != nil {
+		return err
+	}
+	_, tracks, err := s.readTracks(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	before, err := s.Lake.Tracks(ctx, name, []string{pid})
+	if err != nil {
+		return err
+	}
+	ed, err := s.checkTrackEdit(c, pid, name, before, tracks)
+	if err != nil {
+		return err
+	}
+	if err := s.Lake.SetTracks(ctx, name, lake.Human, pid, tracks); err != nil {
+		return err
+	}
+	if err := s.Annotate.StartTrackEdit(ctx, ed); err != nil {
+		return err
+	}
+	return answerTracksPut(c, tracks)
+}
+
+// deleteProjectTrack removes one of the project's tracks. Its route lets
+// every member in (a DELETE's rule is checked with placeholder ids, which
+// no annotator is a member of): the annotate need is asked here.
+func (s *server) deleteProjectTrack(c *echo.Context) error {
+	if err := s.projectAccess(c, c.Param("projectId"), NeedAnnotate); err != nil {
+		return err
+	}
+	pid, name, err := s.projectVideo(c)
+	if err != nil {
+		return err
+	}
+	n, _, err := trackNumber(c)
+	if err != nil {
+		return err
+	}
+	before, err := s.projectTrack(c, pid, name, n)
+	if err != nil {
+		return err
+	}
+	ed, err := s.checkTrackEdit(c, pid, name, before, nil)
+	if err != nil {
+		return err
+	}
+	if err := s.Lake.DeleteTrack(c.Request().Context(), name, pid, n); err != nil {
+		return err
+	}
+	if err := s.Annotate.StartTrackEdit(c.Request().Context(), ed); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// propagateProjectTrack propagates one of the project's tracks from a frame
+// the caller may write, no further than the stretch they may write there
+// (their job's frames; a curator's is the video).
+func (s *server) propagateProjectTrack(c *echo.Context) error {
+	pid, name, err := s.projectVideo(c)
+	if err != nil {
+		return err
+	}
+	req, err := s.readPropagation(c)
+	if err != nil {
+		return err
+	}
+	req.Operation = pid
+	m, err := s.jobEditor(c)
+	if err != nil {
+		return err
+	}
+	lo, hi, err := s.Annotate.EditSpan(c.Request().Context(), pid, name, req.From, m)
+	if err != nil {
+		return err
+	}
+	if hi >= lo { // bounded: the caller's stretch
+		room := hi - req.From
+		if req.Backward {
+			room = req.From - lo
+		}
+		if room < 1 {
+			return errs.Invalid("from", "frame %d ends the frames %d-%d you may write: there is nothing to propagate to",
+				req.From, lo, hi)
+		}
+		if req.MaxFrames <= 0 || req.MaxFrames > room {
+			req.MaxFrames = room
+		}
+	}
+	return s.startPropagation(c, req)
+}
