@@ -101,7 +101,7 @@ func TestDatasetListShowsEveryVersion(t *testing.T) {
 	}
 	// The augmenting build cannot read an image whose bytes are gone.
 	f, _ := e.a.Lake.File(ctx, fx.names["cars"][5])
-	path := e.a.Lake.Store().Path(f.Blob, f.Ext)
+	path, _, _ := e.a.Lake.Store().Local(ctx, f.Blob, f.Ext) // the blob itself: media is local
 	if err := os.Rename(path, path+".away"); err != nil {
 		t.Fatal(err)
 	}

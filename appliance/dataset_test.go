@@ -652,7 +652,7 @@ func TestDatasetFailedBuildListedAndRetried(t *testing.T) {
 	ctx := context.Background()
 	// Take one image's bytes away: the augmenting build cannot read it.
 	f, _ := e.a.Lake.File(ctx, fx.names["cars"][5])
-	path := e.a.Lake.Store().Path(f.Blob, f.Ext)
+	path, _, _ := e.a.Lake.Store().Local(ctx, f.Blob, f.Ext) // the blob itself: media is local
 	if err := os.Rename(path, path+".away"); err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func TestDeleteFileKeepsVersionsThenVersionReleasesBlobs(t *testing.T) {
 	if _, err := e.write.DeleteFile(ctx, victim); client.CodeOf(err) != "not_found" {
 		t.Errorf("second delete: %v", err)
 	}
-	blob := e.a.Lake.Store().Path(f.Blob, f.Ext)
+	blob, _, _ := e.a.Lake.Store().Local(ctx, f.Blob, f.Ext) // the blob itself: media is local
 	if _, err := os.Stat(blob); err != nil {
 		t.Fatalf("the version's blob is gone: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -91,7 +90,7 @@ func (s *Service) scoreFiles(ctx context.Context, files []lake.File) map[int64]l
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(files) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 				f := files[i]
-				b, err := os.ReadFile(s.lake.Store().Path(f.Blob, f.Ext))
+				b, err := s.lake.Store().ReadAll(ctx, f.Blob, f.Ext)
 				if err == nil {
 					var q lake.Quality
 					if q, err = Score(b, f.Width, f.Height); err == nil {

@@ -3,15 +3,11 @@ package lake
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/media"
 )
 
 // NamedBlob is a row that names a blob of the media store, for the
@@ -71,7 +67,7 @@ func CheckMedia(ctx context.Context, db *sqlitedb.DB, mediaDir string, namers ..
 		return r, err
 	}
 	r.Location = v.URL()
-	onDisk, strays, err := v.scan(ctx)
+	onDisk, strays, err := scan(ctx, v)
 	if err != nil {
 		return r, err
 	}
@@ -97,11 +93,11 @@ func CheckMedia(ctx context.Context, db *sqlitedb.DB, mediaDir string, namers ..
 	if len(suspects) == 0 && len(orphans) == 0 {
 		return r, nil
 	}
-	live, deadKeys, dead, err := readJournals(filepath.Join(mediaDir, "tmp", placingName))
+	js, err := media.ReadJournals(mediaDir)
 	if err != nil {
 		return r, err
 	}
-	r.Journals = dead
+	r.Journals = js.Dead
 	// A second look, after the journals: rows committed or deleted since.
 	again := map[string]bool{}
 	owners := map[string]bool{}
@@ -114,17 +110,17 @@ func CheckMedia(ctx context.Context, db *sqlitedb.DB, mediaDir string, namers ..
 	for _, k := range orphans {
 		switch {
 		case again[k]:
-		case live[k]:
+		case js.Live[k]:
 			r.InFlight++
-		case !v.exists(ctx, k):
-		case deadKeys[k]:
+		case !exists(ctx, v, k):
+		case js.DeadKeys[k]:
 			r.Leftover = append(r.Leftover, k)
 		default:
 			r.Orphans = append(r.Orphans, k)
 		}
 	}
 	for _, n := range suspects {
-		size, ok := v.size(ctx, n.key())
+		size, ok := blobSize(ctx, v, n.key())
 		if owners[n.Owner+" "+n.key()] && (!ok || n.Size >= 0 && size != n.Size) {
 			r.Missing = append(r.Missing, n)
 		}
@@ -147,86 +143,14 @@ func readNamed(ctx context.Context, db *sqlitedb.DB, namers []BlobNamer, add fun
 	return nil
 }
 
-// scanBlobs lists the blobs under root (ab/cd/<sha256>.<ext>) with their
-// sizes, and the files there that are not blobs. The temp folder is skipped.
-func scanBlobs(root string) (map[string]int64, []string, error) {
-	blobs := map[string]int64{}
-	var strays []string
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) && p == root {
-				return filepath.SkipAll
-			}
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			if rel == "tmp" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		parts := strings.Split(rel, string(filepath.Separator))
-		hash, ext, _ := strings.Cut(d.Name(), ".")
-		if len(parts) != 3 || len(hash) != 64 || ext == "" || parts[0] != hash[:2] || parts[1] != hash[2:4] ||
-			!d.Type().IsRegular() {
-			strays = append(strays, rel)
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil // removed meanwhile
-		}
-		blobs[d.Name()] = info.Size()
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("check media: %w", err)
-	}
-	return blobs, strays, nil
-}
-
-// readJournals reads the placing journals: the blobs of those a live
-// process holds locked, and the blobs and names of those no process holds.
-func readJournals(dir string) (live, deadKeys map[string]bool, dead []string, err error) {
-	live, deadKeys = map[string]bool{}, map[string]bool{}
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return live, deadKeys, nil, nil
-	}
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("check media: %w", err)
-	}
-	for _, e := range ents {
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue // its upload finished meanwhile
-		}
-		into := deadKeys
-		if errors.Is(unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB), unix.EWOULDBLOCK) {
-			into = live
-		} else {
-			dead = append(dead, e.Name())
-		}
-		keys, _ := (&journal{f}).keys()
-		for _, k := range keys {
-			into[k.hash+"."+k.ext] = true
-		}
-		f.Close()
-	}
-	return live, deadKeys, dead, nil
-}
-
 // RepairMedia removes the orphan and leftover blobs and the dead journals
 // r lists. The
 // caller must hold the data folder alone (no server, no import): an upload
 // of bytes already stored names their blob without a journal.
 func RepairMedia(ctx context.Context, mediaDir string, r MediaReport) (removed int, err error) {
-	store := &DiskStore{root: mediaDir}
-	if r.Location != "" {
-		if store.bucket, err = OpenBucket(ctx, r.Location); err != nil {
-			return 0, err
-		}
+	store, err := media.View(ctx, mediaDir, r.Location)
+	if err != nil {
+		return 0, err
 	}
 	for _, k := range append(r.Orphans, r.Leftover...) {
 		hash, ext, _ := strings.Cut(k, ".")
@@ -236,7 +160,7 @@ func RepairMedia(ctx context.Context, mediaDir string, r MediaReport) (removed i
 		removed++
 	}
 	for _, j := range r.Journals {
-		if err := os.Remove(filepath.Join(mediaDir, "tmp", placingName, j)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := media.RemoveJournal(mediaDir, j); err != nil {
 			return removed, err
 		}
 	}
@@ -245,26 +169,19 @@ func RepairMedia(ctx context.Context, mediaDir string, r MediaReport) (removed i
 
 // openView opens the media store the database records for reading only:
 // nothing in the local folder is cleared or swept.
-func openView(ctx context.Context, db *sqlitedb.DB, mediaDir string) (*DiskStore, error) {
+func openView(ctx context.Context, db *sqlitedb.DB, mediaDir string) (media.Blobs, error) {
 	url, err := MediaLocation(ctx, db.R)
 	if err != nil {
 		return nil, err
 	}
-	v := &DiskStore{root: mediaDir}
-	if url != "" {
-		v.bucket, err = OpenBucket(ctx, url)
-	}
-	return v, err
+	return media.View(ctx, mediaDir, url)
 }
 
 // scan lists the store's blobs with their sizes, and what else it holds.
-func (s *DiskStore) scan(ctx context.Context) (map[string]int64, []string, error) {
-	if s.bucket == nil {
-		return scanBlobs(s.root)
-	}
+func scan(ctx context.Context, s media.Blobs) (map[string]int64, []string, error) {
 	blobs := map[string]int64{}
 	var strays []string
-	err := s.bucket.list(ctx, func(name string, size int64, blob bool) {
+	err := s.Walk(ctx, func(name string, size int64, blob bool) {
 		if blob {
 			blobs[name] = size
 		} else {
@@ -274,22 +191,15 @@ func (s *DiskStore) scan(ctx context.Context) (map[string]int64, []string, error
 	return blobs, strays, err
 }
 
-// size returns the size of the blob named "hash.ext", ok false when absent
-// or unreadable.
-func (s *DiskStore) size(ctx context.Context, key string) (int64, bool) {
+// blobSize returns the size of the blob named "hash.ext", ok false when
+// absent or unreadable.
+func blobSize(ctx context.Context, s media.Blobs, key string) (int64, bool) {
 	hash, ext, _ := strings.Cut(key, ".")
-	if s.bucket != nil {
-		n, ok, err := s.bucket.stat(ctx, hash, ext)
-		return n, ok && err == nil
-	}
-	st, err := os.Lstat(s.Path(hash, ext))
-	if err != nil {
-		return 0, false
-	}
-	return st.Size(), true
+	n, ok, err := s.Stat(ctx, hash, ext)
+	return n, ok && err == nil
 }
 
-func (s *DiskStore) exists(ctx context.Context, key string) bool {
-	_, ok := s.size(ctx, key)
+func exists(ctx context.Context, s media.Blobs, key string) bool {
+	_, ok := blobSize(ctx, s, key)
 	return ok
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/media"
 )
 
 // Deleting is safe (DESIGN.md "Semantics decided here"):
@@ -200,9 +201,9 @@ func (l *Lake) DeleteFilesTx(ctx context.Context, tx *sql.Tx, fileSeqs []int64, 
 func (l *Lake) ReleaseBlobs(ctx context.Context, blobs []BlobRef, d *Deleted) {
 	ctx = context.WithoutCancel(ctx)
 	l.sweepLeftovers(ctx)
-	seen := make(map[blobKey]bool, len(blobs))
+	seen := make(map[media.Key]bool, len(blobs))
 	for _, b := range blobs {
-		k := blobKey{b.Hash, b.Ext}
+		k := media.Key{Hash: b.Hash, Ext: b.Ext}
 		if seen[k] {
 			continue
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/id"
 	"github.com/framelake/framelake/internal/vips"
+	"github.com/framelake/framelake/media"
 )
 
 // Upload is one file offered to the lake.
@@ -145,17 +146,17 @@ func (l *Lake) storeAccepted(ctx context.Context, opt AddOptions, meta string, a
 // created that nothing names are removed again.
 func (l *Lake) placeAndCommit(ctx context.Context, files []staged, commit func() error) (err error) {
 	l.sweepLeftovers(ctx)
-	keys := make([]blobKey, len(files))
+	keys := make([]media.Key, len(files))
 	for i, s := range files {
 		keys[i] = s.key()
 	}
 	l.holdBlobs(keys)
-	var created map[blobKey]bool
-	var j *journal
+	var created map[media.Key]bool
+	var j *media.Journal
 	committed := false
 	defer func() {
 		settled := l.releaseBlobs(context.WithoutCancel(ctx), keys, created, !committed)
-		j.done(settled)
+		j.Done(settled)
 	}()
 	if created, j, err = l.place(ctx, files); err != nil {
 		return err
@@ -186,82 +187,6 @@ func (l *Lake) StoreBlobs(ctx context.Context, blobs []Placed, commit func() err
 		files[i] = staged{pend: b.Pending, p: probed{Ext: b.Ext}}
 	}
 	return l.placeAndCommit(ctx, files, commit)
-}
-
-// place makes the temp files and a journal of the blobs not yet in the store
-// durable, renames the files into the store and makes the renames durable.
-// It returns the blobs it created, also after a failure part-way. With a
-// bucket, every blob counts as created (a lookup per blob would cost what
-// the upload of a small one does) and they are uploaded in parallel; only
-// the journal needs the sync, and a blob that was there already is safe
-// from the removal after a failure, as a row names it.
-func (l *Lake) place(ctx context.Context, files []staged) (map[blobKey]bool, *journal, error) {
-	created := map[blobKey]bool{}
-	var news []blobKey
-	for _, s := range files {
-		k := s.key()
-		if created[k] {
-			continue
-		}
-		has := false
-		if l.store.bucket == nil {
-			has, _ = l.store.has(ctx, k)
-		}
-		if !has {
-			created[k] = true
-			news = append(news, k)
-		}
-	}
-	var j *journal
-	var err error
-	if len(news) > 0 {
-		j, err = l.store.writeJournal(news)
-	}
-	if err == nil {
-		err = l.store.Sync()
-	}
-	if err != nil {
-		for _, s := range files {
-			s.pend.Discard()
-		}
-		return created, j, err
-	}
-	if l.store.bucket != nil {
-		return created, j, l.upload(ctx, files)
-	}
-	for _, s := range files {
-		if err != nil {
-			s.pend.Discard()
-			continue
-		}
-		err = s.pend.Commit(ctx, s.p.Ext)
-		s.pend.Data = nil
-	}
-	if err == nil {
-		err = l.store.Sync()
-	}
-	return created, j, err
-}
-
-// upload puts files in the bucket on the lake's workers; the first error
-// is returned once all have finished.
-func (l *Lake) upload(ctx context.Context, files []staged) error {
-	fails := make([]error, len(files))
-	l.parallel(len(files), func(i int) {
-		defer func() {
-			if p := recover(); p != nil {
-				fails[i] = fmt.Errorf("media store: upload panic: %v", p)
-			}
-		}()
-		s := files[i]
-		if fails[i] = ctx.Err(); fails[i] != nil {
-			s.pend.Discard()
-			return
-		}
-		fails[i] = s.pend.Commit(ctx, s.p.Ext)
-		s.pend.Data = nil
-	})
-	return errors.Join(fails...)
 }
 
 type stageResult struct {
@@ -423,13 +348,6 @@ func readKnown(rc io.ReadCloser, same []File, limit int64) (io.ReadCloser, *File
 type readCloser struct {
 	io.Reader
 	io.Closer
-}
-
-// writeClose copies an upload's bytes to a temp file of the store and
-// closes them, also when reading them panics.
-func (l *Lake) writeClose(rc io.ReadCloser, limit int64) (*Pending, error) {
-	defer rc.Close()
-	return l.store.Write(rc, limit)
 }
 
 func (l *Lake) insertFiles(ctx context.Context, opt AddOptions, meta string, files []staged) ([]File, error) {

@@ -25,11 +25,13 @@ import (
 	"log/slog"
 	"os/exec"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/internal/vips"
+	"github.com/framelake/framelake/media"
 )
 
 //go:embed migrations/*.sql
@@ -145,7 +147,7 @@ type Options struct {
 	ThumbDir string
 	// Media is where media lives: "" for what the database records (the
 	// local folder MediaDir for a new lake), or an s3:// URL
-	// (CanonicalMediaURL), recorded when the lake has no file yet; MediaDir
+	// (media.CanonicalURL), recorded when the lake has no file yet; MediaDir
 	// then holds only temp files and staged copies.
 	Media string
 	// MediaRedirect makes media links of a bucket lake redirect to a
@@ -160,7 +162,7 @@ type Options struct {
 // Lake is the media lake. It is safe for concurrent use.
 type Lake struct {
 	db      *sqlitedb.DB
-	store   *DiskStore
+	store   media.Blobs
 	opt     Options
 	ffprobe string // "" when ffprobe is missing: videos are then refused
 	log     *slog.Logger
@@ -183,6 +185,8 @@ type Lake struct {
 	deleteHooks []DeleteHook
 	scorer      *Scorer // quality at ingest; nil: none (ScoreAtIngest)
 	blobUsers   []BlobUser
+	refs        blobRefs  // blobs Adds in flight may yet name (blobs.go)
+	sweepOnce   sync.Once // sweeps the placing journals a crash left, before the first write
 }
 
 // Open opens the lake on a migrated database.
@@ -220,11 +224,11 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	if err := vips.Start(); err != nil {
 		return nil, err
 	}
-	media, err := resolveMedia(ctx, db, opt.Media)
+	where, err := resolveMedia(ctx, db, opt.Media)
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStore(ctx, opt.MediaDir, media, opt.StageBytes)
+	store, err := media.Open(ctx, opt.MediaDir, where, opt.StageBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -242,9 +246,6 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	}
 	return l, nil
 }
-
-// Store is the lake's media store.
-func (l *Lake) Store() *DiskStore { return l.store }
 
 // DB is the database the lake lives in, for packages that join on its tables.
 func (l *Lake) DB() *sqlitedb.DB { return l.db }

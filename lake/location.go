@@ -8,10 +8,11 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/media"
 )
 
 // MediaLocation is where the lake's media lives as its database records it:
-// "" for the local folder, else a canonical s3:// URL (CanonicalMediaURL).
+// "" for the local folder, else a canonical s3:// URL (media.CanonicalURL).
 // A database without the table yet (a first start interrupted) is local.
 func MediaLocation(ctx context.Context, q sqlitedb.Querier) (string, error) {
 	rows, err := q.QueryContext(ctx, `SELECT url FROM media_location WHERE id = 1`)
@@ -52,7 +53,7 @@ func SetMediaLocation(ctx context.Context, db *sqlitedb.DB, url string) error {
 // file yet, when asked is recorded. Moving media that exists is the work of
 // framelake media migrate, never of a flag.
 func resolveMedia(ctx context.Context, db *sqlitedb.DB, asked string) (string, error) {
-	want, err := CanonicalMediaURL(asked)
+	want, err := media.CanonicalURL(asked)
 	if err != nil {
 		return "", err
 	}
@@ -77,18 +78,4 @@ func describeMedia(url string) string {
 		return "the local folder (local)"
 	}
 	return url
-}
-
-// openStore opens the store for a media location: the local folder, or a
-// bucket with the local folder for temp files, journals and staged copies.
-func openStore(ctx context.Context, dir, url string, stageBytes int64) (*DiskStore, error) {
-	store, err := OpenDiskStore(dir)
-	if err != nil || url == "" {
-		return store, err
-	}
-	b, err := OpenBucket(ctx, url)
-	if err != nil {
-		return nil, err
-	}
-	return store, store.UseBucket(b, stageBytes)
 }

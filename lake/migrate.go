@@ -17,6 +17,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/media"
 )
 
 // MigrateReport says what MigrateMedia did.
@@ -38,7 +39,7 @@ type MigrateReport struct {
 func MigrateMedia(ctx context.Context, db *sqlitedb.DB, mediaDir, to string, workers int, namers ...BlobNamer) (MigrateReport, error) {
 	var r MigrateReport
 	var err error
-	if r.To, err = CanonicalMediaURL(to); err != nil {
+	if r.To, err = media.CanonicalURL(to); err != nil {
 		return r, err
 	}
 	src, err := openView(ctx, db, mediaDir)
@@ -49,14 +50,12 @@ func MigrateMedia(ctx context.Context, db *sqlitedb.DB, mediaDir, to string, wor
 	if r.From == r.To {
 		return r, errs.Invalid("to", "the media is in %s already", describeMedia(r.To))
 	}
-	dst := &DiskStore{root: mediaDir, tmp: filepath.Join(mediaDir, "tmp")}
-	if r.To != "" {
-		if dst.bucket, err = OpenBucket(ctx, r.To); err != nil {
-			return r, err
-		}
+	dst, err := media.View(ctx, mediaDir, r.To)
+	if err != nil {
+		return r, err
 	}
-	keys := map[blobKey]bool{}
-	if err := readNamed(ctx, db, namers, func(n NamedBlob) { keys[blobKey{n.Hash, n.Ext}] = true }); err != nil {
+	keys := map[media.Key]bool{}
+	if err := readNamed(ctx, db, namers, func(n NamedBlob) { keys[media.Key{Hash: n.Hash, Ext: n.Ext}] = true }); err != nil {
 		return r, err
 	}
 	r.Blobs = len(keys)
@@ -65,19 +64,14 @@ func MigrateMedia(ctx context.Context, db *sqlitedb.DB, mediaDir, to string, wor
 		return r, err
 	}
 	defer p.close()
-	if dst.bucket == nil {
-		p.durable = dst.Sync
-	}
-	var todo []blobKey
+	p.durable = dst.Sync
+	var todo []media.Key
 	for k := range keys {
 		if p.done[k] {
 			r.Resumed++
 		} else {
 			todo = append(todo, k)
 		}
-	}
-	if err := os.MkdirAll(dst.tmp, 0o755); err != nil {
-		return r, err
 	}
 	if err := copyAll(ctx, src, dst, todo, max(1, workers), p); err != nil {
 		return r, err
@@ -94,10 +88,10 @@ func MigrateMedia(ctx context.Context, db *sqlitedb.DB, mediaDir, to string, wor
 }
 
 // copyAll copies todo on workers, stopping at the first failure.
-func copyAll(ctx context.Context, src, dst *DiskStore, todo []blobKey, workers int, p *progress) error {
+func copyAll(ctx context.Context, src, dst media.Blobs, todo []media.Key, workers int, p *progress) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	next := make(chan blobKey)
+	next := make(chan media.Key)
 	var wg sync.WaitGroup
 	for range min(workers, max(1, len(todo))) {
 		wg.Go(func() {
@@ -125,57 +119,28 @@ func copyAll(ctx context.Context, src, dst *DiskStore, todo []blobKey, workers i
 
 // copyBlob copies one blob through a local temp file (checking the source
 // against its name on the way), stores it at dst and reads it back.
-func copyBlob(ctx context.Context, src, dst *DiskStore, k blobKey) error {
-	name := k.hash + "." + k.ext
-	rc, err := src.Open(ctx, k.hash, k.ext)
+func copyBlob(ctx context.Context, src, dst media.Blobs, k media.Key) error {
+	rc, err := src.Open(ctx, k.Hash, k.Ext)
 	if err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
+		return fmt.Errorf("migrate %s: %w", k.Name(), err)
 	}
-	f, err := os.CreateTemp(dst.tmp, "migrate-*")
-	if err != nil {
-		rc.Close()
-		return err
-	}
-	defer os.Remove(f.Name())
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(f, h), rc)
+	err = dst.Put(ctx, k.Hash, k.Ext, rc)
 	rc.Close()
-	if err == nil && hex.EncodeToString(h.Sum(nil)) != k.hash {
+	if errors.Is(err, media.ErrWrongHash) {
 		err = fmt.Errorf("its bytes at the old location do not hash to its name: restore it from a backup first")
-	}
-	if err == nil && dst.bucket == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = dst.place(ctx, f.Name(), k)
 	}
 	if err == nil {
 		err = verify(ctx, dst, k)
 	}
 	if err != nil {
-		return fmt.Errorf("migrate %s: %w", name, err)
+		return fmt.Errorf("migrate %s: %w", k.Name(), err)
 	}
 	return nil
 }
 
-// place puts a temp file at k: uploaded, or renamed into the folder.
-func (s *DiskStore) place(ctx context.Context, tmp string, k blobKey) error {
-	if s.bucket != nil {
-		return s.bucket.put(ctx, k.hash, k.ext, tmp)
-	}
-	p := s.Path(k.hash, k.ext)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
-}
-
 // verify reads a blob back from s and checks its hash.
-func verify(ctx context.Context, s *DiskStore, k blobKey) error {
-	rc, err := s.Open(ctx, k.hash, k.ext)
+func verify(ctx context.Context, s media.Blobs, k media.Key) error {
+	rc, err := s.Open(ctx, k.Hash, k.Ext)
 	if err != nil {
 		return err
 	}
@@ -184,7 +149,7 @@ func verify(ctx context.Context, s *DiskStore, k blobKey) error {
 	if _, err := io.Copy(h, rc); err != nil {
 		return err
 	}
-	if hex.EncodeToString(h.Sum(nil)) != k.hash {
+	if hex.EncodeToString(h.Sum(nil)) != k.Hash {
 		return errors.New("read back from the new location, its bytes do not hash to its name")
 	}
 	return nil
@@ -196,10 +161,10 @@ type progress struct {
 	mu   sync.Mutex
 	f    *os.File
 	w    *bufio.Writer
-	done map[blobKey]bool
+	done map[media.Key]bool
 	n    int // lines since the last sync
 	// durable makes the copies the lines name durable before the lines
-	// are: the renames into a local folder (syncfs); nil for a bucket.
+	// are: the store's Sync (a syncfs of a local folder's renames).
 	durable func() error
 }
 
@@ -212,12 +177,12 @@ func openProgress(path string) (*progress, error) {
 		f.Close()
 		return nil, fmt.Errorf("another media migrate is running (%s is locked)", path)
 	}
-	p := &progress{f: f, w: bufio.NewWriter(f), done: map[blobKey]bool{}}
+	p := &progress{f: f, w: bufio.NewWriter(f), done: map[media.Key]bool{}}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		hash, ext, ok := strings.Cut(sc.Text(), ".")
 		if ok && len(hash) == 64 && ext != "" {
-			p.done[blobKey{hash, ext}] = true
+			p.done[media.Key{Hash: hash, Ext: ext}] = true
 		}
 	}
 	return p, sc.Err()
@@ -225,10 +190,10 @@ func openProgress(path string) (*progress, error) {
 
 // add records k as verified; every 256 lines reach the disk, so a kill
 // loses at most that many, which the next run copies again.
-func (p *progress) add(k blobKey) error {
+func (p *progress) add(k media.Key) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.w.WriteString(k.hash + "." + k.ext + "\n")
+	p.w.WriteString(k.Name() + "\n")
 	if p.n++; p.n < 256 {
 		return nil
 	}

@@ -3,7 +3,6 @@ package lake_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"testing"
 
 	"github.com/framelake/framelake/lake"
@@ -24,8 +23,8 @@ func TestStoreBlobs(t *testing.T) {
 		return p.Hash, l.StoreBlobs(ctx, []lake.Placed{{Pending: p, Ext: "jpg"}}, func() error { return commit(p.Hash) })
 	}
 	exists := func(hash string) bool {
-		_, err := os.Stat(l.Store().Path(hash, "jpg"))
-		return err == nil
+		_, ok, err := l.Store().Stat(ctx, hash, "jpg")
+		return ok && err == nil
 	}
 
 	failed, err := put(jpegBytes(t, 16, 16, 1), func(string) error { return errRefused })

@@ -1,4 +1,4 @@
-package lake
+package media
 
 import (
 	"context"
@@ -16,15 +16,15 @@ import (
 type stageCache struct {
 	dir    string
 	limit  int64
-	bucket *Bucket
+	bucket *bucket
 
 	mu    sync.Mutex
-	m     map[blobKey]*staging
+	m     map[Key]*stageEntry
 	total int64 // bytes of ready copies
 	tick  int64
 }
 
-type staging struct {
+type stageEntry struct {
 	ready chan struct{} // closed once the copy is in place or failed
 	err   error
 	size  int64
@@ -32,19 +32,16 @@ type staging struct {
 	used  int64 // tick of the last use
 }
 
-// DefaultStageBytes is the default bound of the stage cache: 1 GiB.
-const DefaultStageBytes = 1 << 30
-
-func (c *stageCache) path(k blobKey) string { return filepath.Join(c.dir, k.hash+"."+k.ext) }
+func (c *stageCache) path(k Key) string { return filepath.Join(c.dir, k.Name()) }
 
 // get returns the path of a local copy of k, fetching it on a miss; call
 // release when done reading it.
-func (c *stageCache) get(ctx context.Context, k blobKey) (string, func(), error) {
+func (c *stageCache) get(ctx context.Context, k Key) (string, func(), error) {
 	c.mu.Lock()
 	e := c.m[k]
 	fetch := e == nil
 	if fetch {
-		e = &staging{ready: make(chan struct{})}
+		e = &stageEntry{ready: make(chan struct{})}
 		c.m[k] = e
 	}
 	e.refs++
@@ -78,8 +75,8 @@ func (c *stageCache) get(ctx context.Context, k blobKey) (string, func(), error)
 }
 
 // fetch copies the blob into the folder, whole or not at all.
-func (c *stageCache) fetch(ctx context.Context, k blobKey) (int64, error) {
-	rc, err := c.bucket.get(ctx, k.hash, k.ext)
+func (c *stageCache) fetch(ctx context.Context, k Key) (int64, error) {
+	rc, err := c.bucket.get(ctx, k.Hash, k.Ext)
 	if err != nil {
 		return 0, err
 	}
@@ -102,7 +99,7 @@ func (c *stageCache) fetch(ctx context.Context, k blobKey) (int64, error) {
 	return n, nil
 }
 
-func (c *stageCache) release(k blobKey, e *staging) {
+func (c *stageCache) release(k Key, e *stageEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e.refs--
@@ -112,8 +109,8 @@ func (c *stageCache) release(k blobKey, e *staging) {
 // evictLocked removes unused copies, oldest first, until the rest fit.
 func (c *stageCache) evictLocked() {
 	for c.total > c.limit {
-		var old blobKey
-		var oldest *staging
+		var old Key
+		var oldest *stageEntry
 		for k, e := range c.m {
 			if e.refs == 0 && isClosed(e.ready) && e.err == nil && (oldest == nil || e.used < oldest.used) {
 				old, oldest = k, e

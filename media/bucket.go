@@ -1,4 +1,4 @@
-package lake
+package media
 
 import (
 	"bytes"
@@ -19,22 +19,22 @@ import (
 	"github.com/framelake/framelake/errs"
 )
 
-// Bucket keeps placed blobs in an S3-compatible bucket, under
+// bucket is the client of an S3-compatible bucket that holds blobs under
 // prefix/ab/cd/<sha256>.<ext> like the local folder. Credentials come from
 // the usual AWS environment variables (AWS_ACCESS_KEY_ID, ...) or the shared
 // credentials file, never from the URL, so the URL the lake records holds
 // no secret.
-type Bucket struct {
+type bucket struct {
 	url    string // canonical media URL, as the lake records it
 	name   string
 	prefix string // "" or ending in "/"
 	c      *minio.Client
 }
 
-// CanonicalMediaURL checks a media location and returns it in the form the
+// CanonicalURL checks a media location and returns it in the form the
 // lake records: "" for the local folder (also for "local"), else
 // s3://bucket[/prefix][?endpoint=...&region=...] with the query sorted.
-func CanonicalMediaURL(raw string) (string, error) {
+func CanonicalURL(raw string) (string, error) {
 	if raw == "" || raw == "local" {
 		return "", nil
 	}
@@ -62,10 +62,10 @@ func CanonicalMediaURL(raw string) (string, error) {
 	return out, nil
 }
 
-// OpenBucket connects to the bucket a canonical s3:// media URL names and
+// openBucket connects to the bucket a canonical s3:// media URL names and
 // checks that it exists.
-func OpenBucket(ctx context.Context, raw string) (*Bucket, error) {
-	canon, err := CanonicalMediaURL(raw)
+func openBucket(ctx context.Context, raw string) (*bucket, error) {
+	canon, err := CanonicalURL(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func OpenBucket(ctx context.Context, raw string) (*Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("media bucket %s: %w", canon, err)
 	}
-	b := &Bucket{url: canon, name: u.Host, prefix: strings.TrimPrefix(u.Path, "/"), c: c}
+	b := &bucket{url: canon, name: u.Host, prefix: strings.TrimPrefix(u.Path, "/"), c: c}
 	if b.prefix != "" {
 		b.prefix += "/"
 	}
@@ -100,15 +100,12 @@ func OpenBucket(ctx context.Context, raw string) (*Bucket, error) {
 	return b, nil
 }
 
-// URL is the bucket's canonical media URL.
-func (b *Bucket) URL() string { return b.url }
-
-func (b *Bucket) key(hash, ext string) string {
+func (b *bucket) key(hash, ext string) string {
 	return b.prefix + hash[0:2] + "/" + hash[2:4] + "/" + hash + "." + ext
 }
 
 // put stores the file at path as the blob.
-func (b *Bucket) put(ctx context.Context, hash, ext, path string) error {
+func (b *bucket) put(ctx context.Context, hash, ext, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("media bucket: put %s.%s: %w", hash, ext, err)
@@ -122,7 +119,7 @@ func (b *Bucket) put(ctx context.Context, hash, ext, path string) error {
 }
 
 // putBytes stores data as the blob.
-func (b *Bucket) putBytes(ctx context.Context, hash, ext string, data []byte) error {
+func (b *bucket) putBytes(ctx context.Context, hash, ext string, data []byte) error {
 	return b.putReader(ctx, hash, ext, bytes.NewReader(data), int64(len(data)))
 }
 
@@ -130,7 +127,7 @@ func (b *Bucket) putBytes(ctx context.Context, hash, ext string, data []byte) er
 // object exists whole or not at all and the server checks the SHA-256 of
 // all of it (minio-go would cut anything over 16 MiB into parts, and the
 // whole object's checksum would not be the check).
-func (b *Bucket) putReader(ctx context.Context, hash, ext string, r io.Reader, size int64) error {
+func (b *bucket) putReader(ctx context.Context, hash, ext string, r io.Reader, size int64) error {
 	opts, err := putOptions(hash)
 	if err == nil {
 		opts.DisableMultipart = true
@@ -156,7 +153,7 @@ func putOptions(hash string) (minio.PutObjectOptions, error) {
 }
 
 // open returns a reader of the blob that seeks with ranged requests.
-func (b *Bucket) open(ctx context.Context, hash, ext string) (io.ReadSeekCloser, error) {
+func (b *bucket) open(ctx context.Context, hash, ext string) (io.ReadSeekCloser, error) {
 	o, err := b.c.GetObject(ctx, b.name, b.key(hash, ext), minio.GetObjectOptions{})
 	if err == nil {
 		_, err = o.Stat()
@@ -175,7 +172,7 @@ func (b *Bucket) open(ctx context.Context, hash, ext string) (io.ReadSeekCloser,
 
 // get returns a reader of the whole blob from one GET: open's Stat costs a
 // HEAD before it, which a reader that goes from start to end needs not.
-func (b *Bucket) get(ctx context.Context, hash, ext string) (io.ReadCloser, error) {
+func (b *bucket) get(ctx context.Context, hash, ext string) (io.ReadCloser, error) {
 	rc, _, _, err := minio.Core{Client: b.c}.GetObject(ctx, b.name, b.key(hash, ext), minio.GetObjectOptions{})
 	if notFound(err) {
 		return nil, errs.NotFoundf("media %s.%s not in store", hash, ext)
@@ -187,7 +184,7 @@ func (b *Bucket) get(ctx context.Context, hash, ext string) (io.ReadCloser, erro
 }
 
 // stat returns the blob's size, or ok false when it is absent.
-func (b *Bucket) stat(ctx context.Context, hash, ext string) (size int64, ok bool, err error) {
+func (b *bucket) stat(ctx context.Context, hash, ext string) (size int64, ok bool, err error) {
 	info, err := b.c.StatObject(ctx, b.name, b.key(hash, ext), minio.StatObjectOptions{})
 	if notFound(err) {
 		return 0, false, nil
@@ -198,7 +195,7 @@ func (b *Bucket) stat(ctx context.Context, hash, ext string) (size int64, ok boo
 	return info.Size, true, nil
 }
 
-func (b *Bucket) remove(ctx context.Context, hash, ext string) error {
+func (b *bucket) remove(ctx context.Context, hash, ext string) error {
 	err := b.c.RemoveObject(ctx, b.name, b.key(hash, ext), minio.RemoveObjectOptions{})
 	if err != nil && !notFound(err) {
 		return fmt.Errorf("media bucket: remove %s.%s: %w", hash, ext, err)
@@ -208,7 +205,7 @@ func (b *Bucket) remove(ctx context.Context, hash, ext string) error {
 
 // list calls fn for every object under the prefix: blobs by "hash.ext",
 // anything else with blob false and its key relative to the prefix.
-func (b *Bucket) list(ctx context.Context, fn func(name string, size int64, blob bool)) error {
+func (b *bucket) list(ctx context.Context, fn func(name string, size int64, blob bool)) error {
 	for o := range b.c.ListObjects(ctx, b.name, minio.ListObjectsOptions{Prefix: b.prefix, Recursive: true}) {
 		if o.Err != nil {
 			return fmt.Errorf("media bucket: list: %w", o.Err)
@@ -239,7 +236,7 @@ func objectBlobName(rel string) (string, bool) {
 }
 
 // presign returns a URL that reads the blob without credentials until ttl passes.
-func (b *Bucket) presign(ctx context.Context, hash, ext, name string, ttl time.Duration) (string, error) {
+func (b *bucket) presign(ctx context.Context, hash, ext, name string, ttl time.Duration) (string, error) {
 	q := url.Values{}
 	if name != "" {
 		q.Set("response-content-disposition", "inline; filename*=UTF-8''"+url.PathEscape(name))

@@ -1,4 +1,4 @@
-package lake
+package media
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func TestBucketPutChecksHash(t *testing.T) {
 	srv := tests3.Shared(t)
 	srv.SetEnv(t)
 	url := srv.Bucket(t, "put")
-	b, err := OpenBucket(ctx, url)
+	b, err := openBucket(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestBucketOneRequestEach(t *testing.T) {
 	ctx := context.Background()
 	srv := tests3.Shared(t)
 	srv.SetEnv(t)
-	b, err := OpenBucket(ctx, srv.Bucket(t, "get"))
+	b, err := openBucket(ctx, srv.Bucket(t, "get"))
 	if err != nil {
 		t.Fatal(err)
 	}

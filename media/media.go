@@ -1,0 +1,150 @@
+// Package media is framelake's media store: the bytes of every stored file,
+// content-addressed as <sha256>.<ext>, behind one interface (Blobs) with
+// two homes, chosen once when the store is opened (Open): a local folder
+// (Local) or an S3-compatible bucket (S3).
+//
+// Both keep the same local working folder, root/tmp: temp files for bytes
+// on their way in (staging, Write), the placing journals that let a crash
+// between placing blobs and committing the rows that name them be swept
+// (journal.go), and, for a bucket, a bounded cache of copies for the tools
+// that read a file by path (stage.go).
+//
+// The store knows bytes by their hash and nothing else: which rows name a
+// blob, and so when one may go, is the database's side (package lake), as
+// are probing a file's type and making its thumbnails. media imports no
+// package of framelake but errs.
+package media
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"time"
+)
+
+// Key names a blob: the SHA-256 of its bytes in hex and the extension it is
+// stored under.
+type Key struct{ Hash, Ext string }
+
+// Name is the blob's file name, "<hash>.<ext>".
+func (k Key) Name() string { return k.Hash + "." + k.Ext }
+
+// Blobs is a media store. Its methods are safe for concurrent use.
+type Blobs interface {
+	// URL is the store's media location as the lake records it: "" for
+	// the local folder, else the bucket's canonical s3:// URL.
+	URL() string
+
+	// CreateTemp creates a file in the store's temp folder for bytes on
+	// their way in, such as an upload's parts; the caller removes it, and
+	// the next Open removes it if a crash did not.
+	CreateTemp(pattern string) (*os.File, error)
+	// Write copies r to a temp file while hashing it, accepting at most
+	// limit bytes (ErrTooLarge past them): a blob staged, not yet placed.
+	Write(r io.Reader, limit int64) (*Pending, error)
+	// Place puts a batch of staged blobs in place, durable when it returns
+	// without error. The blobs it may create are listed first in a placing
+	// journal, durable before any of them is; it returns them, also after
+	// a failure part-way, and the journal, which the caller closes (Done)
+	// once the rows naming them are committed or the blobs are removed.
+	// run runs fn(0..n-1), in parallel where the store gains by it.
+	Place(ctx context.Context, batch []Placing, run Runner) (created map[Key]bool, j *Journal, err error)
+	// Put stores the bytes of r as the blob hash.ext through a temp file,
+	// refusing bytes that do not hash to its name. The bytes are durable
+	// when it returns, their name in a local folder after the next Sync.
+	Put(ctx context.Context, hash, ext string, r io.Reader) error
+	// Sync makes every write and rename in the local folder durable: one
+	// syncfs(2) for a batch rather than two fsyncs per file. A bucket has
+	// nothing to sync: its objects are durable once it answers.
+	Sync() error
+	// Leftovers hands over, once, the placing journals a crashed process
+	// left, locked by this one until the caller, which can see the rows,
+	// has swept their blobs; later calls return nil.
+	Leftovers() []*Journal
+
+	// Open opens a blob for reading and seeking (ranged requests for a
+	// bucket); a missing blob is errs.NotFound.
+	Open(ctx context.Context, hash, ext string) (io.ReadSeekCloser, error)
+	// ReadAll returns the blob's bytes.
+	ReadAll(ctx context.Context, hash, ext string) ([]byte, error)
+	// Local returns a path to read the blob from, for tools that read by
+	// path (libvips, ffmpeg, model runs): the blob itself in a local
+	// folder, a copy in the stage cache for a bucket. Call release once
+	// done with it.
+	Local(ctx context.Context, hash, ext string) (path string, release func(), err error)
+	// Stat returns the blob's size, ok false when it is absent.
+	Stat(ctx context.Context, hash, ext string) (size int64, ok bool, err error)
+	// Presign returns a URL that reads the blob without credentials until
+	// ttl passes, with name as its download name; "" where the store has
+	// no such URL (the local folder).
+	Presign(ctx context.Context, hash, ext, name string, ttl time.Duration) (string, error)
+	// Walk calls fn for everything the store holds outside its temp
+	// folder: blobs by "hash.ext", anything else with blob false and its
+	// path relative to the store. For the integrity check.
+	Walk(ctx context.Context, fn func(name string, size int64, blob bool)) error
+
+	// Remove deletes a blob; a missing blob is not an error.
+	Remove(ctx context.Context, hash, ext string) error
+}
+
+// Placing is a staged blob and the extension it is to be placed under.
+type Placing struct {
+	Pending *Pending
+	Ext     string
+}
+
+// Key is the blob the placing names.
+func (p Placing) Key() Key { return Key{p.Pending.Hash, p.Ext} }
+
+// Runner runs fn(0..n-1), possibly in parallel, and returns when all have.
+type Runner func(n int, fn func(i int))
+
+// ErrTooLarge is wrapped when a blob exceeds the size limit.
+var ErrTooLarge = errors.New("file too large")
+
+// ErrWrongHash is returned by Put when the bytes do not hash to the name.
+var ErrWrongHash = errors.New("the bytes do not hash to the blob's name")
+
+// Open opens the store for a media location in the local folder dir: the
+// folder itself for "" or "local", else the bucket an s3:// URL names
+// (CanonicalURL), with dir for temp files, journals and staged copies
+// (bounded by stageBytes; DefaultStageBytes when not positive). It clears
+// the temp files a crash left and picks up its placing journals.
+func Open(ctx context.Context, dir, url string, stageBytes int64) (Blobs, error) {
+	t, err := openStaging(dir)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := CanonicalURL(url)
+	if err != nil || canon == "" {
+		return &Local{staging: t}, err
+	}
+	b, err := openBucket(ctx, canon)
+	if err != nil {
+		return nil, err
+	}
+	return newS3(t, b, stageBytes)
+}
+
+// View opens the store for reading and for what a tool that holds the data
+// folder alone does (check, repair, migrate: Put, Remove): nothing in dir
+// is cleared, no journal is taken, and CreateTemp and Write are not for it.
+func View(ctx context.Context, dir, url string) (Blobs, error) {
+	t := &staging{root: dir, tmp: tmpDir(dir)}
+	canon, err := CanonicalURL(url)
+	if err != nil || canon == "" {
+		return &Local{staging: t}, err
+	}
+	b, err := openBucket(ctx, canon)
+	if err != nil {
+		return nil, err
+	}
+	return &S3{staging: t, b: b}, nil
+}
+
+// The two homes of blobs.
+var (
+	_ Blobs = (*Local)(nil)
+	_ Blobs = (*S3)(nil)
+)

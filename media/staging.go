@@ -1,0 +1,261 @@
+package media
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// staging is the local working folder both stores keep, root/tmp: temp
+// files of bytes on their way in, spread over tmpShards folders, and the
+// placing journals (journal.go). Bytes are written here, hashed, made
+// durable and only then placed, so a crash leaves either a whole blob or
+// none of it (only stray temp files, removed at the next open, and blobs
+// whose rows were never committed, which the journals let the lake sweep).
+type staging struct {
+	root string
+	tmp  string
+
+	mu       sync.Mutex
+	leftover []*Journal // taken by Leftovers
+}
+
+func tmpDir(root string) string { return filepath.Join(root, "tmp") }
+
+// openStaging opens or creates the working folder of root, clears temp files
+// a crash left behind and picks up its placing journals.
+func openStaging(root string) (*staging, error) {
+	s := &staging{root: root, tmp: tmpDir(root)}
+	if err := s.clearTemp(); err != nil {
+		return nil, fmt.Errorf("media store: clear temp: %w", err)
+	}
+	if err := os.MkdirAll(s.placingDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("media store: %w", err)
+	}
+	var err error
+	if s.leftover, err = s.openLeftovers(); err != nil {
+		return nil, fmt.Errorf("media store: %w", err)
+	}
+	for i := range tmpShards {
+		if err := os.MkdirAll(s.tmpShard(i), 0o755); err != nil {
+			return nil, fmt.Errorf("media store: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// clearTemp removes the temp folder but for its placing journals.
+func (s *staging) clearTemp() error {
+	ents, err := os.ReadDir(s.tmp)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	for _, e := range ents {
+		if err == nil && e.Name() != placingName {
+			err = os.RemoveAll(filepath.Join(s.tmp, e.Name()))
+		}
+	}
+	return err
+}
+
+// tmpShards is how many folders temp files are spread over: file creation
+// holds its folder's lock, and parallel ingest into one folder queued on it.
+const tmpShards = 256
+
+func (s *staging) tmpShard(i int) string { return filepath.Join(s.tmp, fmt.Sprintf("%02x", i)) }
+
+func (s *staging) CreateTemp(pattern string) (*os.File, error) {
+	return os.CreateTemp(s.tmpShard(rand.N(tmpShards)), pattern)
+}
+
+func (s *staging) Leftovers() []*Journal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.leftover
+	s.leftover = nil
+	return out
+}
+
+// Pending is a blob written to a temp file, not yet in place.
+type Pending struct {
+	tmp  string
+	Hash string // sha256 hex
+	Size int64
+	Data []byte // the bytes, kept when at most MemLimit; nil for larger blobs
+}
+
+// MemLimit is the largest blob Write keeps in memory (Pending.Data) for
+// probing, so images are not read back from disk; videos and huge images are.
+const MemLimit = 64 << 20
+
+func (s *staging) Write(r io.Reader, limit int64) (*Pending, error) {
+	b, rest, err := readSmall(r, limit)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.CreateTemp("in-*")
+	if err != nil {
+		return nil, fmt.Errorf("media store: %w", err)
+	}
+	p := &Pending{tmp: f.Name()}
+	written := false
+	defer func() { // also when r panics: the caller may recover and carry on
+		if !written {
+			f.Close()
+			os.Remove(p.tmp)
+		}
+	}()
+	if rest == nil {
+		sum := sha256.Sum256(b)
+		if _, err := f.Write(b); err != nil {
+			return nil, err
+		}
+		p.Hash, p.Size, p.Data = hex.EncodeToString(sum[:]), int64(len(b)), b
+	} else if err := p.copyFrom(f, rest, limit); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	written = true
+	return p, nil
+}
+
+// readSmall reads r whole when it says its size (a file does) and that is
+// at most MemLimit and limit: one read into a buffer of that size, where a
+// copy through io.Copy's 32 KiB buffer into a growing one made a dozen
+// system calls and three copies of a 160 KB photo. Otherwise, or when r
+// turns out longer than it said, rest reads all of r's bytes, those read
+// here first.
+func readSmall(r io.Reader, limit int64) (b []byte, rest io.Reader, err error) {
+	st, ok := r.(interface{ Stat() (os.FileInfo, error) })
+	if !ok {
+		return nil, r, nil
+	}
+	info, err := st.Stat()
+	if err != nil || !info.Mode().IsRegular() || info.Size() > min(MemLimit, limit) {
+		return nil, r, nil
+	}
+	buf := make([]byte, info.Size()+1) // one byte more, to see the end
+	n, err := io.ReadFull(r, buf)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return buf[:n:n], nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	return nil, io.MultiReader(bytes.NewReader(buf), r), nil // it grew meanwhile
+}
+
+// copyFrom copies r to f while hashing it and keeping it when it fits MemLimit.
+func (p *Pending) copyFrom(f *os.File, r io.Reader, limit int64) error {
+	h := sha256.New()
+	keep := &capped{max: MemLimit}
+	n, err := io.Copy(io.MultiWriter(f, h, keep), io.LimitReader(r, limit+1))
+	if err == nil && n > limit {
+		err = fmt.Errorf("%w: over %d bytes", ErrTooLarge, limit)
+	}
+	if err != nil {
+		return err
+	}
+	p.Hash, p.Size = hex.EncodeToString(h.Sum(nil)), n
+	if !keep.over {
+		p.Data = keep.buf.Bytes()
+	}
+	return nil
+}
+
+// capped keeps what is written to it until it passes max bytes, then drops it.
+type capped struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *capped) Write(b []byte) (int, error) {
+	if !c.over && c.buf.Len()+len(b) > c.max {
+		c.over = true
+		c.buf = bytes.Buffer{}
+	}
+	if !c.over {
+		c.buf.Write(b)
+	}
+	return len(b), nil
+}
+
+// TempPath is the temp file's path, for probes that read it before Place.
+func (p *Pending) TempPath() string { return p.tmp }
+
+// Discard removes the temp file.
+func (p *Pending) Discard() { os.Remove(p.tmp) }
+
+// checkExt refuses an extension that is empty or could leave the blob's
+// folder or read as two.
+func checkExt(ext string) error {
+	if strings.ContainsAny(ext, `/\.`) || ext == "" {
+		return fmt.Errorf("media store: bad extension %q", ext)
+	}
+	return nil
+}
+
+// newKeys lists the batch's distinct blobs that are not in place already,
+// as inPlace says (nil: every blob counts as new).
+func newKeys(batch []Placing, inPlace func(Key) bool) (created map[Key]bool, news []Key) {
+	created = map[Key]bool{}
+	seen := map[Key]bool{}
+	for _, p := range batch {
+		k := p.Key()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if inPlace == nil || !inPlace(k) {
+			created[k] = true
+			news = append(news, k)
+		}
+	}
+	return created, news
+}
+
+func discardAll(batch []Placing) {
+	for _, p := range batch {
+		p.Pending.Discard()
+	}
+}
+
+// putThrough copies r to a new temp file in the temp folder while hashing
+// it, checks the hash against the blob's name, and hands the closed file to
+// place; sync makes its bytes durable first. The temp file is removed after.
+func (s *staging) putThrough(hash, ext string, r io.Reader, sync bool, place func(tmp string) error) error {
+	if err := os.MkdirAll(s.tmp, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(s.tmp, "migrate-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(f, h), r)
+	if err == nil && hex.EncodeToString(h.Sum(nil)) != hash {
+		err = ErrWrongHash
+	}
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = place(f.Name())
+	}
+	return err
+}
