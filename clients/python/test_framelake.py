@@ -383,6 +383,45 @@ class ClientTest(unittest.TestCase):
         self.assertEqual([(p["frames"], p["changes"]) for p in people], [(1, 3)])
         self.assertEqual(self.client.agreement(pid)["measuredFrames"], 0)
 
+    def test_team_jobs_comments_members_users(self):
+        stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:2], collection_name="py-team")["stored"]
+        pid = self.client.post("/api/v1/projects", {"projectName": "py-team", "contentType": 2,
+                                                    "labels": [{"labelName": "dog", "labelDescription": ""}]})["projectId"]
+        names = [f["uniqueName"] for f in stored]
+        task = self.client.create_task(pid, "py-team-task", unique_names=names, start_from="empty")
+        # People are an admin's: a curator is refused.
+        with self.assertRaises(FramelakeError) as cm:
+            self.client.create_user("py-nope", "a long enough password", "annotator")
+        self.assertEqual(cm.exception.status, 403)
+        for name, role in (("py-ann", "annotator"), ("py-ann2", "annotator"), ("py-rev", "reviewer")):
+            self.assertEqual(self.admin.create_user(name, "a long enough password", role)["role"], role)
+            self.assertEqual(self.client.put_member(pid, name)["role"], role)
+        self.assertEqual([m["name"] for m in self.client.list_members(pid)], ["py-ann", "py-ann2", "py-rev"])
+        self.client.delete_member(pid, "py-ann2")
+        self.assertEqual([m["name"] for m in self.client.list_members(pid)], ["py-ann", "py-rev"])
+        self.assertEqual(self.admin.set_user_role("py-ann2", "reviewer")["role"], "reviewer")
+        self.admin.reset_password("py-ann2", "another long password")
+        self.assertIn("disabledAt", self.admin.disable_user("py-ann2"))
+        self.assertNotIn("disabledAt", self.admin.disable_user("py-ann2", False))
+        self.assertIn("py-ann2", [u["name"] for u in self.admin.list_users()])
+
+        jobs = self.client.create_jobs(task["id"], 1, assignees=["py-ann"])
+        self.assertEqual([(j["number"], j["assignee"]) for j in jobs], [(1, "py-ann"), (2, "py-ann")])
+        self.assertEqual(self.client.reassign_job(task["id"], 2, assignee=None, reviewer="py-rev")["reviewer"], "py-rev")
+        self.assertEqual([j["assignee"] for j in self.client.list_jobs(task["id"])], ["py-ann", None])
+        self.assertEqual(self.client.get_label_job(task["id"], 1)["frames"][0]["uniqueName"], names[0])
+        taken = self.client.next_job(pid)  # the unassigned job 2, to this key's holder
+        self.assertEqual(taken["number"], 2)
+        self.assertEqual([j["number"] for j in self.client.queue()], [2])
+        self.assertEqual(self.client.set_job_state(task["id"], 1, "submitted")["state"], "submitted")
+        comment = self.client.add_comment(pid, names[0], "missed the second dog")
+        self.assertEqual([c["id"] for c in self.client.frame_comments(pid, names[0])], [comment["id"]])
+        self.assertEqual(len(self.client.job_comments(task["id"], 1)), 1)
+        self.assertTrue(self.client.resolve_comment(comment["id"])["resolved"])
+        self.assertEqual(self.client.set_job_state(task["id"], 1, "in_review")["state"], "in_review")
+        judged = self.client.set_job_state(task["id"], 1, "rejected", note="see the comment")
+        self.assertEqual(judged["state"], "rejected")
+
     def test_delete_file_and_collection(self):
         stored = self.client.upload_files(_files("FRAMELAKE_TEST_IMAGES")[:3], collection_name="py-doomed")["stored"]
         doomed = self.client.get_item_list_from_datalake("image_collection", query="name = py-doomed")[0]["id"]
