@@ -69,11 +69,11 @@ func assistFrame(w, h, i int) []byte {
 func (s *uiServer) assistTask(t testing.TB, w, h int) map[string]any {
 	t.Helper()
 	var p struct{ ProjectID string }
-	s.call(t, s.admin, "POST", "/api/v1/projects", "application/json",
-		strings.NewReader(`{"projectName":"assists","contentType":2,"labels":[{"labelName":"ball"},{"labelName":"tile"}]}`), &p)
+	s.call(t, s.admin, "POST", "/api/v1/projects", "application/json", strings.NewReader(fmt.Sprintf(
+		`{"projectName":"assists %dx%d","contentType":2,"labels":[{"labelName":"ball"},{"labelName":"tile"}]}`, w, h)), &p)
 	var up struct{ UploadID string }
 	s.call(t, s.admin, "POST", "/api/v1/projects/"+p.ProjectID+"/uploads", "application/json",
-		strings.NewReader(`{"collectionName":"assists","totalFileCount":2}`), &up)
+		strings.NewReader(fmt.Sprintf(`{"collectionName":"assists-%dx%d","totalFileCount":2}`, w, h)), &up)
 	var names []string
 	var scene []map[string]any
 	for i := range 2 {

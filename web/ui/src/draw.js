@@ -1,5 +1,5 @@
 import { newKey } from './frameio.js'
-import { encodeBits, maskBits } from './rle.js'
+import { encodeBits, encodeRegion, maskBits } from './rle.js'
 import { colorOf, decodeTime, drawKeypoints, forgetMask, isBox, maskPath, paint } from './shapes.jsx'
 
 // ShapeEditor draws and edits the workspace's shapes other than boxes on the
@@ -398,7 +398,8 @@ export class ShapeEditor {
 
   // Painting: a full-resolution canvas of the mask being painted (the
   // selected mask's pixels, or none); each move strokes a round line into
-  // it, and the stroke's end reads it back as a bitmap and encodes it.
+  // it, and the stroke's end reads back only the rectangle the stroke
+  // touched (outside it the mask is what it was) and encodes the mask.
   startPaint(p) {
     const { frame } = this.p
     const s = this.sel
@@ -408,13 +409,16 @@ export class ShapeEditor {
     const g = c.getContext('2d')
     if (target != null) { g.fillStyle = colorOf(s); g.fill(maskPath(s.mask)) }
     this.paintCanvas = c
-    this.drag = { mode: 'paint', target, last: p }
+    this.drag = { mode: 'paint', target, last: p, rect: [Infinity, Infinity, -Infinity, -Infinity] }
     this.stroke(p, p)
     this.redraw()
     return true
   }
 
   stroke(a, b) {
+    const r = this.drag.rect, m = this.p.brush + 2
+    r[0] = Math.min(r[0], a.x - m, b.x - m); r[1] = Math.min(r[1], a.y - m, b.y - m)
+    r[2] = Math.max(r[2], a.x + m, b.x + m); r[3] = Math.max(r[3], a.y + m, b.y + m)
     const g = this.paintCanvas.getContext('2d')
     g.globalCompositeOperation = this.p.tool === 'eraser' ? 'destination-out' : 'source-over'
     g.strokeStyle = g.fillStyle = colorOf({ label: this.p.label })
@@ -430,15 +434,28 @@ export class ShapeEditor {
     const t0 = performance.now()
     const { frame, shapes, label } = this.p
     const c = this.paintCanvas
-    const data = c.getContext('2d').getImageData(0, 0, frame.width, frame.height).data
-    const bits = new Uint8Array(frame.width * frame.height)
+    const W = frame.width, H = frame.height
+    const x0 = Math.max(0, Math.floor(d.rect[0])), y0 = Math.max(0, Math.floor(d.rect[1]))
+    const rw = Math.max(1, Math.min(W, Math.ceil(d.rect[2])) - x0), rh = Math.max(1, Math.min(H, Math.ceil(d.rect[3])) - y0)
+    const data = c.getContext('2d').getImageData(x0, y0, rw, rh).data
+    const t1 = performance.now()
+    const part = new Uint8Array(rw * rh)
     let any = false
-    for (let i = 0; i < bits.length; i++) if (data[i * 4 + 3] >= 128) { bits[i] = 1; any = true }
+    for (let i = 0; i < part.length; i++) if (data[i * 4 + 3] >= 128) { part[i] = 1; any = true }
     this.paintCanvas = null
-    const mask = encodeBits(bits, frame.width, frame.height)
+    let mask
+    if (d.target != null) { // the old mask with the stroke's rectangle replaced
+      const bits = maskBits(shapes[d.target].mask)
+      for (let y = 0; y < rh; y++) bits.set(part.subarray(y * rw, (y + 1) * rw), (y0 + y) * W + x0)
+      any = bits.some((v) => v === 1)
+      mask = encodeBits(bits, W, H)
+    } else mask = encodeRegion(part, x0, y0, rw, rh, W, H)
     maskPath(mask) // decoded now, so the next frame draws it at once
     const cv = this.p.canvas()
-    if (cv) cv.dataset.encodeMs = (performance.now() - t0).toFixed(1) // read back and encoded, for the brush figure
+    if (cv) { // for the brush figure: read back, and all to the mask decoded
+      cv.dataset.readMs = (t1 - t0).toFixed(1)
+      cv.dataset.encodeMs = (performance.now() - t0).toFixed(1)
+    }
     if (d.target != null) {
       forgetMask(shapes[d.target].mask)
       if (!any) return this.p.onChange(shapes.filter((_, n) => n !== d.target))

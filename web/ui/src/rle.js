@@ -86,6 +86,28 @@ export function encodeBits(bits, w, h) {
   return { size: [h, w], counts: encodeCounts(cnts) }
 }
 
+// encodeRegion encodes a w×h mask whose set pixels all lie in the
+// rectangle (x0, y0, rw, rh), given as its row-major rw×rh bitmap: the rest
+// of the frame is counted as runs of 0s without being read, so a brush
+// stroke on a 4K frame encodes in the time of the pixels it covers.
+export function encodeRegion(part, x0, y0, rw, rh, w, h) {
+  const cnts = []
+  let cur = 0
+  let run = x0 * h + y0 // the columns left of it, and the rows above in its first column
+  for (let x = 0; x < rw; x++) {
+    if (x > 0 && rh < h) { if (cur) { cnts.push(run); run = 0; cur = 0 } run += h - rh } // below in this column, above in the next
+    for (let y = 0; y < rh; y++) {
+      const v = part[y * rw + x]
+      if (v !== cur) { cnts.push(run); run = 0; cur = v }
+      run++
+    }
+  }
+  const tail = h - y0 - rh + (w - x0 - rw) * h // below it in its last column, and the columns right of it
+  if (cur && tail) { cnts.push(run); run = 0 }
+  cnts.push(run + tail)
+  return { size: [h, w], counts: encodeCounts(cnts) }
+}
+
 // maskArea counts a mask's set pixels without decoding it to a bitmap.
 export function maskArea(mask) {
   let a = 0

@@ -9,7 +9,8 @@
 //            animation frames while painting, drawP50/P99/Max the editor's
 //            redraw per frame, frames, cpuMs the renderer's CPU over the
 //            stroke, saveMs mouse-up to the stroke's PUT answered, encodeMs
-//            of which the read-back and RLE encoding
+//            of which the stroke's pixels read back, encoded and decoded for
+//            drawing, readMs of that the read-back
 //   segment  shownMs mouse-up to the model's mask drawn, serverMs the route's own time
 import { launch } from './chromium.mjs'
 
@@ -66,9 +67,10 @@ try {
   const cpuMs = ((await cpu()) - c0) * 1000
   await page.mouse.up()
   await page.waitForFunction(() => window.__saved, null, { timeout: 60000 })
-  const save = await page.evaluate(() => ({ ms: window.__saved - window.__up, encode: +document.querySelector('[data-testid=shape-canvas]').dataset.encodeMs }))
+  const save = await page.evaluate(() => ({ ms: window.__saved - window.__up, encode: +document.querySelector('[data-testid=shape-canvas]').dataset.encodeMs,
+    read: +document.querySelector('[data-testid=shape-canvas]').dataset.readMs }))
   out.brush = { frames: stroke.gaps.length, frameP50: pct(stroke.gaps, 0.5), frameP99: pct(stroke.gaps, 0.99), drawP50: pct(stroke.draws, 0.5),
-    drawP99: pct(stroke.draws, 0.99), drawMax: pct(stroke.draws, 1), cpuMs: Math.round(cpuMs), saveMs: Math.round(save.ms), encodeMs: save.encode }
+    drawP99: pct(stroke.draws, 0.99), drawMax: pct(stroke.draws, 1), cpuMs: Math.round(cpuMs), saveMs: Math.round(save.ms), encodeMs: save.encode, readMs: save.read }
 
   // Box to mask on 1080p, ROUNDS boxes about the ellipse (each a little different).
   const sg = want.segment

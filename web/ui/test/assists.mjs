@@ -8,7 +8,7 @@
 // check that failed.
 import { join } from 'node:path'
 import { launch } from './chromium.mjs'
-import { maskBits } from '../src/rle.js'
+import { encodeBits, encodeRegion, maskBits } from '../src/rle.js'
 
 const { BASE, KEY, SECRET, OUT } = process.env
 const want = JSON.parse(process.env.EXPECT)
@@ -69,6 +69,16 @@ async function pxOf() {
 }
 
 try {
+  // The brush's encoder of a stroke's rectangle writes what encoding the whole frame does.
+  for (let n = 0; n < 300; n++) {
+    const w = 1 + ((n * 7) % 29), h = 1 + ((n * 5) % 19)
+    const x0 = n % w, y0 = (n * 3) % h, rw = 1 + (n % (w - x0)), rh = 1 + ((n * 11) % (h - y0))
+    const part = Uint8Array.from({ length: rw * rh }, () => (Math.random() < 0.5 ? 1 : 0))
+    const full = new Uint8Array(w * h)
+    for (let y = 0; y < rh; y++) for (let x = 0; x < rw; x++) full[(y0 + y) * w + x0 + x] = part[y * rw + x]
+    check(encodeRegion(part, x0, y0, rw, rh, w, h).counts === encodeBits(full, w, h).counts, `encodeRegion ${rw}x${rh} at ${x0},${y0} of ${w}x${h}`)
+  }
+
   await page.goto(`${BASE}/tasks/${taskId}?frame=0`)
   await ready(0)
   const at = await pxOf()
