@@ -148,7 +148,7 @@ func readNamed(ctx context.Context, db *sqlitedb.DB, namers []BlobNamer, add fun
 // caller must hold the data folder alone (no server, no import): an upload
 // of bytes already stored names their blob without a journal.
 func RepairMedia(ctx context.Context, mediaDir string, r MediaReport) (removed int, err error) {
-	store, err := media.View(ctx, mediaDir, r.Location)
+	store, err := media.OpenView(ctx, mediaDir, r.Location)
 	if err != nil {
 		return 0, err
 	}
@@ -174,7 +174,7 @@ func openView(ctx context.Context, db *sqlitedb.DB, mediaDir string) (media.Blob
 	if err != nil {
 		return nil, err
 	}
-	return media.View(ctx, mediaDir, url)
+	return media.OpenView(ctx, mediaDir, url)
 }
 
 // scan lists the store's blobs with their sizes, and what else it holds.

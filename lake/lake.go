@@ -228,7 +228,7 @@ func Open(ctx context.Context, db *sqlitedb.DB, opt Options) (*Lake, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := media.Open(ctx, opt.MediaDir, where, opt.StageBytes)
+	store, err := media.OpenStore(ctx, opt.MediaDir, where, opt.StageBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func MigrateMedia(ctx context.Context, db *sqlitedb.DB, mediaDir, to string, wor
 	if r.From == r.To {
 		return r, errs.Invalid("to", "the media is in %s already", describeMedia(r.To))
 	}
-	dst, err := media.View(ctx, mediaDir, r.To)
+	dst, err := media.OpenView(ctx, mediaDir, r.To)
 	if err != nil {
 		return r, err
 	}

@@ -30,7 +30,7 @@ func onBoth(t *testing.T, f func(t *testing.T, dir string, s media.Blobs)) {
 				url = srv.Bucket(t, "blobs")
 			}
 			dir := t.TempDir()
-			s, err := media.Open(context.Background(), dir, url, 0)
+			s, err := media.OpenStore(context.Background(), dir, url, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +186,7 @@ func TestBlobsLeftovers(t *testing.T) {
 			t.Fatal(err)
 		}
 		j.Done(false) // as a crash leaves it: kept, and no longer locked
-		again, err := media.Open(ctx, dir, s.URL(), 0)
+		again, err := media.OpenStore(ctx, dir, s.URL(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,21 +19,19 @@ import (
 // store takes the journals nobody holds (Leftovers) and the lake, which can
 // see the rows, removes their blobs that no row names.
 
-// Journal is a placing journal.
-type Journal struct{ f *os.File }
-
 // placingName is the temp subfolder of journals, kept when temp is cleared.
 const placingName = "placing"
 
-func (s *staging) placingDir() string { return filepath.Join(s.tmp, placingName) }
+// placingDir is the folder of journals in the temp folder tmp.
+func placingDir(tmp string) string { return filepath.Join(tmp, placingName) }
 
-// journal lists keys in a new journal, nil when there are none. durable
-// syncs it, file and folder, for a store whose Sync would not.
-func (s *staging) journal(keys []Key, durable bool) (*Journal, error) {
+// newJournal lists keys in a new journal in dir, nil when there are none.
+// durable syncs it, file and folder, for a store whose Sync would not.
+func newJournal(dir string, keys []Key, durable bool) (*Journal, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	f, err := os.CreateTemp(s.placingDir(), "add-*")
+	f, err := os.CreateTemp(dir, "add-*")
 	if err != nil {
 		return nil, fmt.Errorf("media store: %w", err)
 	}
@@ -87,16 +85,16 @@ func (j *Journal) Keys() ([]Key, error) {
 	return out, sc.Err()
 }
 
-// openLeftovers locks the journals no live process holds: those of
+// openLeftovers locks the journals in dir no live process holds: those of
 // processes that died between placing blobs and committing their rows.
-func (s *staging) openLeftovers() ([]*Journal, error) {
-	ents, err := os.ReadDir(s.placingDir())
+func openLeftovers(dir string) ([]*Journal, error) {
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Journal
 	for _, e := range ents {
-		f, err := os.OpenFile(filepath.Join(s.placingDir(), e.Name()), os.O_RDWR, 0)
+		f, err := os.OpenFile(filepath.Join(dir, e.Name()), os.O_RDWR, 0)
 		if err != nil {
 			continue // swept by another process meanwhile
 		}
@@ -124,7 +122,7 @@ type Journals struct {
 // taking them.
 func ReadJournals(dir string) (Journals, error) {
 	r := Journals{Live: map[string]bool{}, DeadKeys: map[string]bool{}}
-	jdir := filepath.Join(tmpDir(dir), placingName)
+	jdir := placingDir(tmpDir(dir))
 	ents, err := os.ReadDir(jdir)
 	if errors.Is(err, os.ErrNotExist) {
 		return r, nil
@@ -155,7 +153,7 @@ func ReadJournals(dir string) (Journals, error) {
 // RemoveJournal removes the journal name of the media folder dir, one that
 // ReadJournals found dead; a missing one is not an error.
 func RemoveJournal(dir, name string) error {
-	err := os.Remove(filepath.Join(tmpDir(dir), placingName, name))
+	err := os.Remove(filepath.Join(placingDir(tmpDir(dir)), name))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

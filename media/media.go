@@ -1,7 +1,7 @@
 // Package media is framelake's media store: the bytes of every stored file,
 // content-addressed as <sha256>.<ext>, behind one interface (Blobs) with
-// two homes, chosen once when the store is opened (Open): a local folder
-// (Local) or an S3-compatible bucket (S3).
+// two homes, chosen once when the store is opened (OpenStore): a local
+// folder (Disk) or an S3-compatible bucket (S3).
 //
 // Both keep the same local working folder, root/tmp: temp files for bytes
 // on their way in (staging, Write), the placing journals that let a crash
@@ -20,6 +20,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -38,7 +39,7 @@ type Blobs interface {
 
 	// CreateTemp creates a file in the store's temp folder for bytes on
 	// their way in, such as an upload's parts; the caller removes it, and
-	// the next Open removes it if a crash did not.
+	// the next OpenStore removes it if a crash did not.
 	CreateTemp(pattern string) (*os.File, error)
 	// Write copies r to a temp file while hashing it, accepting at most
 	// limit bytes (ErrTooLarge past them): a blob staged, not yet placed.
@@ -97,6 +98,34 @@ type Placing struct {
 // Key is the blob the placing names.
 func (p Placing) Key() Key { return Key{p.Pending.Hash, p.Ext} }
 
+// Pending is a blob written to a temp file, not yet in place.
+type Pending struct {
+	tmp  string
+	Hash string // sha256 hex
+	Size int64
+	Data []byte // the bytes, kept when at most MemLimit; nil for larger blobs
+}
+
+// MemLimit is the largest blob Write keeps in memory (Pending.Data) for
+// probing, so images are not read back from disk; videos and huge images are.
+const MemLimit = 64 << 20
+
+// TempPath is the temp file's path, for probes that read it before Place.
+func (p *Pending) TempPath() string { return p.tmp }
+
+// Discard removes the temp file.
+func (p *Pending) Discard() { os.Remove(p.tmp) }
+
+// Journal is a placing journal: a file of the temp folder listing the blobs
+// one batch may create, on disk before they are (journal.go).
+type Journal struct{ f *os.File }
+
+// DefaultStageBytes is the default bound of the stage cache: 1 GiB.
+const DefaultStageBytes = 1 << 30
+
+// tmpDir is the working folder of the store in the folder root.
+func tmpDir(root string) string { return filepath.Join(root, "tmp") }
+
 // Runner runs fn(0..n-1), possibly in parallel, and returns when all have.
 type Runner func(n int, fn func(i int))
 
@@ -105,46 +134,3 @@ var ErrTooLarge = errors.New("file too large")
 
 // ErrWrongHash is returned by Put when the bytes do not hash to the name.
 var ErrWrongHash = errors.New("the bytes do not hash to the blob's name")
-
-// Open opens the store for a media location in the local folder dir: the
-// folder itself for "" or "local", else the bucket an s3:// URL names
-// (CanonicalURL), with dir for temp files, journals and staged copies
-// (bounded by stageBytes; DefaultStageBytes when not positive). It clears
-// the temp files a crash left and picks up its placing journals.
-func Open(ctx context.Context, dir, url string, stageBytes int64) (Blobs, error) {
-	t, err := openStaging(dir)
-	if err != nil {
-		return nil, err
-	}
-	canon, err := CanonicalURL(url)
-	if err != nil || canon == "" {
-		return &Local{staging: t}, err
-	}
-	b, err := openBucket(ctx, canon)
-	if err != nil {
-		return nil, err
-	}
-	return newS3(t, b, stageBytes)
-}
-
-// View opens the store for reading and for what a tool that holds the data
-// folder alone does (check, repair, migrate: Put, Remove): nothing in dir
-// is cleared, no journal is taken, and CreateTemp and Write are not for it.
-func View(ctx context.Context, dir, url string) (Blobs, error) {
-	t := &staging{root: dir, tmp: tmpDir(dir)}
-	canon, err := CanonicalURL(url)
-	if err != nil || canon == "" {
-		return &Local{staging: t}, err
-	}
-	b, err := openBucket(ctx, canon)
-	if err != nil {
-		return nil, err
-	}
-	return &S3{staging: t, b: b}, nil
-}
-
-// The two homes of blobs.
-var (
-	_ Blobs = (*Local)(nil)
-	_ Blobs = (*S3)(nil)
-)

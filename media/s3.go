@@ -18,11 +18,8 @@ import (
 type S3 struct {
 	*staging
 	b     *bucket
-	stage *stageCache // nil for a View
+	stage *stageCache // nil for a store opened as a view
 }
-
-// DefaultStageBytes is the default bound of the stage cache: 1 GiB.
-const DefaultStageBytes = 1 << 30
 
 func newS3(t *staging, b *bucket, stageBytes int64) (*S3, error) {
 	if stageBytes <= 0 {

@@ -28,8 +28,6 @@ type staging struct {
 	leftover []*Journal // taken by Leftovers
 }
 
-func tmpDir(root string) string { return filepath.Join(root, "tmp") }
-
 // openStaging opens or creates the working folder of root, clears temp files
 // a crash left behind and picks up its placing journals.
 func openStaging(root string) (*staging, error) {
@@ -37,11 +35,11 @@ func openStaging(root string) (*staging, error) {
 	if err := s.clearTemp(); err != nil {
 		return nil, fmt.Errorf("media store: clear temp: %w", err)
 	}
-	if err := os.MkdirAll(s.placingDir(), 0o755); err != nil {
+	if err := os.MkdirAll(placingDir(s.tmp), 0o755); err != nil {
 		return nil, fmt.Errorf("media store: %w", err)
 	}
 	var err error
-	if s.leftover, err = s.openLeftovers(); err != nil {
+	if s.leftover, err = openLeftovers(placingDir(s.tmp)); err != nil {
 		return nil, fmt.Errorf("media store: %w", err)
 	}
 	for i := range tmpShards {
@@ -76,6 +74,12 @@ func (s *staging) CreateTemp(pattern string) (*os.File, error) {
 	return os.CreateTemp(s.tmpShard(rand.N(tmpShards)), pattern)
 }
 
+// journal lists keys in a new placing journal (journal.go), nil when there
+// are none; durable syncs it, for a store whose Sync would not.
+func (s *staging) journal(keys []Key, durable bool) (*Journal, error) {
+	return newJournal(placingDir(s.tmp), keys, durable)
+}
+
 func (s *staging) Leftovers() []*Journal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -83,18 +87,6 @@ func (s *staging) Leftovers() []*Journal {
 	s.leftover = nil
 	return out
 }
-
-// Pending is a blob written to a temp file, not yet in place.
-type Pending struct {
-	tmp  string
-	Hash string // sha256 hex
-	Size int64
-	Data []byte // the bytes, kept when at most MemLimit; nil for larger blobs
-}
-
-// MemLimit is the largest blob Write keeps in memory (Pending.Data) for
-// probing, so images are not read back from disk; videos and huge images are.
-const MemLimit = 64 << 20
 
 func (s *staging) Write(r io.Reader, limit int64) (*Pending, error) {
 	b, rest, err := readSmall(r, limit)
@@ -190,12 +182,6 @@ func (c *capped) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
-
-// TempPath is the temp file's path, for probes that read it before Place.
-func (p *Pending) TempPath() string { return p.tmp }
-
-// Discard removes the temp file.
-func (p *Pending) Discard() { os.Remove(p.tmp) }
 
 // checkExt refuses an extension that is empty or could leave the blob's
 // folder or read as two.

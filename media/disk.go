@@ -15,27 +15,27 @@ import (
 	"github.com/framelake/framelake/errs"
 )
 
-// Local keeps blobs in a local folder, root/ab/cd/<sha256>.<ext>, beside its
+// Disk keeps blobs in a local folder, root/ab/cd/<sha256>.<ext>, beside its
 // working folder root/tmp. A staged blob is renamed into place, so it is
 // there whole or not at all; identical bytes are stored once.
 //
 // Durability is batched: Sync flushes the whole file system with syncfs(2),
 // once for a batch's temp files and once for its renames, instead of two
 // fsyncs per file (what made a 640x480 import run at a quarter of its speed).
-type Local struct {
+type Disk struct {
 	*staging
 }
 
-func (s *Local) URL() string { return "" }
+func (s *Disk) URL() string { return "" }
 
 // Path is where the blob hash.ext lies in the folder.
-func (s *Local) Path(hash, ext string) string {
+func (s *Disk) Path(hash, ext string) string {
 	return filepath.Join(s.root, hash[0:2], hash[2:4], hash+"."+ext)
 }
 
 func notInStore(hash, ext string) error { return errs.NotFoundf("media %s.%s not in store", hash, ext) }
 
-func (s *Local) Local(ctx context.Context, hash, ext string) (string, func(), error) {
+func (s *Disk) Local(ctx context.Context, hash, ext string) (string, func(), error) {
 	path := s.Path(hash, ext)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return "", nil, notInStore(hash, ext)
@@ -43,7 +43,7 @@ func (s *Local) Local(ctx context.Context, hash, ext string) (string, func(), er
 	return path, func() {}, nil
 }
 
-func (s *Local) ReadAll(ctx context.Context, hash, ext string) ([]byte, error) {
+func (s *Disk) ReadAll(ctx context.Context, hash, ext string) ([]byte, error) {
 	b, err := os.ReadFile(s.Path(hash, ext))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, notInStore(hash, ext)
@@ -51,7 +51,7 @@ func (s *Local) ReadAll(ctx context.Context, hash, ext string) ([]byte, error) {
 	return b, err
 }
 
-func (s *Local) Open(ctx context.Context, hash, ext string) (io.ReadSeekCloser, error) {
+func (s *Disk) Open(ctx context.Context, hash, ext string) (io.ReadSeekCloser, error) {
 	f, err := os.Open(s.Path(hash, ext))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, notInStore(hash, ext)
@@ -59,7 +59,7 @@ func (s *Local) Open(ctx context.Context, hash, ext string) (io.ReadSeekCloser, 
 	return f, err
 }
 
-func (s *Local) Stat(ctx context.Context, hash, ext string) (int64, bool, error) {
+func (s *Disk) Stat(ctx context.Context, hash, ext string) (int64, bool, error) {
 	st, err := os.Lstat(s.Path(hash, ext))
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, false, nil
@@ -70,11 +70,11 @@ func (s *Local) Stat(ctx context.Context, hash, ext string) (int64, bool, error)
 	return st.Size(), true, nil
 }
 
-func (s *Local) Presign(context.Context, string, string, string, time.Duration) (string, error) {
+func (s *Disk) Presign(context.Context, string, string, string, time.Duration) (string, error) {
 	return "", nil
 }
 
-func (s *Local) Remove(ctx context.Context, hash, ext string) error {
+func (s *Disk) Remove(ctx context.Context, hash, ext string) error {
 	err := os.Remove(s.Path(hash, ext))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -86,7 +86,7 @@ func (s *Local) Remove(ctx context.Context, hash, ext string) error {
 // rename), journals those that are not there, makes the temp files and the
 // journal durable with one Sync, renames the files into place and makes the
 // renames durable with another.
-func (s *Local) Place(ctx context.Context, batch []Placing, run Runner) (map[Key]bool, *Journal, error) {
+func (s *Disk) Place(ctx context.Context, batch []Placing, run Runner) (map[Key]bool, *Journal, error) {
 	created, news := newKeys(batch, func(k Key) bool {
 		_, err := os.Lstat(s.Path(k.Hash, k.Ext))
 		return err == nil
@@ -115,7 +115,7 @@ func (s *Local) Place(ctx context.Context, batch []Placing, run Runner) (map[Key
 
 // rename moves a temp file into place as k. Renaming over a blob that is
 // already there is harmless: its name is the hash of the same bytes.
-func (s *Local) rename(tmp string, k Key) error {
+func (s *Disk) rename(tmp string, k Key) error {
 	if err := checkExt(k.Ext); err != nil {
 		os.Remove(tmp)
 		return err
@@ -134,7 +134,7 @@ func (s *Local) rename(tmp string, k Key) error {
 }
 
 // Put syncs the temp file before it is renamed into place.
-func (s *Local) Put(ctx context.Context, hash, ext string, r io.Reader) error {
+func (s *Disk) Put(ctx context.Context, hash, ext string, r io.Reader) error {
 	return s.putThrough(hash, ext, r, true, func(tmp string) error {
 		p := s.Path(hash, ext)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -144,7 +144,7 @@ func (s *Local) Put(ctx context.Context, hash, ext string, r io.Reader) error {
 	})
 }
 
-func (s *Local) Sync() error {
+func (s *Disk) Sync() error {
 	d, err := os.Open(s.root)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (s *Local) Sync() error {
 
 // Walk lists the blobs under root (ab/cd/<sha256>.<ext>) with their sizes,
 // and the files there that are not blobs. The temp folder is skipped.
-func (s *Local) Walk(ctx context.Context, fn func(name string, size int64, blob bool)) error {
+func (s *Disk) Walk(ctx context.Context, fn func(name string, size int64, blob bool)) error {
 	root := s.root
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
