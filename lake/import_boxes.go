@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -386,6 +388,13 @@ func takeFacts(attrs string) (string, importFacts, error) {
 	var f importFacts
 	if !strings.Contains(attrs, `"_import_`) {
 		return attrs, f, nil
+	}
+	// A COCO annotation's area alone, as compacted: read without a decode
+	// and an encode of the map (3 µs of each of a million boxes).
+	if num, ok := strings.CutPrefix(attrs, `{"`+AreaAttribute+`":`); ok && strings.IndexAny(num, `,"{[`) < 0 {
+		if a, err := strconv.ParseFloat(strings.TrimSuffix(num, "}"), 64); err == nil && a > 0 && !math.IsInf(a, 0) {
+			return "{}", importFacts{area: a}, nil
+		}
 	}
 	var m map[string]any
 	dec := json.NewDecoder(strings.NewReader(attrs))

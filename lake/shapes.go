@@ -201,6 +201,9 @@ func appendNumbers(b []byte, xs []float64) []byte {
 // decimal, in exponent form below 1e-6 and from 1e21, with a one-digit
 // exponent not padded (1e-7, not 1e-07).
 func appendJSONFloat(b []byte, v float64) []byte {
+	if out, ok := appendCoord(b, v); ok {
+		return out
+	}
 	abs, format := math.Abs(v), byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -213,6 +216,51 @@ func appendJSONFloat(b []byte, v float64) []byte {
 		}
 	}
 	return b
+}
+
+// appendCoord appends a coordinate RoundCoord has rounded (k/1e6 for an
+// integer k, under 1e9 in size) as its decimal digits, without strconv's
+// shortest-digit search (most of a segmented import's polygon writing):
+// such a value is the float64 nearest a decimal of at most 15 significant
+// digits, and strconv's shortest text of it is that decimal, trailing
+// zeros dropped. ok is false for any other value (and for -0, which
+// strconv writes "-0"), left to the caller.
+func appendCoord(b []byte, v float64) ([]byte, bool) {
+	if !(math.Abs(v) < 1e9) || v == 0 && math.Signbit(v) {
+		return b, false
+	}
+	k := math.Round(v * 1e6)
+	if k/1e6 != v {
+		return b, false
+	}
+	n := int64(math.Abs(k))
+	var buf [20]byte // sign, 9 digits, point, 6 decimals
+	i := len(buf)
+	if frac := n % 1e6; frac != 0 {
+		digits := 6
+		for frac%10 == 0 {
+			frac, digits = frac/10, digits-1
+		}
+		for ; digits > 0; digits-- {
+			i--
+			buf[i] = byte('0' + frac%10)
+			frac /= 10
+		}
+		i--
+		buf[i] = '.'
+	}
+	for whole := n / 1e6; ; whole /= 10 {
+		i--
+		buf[i] = byte('0' + whole%10)
+		if whole < 10 {
+			break
+		}
+	}
+	if k < 0 {
+		i--
+		buf[i] = '-'
+	}
+	return append(b, buf[i:]...), true
 }
 
 func geometryJSON(v any) (sql.NullString, error) {
