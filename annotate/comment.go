@@ -58,8 +58,10 @@ const commentColumns = `c.id, p.id, c.unique_name, coalesce(s.task_id, ''), j.nu
 	c.author, c.created_at, c.resolved_by, c.resolved_at`
 
 const commentFrom = ` FROM comment c JOIN project p ON p.seq = c.project_seq LEFT JOIN label_job j ON j.seq = c.job_seq
-	LEFT JOIN upload_session s ON s.seq = (SELECT f.session_seq FROM frame f JOIN upload_session fs
-		ON fs.seq = f.session_seq WHERE f.file_seq = c.file_seq AND fs.project_seq = c.project_seq LIMIT 1)`
+	LEFT JOIN upload_session s ON s.seq = coalesce((SELECT f.session_seq FROM frame f JOIN upload_session fs
+		ON fs.seq = f.session_seq WHERE f.file_seq = c.file_seq AND fs.project_seq = c.project_seq LIMIT 1),
+		(SELECT v.session_seq FROM video_task v JOIN upload_session vs ON vs.seq = v.session_seq WHERE v.file_seq = c.file_seq
+			AND vs.project_seq = c.project_seq AND c.frame BETWEEN v.first_frame AND v.last_frame LIMIT 1))`
 
 func scanComment(sc interface{ Scan(...any) error }) (Comment, error) {
 	var c Comment
@@ -106,15 +108,14 @@ func (s *Service) AddComment(ctx context.Context, projectID, uniqueName string, 
 		return Comment{}, err
 	}
 	var sessionSeq, fileSeq int64
+	var jobSeq any
 	err = s.db.R.QueryRowContext(ctx, `SELECT f.session_seq, f.file_seq FROM frame f JOIN upload_session s
 		ON s.seq = f.session_seq WHERE f.unique_name = ? AND s.project_seq = ?`, uniqueName, p.seq).Scan(&sessionSeq, &fileSeq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Comment{}, errs.NotFoundf("frame %q not found in project %s", uniqueName, p.ID)
+	if errors.Is(err, sql.ErrNoRows) { // a video of a video task: frame says where
+		fileSeq, jobSeq, err = s.videoCommentJob(ctx, p, uniqueName, nc.Frame, nc.Job)
+	} else if err == nil {
+		jobSeq, err = s.commentJob(ctx, sessionSeq, fileSeq, uniqueName, nc.Job)
 	}
-	if err != nil {
-		return Comment{}, err
-	}
-	jobSeq, err := s.commentJob(ctx, sessionSeq, fileSeq, uniqueName, nc.Job)
 	if err != nil {
 		return Comment{}, err
 	}

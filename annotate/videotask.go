@@ -558,3 +558,47 @@ func keyframeText(k lake.Box) string {
 	}
 	return fmt.Sprintf("%g %g %g %g %s %s", k.X, k.Y, k.W, k.H, geo, attrs.String())
 }
+
+// videoCommentJob places a comment on frame of a video of the project's
+// video tasks: the video's file and the job holding the frame (the number
+// given, which must hold it; nil when the task has no jobs).
+func (s *Service) videoCommentJob(ctx context.Context, p Project, uniqueName string, frame, number *int) (int64, any, error) {
+	tasks, err := s.ProjectVideo(ctx, p.ID, uniqueName)
+	if errs.Is(err, errs.NotFound) {
+		return 0, nil, errs.NotFoundf("frame %q not found in project %s", uniqueName, p.ID)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	if frame == nil {
+		return 0, nil, errs.Invalid("frame", "%s is a video: give the frame the comment is about", uniqueName)
+	}
+	for _, t := range tasks {
+		if *frame < t.FirstFrame || *frame > t.LastFrame {
+			continue
+		}
+		var seq int64
+		var n int
+		// The job whose first frame is the last at or before the frame.
+		err := s.db.R.QueryRowContext(ctx, `SELECT j.seq, j.number FROM label_job j JOIN video_job_frame f ON f.job_seq = j.seq
+			WHERE j.session_seq = ? AND f.frame <= ? GROUP BY j.seq ORDER BY min(f.frame) DESC LIMIT 1`, t.sessionSeq,
+			*frame).Scan(&seq, &n)
+		switch {
+		case errors.Is(err, sql.ErrNoRows) && number == nil:
+			return t.fileSeq, nil, nil
+		case errors.Is(err, sql.ErrNoRows) || err == nil && number != nil && *number != n:
+			return 0, nil, errs.New(errs.NotFound, "job", "no job %v of task %s holds frame %d", deref(number), t.taskID, *frame)
+		case err != nil:
+			return 0, nil, err
+		}
+		return t.fileSeq, seq, nil
+	}
+	return 0, nil, errs.New(errs.NotFound, "frame", "frame %d of %s is in no task of project %s", *frame, uniqueName, p.ID)
+}
+
+func deref(n *int) any {
+	if n == nil {
+		return "at all"
+	}
+	return *n
+}

@@ -140,6 +140,14 @@ func TestVideoTaskJobs(t *testing.T) {
 	if _, err := f.s.CheckTrackEdit(f.ctx, f.proj.ID, "no-such-video", []int{1}, ana); codeOf(err) != string(errs.NotFound) {
 		t.Errorf("a video of no task: %v", err)
 	}
+	// A comment on a frame of the video belongs to the job holding it.
+	c, err := f.s.AddComment(f.ctx, f.proj.ID, v.UniqueName, annotate.NewComment{Text: "box late", Frame: ptr(6)}, "rev")
+	if err != nil || c.Job == nil || *c.Job != 2 || c.TaskID != task.ID || *c.Frame != 6 {
+		t.Fatalf("a comment on frame 6: %+v %v", c, err)
+	}
+	if _, err := f.s.AddComment(f.ctx, f.proj.ID, v.UniqueName, annotate.NewComment{Text: "where?"}, "rev"); codeOf(err) != string(errs.InvalidArgument) {
+		t.Fatalf("a comment on a video without its frame: %v", err)
+	}
 	// A track on frames 1-3 written in job 1 starts it and annotates its frames.
 	ed, err := f.s.CheckTrackEdit(f.ctx, f.proj.ID, v.UniqueName, []int{1, 3}, ana)
 	if err != nil {
