@@ -19,6 +19,7 @@ import { Evaluation } from './evaluation.jsx'
 import { EvalCompare } from './evalcompare.jsx'
 import { LabelNext } from './labelnext.jsx'
 import { VideoWorkspace } from './videows.jsx'
+import { LabelJob, NewVideoTask } from './videotask.jsx'
 import './style.css'
 
 // App: nothing but sign-in until a person or key is verified (signin.jsx);
@@ -66,7 +67,8 @@ function App() {
         {r.page === 'projects' && <Projects me={me} />}
         {r.page === 'review' && <Review search={loc.search} me={me} />}
         {r.page === 'task' && <TaskWorkspace id={r.id} search={loc.search} me={me} />}
-        {r.page === 'label-job' && <TaskWorkspace id={r.task} job={r.id} search={loc.search} me={me} />}
+        {r.page === 'label-job' && <LabelJob taskId={r.task} number={r.id} search={loc.search} me={me} />}
+        {r.page === 'video-task' && <NewVideoTask search={loc.search} me={me} />}
         {r.page === 'task-jobs' && <TaskJobs id={r.id} me={me} />}
         {r.page === 'queue' && <Queue me={me} />}
         {r.page === 'users' && <Users me={me} />}

@@ -31,6 +31,7 @@ export function route(path) {
   if ((m = path.match(/^\/evaluations\/([^/]+)$/))) return { page: 'evaluation', id: decodeURIComponent(m[1]) }
   if (path === '/evaluations') return { page: 'evaluations' }
   if (path === '/label-next') return { page: 'label-next' }
+  if (path === '/video-task') return { page: 'video-task' }
   if (path === '/projects') return { page: 'projects' }
   if (path === '/queue') return { page: 'queue' }
   if (path === '/users') return { page: 'users' }

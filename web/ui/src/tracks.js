@@ -7,7 +7,12 @@ import { api, authHeaders } from './api.js'
 // with PUT tracks/{number}, or the operation's whole list when two tracks
 // change together (split, merge), so the change is one transaction.
 
-const filePath = (name) => '/lake/files/' + encodeURIComponent(name)
+// A video's routes: the lake's (/lake/files/<name>), or a project's for a
+// video of its tasks (videoSource), which members of the project reach and
+// which write the project's tracks (docs/tracks.md "Label a lake video as a
+// task"). A uniqueName never starts with a slash.
+const filePath = (src) => (src.startsWith('/') ? src : '/lake/files/' + encodeURIComponent(src))
+export const videoSource = (name, projectId) => '/projects/' + encodeURIComponent(projectId) + '/videos/' + encodeURIComponent(name)
 
 // keyIndex is the index of the last keyframe at or before frame (-1: none).
 export function keyIndex(t, frame) {

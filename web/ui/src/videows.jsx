@@ -7,7 +7,10 @@ import { progressOf } from './progress.js'
 import { navigate } from './router.js'
 import { Timeline } from './timeline.jsx'
 import { FrameCache, deleteTrack, frameShapes, keyOf, loadTracks, mergeTracks, moveKeyframe, propagate, putAllTracks, putTrack,
-  removeKeyframe, setKeyframe, shapeAt, splitTrack, toggleOutside } from './tracks.js'
+  removeKeyframe, setKeyframe, shapeAt, splitTrack, toggleOutside, videoSource } from './tracks.js'
+import { JobBar, jobEditable, jobUrl } from './jobws.jsx'
+import { isCurator } from './team.js'
+import { PlayRate, usePlayRate } from './videotask.jsx'
 import { useZoom } from './zoom.js'
 import './workspace.css'
 import './videows.css'
@@ -29,15 +32,24 @@ const DEFAULT_OP = 'label:web'
 // frame adds a keyframe to it; otherwise it starts a new track with the
 // label chosen. Moving or resizing a shape makes it a keyframe of its track
 // on this frame, interpolated or not.
-export function VideoWorkspace({ name, search, me }) {
-  const canWrite = me.role !== 'read'
+//
+// Task mode (task = {projectId, taskId, jobh}: a job of a task made from a
+// lake video, videotask.jsx) reads and writes through the project's routes
+// (the project's tracks), keeps to the job's frames, and has the job's bar
+// (submit, review) over the frame.
+export function VideoWorkspace({ name, search, me, task }) {
+  const ljob = task?.jobh.job // the labelling job
+  const src = task ? videoSource(name, task.projectId) : name
+  const canWrite = task ? jobEditable(ljob, me) : me.role !== 'read'
+  const first = task ? ljob.frames[0]?.frame ?? 0 : 0 // task mode: the job's frames
+  const jobKeys = useRef(null)
   const params = new URLSearchParams(search)
   const [item, setItem] = useState(null)
   const [error, setError] = useState(null)
   const [op, setOp] = useState(params.get('op') || null)
   const [ops, setOps] = useState([])
   const [tracks, setTracks] = useState(null)
-  const [frame, setFrame] = useState(Math.max(0, +params.get('frame') || 0))
+  const [frame, setFrame] = useState(Math.max(first, +params.get('frame') || 0))
   const [shown, setShown] = useState(null) // {frame, url}: the image on screen
   const [exact, setExact] = useState({}) // frame -> the server's shapes, for non-box interpolation
   const [selected, setSelected] = useState([]) // track numbers; the last is the one edited
@@ -55,12 +67,19 @@ export function VideoWorkspace({ name, search, me }) {
   const onKey = useRef(null)
   const zoom = useZoom(name)
   const { ref: stage, fit } = useFit(item?.width, item?.height)
-  const last = Math.max(0, (item?.frameCount || 1) - 1)
+  const last = task ? ljob.frames[ljob.frames.length - 1]?.frame ?? 0 : Math.max(0, (item?.frameCount || 1) - 1)
   const fps = item?.frameRate || 25
+  const rate = usePlayRate(playing, shown)
 
   useEffect(() => {
     setError(null)
-    cache.current = new FrameCache(name)
+    cache.current = new FrameCache(src)
+    if (task) { // the job names its video: annotators have no lake-wide read
+      const v = ljob.video
+      setOp(task.projectId)
+      setItem({ name: v.uniqueName, uniqueName: v.uniqueName, type: 'video', width: v.width, height: v.height, frameCount: v.frameCount, frameRate: v.frameRate })
+      return () => cache.current?.close()
+    }
     api('/lake/files/' + encodeURIComponent(name)).then(async (it) => {
       if (it.type !== 'video') throw new Error(`${name} is a ${it.type}, not a video`)
       const all = await loadTracks(name)
@@ -72,7 +91,7 @@ export function VideoWorkspace({ name, search, me }) {
     return () => cache.current?.close()
   }, [name])
 
-  const reload = () => loadTracks(name, op).then((ts) => { setTracks(ts); setExact({}) }, setError)
+  const reload = () => loadTracks(src, op).then((ts) => { setTracks(ts); setExact({}) }, setError)
   useEffect(() => { if (op && item) { setTracks(null); reload() } }, [op, item])
 
   // The frame's image: shown once decoded, with the shapes of its frame, so
@@ -82,9 +101,14 @@ export function VideoWorkspace({ name, search, me }) {
     let live = true
     cache.current.get(frame).then((url) => live && setShown({ frame, url }), (e) => live && setNote('frame ' + frame + ': ' + e.message))
     if (!playing) cache.current.get(frame).then(() => cache.current.ahead(frame + 1, 2, last), () => {})
-    history.replaceState(null, '', videoLabelPath(name, { frame, ...(op ? { op } : {}) }))
     return () => { live = false }
   }, [frame, item, op])
+  // The address follows the frame, once play stops: a replaceState a frame
+  // costs the browser a favicon fetch and a history write 10-30 times a second.
+  useEffect(() => {
+    if (!item || playing) return
+    history.replaceState(null, '', task ? jobUrl(task.taskId, ljob.number) + '?frame=' + frame : videoLabelPath(name, { frame, ...(op ? { op } : {}) }))
+  }, [frame, item, op, playing])
 
   // Shapes of types other than boxes are interpolated by the server's rules
   // (polygons resample): the frame's are asked of it when one is between
@@ -94,7 +118,7 @@ export function VideoWorkspace({ name, search, me }) {
   useEffect(() => {
     if (!needExact || exact[at]) return
     let live = true
-    frameShapes(name, at, op).then((s) => live && setExact((e) => ({ ...e, [at]: new Map(s.map((x) => [x.number, x])) })), () => {})
+    frameShapes(src, at, op).then((s) => live && setExact((e) => ({ ...e, [at]: new Map(s.map((x) => [x.number, x])) })), () => {})
     return () => { live = false }
   }, [needExact, at, tracks])
 
@@ -111,7 +135,7 @@ export function VideoWorkspace({ name, search, me }) {
 
   const byNumber = (n) => tracks?.find((t) => t.number === n)
   const primary = selected.length ? byNumber(selected[selected.length - 1]) : null
-  const goFrame = (f) => setFrame(Math.max(0, Math.min(last, f)))
+  const goFrame = (f) => setFrame(Math.max(first, Math.min(last, f)))
 
   // save replaces one track here and on the server (the server's answer,
   // ids and derived boxes included, replaces the local copy).
@@ -120,7 +144,7 @@ export function VideoWorkspace({ name, search, me }) {
     setExact({})
     setNote('saving…')
     try {
-      const got = await putTrack(name, op, t)
+      const got = await putTrack(src, op, t)
       setTracks((ts) => ts.map((x) => (x.number === got.number ? got : x)))
       setNote('saved')
       if (!ops.includes(op)) setOps((o) => [...o, op])
@@ -134,7 +158,7 @@ export function VideoWorkspace({ name, search, me }) {
     setExact({})
     setNote('saving…')
     try {
-      await putAllTracks(name, op, next)
+      await putAllTracks(src, op, next)
       setNote(what)
       reload()
     } catch (e) {
@@ -181,7 +205,7 @@ export function VideoWorkspace({ name, search, me }) {
     setTracks((ts) => ts.filter((t) => t.number !== n))
     setSelected([])
     try {
-      await deleteTrack(name, op, n)
+      await deleteTrack(src, op, n)
       setNote(`track #${n} deleted`)
     } catch (e) {
       setNote('not deleted: ' + e.message)
@@ -215,7 +239,7 @@ export function VideoWorkspace({ name, search, me }) {
     if (!primary) return
     setJob({ backward, status: 'queued', pct: 0 })
     try {
-      const r = await propagate(name, op, primary.number, { from: at, backward, every: Math.max(1, +every || 10) })
+      const r = await propagate(src, op, primary.number, { from: at, backward, every: Math.max(1, +every || 10) })
       setJob({ id: r.jobId, number: primary.number, backward, status: 'queued', pct: 0 })
     } catch (e) {
       setJob({ backward, status: 'failed', error: e.message })
@@ -227,13 +251,18 @@ export function VideoWorkspace({ name, search, me }) {
     const timer = setTimeout(() => api('/jobs/' + encodeURIComponent(job.id)).then((j) => {
       setJob((cur) => (cur?.id === j.id ? { ...cur, status: j.status, pct: progressOf(j).pct, result: j.result, error: j.error } : cur))
       if (j.status === 'completed') reload()
-    }, (e) => setJob((cur) => ({ ...cur, status: 'failed', error: e.message }))), 400)
+    }, (e) => {
+      // The jobs route is the lake's: a member sees the tracks grow instead.
+      if (task) { setJob((cur) => ({ ...cur, status: 'sent' })); setTimeout(reload, 3000); return }
+      setJob((cur) => ({ ...cur, status: 'failed', error: e.message }))
+    }), 400)
     return () => clearTimeout(timer)
   }, [job])
 
   // Play: one frame every 1/fps seconds, each shown once its image is in
   // (a frame late is shown late, not skipped); the next ones fetched ahead,
-  // one after another.
+  // one after another. It buffers the next second first, as a player does,
+  // so the clock starts with frames in hand.
   useEffect(() => {
     if (!playing) return
     let stop = false
@@ -248,12 +277,16 @@ export function VideoWorkspace({ name, search, me }) {
       due = Math.max(due + period, performance.now() - period)
       setTimeout(() => { if (!stop) { setFrame(f); step() } }, Math.max(0, due - performance.now()))
     }
-    step()
+    cache.current.ahead(frameRef.current + 1, Math.ceil(fps), last).then(() => {
+      due = performance.now()
+      if (!stop) step()
+    })
     return () => { stop = true }
   }, [playing])
 
   onKey.current = (e) => {
     if (typing() || !item) return
+    if (task && jobKeys.current?.(e)) return e.preventDefault()
     if (e.ctrlKey || e.metaKey || e.altKey) return
     if (e.code === 'Comma') goFrame(frame - (e.shiftKey ? 10 : 1))
     else if (e.code === 'Period') goFrame(frame + (e.shiftKey ? 10 : 1))
@@ -281,8 +314,11 @@ export function VideoWorkspace({ name, search, me }) {
   const frameObj = { uniqueName: name + '@' + at, url: shown?.url ?? '', width: item.width, height: item.height }
   return (
     <div class="workspace video-ws" data-testid="video-workspace" data-frame={at} data-ready={shown?.frame === frame ? '1' : '0'} data-op={op}>
+      {task && <JobBar taskId={task.taskId} jobh={task.jobh} me={me} setNote={setNote} frameName={String(at)} keys={jobKeys} />}
       <div class="ws-top">
-        <a href={'/items/' + encodeURIComponent(name)} onClick={(e) => { e.preventDefault(); navigate('/items/' + encodeURIComponent(name)) }}>{item.name}</a>
+        {task ? <span>{item.name} · frames {first}–{last}</span> : (
+          <a href={'/items/' + encodeURIComponent(name)} onClick={(e) => { e.preventDefault(); navigate('/items/' + encodeURIComponent(name)) }}>{item.name}</a>
+        )}
         <span data-testid="vws-frame" data-frame={at}>frame {at} / {last}</span>
         <button class="ghost" title="10 frames back (Shift+,)" onClick={() => goFrame(frame - 10)}>«</button>
         <button class="ghost" data-testid="vws-prev" title="previous frame (,)" onClick={() => goFrame(frame - 1)}>‹</button>
@@ -290,11 +326,14 @@ export function VideoWorkspace({ name, search, me }) {
         <button class="ghost" data-testid="vws-next" title="next frame (.)" onClick={() => goFrame(frame + 1)}>›</button>
         <button class="ghost" title="10 frames on (Shift+.)" onClick={() => goFrame(frame + 10)}>»</button>
         <span class="muted">{fps.toFixed(fps % 1 ? 3 : 0)} fps</span>
-        <label class="muted">operation{' '}
+        <PlayRate rate={rate} fps={fps} playing={playing} />
+        {!task && <label class="muted">operation{' '}
           <input class="vws-op" data-testid="vws-op" list="vws-ops" value={op} size="14"
             onChange={(e) => { const v = e.currentTarget.value.trim(); if (v) { setSelected([]); setOp(v) } }} />
           <datalist id="vws-ops">{ops.map((o) => <option value={o} />)}</datalist>
-        </label>
+        </label>}
+        {!task && isCurator(me) && <a class="muted" data-testid="vws-make-task" href={'/video-task?video=' + encodeURIComponent(name)}
+          onClick={(e) => { e.preventDefault(); navigate('/video-task?video=' + encodeURIComponent(name)) }}>Make a task of this video</a>}
         <span class="ws-note" data-testid="save-state">{note}</span>
       </div>
       <div class="ws-body">
@@ -328,7 +367,7 @@ export function VideoWorkspace({ name, search, me }) {
           </p>
         </aside>
       </div>
-      <Timeline tracks={tracks} frames={last + 1} frame={frame} selected={selected} onJump={goFrame}
+      <Timeline tracks={tracks} frames={task ? item.frameCount : last + 1} frame={frame} selected={selected} onJump={goFrame}
         onSelect={(n, additive) => setSelected((s) => (additive ? pick(s, n) : [n]))} onMoveKey={canWrite ? moveKey : () => {}} />
     </div>
   )
@@ -341,7 +380,7 @@ const pick = (s, n) => (s.includes(n) ? s.filter((x) => x !== n) : [...s.slice(-
 // merge, delete, and propagation with its job's progress.
 function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job,
   onTrack, onOutside, onSplit, onMerge, onRemoveKey, onDelete, onRelabel, editor }) {
-  if (!canWrite) return <p class="muted">read-only key: tracks are shown, not edited</p>
+  if (!canWrite) return <p class="muted" data-testid="vws-readonly">read-only here: tracks are shown, not edited</p>
   const running = job && ['queued', 'running'].includes(job.status)
   const canTrack = primary && (primary.type || 'box') === 'box' && onKeyframe && !running
   return (

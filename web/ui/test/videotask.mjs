@@ -1,0 +1,146 @@
+// A task made from a lake video, for TestWebAppVideoTask (cmd/framelake),
+// which runs it with:
+//   BASE, KEY, SECRET  the server and an admin key
+//   EXPECT  JSON {video, project, fps, square: {x0, y0, dx, dy, size}}: on video a white square of
+//           size px is at (x0 + dx·n, y0 + dy·n) on frame n; project is a video project whose
+//           member ana (password "correct horse battery") annotates
+//   OUT     folder for screenshots
+// It prints the measured play rate as a "figure:" line and exits non-zero
+// naming the first check that failed.
+import { join } from 'node:path'
+import { cpus, loadavg } from 'node:os'
+import { launchBrowser } from './chromium.mjs'
+
+const { BASE, KEY, SECRET, OUT } = process.env
+const want = JSON.parse(process.env.EXPECT)
+const sq = want.square
+const { newContext, close } = await launchBrowser({ viewport: { width: 1400, height: 1000 } })
+function check(ok, what) {
+  if (!ok) throw new Error('check failed: ' + what)
+}
+const rest = async (path, init = {}) => {
+  const r = await fetch(BASE + '/api/v1' + path, { ...init, headers: { key: KEY, secret: SECRET, 'content-type': 'application/json' } })
+  const body = await r.json()
+  check(r.ok, `${path}: ${r.status} ${JSON.stringify(body)}`)
+  return body
+}
+async function until(fn, what, ms = 10000) {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v) return v
+    if (Date.now() > end) throw new Error('timed out: ' + what)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+const truth = (n) => ({ x: sq.x0 + sq.dx * n, y: sq.y0 + sq.dy * n, width: sq.size, height: sq.size })
+const video = encodeURIComponent(want.video)
+
+try {
+  // The curator (an admin key) makes the task from the video's workspace.
+  const cctx = await newContext()
+  await cctx.addInitScript(([k, s]) => {
+    sessionStorage.setItem('framelake.key', k)
+    sessionStorage.setItem('framelake.secret', s)
+  }, [KEY, SECRET])
+  const C = await cctx.newPage()
+  C.on('pageerror', (e) => console.log(`[curator] page error: ${e.message}`))
+  await C.goto(`${BASE}/videos/${video}/label`)
+  await C.getByTestId('vws-make-task').click()
+  await C.getByTestId('video-task-form').waitFor()
+  await C.getByTestId('vt-project').selectOption(want.project)
+  await C.getByTestId('vt-name').fill('square 0-39')
+  await C.getByTestId('vt-last').fill('999')
+  await C.getByTestId('vt-create').click()
+  const refused = await C.getByTestId('vt-error').textContent()
+  check(/lastFrame 999/.test(refused), 'a range past the video is refused naming lastFrame: ' + refused)
+  await C.getByTestId('vt-last').fill('39')
+  await C.getByTestId('vt-create').click()
+  await C.waitForURL(/\/tasks\/[^/]+\/jobs$/)
+  const taskId = decodeURIComponent(new URL(C.url()).pathname.split('/')[2])
+  await C.getByTestId('jobs-size').fill('20')
+  await C.getByTestId('jobs-assignees').fill('ana')
+  await C.getByTestId('jobs-create').click()
+  await C.locator('[data-testid=label-job-row][data-number="2"]').waitFor()
+  const ws = await rest(`/tasks/${taskId}/frames`)
+  check(ws.video?.uniqueName === want.video && ws.frames.length === 40 && ws.frames[39].frame === 39, 'the task is frames 0-39 of the video: ' + JSON.stringify(ws.video))
+  await C.screenshot({ path: join(OUT, 'v01-jobs.png') })
+
+  // The annotator signs in and opens job 1 (frames 0-19) in the video workspace.
+  const actx = await newContext()
+  const A = await actx.newPage()
+  A.on('pageerror', (e) => console.log(`[ana] page error: ${e.message}`))
+  await A.goto(BASE + '/')
+  await A.getByTestId('signin-name').fill('ana')
+  await A.getByTestId('signin-password').fill('correct horse battery')
+  await A.getByTestId('signin-password-submit').click()
+  await A.locator('[data-testid=who][data-name="ana"]').waitFor()
+  await A.goto(`${BASE}/tasks/${encodeURIComponent(taskId)}/jobs/1`)
+  const onFrame = (n) => A.locator(`[data-testid=video-workspace][data-frame="${n}"][data-ready="1"]`).waitFor({ timeout: 20000 })
+  await onFrame(0)
+  await A.locator('[data-testid=job-bar][data-state="annotation"][data-role="annotator"]').waitFor()
+  const saved = (what) => until(async () => /^saved$/.test(await A.getByTestId('save-state').textContent()), what)
+  async function drawBox(b) {
+    const r = await A.getByTestId('frame-image').boundingBox()
+    const at = (x, y) => [r.x + (x * r.width) / 320, r.y + (y * r.height) / 240]
+    await A.mouse.move(...at(b.x, b.y))
+    await A.mouse.down()
+    await A.mouse.move(...at(b.x + b.width / 2, b.y + b.height / 2), { steps: 3 })
+    await A.mouse.move(...at(b.x + b.width, b.y + b.height), { steps: 3 })
+    await A.mouse.up()
+  }
+  await drawBox(truth(0))
+  await saved('the keyframe on frame 0')
+  await A.keyboard.press('Shift+Period')
+  await onFrame(10)
+  await drawBox(truth(10))
+  await saved('the keyframe on frame 10')
+  const tracks = (await rest(`/projects/${want.project}/videos/${video}/tracks`)).tracks
+  check(tracks.length === 1 && tracks[0].operation === want.project && tracks[0].keyframes.map((k) => k.frame).join() === '0,10',
+    'one track of the project with keyframes 0 and 10: ' + JSON.stringify(tracks))
+  const mid = (await rest(`/projects/${want.project}/videos/${video}/tracks?frame=5`)).shapes
+  const t5 = truth(5)
+  check(mid.length === 1 && mid[0].interpolated && ['x', 'y', 'width', 'height'].every((f) => Math.abs(mid[0][f] - t5[f]) <= 1.5),
+    `frame 5 is interpolated at the square ${JSON.stringify(t5)}: ${JSON.stringify(mid)}`)
+  for (let i = 0; i < 5; i++) await A.keyboard.press('Comma')
+  await onFrame(5)
+  check(await A.locator('.box.interpolated').count() === 1, 'frame 5 shows its box dashed (interpolated)')
+  // The job ends at frame 19: stepping stops there.
+  await A.keyboard.press('Shift+Period')
+  await A.keyboard.press('Shift+Period')
+  await onFrame(19)
+  await A.screenshot({ path: join(OUT, 'v02-annotator.png') })
+
+  // Play from frame 0 to the job's end (2 s at 10 fps): the page measures the rate.
+  await A.keyboard.press('Shift+Comma')
+  await A.keyboard.press('Shift+Comma')
+  await onFrame(0)
+  await A.keyboard.press('Space')
+  await A.locator('[data-testid=vws-play][data-playing="1"]').waitFor()
+  await A.locator('[data-testid=vws-play][data-playing="0"]').waitFor({ timeout: 30000 })
+  await onFrame(19)
+  const rate = +(await A.getByTestId('vws-rate').getAttribute('data-rate'))
+  // The same play in the lake's workspace (the curator's page), right after:
+  // on a machine loaded past its cores the page gets a share of a core, and
+  // what task mode must keep is the rate the lake's workspace has there.
+  await C.goto(`${BASE}/videos/${video}/label?frame=40`)
+  await C.locator('[data-testid=video-workspace][data-frame="40"][data-ready="1"]').waitFor({ timeout: 20000 })
+  await C.keyboard.press('Space')
+  await C.locator('[data-testid=vws-play][data-playing="1"]').waitFor()
+  await C.locator('[data-testid=vws-play][data-playing="0"]').waitFor({ timeout: 30000 })
+  const ref = +(await C.getByTestId('vws-rate').getAttribute('data-rate'))
+  const load = loadavg()[0] / cpus().length
+  console.log(`figure: play rate ${rate.toFixed(2)} fps in task mode, ${ref.toFixed(2)} in the lake's workspace, of ${want.fps} (load ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`)
+  if (load <= 1.5) check(Math.abs(rate - want.fps) <= 0.2 * want.fps, `play keeps the video's rate ±20%: ${rate} fps of ${want.fps}`)
+  else check(rate >= 0.7 * ref, `loaded ${load.toFixed(1)}x its cores: task mode plays at ${rate} fps, the lake's workspace ${ref}`)
+
+  // Submit: the job goes to review and is read-only to its annotator.
+  await A.getByTestId('job-submit').click()
+  await A.locator('[data-testid=job-bar][data-state="submitted"]').waitFor()
+  await A.getByTestId('vws-readonly').waitFor()
+  const job = await rest(`/tasks/${taskId}/jobs/1`)
+  check(job.state === 'submitted' && job.annotatedFrames === 11, 'job 1 submitted with frames 0-10 under its track: ' + JSON.stringify({ state: job.state, annotated: job.annotatedFrames }))
+  await A.screenshot({ path: join(OUT, 'v03-submitted.png') })
+} finally {
+  await close()
+}
