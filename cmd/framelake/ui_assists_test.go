@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -9,8 +10,12 @@ import (
 	"image/jpeg"
 	"math/rand/v2"
 	"mime/multipart"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/framelake/framelake/client"
 )
 
 // TestWebAppAssists drives the workspace's assists in Chromium
@@ -21,14 +26,64 @@ import (
 // against the ellipse; the magic wand grows the ellipse and (Shift-click)
 // the square; the wand's mask becomes a polygon whose vertex count the panel
 // shows and the store holds; the polygon is tracked to the next frame and
-// found moved by the objects' motion, then made a mask again. Screenshots
+// found moved by the objects' motion, then made a mask again. A second
+// segmentation model registered is offered in the Segment tool's picker
+// and answers when picked. Screenshots
 // go to /tmp/framelake-assist-shots-*.
 func TestWebAppAssists(t *testing.T) {
 	needBrowser(t)
 	t.Setenv("FRAMELAKE_MODELS_DIR", builtModelsDir(t))
 	s := startUIServer(t)
 	task := s.assistTask(t, 640, 480)
+	s.boxSegmenter(t)
 	s.browserCheck(t, "assists.mjs", s.admin, task, shotsDir(t, "assist"))
+}
+
+// boxSegmenter is a segmentation package of our own: the box's rectangle as
+// the mask of a 640x480 frame, score 0.5.
+const boxSegmenter = `
+import json
+
+def model_fn(model_dir):
+    return None
+
+def input_fn(body, content_type):
+    return json.loads(body)
+
+def predict_fn(req, model):
+    x0, y0, x1, y1 = [int(round(v)) for v in req["box"]]
+    H, W = 480, 640
+    counts, run, cur = [], 0, 0
+    for x in range(W):
+        col = [(0, H)] if not x0 <= x < x1 else [(0, y0), (1, y1 - y0), (0, H - y1)]
+        for v, n in col:
+            if n == 0:
+                continue
+            if v != cur:
+                counts.append(run)
+                run, cur = 0, v
+            run += n
+    counts.append(run)
+    return {"masks": [{"size": [H, W], "counts": counts}], "scores": [0.5]}
+
+def output_fn(pred, accept):
+    return pred
+`
+
+// boxSegmenter registers boxSegmenter as the segmentation model "box-seg",
+// for the Segment tool's model picker.
+func (s *uiServer) boxSegmenter(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "code"), 0o755)
+	os.WriteFile(filepath.Join(dir, "code", "requirements.txt"), nil, 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "code", "inference.py"), []byte(boxSegmenter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	admin := client.New(s.base, s.admin["key"], s.admin["secret"])
+	if _, err := admin.RegisterModel(context.Background(), dir, "box-seg", "segmentation"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // assistScene is where assistFrame draws its objects on frame i.
