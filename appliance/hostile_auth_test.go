@@ -78,6 +78,7 @@ var routeAccess = map[string]string{
 	"GET /api/v1/session/sso":                       "public",
 	"GET /api/v1/session/oidc":                      "sign-in",
 	"GET /api/v1/session/oidc/callback":             "sign-in",
+	"GET /api/v1/session/oidc/logout":               "sign-in",
 	"GET /api/v1/users":                             "admin",
 	"POST /api/v1/users":                            "admin",
 	"PATCH /api/v1/users/:name":                     "admin",

@@ -20,6 +20,11 @@ const (
 	oidcCookie     = "framelake_oidc"
 	oidcCookiePath = "/api/v1/session/oidc"
 	oidcCookieLife = 10 * time.Minute
+	// oidcTokenCookie keeps a sign-on's ID token for the hint of the
+	// provider's logout (oidcLogout); a browser drops a cookie past 4 KB,
+	// so a longer token is not kept and the logout goes without it.
+	oidcTokenCookie = "framelake_oidc_token"
+	oidcTokenMax    = 3800
 )
 
 // oidcRoutes are single sign-on's (docs/team.md "Single sign-on"). They
@@ -30,6 +35,7 @@ func (s *server) oidcRoutes(e *echo.Echo) {
 	e.GET("/api/v1/session/sso", s.ssoInfo)
 	e.GET("/api/v1/session/oidc", s.oidcStart)
 	e.GET("/api/v1/session/oidc/callback", s.oidcCallback)
+	e.GET("/api/v1/session/oidc/logout", s.oidcLogout)
 }
 
 // ssoInfo tells a signed-out web app whether to show "Sign in with SSO"
@@ -38,7 +44,7 @@ func (s *server) ssoInfo(c *echo.Context) error {
 	if s.OIDC == nil {
 		return c.JSON(http.StatusOK, map[string]any{"oidc": false})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"oidc": true, "signInUrl": oidcCookiePath})
+	return c.JSON(http.StatusOK, map[string]any{"oidc": true, "signInUrl": oidcCookiePath, "signOutUrl": oidcCookiePath + "/logout"})
 }
 
 func (s *server) oidcOff() error {
@@ -99,5 +105,45 @@ func (s *server) oidcCallback(c *echo.Context) error {
 	}
 	http.SetCookie(c.Response(), &http.Cookie{Name: sessionCookie, Value: sess.Token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, Expires: sess.ExpiresAt})
+	if len(who.IDToken) <= oidcTokenMax {
+		http.SetCookie(c.Response(), &http.Cookie{Name: oidcTokenCookie, Value: who.IDToken, Path: oidcCookiePath,
+			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, Expires: sess.ExpiresAt})
+	}
 	return c.Redirect(http.StatusFound, "/")
+}
+
+// oidcLogout answers GET /api/v1/session/oidc/logout, where the web app
+// sends a browser signed in by sign-on to sign out: it ends the framelake
+// session, and then the provider's too when the provider advertises an
+// end_session_endpoint (a redirect there with the ID token as hint), else
+// it sends the browser to the web app. A GET is safe here: the cookies are
+// SameSite=Strict, so another site's link ends nothing. A browser with
+// neither a session nor a sign-on's token is a 401: there is nothing to end.
+func (s *server) oidcLogout(c *echo.Context) error {
+	r := c.Request()
+	sess, serr := r.Cookie(sessionCookie)
+	tok, terr := r.Cookie(oidcTokenCookie)
+	if serr != nil && terr != nil {
+		return errs.New(errs.Unauthenticated, "", "this browser is not signed in: there is no session to end")
+	}
+	if serr == nil {
+		if err := s.Keys.SignOut(r.Context(), sess.Value); err != nil {
+			return err
+		}
+	}
+	for _, ck := range []struct{ name, path string }{{sessionCookie, "/"}, {oidcTokenCookie, oidcCookiePath}} {
+		http.SetCookie(c.Response(), &http.Cookie{Name: ck.name, Value: "", Path: ck.path, HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1, Expires: time.Unix(0, 0)})
+	}
+	to := "/"
+	if s.OIDC != nil && terr == nil {
+		u, err := s.OIDC.LogoutURL(r.Context(), tok.Value)
+		if err != nil {
+			return err
+		}
+		if u != "" {
+			to = u
+		}
+	}
+	return c.Redirect(http.StatusFound, to)
 }

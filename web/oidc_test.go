@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,9 +31,50 @@ type groupsStorage struct {
 	*storage.Storage
 	users  storage.UserStore
 	groups map[string][]string // user id → groups
+	ended  *endedSessions
 }
 
-func (s groupsStorage) SetUserinfoFromRequest(_ context.Context, ui *zoidc.UserInfo, req op.IDTokenRequest, _ []string) error {
+// endedSessions records the provider's logouts: "user id/client id".
+type endedSessions struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (s groupsStorage) TerminateSession(ctx context.Context, userID, clientID string) error {
+	s.ended.mu.Lock()
+	s.ended.list = append(s.ended.list, userID+"/"+clientID)
+	s.ended.mu.Unlock()
+	return s.Storage.TerminateSession(ctx, userID, clientID)
+}
+
+// userinfoGroupsStorage is a provider that puts the groups in its userinfo
+// answer only, not in its ID tokens.
+type userinfoGroupsStorage struct{ groupsStorage }
+
+func (s userinfoGroupsStorage) SetUserinfoFromRequest(ctx context.Context, ui *zoidc.UserInfo, req op.IDTokenRequest, scopes []string) error {
+	if err := s.Storage.SetUserinfoFromRequest(ctx, ui, req, scopes); err != nil {
+		return err
+	}
+	if u := s.users.GetUserByID(req.GetSubject()); u != nil {
+		ui.PreferredUsername = u.Username
+	}
+	return nil
+}
+
+func (s userinfoGroupsStorage) SetUserinfoFromToken(ctx context.Context, ui *zoidc.UserInfo, tokenID, subject, origin string) error {
+	if err := s.Storage.SetUserinfoFromToken(ctx, ui, tokenID, subject, origin); err != nil {
+		return err
+	}
+	ui.AppendClaims("groups", s.groups[ui.Subject])
+	return nil
+}
+
+func (s groupsStorage) SetUserinfoFromRequest(ctx context.Context, ui *zoidc.UserInfo, req op.IDTokenRequest, scopes []string) error {
+	// The example's own claims first: sub among them (without it the ID
+	// token's subject would be empty).
+	if err := s.Storage.SetUserinfoFromRequest(ctx, ui, req, scopes); err != nil {
+		return err
+	}
 	if u := s.users.GetUserByID(req.GetSubject()); u != nil {
 		ui.PreferredUsername = u.Username
 	}
@@ -42,8 +84,10 @@ func (s groupsStorage) SetUserinfoFromRequest(_ context.Context, ui *zoidc.UserI
 
 // startOP serves a real OpenID provider (zitadel's certified library and
 // its example login form) on loopback with two web clients: framelake
-// (redirecting to callback) and "other".
-func startOP(t *testing.T, callback string) (issuer string) {
+// (redirecting to callback) and "other"; with userinfoGroups, its ID
+// tokens carry no groups, its userinfo answers do. ended records its
+// logouts.
+func startOP(t *testing.T, callback string, userinfoGroups bool) (issuer string, ended *endedSessions) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -53,16 +97,29 @@ func startOP(t *testing.T, callback string) (issuer string) {
 	storage.RegisterClients(storage.WebClient("framelake", "fl-secret", callback),
 		storage.WebClient("other", "other-secret", "http://127.0.0.1:1/other-callback"))
 	users := storage.NewUserStore(issuer) // id1 "test-user@127.0.0.1", id2 "test-user2"; password verysecure
+	ended = &endedSessions{}
 	st := groupsStorage{Storage: storage.NewStorage(users), users: users,
-		groups: map[string][]string{"id1": {"strangers"}, "id2": {"labelers", "visitors"}}}
-	srv := &http.Server{Handler: exampleop.SetupServer(issuer, st, nil, false), ReadHeaderTimeout: 5 * time.Second}
+		groups: map[string][]string{"id1": {"strangers"}, "id2": {"labelers", "visitors"}}, ended: ended}
+	var opStorage exampleop.Storage = st
+	if userinfoGroups {
+		opStorage = userinfoGroupsStorage{st}
+	}
+	srv := &http.Server{Handler: exampleop.SetupServer(issuer, opStorage, nil, false), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return issuer
+	return issuer, ended
 }
 
 // startSSO serves an appliance with single sign-on at a provider.
 func startSSO(t *testing.T) (base, issuer string, a *appliance.Appliance) {
+	t.Helper()
+	base, issuer, a, _ = startSSOWith(t, false)
+	return base, issuer, a
+}
+
+// startSSOWith is startSSO at a provider that gives groups in its userinfo
+// answers only (userinfoGroups), answering the provider's logouts too.
+func startSSOWith(t *testing.T, userinfoGroups bool) (base, issuer string, a *appliance.Appliance, ended *endedSessions) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := appliance.Open(ctx, appliance.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", JobWorkers: -1})
@@ -70,7 +127,7 @@ func startSSO(t *testing.T) (base, issuer string, a *appliance.Appliance) {
 		t.Fatal(err)
 	}
 	base = "http://" + a.Addr()
-	issuer = startOP(t, base+"/api/v1/session/oidc/callback")
+	issuer, ended = startOP(t, base+"/api/v1/session/oidc/callback", userinfoGroups)
 	// The redirect URL names the port the appliance got: configured here,
 	// between Open and Serve, as serve does from its flags in Open.
 	a.OIDC, err = auth.NewOIDC(auth.OIDCConfig{Issuer: issuer, ClientID: "framelake", ClientSecret: "fl-secret",
@@ -82,7 +139,7 @@ func startSSO(t *testing.T) (base, issuer string, a *appliance.Appliance) {
 	served := make(chan error, 1)
 	go func() { served <- a.Serve(ctx) }()
 	t.Cleanup(func() { cancel(); <-served; a.Close() })
-	return base, issuer, a
+	return base, issuer, a, ended
 }
 
 var authRequestID = regexp.MustCompile(`name="id" value="([^"]+)"`)
@@ -148,7 +205,7 @@ func TestOIDCSignIn(t *testing.T) {
 	var sso map[string]any
 	json.NewDecoder(res.Body).Decode(&sso)
 	res.Body.Close()
-	if sso["oidc"] != true || sso["signInUrl"] != "/api/v1/session/oidc" {
+	if sso["oidc"] != true || sso["signInUrl"] != "/api/v1/session/oidc" || sso["signOutUrl"] != "/api/v1/session/oidc/logout" {
 		t.Fatalf("GET /session/sso = %v", sso)
 	}
 
@@ -265,5 +322,72 @@ func TestOIDCRefusals(t *testing.T) {
 	}
 	if _, err := a.OIDC.Verify(ctx, raw, "n-other"); err == nil || !strings.Contains(err.Error(), "audience") {
 		t.Fatalf("framelake took another client's ID token: %v", err)
+	}
+}
+
+// TestOIDCUserinfoGroups: a provider whose ID tokens carry no groups
+// claim, but whose userinfo answers do: the person's role comes from the
+// userinfo answer, and a person in no mapped group there is still refused.
+func TestOIDCUserinfoGroups(t *testing.T) {
+	base, _, _, _ := startSSOWith(t, true)
+	c := browser(t)
+	res := ssoLogin(t, c, base+"/api/v1/session/oidc", "test-user2")
+	msg, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	code, body := getSession(t, c, base)
+	user, _ := body["user"].(map[string]any)
+	if code != http.StatusOK || user["name"] != "test-user2" || user["role"] != "annotator" {
+		t.Fatalf("sign-on with groups in userinfo only: %d %s; session %d %v", res.StatusCode, msg, code, body)
+	}
+	res = ssoLogin(t, browser(t), base+"/api/v1/session/oidc", "test-user@127.0.0.1")
+	msg, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(string(msg), "no group") {
+		t.Fatalf("in no mapped group (userinfo): %d %s", res.StatusCode, msg)
+	}
+}
+
+// TestOIDCLogout: signing out through /session/oidc/logout ends the
+// framelake session and then the provider's (its end_session_endpoint,
+// with the ID token as hint: the provider ends the session of that user
+// for framelake, and shows its signed-out page); a browser with nothing
+// to end is a 401.
+func TestOIDCLogout(t *testing.T) {
+	base, issuer, a, ended := startSSOWith(t, false)
+	c := browser(t)
+	res := ssoLogin(t, c, base+"/api/v1/session/oidc", "test-user2")
+	res.Body.Close()
+	token := sessionCookieOf(t, c, base)
+	if token == "" {
+		t.Fatal("no session after sign-on")
+	}
+	res, err := c.Get(base + "/api/v1/session/oidc/logout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Request.URL.String() != issuer+"/logged-out" {
+		t.Fatalf("after logout the browser is at %s (%d %s), want the provider's %s/logged-out", res.Request.URL, res.StatusCode, page, issuer)
+	}
+	ended.mu.Lock()
+	got := strings.Join(ended.list, ",")
+	ended.mu.Unlock()
+	if got != "id2/framelake" {
+		t.Errorf("the provider ended sessions %q, want id2/framelake (test-user2's, by the ID token hint)", got)
+	}
+	if _, _, err := a.Keys.SessionUser(context.Background(), token); err == nil {
+		t.Error("the framelake session outlived the logout")
+	}
+	if code, _ := getSession(t, c, base); code != http.StatusUnauthorized {
+		t.Errorf("GET /session after logout: %d, want 401", code)
+	}
+	res, err = c.Get(base + "/api/v1/session/oidc/logout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a second logout: %d, want 401 (nothing to end)", res.StatusCode)
 	}
 }

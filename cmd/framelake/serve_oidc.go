@@ -10,7 +10,7 @@ import (
 // oidcFlags configure single sign-on (docs/team.md "Single sign-on"); it is
 // off unless --oidc-issuer is given.
 type oidcFlags struct {
-	issuer, clientID, secret, redirect, groups, roleMap *string
+	issuer, clientID, secret, redirect, groups, roleMap, postLogout *string
 }
 
 func (f *oidcFlags) define(fs *flag.FlagSet) {
@@ -23,11 +23,14 @@ func (f *oidcFlags) define(fs *flag.FlagSet) {
 	f.groups = fs.String("oidc-groups-claim", envOr("FRAMELAKE_OIDC_GROUPS_CLAIM", "groups"), "the ID token claim listing a person's groups (env FRAMELAKE_OIDC_GROUPS_CLAIM)")
 	f.roleMap = fs.String("oidc-role-map", os.Getenv("FRAMELAKE_OIDC_ROLE_MAP"),
 		"group=role,group=role: a person's role is the highest of their mapped groups; in none, they are refused (env FRAMELAKE_OIDC_ROLE_MAP)")
+	f.postLogout = fs.String("oidc-post-logout-url", os.Getenv("FRAMELAKE_OIDC_POST_LOGOUT_URL"),
+		"where the provider sends the browser after signing out there (https://HOST/, registered at the provider); empty: the provider's own page (env FRAMELAKE_OIDC_POST_LOGOUT_URL)")
 }
 
 // config is the sign-on configuration; auth.NewOIDC checks it is whole.
 func (f *oidcFlags) config() (auth.OIDCConfig, error) {
-	c := auth.OIDCConfig{Issuer: *f.issuer, ClientID: *f.clientID, ClientSecret: *f.secret, RedirectURL: *f.redirect, GroupsClaim: *f.groups}
+	c := auth.OIDCConfig{Issuer: *f.issuer, ClientID: *f.clientID, ClientSecret: *f.secret, RedirectURL: *f.redirect, GroupsClaim: *f.groups,
+		PostLogoutURL: *f.postLogout}
 	if c.ClientSecret == "" {
 		c.ClientSecret = os.Getenv("FRAMELAKE_OIDC_CLIENT_SECRET")
 	}

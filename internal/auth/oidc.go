@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +33,10 @@ type OIDCConfig struct {
 	RedirectURL  string          // https://<framelake>/api/v1/session/oidc/callback, registered at the provider
 	GroupsClaim  string          // the ID token claim listing the person's groups; default "groups"
 	RoleMap      map[string]Role // group → role; a person in none of them is refused
+	// PostLogoutURL is where the provider sends the browser after its own
+	// logout (registered at the provider); "" sends none, and the
+	// provider shows its own page.
+	PostLogoutURL string
 }
 
 // ParseRoleMap reads "group=role,group=role" (roles as ParseRole takes
@@ -135,11 +140,15 @@ type OIDCIdentity struct {
 	Issuer, Subject string
 	Name            string // preferred_username, else email, else sub
 	Role            Role   // the highest role of the person's mapped groups
+	IDToken         string // the raw ID token: the hint of a logout at the provider (LogoutURL)
 }
 
 // Exchange trades the callback's code for tokens and checks the ID token:
 // signature (the provider's keys), issuer, audience (our client id),
-// expiry, and the nonce of this sign-in.
+// expiry, and the nonce of this sign-in. When the ID token has no groups
+// claim, the groups are read from the provider's userinfo endpoint with
+// the access token (many providers put them only there), for the same
+// subject.
 func (o *OIDC) Exchange(ctx context.Context, code string, st OIDCStart) (OIDCIdentity, error) {
 	p, err := o.discover(ctx)
 	if err != nil {
@@ -153,26 +162,67 @@ func (o *OIDC) Exchange(ctx context.Context, code string, st OIDCStart) (OIDCIde
 	if raw == "" {
 		return OIDCIdentity{}, errs.New(errs.Unauthenticated, "", "the sign-on provider sent no ID token")
 	}
-	return o.Verify(ctx, raw, st.Nonce)
+	who, claims, err := o.verify(ctx, p, raw, st.Nonce)
+	if err != nil {
+		return who, err
+	}
+	who.IDToken = raw
+	groups, ok := claims[o.cfg.GroupsClaim]
+	if !ok {
+		if groups, err = o.userinfoGroups(ctx, p, tok, who.Subject); err != nil {
+			return who, err
+		}
+	}
+	return o.withRole(who, groups)
+}
+
+// userinfoGroups reads the groups claim from the provider's userinfo
+// endpoint, which must answer for the ID token's subject (OpenID Connect
+// Core 5.3.2: else the answer may be another person's).
+func (o *OIDC) userinfoGroups(ctx context.Context, p *oidc.Provider, tok *oauth2.Token, subject string) (any, error) {
+	ui, err := p.UserInfo(ctx, oauth2.StaticTokenSource(tok))
+	if err != nil {
+		return nil, errs.New(errs.Unauthenticated, "", "the ID token has no %q claim and the provider's userinfo endpoint "+
+			"did not give it: %v", o.cfg.GroupsClaim, err)
+	}
+	if ui.Subject != subject {
+		return nil, errs.New(errs.Unauthenticated, "", "the provider's userinfo answered for subject %q, not the ID token's %q",
+			ui.Subject, subject)
+	}
+	var claims map[string]any
+	if err := ui.Claims(&claims); err != nil {
+		return nil, errs.New(errs.Unauthenticated, "", "the provider's userinfo claims: %v", err)
+	}
+	return claims[o.cfg.GroupsClaim], nil
 }
 
 // Verify checks a raw ID token (see Exchange) and reads the person and
-// role from it.
+// role from it (from the token alone: it has no access token for the
+// userinfo endpoint).
 func (o *OIDC) Verify(ctx context.Context, raw, nonce string) (OIDCIdentity, error) {
 	p, err := o.discover(ctx)
 	if err != nil {
 		return OIDCIdentity{}, err
 	}
+	who, claims, err := o.verify(ctx, p, raw, nonce)
+	if err != nil {
+		return who, err
+	}
+	return o.withRole(who, claims[o.cfg.GroupsClaim])
+}
+
+// verify checks a raw ID token and reads the person and its claims.
+func (o *OIDC) verify(ctx context.Context, p *oidc.Provider, raw, nonce string) (OIDCIdentity, map[string]any, error) {
 	idt, err := p.Verifier(&oidc.Config{ClientID: o.cfg.ClientID}).Verify(ctx, raw)
 	if err != nil {
-		return OIDCIdentity{}, errs.New(errs.Unauthenticated, "", "the ID token is not valid: %v", err)
+		return OIDCIdentity{}, nil, errs.New(errs.Unauthenticated, "", "the ID token is not valid: %v", err)
 	}
 	if nonce == "" || idt.Nonce != nonce {
-		return OIDCIdentity{}, errs.New(errs.Unauthenticated, "", "the ID token was not issued for this sign-in (nonce)")
+		return OIDCIdentity{}, nil, errs.New(errs.Unauthenticated, "", "the ID token was not issued for this sign-in (nonce)")
 	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
-		return OIDCIdentity{}, errs.New(errs.Unauthenticated, "", "the ID token's claims: %v", err)
+		return OIDCIdentity{}, nil, errs.New(errs.Unauthenticated, "", "the ID token's claims: %v", err)
 	}
 	who := OIDCIdentity{Issuer: idt.Issuer, Subject: idt.Subject}
 	for _, c := range []string{"preferred_username", "email"} {
@@ -184,11 +234,48 @@ func (o *OIDC) Verify(ctx context.Context, raw, nonce string) (OIDCIdentity, err
 	if who.Name == "" {
 		who.Name = idt.Subject
 	}
-	if who.Role = o.role(claims[o.cfg.GroupsClaim]); who.Role == "" {
+	return who, claims, nil
+}
+
+// withRole sets who's role from their groups, refusing a person in no
+// mapped group.
+func (o *OIDC) withRole(who OIDCIdentity, groups any) (OIDCIdentity, error) {
+	if who.Role = o.role(groups); who.Role == "" {
 		return who, errs.New(errs.PermissionDenied, "", "%s signed in at the provider but is in no group framelake maps to a role (claim %q): ask an admin",
 			who.Name, o.cfg.GroupsClaim)
 	}
 	return who, nil
+}
+
+// LogoutURL is the provider's address that ends the person's session
+// there (OpenID Connect RP-Initiated Logout): its end_session_endpoint
+// with the ID token as hint, our client id and, when configured, where to
+// come back to; "" when the provider advertises no such endpoint.
+func (o *OIDC) LogoutURL(ctx context.Context, idToken string) (string, error) {
+	p, err := o.discover(ctx)
+	if err != nil {
+		return "", err
+	}
+	var meta struct {
+		EndSession string `json:"end_session_endpoint"`
+	}
+	if err := p.Claims(&meta); err != nil || meta.EndSession == "" {
+		return "", nil
+	}
+	u, err := url.Parse(meta.EndSession)
+	if err != nil {
+		return "", errs.New(errs.Unavailable, "", "the sign-on provider's end_session_endpoint %q: %v", meta.EndSession, err)
+	}
+	q := u.Query()
+	q.Set("client_id", o.cfg.ClientID)
+	if idToken != "" {
+		q.Set("id_token_hint", idToken)
+	}
+	if o.cfg.PostLogoutURL != "" {
+		q.Set("post_logout_redirect_uri", o.cfg.PostLogoutURL)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // role is the highest mapped role of the groups claim ("" when none): a
