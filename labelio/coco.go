@@ -181,7 +181,7 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 				return nil
 			})
 		case "annotations":
-			err = eachElement(dec, func() error { return rd.cocoAnnotation(rel, dec, doc) })
+			err = rd.cocoAnnotations(rel, dec, doc)
 		case "categories":
 			err = eachElement(dec, func() error {
 				var c cocoCategory
@@ -256,14 +256,109 @@ func isTypeErr(err error) bool {
 	return errors.As(err, &typeErr)
 }
 
-func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) error {
-	// Decoded in place, not as raw bytes unmarshalled again (a third of the
-	// read's time): Decode reads the whole value before filling a, so a
-	// field of the wrong type spoils this annotation only, not the stream.
-	var a cocoAnnotation
-	start := dec.InputOffset()
-	if ok, err := rd.cocoRecord(rel, dec, doc, &a, start, func() string { return fmt.Sprintf("annotation %d", a.ID) }); !ok {
+// cocoRaw is one annotation of a COCO file: its bytes as read, where they
+// start, the guard's flag on them, and what decoding them gave.
+type cocoRaw struct {
+	raw    json.RawMessage
+	start  int64
+	flag   jsonFlag
+	hit    bool
+	a      cocoAnnotation
+	err    error // the decode's: a field of the wrong type spoils this annotation only
+	seg    *shape.Geometry
+	segErr error
+}
+
+// decode fills a, seg and their errors from raw, touching nothing shared.
+func (r *cocoRaw) decode() {
+	r.err = json.Unmarshal(r.raw, &r.a)
+	if r.err == nil && !r.hit {
+		r.seg, r.segErr = cocoSegment(r.a.Segmentation)
+	}
+	r.raw = nil
+}
+
+// annotationsPerBatch is how many annotations go to the decoding goroutine at once.
+const annotationsPerBatch = 256
+
+// cocoAnnotations reads the annotations array dec is at. This goroutine
+// reads each annotation's bytes (the JSON scan and the guard) and keeps
+// what the one beside it decoded of the batch before (the struct, the
+// polygons' numbers): the read of a segmented file's million polygons, all
+// of it before the first image is stored, used one core of two.
+// Annotations are kept in file order, as one goroutine read them.
+func (rd *reader) cocoAnnotations(rel string, dec *json.Decoder, doc *cocoDoc) error {
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		if err == nil {
+			err = fmt.Errorf("want an array, got %v", t)
+		}
 		return err
+	}
+	jobs, done := make(chan []cocoRaw, 1), make(chan []cocoRaw, 2)
+	go func() {
+		defer close(done)
+		for batch := range jobs {
+			for i := range batch {
+				batch[i].decode()
+			}
+			done <- batch
+		}
+	}()
+	inFlight := 0
+	keep := func() error { // the oldest batch sent, in order
+		inFlight--
+		batch := <-done
+		for i := range batch {
+			if err := rd.cocoAnnotation(rel, doc, &batch[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var err, kept error
+	for err == nil && kept == nil && dec.More() {
+		batch := make([]cocoRaw, 0, annotationsPerBatch)
+		for len(batch) < annotationsPerBatch && dec.More() {
+			r := cocoRaw{start: dec.InputOffset()}
+			if err = dec.Decode(&r.raw); err != nil {
+				break
+			}
+			r.flag, r.hit = doc.guard.flagged(r.start, dec.InputOffset())
+			batch = append(batch, r)
+		}
+		jobs <- batch
+		if inFlight++; inFlight == 2 {
+			kept = keep()
+		}
+	}
+	close(jobs)
+	for inFlight > 0 && kept == nil { // what was read before the end, or before a syntax error
+		kept = keep()
+	}
+	for range done { // what is left after a failure to keep
+	}
+	if err == nil {
+		err = kept
+	}
+	if err != nil {
+		return err
+	}
+	_, err = dec.Token()
+	return err
+}
+
+// cocoAnnotation keeps one annotation r decoded, or counts why not.
+func (rd *reader) cocoAnnotation(rel string, doc *cocoDoc, r *cocoRaw) error {
+	a, start := r.a, r.start
+	switch {
+	case r.hit && (r.err == nil || isTypeErr(r.err)):
+		rd.problem(Malformed, rel, doc, start, "annotation %d: %s; not imported", a.ID, r.flag.message())
+		return nil
+	case isTypeErr(r.err):
+		rd.problem(Malformed, rel, doc, start, "annotation %d: %v; not imported", a.ID, r.err)
+		return nil
+	case r.err != nil:
+		return r.err
 	}
 	// Past a cap the annotation is counted, not kept: memory follows the caps, not the file.
 	if doc.perImage[a.ImageID] >= rd.caps.ShapesPerFile || rd.shapes+doc.boxes.len() >= rd.caps.Shapes {
@@ -280,7 +375,7 @@ func (rd *reader) cocoAnnotation(rel string, dec *json.Decoder, doc *cocoDoc) er
 	if a.IsCrowd != 0 {
 		b.Attributes = withAttr(b.Attributes, "iscrowd", a.IsCrowd)
 	}
-	seg, err := cocoSegment(a.Segmentation)
+	seg, err := r.seg, r.segErr
 	if err != nil && len(a.BBox) == 4 {
 		rd.problem(Malformed, rel, doc, start, "annotation %d: segmentation %v; its bbox imported as a box", a.ID, err)
 	} else if err != nil {

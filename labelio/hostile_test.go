@@ -249,3 +249,58 @@ func TestCOCOOneImageFloodMemory(t *testing.T) {
 		t.Errorf("kept %d, over_limit %d, live heap %d bytes", kept, rep.Counts[labelio.OverLimit], live)
 	}
 }
+
+// TestCOCOManyBatches: a file of 1,000 annotations (four batches of those
+// decoded beside the read) keeps every image's boxes and polygons in file
+// order, and its malformed records are reported each on its own line, in
+// file order, as a file of a few records is.
+func TestCOCOManyBatches(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"images": [{"id": 1, "file_name": "a.jpg", "width": 2000, "height": 100},` + "\n" +
+		`{"id": 2, "file_name": "b.jpg", "width": 2000, "height": 100}],` + "\n" +
+		`"categories": [{"id": 1, "name": "car"}],` + "\n" + `"annotations": [` + "\n")
+	var wantLines []string
+	for i := range 1000 {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		switch {
+		case i%97 == 5:
+			fmt.Fprintf(&b, `{"id": %d, "image_id": 1, "category_id": 1, "bbox": "wide"}`, i)
+			wantLines = append(wantLines, fmt.Sprintf("annotations.json:%d: annotation %d:", i+5, i))
+		case i%2 == 0:
+			fmt.Fprintf(&b, `{"id": %d, "image_id": 1, "category_id": 1, "bbox": [%d, 2, 1, 1]}`, i, i)
+		default:
+			fmt.Fprintf(&b, `{"id": %d, "image_id": 2, "category_id": 1, "bbox": [%d, 2, 1, 1], "segmentation": [[%d, 2, %d, 3, %d, 3]]}`,
+				i, i, i, i+1, i)
+		}
+	}
+	b.WriteString("]}\n")
+	dir := writeTree(t, map[string]string{"annotations.json": b.String(), "a.jpg": "x", "b.jpg": "x"})
+	items, rep := read(t, dir, labelio.COCO)
+	for name, odd := range map[string]int{"a.jpg": 0, "b.jpg": 1} {
+		last := -1.0
+		n := 0
+		for _, box := range items[name].Boxes {
+			if box.X <= last || int(box.X)%2 != odd || (odd == 1) != (box.Polygon != nil) {
+				t.Fatalf("%s: box at x %v after %v (polygon %v): not in file order", name, box.X, last, box.Polygon)
+			}
+			if odd == 1 && box.Polygon[0][0] != box.X {
+				t.Fatalf("%s: box at x %v carries the polygon %v", name, box.X, box.Polygon)
+			}
+			last, n = box.X, n+1
+		}
+		if n < 480 {
+			t.Errorf("%s: %d boxes, want about 500", name, n)
+		}
+	}
+	mal := problemsOf(rep, labelio.Malformed)
+	if len(mal) != len(wantLines) {
+		t.Fatalf("malformed %q, want %d", mal, len(wantLines))
+	}
+	for i, w := range wantLines {
+		if !strings.HasPrefix(mal[i], w) {
+			t.Errorf("malformed[%d] = %q, want it to start %q", i, mal[i], w)
+		}
+	}
+}
