@@ -207,6 +207,16 @@ func numbersIn(raw []byte) int {
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 	1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
+// ParseFloat is strconv.ParseFloat(string(b), 64), a plain decimal read
+// by decimal without a string made or strconv's generality: a MOT gt.txt
+// of 900,000 lines has 8 numbers on each.
+func ParseFloat(b []byte) (float64, error) {
+	if v, ok := decimal(b); ok {
+		return v, nil
+	}
+	return strconv.ParseFloat(string(b), 64)
+}
+
 // decimal reads a plain decimal ([-]digits[.digits], at most 15
 // significant digits and 22 decimals), as polygons are written, without
 // strconv's generality: its digits as an integer divided by a power of ten,

@@ -39,3 +39,15 @@ func TestDecimalEqualsParseFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFloat: ParseFloat is strconv.ParseFloat, value and error alike,
+// for plain decimals (read by decimal) and the rest (left to strconv).
+func TestParseFloat(t *testing.T) {
+	for _, s := range []string{"12.5", "-0", "0.85", "1e3", "+4", "1800.07", "0x10", "inf", "", "1.2.3", "9007199254740993", "-"} {
+		v, err := ParseFloat([]byte(s))
+		want, wantErr := strconv.ParseFloat(s, 64)
+		if (err == nil) != (wantErr == nil) || err == nil && math.Float64bits(v) != math.Float64bits(want) {
+			t.Errorf("ParseFloat(%q) = %v, %v; strconv %v, %v", s, v, err, want, wantErr)
+		}
+	}
+}

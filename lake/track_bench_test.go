@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,6 +45,13 @@ func motFile(frames, objects int) []byte {
 	return buf.Bytes()
 }
 
+// processCPU is the CPU time this process has used (user and system).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // two is v to 2 decimals, written as MOT writers and WriteMOT write it.
 func two(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
 
@@ -62,10 +70,11 @@ func BenchmarkMOT(b *testing.B) {
 	}
 	name := res.Stored[0].UniqueName
 	gt := motFile(18000, 50)
-	var imp, exp time.Duration
+	var imp, exp, impCPU, expCPU time.Duration
 	var out bytes.Buffer
 	out.Grow(len(gt)) // as a response stream would: the export, not a growing buffer, is measured
 	for b.Loop() {
+		c0 := processCPU()
 		t0 := time.Now()
 		tracks, err := trackio.ReadMOT(bytes.NewReader(gt), "object")
 		if err != nil {
@@ -74,7 +83,7 @@ func BenchmarkMOT(b *testing.B) {
 		if err := l.SetTracks(ctx, name, lake.Human, "import:mot", tracks); err != nil {
 			b.Fatal(err)
 		}
-		t1 := time.Now()
+		t1, c1 := time.Now(), processCPU()
 		back, err := l.Tracks(ctx, name, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -84,6 +93,7 @@ func BenchmarkMOT(b *testing.B) {
 			b.Fatal(err)
 		}
 		imp, exp = imp+t1.Sub(t0), exp+time.Since(t1)
+		impCPU, expCPU = impCPU+c1-c0, expCPU+processCPU()-c1
 	}
 	if !bytes.Equal(out.Bytes(), gt) {
 		b.Fatal("the gt.txt written back differs from the one read")
@@ -91,6 +101,8 @@ func BenchmarkMOT(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(imp.Seconds()/n, "import-s")
 	b.ReportMetric(exp.Seconds()/n, "export-s")
+	b.ReportMetric(impCPU.Seconds()/n, "import-cpu-s") // the process's, garbage collection included: the figure under load
+	b.ReportMetric(expCPU.Seconds()/n, "export-cpu-s")
 	b.ReportMetric(float64(len(gt))/1e6, "gt-MB")
 }
 

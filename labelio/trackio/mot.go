@@ -2,6 +2,7 @@ package trackio
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -47,8 +49,8 @@ func ReadMOT(r io.Reader, defaultLabel string) ([]lake.Track, error) {
 	n := 0
 	for sc.Scan() {
 		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
 			continue
 		}
 		row, err := parseMOTLine(line)
@@ -79,13 +81,13 @@ func ReadMOT(r io.Reader, defaultLabel string) ([]lake.Track, error) {
 	return tracks, nil
 }
 
-func parseMOTLine(line string) (motRow, error) {
+func parseMOTLine(line []byte) (motRow, error) {
 	var num [10]float64 // MOT's 9 columns and one to tell "more" (ignored) from exactly 9
 	n := 0
 	for rest := line; ; n++ {
-		field, tail, more := strings.Cut(rest, ",")
+		field, tail, more := bytes.Cut(rest, []byte{','})
 		if n < len(num) {
-			v, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
+			v, err := labelio.ParseFloat(bytes.TrimSpace(field))
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 				return motRow{}, fmt.Errorf("value %d (%q) is not a finite number", n+1, field)
 			}
