@@ -21,9 +21,11 @@ REPO = Path(__file__).resolve().parents[2]
 MODELS = Path(os.environ.get("FRAMELAKE_MODELS_DIR", REPO / "build" / "models"))
 DOG = Path("/usr/share/darknet/data/dog.jpg")
 DOG_BOX = [128, 224, 314, 537]  # test_defaults.py's reference box
-# Measured 0.483 (README, docs/assists.md); issue 33 asks 0.75, which this classical assist
-# does not reach on these cluttered VOC scenes. The floor keeps it from getting worse.
-MEAN_IOU_FLOOR = 0.46
+# Measured 0.508 (docs/assists.md; 0.483 before the colour posterior joined GrabCut); issue 33
+# asks 0.75, which this classical assist does not reach on these cluttered VOC scenes. The answer
+# is deterministic, so the floor sits just under the figure: any change that makes it worse fails.
+MEAN_IOU_FLOOR = 0.50
+LABELME = Path("/usr/share/doc/labelme-examples/examples/instance_segmentation/data_dataset_voc")
 
 
 def rle_decode(size, counts: str) -> np.ndarray:
@@ -86,6 +88,20 @@ class SegmentationContract(unittest.TestCase):
         neg = self.invoke({"image": image, "box": DOG_BOX,
                            "points": [{"x": float(xs[k]), "y": float(ys[k]), "label": 0}]})
         self.assertFalse(rle_decode(neg["masks"][0]["size"], neg["masks"][0]["counts"])[ys[k], xs[k]])
+
+    def test_same_request_same_mask(self):
+        # GrabCut starts its colour models by k-means from OpenCV's global RNG; a worker serves
+        # many requests, so before the fixed seed one request's answer depended on the requests
+        # before it (11 of the 31 benchmark objects changed after one other request).
+        obj = np.load(LABELME / "SegmentationObject" / "2011_000025.npy")
+        ys, xs = np.nonzero(obj == 3)
+        req = {"image": base64.b64encode((LABELME / "JPEGImages" / "2011_000025.jpg").read_bytes()).decode(),
+               "box": [int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1]}
+        first = self.invoke(req)
+        self.invoke({"image": base64.b64encode(DOG.read_bytes()).decode(), "box": DOG_BOX})
+        again = self.invoke(req)
+        self.assertEqual(first["masks"][0]["counts"], again["masks"][0]["counts"])
+        self.assertEqual(first["scores"], again["scores"])
 
     def test_rle_matches_pycocotools_form(self):
         m = np.zeros((4, 4), bool)
