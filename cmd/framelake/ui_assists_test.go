@@ -19,14 +19,15 @@ import (
 )
 
 // TestWebAppAssists drives the workspace's assists in Chromium
-// (web/ui/test/assists.mjs) on two synthetic 640x480 frames: an orange
-// ellipse and a green square on a noisy blue ground, moved by (24, 12) on
-// the second. The Segment tool's box gives a mask (the shipped default,
+// (web/ui/test/assists.mjs) on three synthetic 640x480 frames: an orange
+// ellipse and a green square on a noisy blue ground, moved by (24, 12) a
+// frame. The Segment tool's box gives a mask (the shipped default,
 // GrabCut) which a negative click refines and Enter stores, at IoU >= 0.8
 // against the ellipse; the magic wand grows the ellipse and (Shift-click)
 // the square; the wand's mask becomes a polygon whose vertex count the panel
 // shows and the store holds; the polygon is tracked to the next frame and
-// found moved by the objects' motion, then made a mask again. A second
+// found moved by the objects' motion, then made a mask again, which is
+// tracked to the third frame and found over its objects. A second
 // segmentation model registered is offered in the Segment tool's picker
 // and answers when picked. Screenshots
 // go to /tmp/framelake-assist-shots-*.
@@ -128,10 +129,10 @@ func (s *uiServer) assistTask(t testing.TB, w, h int) map[string]any {
 		`{"projectName":"assists %dx%d","contentType":2,"labels":[{"labelName":"ball"},{"labelName":"tile"}]}`, w, h)), &p)
 	var up struct{ UploadID string }
 	s.call(t, s.admin, "POST", "/api/v1/projects/"+p.ProjectID+"/uploads", "application/json",
-		strings.NewReader(fmt.Sprintf(`{"collectionName":"assists-%dx%d","totalFileCount":2}`, w, h)), &up)
+		strings.NewReader(fmt.Sprintf(`{"collectionName":"assists-%dx%d","totalFileCount":3}`, w, h)), &up)
 	var names []string
 	var scene []map[string]any
-	for i := range 2 {
+	for i := range 3 {
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
 		fw, _ := mw.CreateFormFile("files", fmt.Sprintf("assist-%dx%d-%d.jpg", w, h, i))

@@ -1,7 +1,7 @@
 // Drives the workspace's assists in Debian's Chromium through playwright-core,
 // for TestWebAppAssists (cmd/framelake), which runs it with:
 //   BASE, KEY, SECRET  the server and a write key
-//   EXPECT  JSON {taskId, projectId, names, width, height, scene: per frame
+//   EXPECT  JSON {taskId, projectId, names (3 frames), width, height, scene: per frame
 //           {cx, cy, rx, ry: the orange ellipse, square: [x0, y0, x1, y1] the green one}}
 //   OUT     folder for screenshots
 // It prints the figures as JSON lines and exits non-zero naming the first
@@ -97,7 +97,7 @@ try {
   let p = await proposal('segment', 'the box segmented')
   check(p.model === 'default-segmentation', 'the model that answered is shown: ' + p.text)
   const shownMs = await until(() => page.locator('[data-testid=shape-canvas]').getAttribute('data-assist-shown-ms'), 'mask drawn')
-  console.log(JSON.stringify({ figure: 'box to mask, 640x480: mouse-up to mask shown', ms: +shownMs, panel: p.text }))
+  console.log(JSON.stringify({ figure: 'box to mask, 640x480: mouse-up to mask shown (the first request: the model worker starts)', ms: +shownMs, panel: p.text }))
   await page.mouse.move(5, 5)
   await shot('a1-segment-box')
   // A negative click on the ground inside the box (its corner), then Alt-click another: each refines.
@@ -191,6 +191,16 @@ try {
   check(rIoU >= 0.85, `the rasterised tracked mask's IoU ${rIoU.toFixed(3)} against frame 1's objects`)
   await page.mouse.move(5, 5)
   await shot('a6-raster')
+  // The mask, tracked to frame 2 (the rasterised mask is selected once accepted).
+  await page.keyboard.press('t')
+  await ready(2)
+  await proposal('track', 'mask tracked to frame 2')
+  await page.keyboard.press('Enter')
+  const tracked = await stored(2, (as) => masks(as)[0], 'tracked mask stored')
+  await saved()
+  const tIoU = iou(maskBits(tracked.mask), (x, y) => ellipse(2)(x, y) || square(2)(x, y))
+  console.log(JSON.stringify({ check: 'tracked mask vs frame 2 objects', iou: +tIoU.toFixed(3) }))
+  check(tIoU >= 0.85, `the tracked mask's IoU ${tIoU.toFixed(3)} against frame 2's objects`)
   // The model picker: the system default first, the registered box-seg answers when picked.
   await page.keyboard.press('s')
   const picker = byTest('segment-model')
