@@ -58,7 +58,7 @@ export function JobBar({ taskId, jobh, me, setNote, frameName, keys }) {
   const role = jobRole(job, me)
   const move = (body, said) => api(jobUrl(taskId, job.number) + '/state', { method: 'POST', body })
     .then((j) => { jobh.set(j); setNote(said) }, (e) => setNote(e.message))
-  const judged = job.frames.find((f) => f.uniqueName === frameName)?.review
+  const judged = job.frames.find((f) => (f.frame != null ? String(f.frame) : f.uniqueName) === frameName)?.review // a video job's frames by number
   const reviewing = role === 'reviewer' && job.state === 'in_review'
   keys.current = (e) => {
     if (e.shiftKey && e.key === 'Enter') {
