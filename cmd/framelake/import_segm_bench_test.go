@@ -21,6 +21,7 @@ import (
 // boxes first; it reports images/s, images per importer CPU-second and peak
 // RSS of both (issue 32: the polygons' at least the boxes' images/s, peak
 // RSS < 500 MB at 100,000 images and 1,000,000 polygons).
+// FRAMELAKE_BENCH_CPUPROFILE=DIR writes each import's CPU profile there.
 func BenchmarkImportCOCOSegm(b *testing.B) {
 	dirs := map[string]string{}
 	for _, kind := range []string{"boxes", "polygons"} {
@@ -39,7 +40,11 @@ func BenchmarkImportCOCOSegm(b *testing.B) {
 	}
 	for b.Loop() {
 		for _, kind := range []string{"boxes", "polygons"} {
-			cmd := exec.Command(bin, "import", dirs[kind], "--data", importTarget(b), "--collection", "bench", "--json")
+			args := []string{"import", dirs[kind], "--data", importTarget(b), "--collection", "bench", "--json"}
+			if prof := os.Getenv("FRAMELAKE_BENCH_CPUPROFILE"); prof != "" {
+				args = append(args, "--cpuprofile", filepath.Join(prof, "segm-"+kind+".pprof"))
+			}
+			cmd := exec.Command(bin, args...)
 			load0 := loadAvg()
 			start := time.Now()
 			out, err := cmd.Output()
