@@ -2,7 +2,8 @@
 // sqlite-vec loaded, pragmas in the DSN so every pooled connection gets them,
 // one writer connection (SQLite allows one writer; a Go-side single connection
 // turns lock contention into queueing), a read-only pool for readers and a
-// small read-only pool for point lookups.
+// small read-only pool for point lookups. Every connection keeps its
+// recently used statements prepared (stmtcache.go).
 //
 // Each domain package owns its tables and embeds its own numbered migrations
 // (migrations/001_init.sql, ...); Migrate applies them in one transaction each
@@ -17,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite"     // database/sql driver "sqlite"
@@ -35,9 +37,10 @@ type DB struct {
 	Path  string
 	Vec   string // sqlite-vec version, checked at open
 
-	turns chan struct{} // Turn's queue: Options.Turns slots
-	write chan struct{} // Tx's queue: the one writer, one slot
-	stats writerStats
+	turns    chan struct{} // Turn's queue: Options.Turns slots
+	write    chan struct{} // Tx's queue: the one writer, one slot
+	stats    writerStats
+	prepares atomic.Int64 // statements the pools' connections prepared (stmtcache.go)
 }
 
 // Turn waits, first come first served, until one of R's connections is this
@@ -139,24 +142,25 @@ func Open(ctx context.Context, path string, opt Options) (*DB, error) {
 	if err := ownerOnly(path); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	w, err := sql.Open("sqlite", dsn(path, opt, false))
+	db := &DB{Path: path, turns: make(chan struct{}, opt.Turns), write: make(chan struct{}, 1)}
+	w, err := openCaching(dsn(path, opt, false), &db.prepares)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	db := &DB{W: w, Path: path, turns: make(chan struct{}, opt.Turns), write: make(chan struct{}, 1)}
+	db.W = w
 	// The writer creates the file and switches it to WAL before readers connect.
 	if err := w.QueryRowContext(ctx, "SELECT vec_version()").Scan(&db.Vec); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s: sqlite-vec not available: %w", path, err)
 	}
-	if db.R, err = readers(ctx, path, opt, opt.Readers); err != nil {
+	if db.R, err = readers(ctx, path, opt, opt.Readers, &db.prepares); err != nil {
 		w.Close()
 		return nil, err
 	}
-	if db.Point, err = readers(ctx, path, opt, opt.Points); err != nil {
+	if db.Point, err = readers(ctx, path, opt, opt.Points, &db.prepares); err != nil {
 		w.Close()
 		db.R.Close()
 		return nil, err
@@ -182,8 +186,8 @@ func ownerOnly(path string) error {
 	return nil
 }
 
-func readers(ctx context.Context, path string, opt Options, n int) (*sql.DB, error) {
-	r, err := sql.Open("sqlite", dsn(path, opt, true))
+func readers(ctx context.Context, path string, opt Options, n int, prepares *atomic.Int64) (*sql.DB, error) {
+	r, err := openCaching(dsn(path, opt, true), prepares)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

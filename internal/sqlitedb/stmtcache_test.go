@@ -1,0 +1,82 @@
+package sqlitedb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+)
+
+// TestStatementsPreparedOncePerConnection: a query or exec run again on a
+// connection reuses its prepared statement (the writer's one connection
+// prepares each text once), answers stay right when the same query runs
+// again while its rows are open, and past the cache's size statements are
+// let go and prepared again, still answering right.
+func TestStatementsPreparedOncePerConnection(t *testing.T) {
+	ctx := context.Background()
+	db := open(t)
+	if err := db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := db.prepares.Load()
+	for i := range 200 {
+		if err := db.Tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO t (k, v) VALUES (?, ?)`, i, fmt.Sprint("v", i)); err != nil {
+				return err
+			}
+			var n int
+			return tx.QueryRowContext(ctx, `SELECT count(*) FROM t WHERE k <= ?`, i).Scan(&n)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// BEGIN and COMMIT are the driver's own; the insert and the count are
+	// prepared once each on the one writer connection.
+	if n := db.prepares.Load() - before; n != 2 {
+		t.Errorf("200 transactions of the same two statements prepared %d statements, want 2", n)
+	}
+
+	// The same query while its rows are open: a statement of its own.
+	conn, err := db.W.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const q = `SELECT k, v FROM t WHERE k < ? ORDER BY k`
+	outer, err := conn.QueryContext(ctx, q, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for outer.Next() {
+		var k int
+		var v string
+		if err := outer.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		var inner string
+		if err := conn.QueryRowContext(ctx, q, k+1).Scan(new(int), &inner); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v+"/"+inner)
+	}
+	outer.Close()
+	if fmt.Sprint(got) != "[v0/v0 v1/v0 v2/v0]" {
+		t.Errorf("nested uses of one query answered %v", got)
+	}
+	conn.Close()
+
+	// More distinct statements than the cache holds, then the first again.
+	for i := range stmtCacheSize + 10 {
+		var v string
+		if err := db.W.QueryRowContext(ctx, fmt.Sprintf(`SELECT v FROM t WHERE k = ? -- %d`, i), i).Scan(&v); err != nil || v != fmt.Sprint("v", i) {
+			t.Fatalf("statement %d: %q %v", i, v, err)
+		}
+	}
+	var v string
+	if err := db.W.QueryRowContext(ctx, `SELECT v FROM t WHERE k = ? -- 0`, 7).Scan(&v); err != nil || v != "v7" {
+		t.Fatalf("an evicted statement again: %q %v", v, err)
+	}
+}
