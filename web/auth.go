@@ -151,20 +151,45 @@ func (s *server) projectAccess(c *echo.Context, projectID string, need ProjectNe
 	if need == NeedCurate || k.User == "" {
 		return projectDenied(k, projectID, need)
 	}
-	ctx := c.Request().Context()
-	role, err := s.Keys.ProjectRole(ctx, projectID, k.User)
-	if err != nil {
-		return err
-	}
-	if role == "" || (need != NeedView && role != want) {
-		return projectDenied(k, projectID, need)
-	}
-	if s.Annotate != nil { // a member row outlives nothing: its project must exist
-		if _, err := s.Annotate.Project(ctx, projectID); err != nil {
+	m := requestMembership(c, projectID)
+	if !m.roleRead {
+		role, err := s.Keys.ProjectRole(c.Request().Context(), projectID, k.User)
+		if err != nil {
 			return err
 		}
+		m.role, m.roleRead = role, true
+	}
+	if m.role == "" || (need != NeedView && m.role != want) {
+		return projectDenied(k, projectID, need)
+	}
+	if s.Annotate != nil && !m.projectRead { // a member row outlives nothing: its project must exist
+		if _, err := s.Annotate.Project(c.Request().Context(), projectID); err != nil {
+			return err
+		}
+		m.projectRead = true
 	}
 	return nil
+}
+
+// membership is what projectAccess read of the caller and one project in
+// this request. A workspace save asks up to five times (the route's rule,
+// then the job rules' view, review and annotate), and each ask read the
+// membership and the project again; a request now reads them once, at the
+// time it is served, so a person disabled or removed is refused from their
+// next request on, as before.
+type membership struct {
+	role                  auth.Role
+	roleRead, projectRead bool
+}
+
+func requestMembership(c *echo.Context, projectID string) *membership {
+	key := "framelake.membership." + projectID
+	if m, ok := c.Get(key).(*membership); ok {
+		return m
+	}
+	m := &membership{}
+	c.Set(key, m)
+	return m
 }
 
 var needNames = map[ProjectNeed]string{NeedView: "see", NeedAnnotate: "annotate", NeedReview: "review", NeedCurate: "curate"}
