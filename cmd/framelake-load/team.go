@@ -36,55 +36,96 @@ func cmdTeam(ctx context.Context, args []string, out io.Writer) error {
 	url := fs.String("url", os.Getenv("FRAMELAKE_URL"), "server (env FRAMELAKE_URL)")
 	key := fs.String("key", os.Getenv("FRAMELAKE_KEY"), "write key (env FRAMELAKE_KEY)")
 	secret := fs.String("secret", os.Getenv("FRAMELAKE_SECRET"), "its secret (env FRAMELAKE_SECRET)")
-	n := fs.Int("annotators", 20, "annotators saving at once")
-	every := fs.Duration("every", 2*time.Second, "time between one annotator's edits")
-	page := fs.Duration("page", 500*time.Millisecond, "time between the reviewer's and the curator's requests")
-	duration := fs.Duration("duration", 60*time.Second, "length of the run")
-	boxes := fs.Int("boxes", 20, "boxes on each frame")
+	var o teamOptions
+	fs.IntVar(&o.annotators, "annotators", 20, "annotators saving at once")
+	fs.DurationVar(&o.every, "every", 2*time.Second, "time between one annotator's edits")
+	fs.DurationVar(&o.page, "page", 500*time.Millisecond, "time between the reviewer's and the curator's requests")
+	fs.DurationVar(&o.duration, "duration", 60*time.Second, "length of the run")
+	fs.IntVar(&o.boxes, "boxes", 20, "boxes on each frame")
+	fs.BoolVar(&o.people, "people", false, "annotators are people (needs an admin key): an account each, a job each, "+
+		"signed in with a session cookie as the web app is; otherwise every annotator saves with the key")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *url == "" || *key == "" || *secret == "" {
 		return errors.New("team needs --url, --key and --secret")
 	}
-	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
-	c := client.New(*url, *key, *secret, client.WithHTTPClient(hc))
-	pid, frames, err := annotationTask(ctx, c, 4**n)
+	res, err := runTeam(ctx, *url, *key, *secret, o)
 	if err != nil {
 		return err
+	}
+	who := "annotators"
+	if o.people {
+		who = "annotators signed in as people"
+	}
+	res.printRows(out, fmt.Sprintf("%s, %d %s (an edit each every %s), a reviewer and a curator (a request every %s), %s",
+		*url, o.annotators, who, o.every, o.page, o.duration), teamOps)
+	return nil
+}
+
+// teamOps are the team load's operations, in the order they print.
+var teamOps = []string{opEdit, opConflict, opReviewTask, opReviewFrame, opReviewHistory, opCurateCount, opCuratePage,
+	opCurateStats}
+
+// teamOptions shape the team's load (cmdTeam's flags).
+type teamOptions struct {
+	annotators, boxes     int
+	every, page, duration time.Duration
+	people                bool
+	started               func() // called as the load starts, after the setup (for a benchmark's counters)
+}
+
+// runTeam makes the task (and, with people, the annotators' accounts and
+// jobs) and runs the team's load on it.
+func runTeam(ctx context.Context, url, key, secret string, o teamOptions) (*results, error) {
+	hc := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+	c := client.New(url, key, secret, client.WithHTTPClient(hc))
+	const per = 4 // frames an annotator edits in turn
+	pid, frames, err := annotationTask(ctx, c, per*o.annotators)
+	if err != nil {
+		return nil, err
 	}
 	st, err := c.FrameAnnotations(ctx, pid, frames[0])
 	if err != nil {
-		return err
+		return nil, err
+	}
+	clients, theirs := make([]*client.Client, o.annotators), make([][]string, o.annotators)
+	for a := range o.annotators {
+		clients[a], theirs[a] = c, frames[a*per:a*per+per]
+	}
+	if o.people {
+		if clients, theirs, err = teamOfPeople(ctx, c, url, pid, st.TaskID, o.annotators, per); err != nil {
+			return nil, err
+		}
 	}
 	res := newResults()
-	ctx, cancel := context.WithTimeout(ctx, *duration)
+	if o.started != nil {
+		o.started()
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for a := range *n {
+	for a := range o.annotators {
 		wg.Go(func() {
 			mine := newResults()
-			annotate(ctx, c, pid, frames[a*4:a*4+4], *boxes, *every, rand.New(rand.NewPCG(7, uint64(a))), mine)
+			annotate(ctx, clients[a], pid, theirs[a], o.boxes, o.every, rand.New(rand.NewPCG(7, uint64(a))), mine)
 			res.merge(mine)
 		})
 	}
 	wg.Go(func() {
 		mine := newResults()
-		review(ctx, c, pid, st.TaskID, frames, *page, mine)
+		review(ctx, c, pid, st.TaskID, frames, o.page, mine)
 		res.merge(mine)
 	})
 	wg.Go(func() {
 		mine := newResults()
-		curate(ctx, c, *page, mine)
+		curate(ctx, c, o.page, mine)
 		res.merge(mine)
 	})
 	wg.Wait()
 	res.elapsed = time.Since(start)
-	res.printRows(out, fmt.Sprintf("%s, %d annotators (an edit each every %s), a reviewer and a curator (a request every %s), %s",
-		*url, *n, *every, *page, *duration), []string{opEdit, opConflict, opReviewTask, opReviewFrame, opReviewHistory,
-		opCurateCount, opCuratePage, opCurateStats})
-	return nil
+	return res, nil
 }
 
 // timed runs one request and records it unless the run ended during it.

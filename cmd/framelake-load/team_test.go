@@ -12,9 +12,10 @@ import (
 	"github.com/framelake/framelake/internal/auth"
 )
 
-// TestTeamAgainstARealServer runs the team's load briefly: annotators'
-// edits stored and stale ones refused, the reviewer's pages and the
-// curator's queries answered, every row with requests and no error.
+// TestTeamAgainstARealServer runs the team's load briefly, with the key and
+// as people: annotators' edits stored and stale ones refused, the
+// reviewer's pages and the curator's queries answered, every row with
+// requests and no error.
 func TestTeamAgainstARealServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -30,22 +31,29 @@ func TestTeamAgainstARealServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	if err := run(ctx, []string{"team", "--url", a.BaseURL(), "--key", k.Key, "--secret", secret,
-		"--annotators", "3", "--every", "100ms", "--page", "30ms", "--duration", "3s"}, &out); err != nil {
-		t.Fatalf("team: %v\n%s", err, out.String())
+	admin, adminSecret, err := a.Keys.Create(ctx, "admin", auth.Admin, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, name := range []string{opEdit, opConflict, opReviewTask, opReviewFrame, opReviewHistory, opCurateCount,
-		opCuratePage, opCurateStats} {
-		row := ""
-		for _, line := range strings.Split(out.String(), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), name) {
-				row = line
-			}
+	// With --people the annotators are annotator accounts signed in by
+	// session, each saving only the frames of the job they hold.
+	for _, args := range [][]string{{"--key", k.Key, "--secret", secret}, {"--key", admin.Key, "--secret", adminSecret, "--people"}} {
+		var out bytes.Buffer
+		if err := run(ctx, append([]string{"team", "--url", a.BaseURL(), "--annotators", "3", "--every", "100ms", "--page",
+			"30ms", "--duration", "3s"}, args...), &out); err != nil {
+			t.Fatalf("team %v: %v\n%s", args, err, out.String())
 		}
-		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(row), name))
-		if len(f) < 7 || f[1] != "0" || f[0] == "0" {
-			t.Errorf("%s: row %q, want some and 0 errors\n%s", name, row, out.String())
+		for _, name := range teamOps {
+			row := ""
+			for _, line := range strings.Split(out.String(), "\n") {
+				if strings.HasPrefix(strings.TrimSpace(line), name) {
+					row = line
+				}
+			}
+			f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(row), name))
+			if len(f) < 7 || f[1] != "0" || f[0] == "0" {
+				t.Errorf("%v %s: row %q, want some and 0 errors\n%s", args, name, row, out.String())
+			}
 		}
 	}
 }
