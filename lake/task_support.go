@@ -63,8 +63,9 @@ func (l *Lake) Patches(ctx context.Context, q PatchQuery) ([]Patch, int, error) 
 		WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
+	// A patch carries its shape's geometry, which the review page draws over the crop.
 	rows, err := l.db.R.QueryContext(ctx, `SELECT a.id, a.frame, a.label, a.x, a.y, a.w, a.h, a.confidence, a.source,
-		a.operation, f.unique_name, coalesce(f.width, 0), coalesce(f.height, 0) FROM annotation a
+		a.operation, f.unique_name, coalesce(f.width, 0), coalesce(f.height, 0), a.type, a.geometry, a.area FROM annotation a
 		JOIN file f ON f.seq = a.file_seq WHERE `+where+` ORDER BY a.file_seq, a.seq LIMIT ? OFFSET ?`,
 		append(args, q.PageSize, q.PageIndex*q.PageSize)...)
 	if err != nil {
@@ -74,9 +75,15 @@ func (l *Lake) Patches(ctx context.Context, q PatchQuery) ([]Patch, int, error) 
 	out := []Patch{}
 	for rows.Next() {
 		var p Patch
+		var typ string
+		var geometry sql.NullString
+		var area sql.NullFloat64
 		if err := rows.Scan(&p.ID, &p.Frame, &p.Label, &p.X, &p.Y, &p.W, &p.H, &p.Confidence, &p.Source, &p.Operation,
-			&p.UniqueName, &p.FileWidth, &p.FileHeight); err != nil {
+			&p.UniqueName, &p.FileWidth, &p.FileHeight, &typ, &geometry, &area); err != nil {
 			return nil, 0, err
+		}
+		if err := p.loadShape(typ, geometry, area); err != nil {
+			return nil, 0, fmt.Errorf("annotation %s: %w", p.ID, err)
 		}
 		p.X, p.Y, p.W, p.H = RoundCoord(p.X), RoundCoord(p.Y), roundSize(p.W), roundSize(p.H)
 		out = append(out, p)

@@ -41,9 +41,10 @@ type appBox struct {
 	Source     lake.Source `json:"source"`
 	Confidence *float64    `json:"confidence,omitempty"`
 	Frame      int         `json:"frame"`
-	// Type is set for annotations that are not plain boxes (docs/shapes.md):
-	// the app draws each shape as its box, and a class as a chip.
+	// Type is set for annotations that are not plain boxes (docs/shapes.md),
+	// with their geometry (appshapes.go): a class is drawn as a chip.
 	Type shape.Type `json:"type,omitempty"`
+	appGeometry
 }
 
 // appItem is a file with what a grid cell or the item view shows.
@@ -54,9 +55,11 @@ type appItem struct {
 	BoxCount int      `json:"boxCount"`           // of the frame(s) shown; more than len(boxes) past the inline bound
 	BoxesURL string   `json:"boxesUrl,omitempty"` // where all of them page, when boxes holds fewer`
 	// TrackCount is a video's tracks, of every operation (the grid's badge); absent for other files.
-	TrackCount *int            `json:"trackCount,omitempty"`
-	Tags       []string        `json:"tags,omitempty"`
-	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	TrackCount *int `json:"trackCount,omitempty"`
+	// Skeletons are the declared edges of its keypoints labels, to draw them.
+	Skeletons map[string][][2]string `json:"skeletons,omitempty"`
+	Tags      []string               `json:"tags,omitempty"`
+	Metadata  json.RawMessage        `json:"metadata,omitempty"`
 }
 
 // lakeItems is one page of a lake listing (the selection, paging and sort of
@@ -146,15 +149,20 @@ func (s *server) appItems(c *echo.Context, files []lake.File, thumb, frame int) 
 	}
 	views := s.viewFiles(files)
 	out := make([]appItem, len(files))
+	known := map[string][][2]string{}
 	for i, f := range files {
 		bs := make([]appBox, len(boxes[f.Seq()]))
 		for j, b := range boxes[f.Seq()] {
 			bs[j] = appBox{Label: b.Label, X: b.X, Y: b.Y, W: b.W, H: b.H, Source: b.Source, Confidence: b.Confidence, Frame: b.Frame}
 			if b.Type != shape.Box {
-				bs[j].Type = b.Type
+				bs[j].Type, bs[j].appGeometry = b.Type, geometryOf(b, frame >= 0)
 			}
 		}
-		out[i] = appItem{fileView: views[i], ThumbURL: s.thumbURL(f, thumb), Boxes: bs, BoxCount: counts[f.Seq()]}
+		skel, err := s.skeletonEdges(c.Request().Context(), boxes[f.Seq()], known)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = appItem{fileView: views[i], ThumbURL: s.thumbURL(f, thumb), Boxes: bs, BoxCount: counts[f.Seq()], Skeletons: skel}
 		if f.Type == lake.Video {
 			n := tracks[f.Seq()]
 			out[i].TrackCount = &n

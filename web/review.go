@@ -92,7 +92,20 @@ func (s *server) patches(c *echo.Context) error {
 			out[i].TaskID, out[i].FrameIndex = pl.TaskID, &pl.Index
 		}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"patchCount": total, "patches": out})
+	// The label's declared skeleton, when its patches are keypoints, joins their points on the page.
+	skel, err := s.skeletonEdges(ctx, patchBoxes(list), map[string][][2]string{})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"patchCount": total, "patches": out, "skeleton": skel[pq.Label]})
+}
+
+func patchBoxes(list []lake.Patch) []lake.Box {
+	out := make([]lake.Box, len(list))
+	for i, p := range list {
+		out[i] = p.Box
+	}
+	return out
 }
 
 func (s *server) cropURL(p lake.Patch, size int) string {

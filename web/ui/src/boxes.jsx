@@ -1,9 +1,9 @@
 import { placeLabels } from './labels.js'
-import { ShapeLayer, isBox } from './shapes.jsx'
+import { ShapeLayer, isBox, skeletonsOf } from './shapes.jsx'
 
 // boxText is a box's label as drawn: its label, and a machine box's confidence.
-// A grid's list answer carries shapes' types and boxes, not their geometry:
-// those are drawn as their boxes.
+// A shape without geometry (a grid tile's mask past the list's cap) is
+// drawn as its box.
 const hasGeometry = (b) => !!(b.polygon || b.mask || b.keypoints || b.points)
 
 export const boxText = (b) => b.label + (b.confidence != null ? ` ${b.confidence.toFixed(2)}` : '')
@@ -15,8 +15,9 @@ export const boxText = (b) => b.label + (b.confidence != null ? ` ${b.confidence
 // frame, is a chip at the frame's top instead of a frame-sized box.
 // With fit (the image's drawn size, labels.js) every label is shown where it
 // overlaps no other (the rest on hover); without, labels show on hover only
-// (the grid's small cells).
-export function Boxes({ boxes, width, height, minConfidence = 0, fit }) {
+// (the grid's small cells). skeletons (label → edges, as the answers carry
+// them) join a keypoints shape's points.
+export function Boxes({ boxes, width, height, minConfidence = 0, fit, skeletons }) {
   if (!width || !height) return null
   const kept = boxes.filter((b) => b.source !== 'machine' || (b.confidence ?? 1) >= minConfidence)
   const classes = kept.filter((b) => b.type === 'class')
@@ -26,7 +27,7 @@ export function Boxes({ boxes, width, height, minConfidence = 0, fit }) {
   const where = fit ? placeLabels(shown, shown.map(boxText), width, height, fit, (i) => (shown[i].source === 'human' ? 0 : 1)) : null
   return (
     <div class={'boxes' + (fit ? ' labelled' : '')}>
-      <ShapeLayer shapes={shown} width={width} height={height} />
+      <ShapeLayer shapes={shown} width={width} height={height} skeletonOf={skeletonsOf(skeletons)} />
       {classes.length > 0 && (
         <div class="classes" data-testid="item-classes">
           {classes.map((b) => <span class={'class-chip ' + b.source} title={boxText(b)}>{boxText(b)}</span>)}

@@ -1,5 +1,6 @@
 import { fn } from './api.js'
 import { Field, Link, evalPath, fig } from './evalkit.jsx'
+import { EvalExamples } from './evalexamples.jsx'
 import { navigate } from './router.js'
 import { useFetch } from './usefetch.js'
 
@@ -73,6 +74,12 @@ function Comparison({ c }) {
           })}
         </tbody>
       </table>
+      {[A, B].map((k) => (
+        <>
+          <h3>Examples of {k}</h3>
+          <EvalExamples evKey={k} testid={'compare-examples-' + (k === A ? 'a' : 'b')} />
+        </>
+      ))}
     </>
   )
 }

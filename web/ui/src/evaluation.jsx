@@ -1,5 +1,6 @@
 import { fn } from './api.js'
 import { Link, fig, gridFor, quote } from './evalkit.jsx'
+import { EvalExamples } from './evalexamples.jsx'
 import { over } from './evaluations.jsx'
 import { navigate } from './router.js'
 import { useFetch } from './usefetch.js'
@@ -75,6 +76,8 @@ export function Evaluation({ id }) {
           })}
         </tbody>
       </table>
+      <h3>Examples <span class="muted">(files with such an outcome, every shape judged on them drawn by its outcome)</span></h3>
+      <EvalExamples evKey={ev.key} />
       <h3>Precision–recall <span class="muted">(COCO, IoU 0.50, 101 recall points)</span></h3>
       <div class="pr-curves">{labels.map((l) => <PRCurve label={l} curve={ev.pr?.[l]} ap={ev.labels[l].AP50} />)}</div>
       <h3>Confusion <span class="muted">(rows: human labels, columns: predicted; click a count for its files)</span></h3>

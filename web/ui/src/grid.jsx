@@ -233,7 +233,7 @@ const Cell = pure(function Cell({ index, item, cell, minConf, x, y, onOpen, sele
           {item.thumbUrl
             ? <img src={thumbFor(item.thumbUrl, cell)} alt="" decoding="async" draggable={false} />
             : <div class="nothumb">{item.type}</div>}
-          <Boxes boxes={item.boxes} width={item.width} height={item.height} minConfidence={minConf} />
+          <Boxes boxes={item.boxes} width={item.width} height={item.height} minConfidence={minConf} skeletons={item.skeletons} />
         </div>
         {item.type === 'video' && <TrackBadge count={item.trackCount} />}
       </div>

@@ -19,20 +19,9 @@ export function ItemView({ name }) {
 
   useEffect(() => {
     setError(null)
-    api('/lake/files/' + encodeURIComponent(name)).then(withShapes, setError)
+    // The item answer carries every shape whole, with its keypoints labels' skeletons.
+    api('/lake/files/' + encodeURIComponent(name)).then(setItem, setError)
   }, [name])
-
-  // The item answer carries each shape's type and box, not its geometry (a
-  // list of files stays small); a file with shapes to draw asks its
-  // annotations for them, and is shown meanwhile with their boxes.
-  const withShapes = (it) => {
-    setItem(it)
-    if (!it.boxes.some((b) => b.type && b.type !== 'box' && b.type !== 'class')) return
-    api('/lake/files/' + encodeURIComponent(it.uniqueName) + '/annotations').then((r) => {
-      if (r.annotationCount > r.annotations.length) return // more than a page: boxes it is
-      setItem((cur) => (cur?.uniqueName === it.uniqueName ? { ...cur, boxes: r.annotations } : cur))
-    }, () => {})
-  }
 
   useEffect(() => {
     const list = currentList()
@@ -67,7 +56,7 @@ export function ItemView({ name }) {
         ) : (
           <div class="frame" ref={zoom.ref} style={zoom.style}>
             <img src={item.url} alt={item.name} class="media" data-testid="item-image" draggable={false} style={fitStyle(fit)} />
-            <Boxes boxes={item.boxes.filter((b) => b.frame === 0)} width={item.width} height={item.height} fit={fit} />
+            <Boxes boxes={item.boxes.filter((b) => b.frame === 0)} width={item.width} height={item.height} fit={fit} skeletons={item.skeletons} />
           </div>
         )}
       </div>

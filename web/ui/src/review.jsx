@@ -2,12 +2,13 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, qs } from './api.js'
 import { navigate } from './router.js'
 import { applyToPatches } from './reviewbulk.js'
+import { ShapeLayer, isBox } from './shapes.jsx'
 
 const CELL = 140 // px a patch takes across, its gap included
 const ROW = 168 // px a patch takes down: the crop and its label and confidence
 const PAGE = 500 // patches fetched at once
 
-// Review is a grid of crops of every box of a label, in the whole lake or on
+// Review is a grid of crops of every box or shape of a label (each drawn on its crop), in the whole lake or on
 // a task's frames (/review?label=car&taskId=&source=), to spot wrong labels
 // fast. Only the rows in view (and a screen either side) are in the DOM, and
 // the pages a screen ahead are fetched before they are reached. A click opens
@@ -25,6 +26,7 @@ export function Review({ search, me }) {
   const [error, setError] = useState(null)
   const [view, setView] = useState({ top: 0, height: 800, width: 1000 })
   const pages = useRef(new Map())
+  const skeleton = useRef() // the label's declared edges, when its patches are keypoints
   const [, setTick] = useState(0)
   const box = useRef()
   const canWrite = me?.role !== 'read'
@@ -40,6 +42,7 @@ export function Review({ search, me }) {
     pages.current.set(i, null)
     api('/lake/patches?' + qs({ label: p.get('label'), taskId, source, pageIndex: i, pageSize: PAGE })).then((r) => {
       pages.current.set(i, r.patches)
+      skeleton.current = r.skeleton
       setCount(r.patchCount)
       setTick((t) => t + 1)
     }, setError)
@@ -100,11 +103,11 @@ export function Review({ search, me }) {
     const style = { left: (i % cols) * CELL + 'px', top: Math.floor(i / cols) * ROW + 'px' }
     const conf = x?.confidence != null ? x.confidence.toFixed(2) : ''
     cells.push(x
-      ? <a key={i} class={'patch-cell' + (picked.has(i) ? ' picked' : '')} style={style} data-testid="patch" data-unique-name={x.uniqueName} data-label={x.label}
+      ? <a key={i} class={'patch-cell' + (picked.has(i) ? ' picked' : '')} style={style} data-testid="patch" data-unique-name={x.uniqueName} data-label={x.label} data-type={x.type ?? 'box'}
           data-index={i} data-id={x.id} data-picked={picked.has(i) ? 'true' : 'false'}
           href={x.taskId ? `/tasks/${x.taskId}?frame=${x.frameIndex}` : '/items/' + encodeURIComponent(x.uniqueName)}
           onClick={(e) => { e.preventDefault(); if (!pick(e, i, x)) open(x) }} title={`${x.label} · ${x.source}${conf && ' ' + conf} · ${x.uniqueName}`}>
-          <span class={'patch ' + x.source}><img src={x.cropUrl} loading="eager" alt={x.label} draggable={false} /></span>
+          <span class={'patch ' + x.source}><Crop x={x} skeleton={skeleton.current} /></span>
           <span class="patch-caption" data-testid="patch-caption"><span class="patch-label">{x.label}</span> <span class="muted">{conf || x.source}</span></span>
         </a>
       : <span key={i} class="patch-cell" style={style} data-index={i}><span class="patch loading" /></span>)
@@ -113,9 +116,9 @@ export function Review({ search, me }) {
     <div class="review">
       <form class="inline-form review-bar" onSubmit={(e) => { e.preventDefault(); navigate('/review?' + qs({ label, taskId, source })) }}>
         <input value={label} onInput={(e) => setLabel(e.currentTarget.value)} placeholder="label" data-testid="review-label" />
-        <button type="submit">Show boxes</button>
+        <button type="submit">Show shapes</button>
         {taskId && <span class="muted">on task {taskId}</span>}
-        {count != null && <span class="count" data-testid="patch-count">{count.toLocaleString()} {count === 1 ? 'box' : 'boxes'}</span>}
+        {count != null && <span class="count" data-testid="patch-count">{count.toLocaleString()} {count === 1 ? 'shape' : 'shapes'}</span>}
         <span class="muted">green: human · orange: machine · click opens the frame{canWrite && ' · Ctrl-click or Shift-click chooses'}</span>
       </form>
       {canWrite && picked.size > 0 && (
@@ -138,5 +141,23 @@ export function Review({ search, me }) {
         <div class="spacer" style={{ height: Math.ceil((count ?? 0) / cols) * ROW + 'px' }}>{cells}</div>
       </div>
     </div>
+  )
+}
+
+// Crop is a patch's crop with its shape drawn over it (a box's patch is
+// its border): the crop is the box and a fifth of its larger side around
+// it, within the image, as the server cuts it (web/review.go).
+function Crop({ x, skeleton }) {
+  const img = <img src={x.cropUrl} loading="eager" alt={x.label} draggable={false} />
+  if (isBox(x) || x.type === 'class' || !x.fileWidth) return img
+  const m = 0.2 * Math.max(x.width, x.height)
+  const x0 = Math.max(0, x.x - m), y0 = Math.max(0, x.y - m)
+  const region = [x0, y0, Math.min(x.fileWidth, x.x + x.width + m) - x0, Math.min(x.fileHeight, x.y + x.height + m) - y0]
+  return (
+    <span class="patch-crop">
+      {img}
+      <ShapeLayer shapes={[x]} width={x.fileWidth} height={x.fileHeight} region={region}
+        skeletonOf={() => (skeleton ? { skeleton } : undefined)} testid="patch-shape" />
+    </span>
   )
 }

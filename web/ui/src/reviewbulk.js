@@ -47,7 +47,13 @@ const edit = (boxes, ids, action, label) => action === 'reject'
   ? boxes.filter((b) => !ids.has(b.id))
   : boxes.map((b) => (ids.has(b.id) ? { ...b, label } : b))
 
-const wire = (b) => ({ label: b.label, x: b.x, y: b.y, width: b.width, height: b.height, attributes: b.attributes ?? {}, frame: b.frame ?? 0 })
+// wire is a box or shape as it is written back: a shape keeps its type and
+// geometry, or relabelling a polygon would store its box instead.
+const wire = (b) => {
+  const out = { label: b.label, x: b.x, y: b.y, width: b.width, height: b.height, attributes: b.attributes ?? {}, frame: b.frame ?? 0 }
+  for (const f of ['type', 'polygon', 'mask', 'keypoints', 'points']) if (b[f] != null) out[f] = b[f]
+  return out
+}
 
 async function importBoxes(g, action, label) {
   const files = []

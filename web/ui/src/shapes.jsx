@@ -89,6 +89,8 @@ export function drawShape(g, a, k, { skeletonOf, selected, opacity = 0.35 } = {}
     } catch { /* a mask that does not decode is drawn as its box by the caller's box */ }
   } else if (a.type === 'keypoints' && a.keypoints) {
     drawKeypoints(g, a.keypoints, skeletonOf?.(a.label), k, color, selected)
+  } else if (isBox(a)) { // drawn here only where a page asks for boxes too (paint's withBoxes)
+    g.strokeRect(a.x, a.y, a.width, a.height)
   }
   g.setLineDash([])
 }
@@ -119,6 +121,9 @@ export function drawKeypoints(g, pts, skel, k, color, selected) {
 
 // paint clears the canvas, sizes it to its box on screen and draws shapes
 // over a width×height image; opts.after(g, ks) draws more on top (a draft).
+// opts.region ([x, y, w, h] in image pixels) draws only that part of the
+// image over the canvas (a review crop); opts.withBoxes draws boxes too, for
+// pages that have no boxes of their own over the canvas.
 export function paint(canvas, shapes, width, height, opts = {}) {
   const r = canvas.getBoundingClientRect()
   const dpr = devicePixelRatio || 1
@@ -134,11 +139,12 @@ export function paint(canvas, shapes, width, height, opts = {}) {
   const g = canvas.getContext('2d')
   g.setTransform(1, 0, 0, 1, 0, 0)
   g.clearRect(0, 0, cw, ch)
-  const k = cw / width
-  g.setTransform(k, 0, 0, ch / height, 0, 0)
+  const [x0, y0, rw, rh] = opts.region ?? [0, 0, width, height]
+  const k = cw / rw
+  g.setTransform(k, 0, 0, ch / rh, -x0 * k, (-y0 * ch) / rh)
   const ks = k / (dpr * cap) // canvas px per image px, in screen px: lines stay 2 px on screen
   for (const a of shapes) {
-    if (isBox(a) || a.type === 'class') continue
+    if ((isBox(a) && !opts.withBoxes) || a.type === 'class') continue
     drawShape(g, a, ks, { ...opts, selected: a === opts.selected })
   }
   opts.after?.(g, ks)
@@ -148,10 +154,10 @@ export function paint(canvas, shapes, width, height, opts = {}) {
 // ShapeLayer is the canvas over an image (its parent is the image's size)
 // that draws shapes; skeletonOf(label) gives a keypoints label's declared
 // {keypoints, skeleton} or nothing (points are then drawn alone).
-export function ShapeLayer({ shapes, width, height, skeletonOf, opacity, testid = 'shape-layer' }) {
+export function ShapeLayer({ shapes, width, height, skeletonOf, opacity, region, withBoxes, testid = 'shape-layer' }) {
   const ref = useRef()
   const args = useRef()
-  args.current = { shapes, width, height, skeletonOf, opacity }
+  args.current = { shapes, width, height, skeletonOf, opacity, region, withBoxes }
   const draw = () => {
     const a = args.current
     if (ref.current && a.width && a.height) paint(ref.current, a.shapes, a.width, a.height, a)
@@ -159,7 +165,7 @@ export function ShapeLayer({ shapes, width, height, skeletonOf, opacity, testid 
   useLayoutEffect(draw)
   // The image's size may come after the shapes (its fit is measured once it
   // is in the page) or change with the pane: the canvas is drawn again then.
-  const n = shapes.filter((a) => !isBox(a) && a.type !== 'class').length
+  const n = shapes.filter((a) => (withBoxes || !isBox(a)) && a.type !== 'class').length
   useLayoutEffect(() => {
     if (!ref.current) return
     const watch = new ResizeObserver(draw)
@@ -167,5 +173,12 @@ export function ShapeLayer({ shapes, width, height, skeletonOf, opacity, testid 
     return () => watch.disconnect()
   }, [n > 0])
   if (!n) return null
-  return <canvas ref={ref} class="shape-layer" data-testid={testid} data-shapes={n} />
+  return <canvas ref={ref} class="shape-layer" data-testid={testid} data-shapes={n} data-types={typesOf(shapes)} data-region={region?.join(',')} />
 }
+
+// typesOf lists the shape types a layer draws, for tests and hover tools.
+const typesOf = (shapes) => [...new Set(shapes.filter((a) => a.type && a.type !== 'box' && a.type !== 'class').map((a) => a.type))].sort().join(' ')
+
+// skeletonsOf makes a skeletonOf from an answer's label → edges map
+// (the grid's, item view's and review's answers carry it as skeletons).
+export const skeletonsOf = (edges) => (label) => (edges?.[label] ? { skeleton: edges[label] } : undefined)
