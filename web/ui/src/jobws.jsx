@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { navigate } from './router.js'
 import { STATE_NAMES, usePoll } from './queue.jsx'
@@ -9,6 +9,9 @@ import { mayReview } from './team.js'
 // annotator's Submit, the reviewer's accept and reject per frame or for the
 // whole job (docs/team.md "Review"). The job is fetched again every 3 s, so
 // a submit, a review or a reassignment made elsewhere shows without a reload.
+
+// HomeCrumb (queue.jsx) starts the workspace's breadcrumb as it starts the jobs page's.
+export { HomeCrumb } from './queue.jsx'
 
 export const jobUrl = (taskId, n) => `/tasks/${encodeURIComponent(taskId)}/jobs/${n}`
 
@@ -53,11 +56,21 @@ export function jobEditable(job, me) {
 export function JobBar({ taskId, jobh, me, setNote, frameName, keys }) {
   const { job } = jobh
   const [reason, setReason] = useState('')
+  // A move's note ("job submitted") holds while the job is in the state the
+  // move left it in; once the job is fetched in another (the reviewer
+  // rejected it), the header follows the job and the stale note goes.
+  const saidIn = useRef(null)
+  useEffect(() => {
+    if (saidIn.current && job && job.state !== saidIn.current) {
+      saidIn.current = null
+      setNote('')
+    }
+  }, [job?.state])
   keys.current = null
   if (!job) return <div class="job-bar muted">{jobh.error ? jobh.error.message : 'Loading the job…'}</div>
   const role = jobRole(job, me)
   const move = (body, said) => api(jobUrl(taskId, job.number) + '/state', { method: 'POST', body })
-    .then((j) => { jobh.set(j); setNote(said) }, (e) => setNote(e.message))
+    .then((j) => { saidIn.current = j.state; jobh.set(j); setNote(said) }, (e) => setNote(e.message))
   const judged = job.frames.find((f) => (f.frame != null ? String(f.frame) : f.uniqueName) === frameName)?.review // a video job's frames by number
   const reviewing = role === 'reviewer' && job.state === 'in_review'
   keys.current = (e) => {

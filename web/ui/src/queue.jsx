@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, qs } from './api.js'
 import { navigate } from './router.js'
-import { isAdmin, isCurator, when } from './team.js'
+import { isAdmin, isCurator, teamOnly, when } from './team.js'
 
 // jobPath is a labelling job's workspace.
 export const jobPath = (taskId, number) => `/tasks/${encodeURIComponent(taskId)}/jobs/${number}`
@@ -21,6 +21,16 @@ export function usePoll(load, ms, deps) {
     document.addEventListener('visibilitychange', vis)
     return () => { clearInterval(t); document.removeEventListener('visibilitychange', vis) }
   }, deps)
+}
+
+// myProjects are the projects a person may open: an annotator's or
+// reviewer's memberships (GET /projects is refused to their roles), everyone
+// else's the projects listed.
+export async function myProjects(me) {
+  if (!teamOnly(me)) return (await api('/projects?' + qs({ pageSize: 1000 }))).projectList
+  const s = await api('/session')
+  const ids = [...new Set((s.memberships ?? []).map((m) => m.projectId))]
+  return (await Promise.all(ids.map((id) => api('/projects/' + encodeURIComponent(id)).catch(() => null)))).filter(Boolean)
 }
 
 // pullable are the projects a person takes jobs of: an annotator's
@@ -70,10 +80,13 @@ export function Queue({ me }) {
           <button data-testid="next-job" data-project-id={p.projectId} onClick={() => next(p)}
             title="take the next unassigned job of this project">Next job in {p.projectName}</button>
         ))}
-        <span class="muted keys">Enter opens the first job · n takes the next job</span>
+        <span class="muted keys">Enter opens the first job{projects.length > 0 && ' · n takes the next job'}</span>
       </div>
       {note && <p class="error" data-testid="queue-note" role="status">{note}</p>}
-      {jobs.length === 0 ? <p class="muted" data-testid="queue-empty">Nothing waits for you. Take the next job of a project above.</p> : (
+      {jobs.length === 0 ? <p class="muted" data-testid="queue-empty">
+        {/* only annotators pull jobs: a reviewer's work comes when an annotator submits */}
+        Nothing waits for you. {projects.length > 0 ? 'Take the next job of a project above.' : me.role === 'reviewer' ? 'Jobs come here when their annotators submit them.' : ''}
+      </p> : (
         <table class="table">
           <thead><tr><th>to do</th><th>project</th><th>task</th><th>job</th><th>state</th><th>frames</th><th>comments</th><th>updated</th></tr></thead>
           <tbody>
@@ -122,7 +135,7 @@ export function TaskJobs({ id, me }) {
   return (
     <div class="page task-jobs" data-testid="task-jobs">
       <h2>
-        <a href="/projects" onClick={(e) => { e.preventDefault(); navigate('/projects') }}>Projects</a> / {task?.taskName ?? id} · jobs
+        <HomeCrumb me={me} /> / {task?.taskName ?? id} · jobs
         <span class="muted"> ({jobs.length})</span>
       </h2>
       {curate && <CutJobs base={base} hasJobs={jobs.length > 0} people={people} onCut={(js) => { setJobs(js); setNote(`${js.length} jobs`) }} />}
@@ -184,4 +197,12 @@ function CutJobs({ base, hasJobs, people, onCut }) {
       {people.length > 0 && <span class="muted">people: {people.join(', ')}</span>}
     </form>
   )
+}
+
+// HomeCrumb is the first step of a task page's breadcrumb: the projects
+// for those who may list them, an annotator's or reviewer's queue for
+// them (GET /projects is refused to their roles: no link a role cannot follow).
+export function HomeCrumb({ me }) {
+  const [to, text] = teamOnly(me) ? ['/queue', 'My queue'] : ['/projects', 'Projects']
+  return <a href={to} data-testid="home-crumb" onClick={(e) => { e.preventDefault(); navigate(to) }}>{text}</a>
 }

@@ -35,6 +35,7 @@ export function useSignedIn() {
 export function SignIn({ onSignedIn }) {
   const [error, setError] = useState(null)
   const [busy, setBusy] = useState(false)
+  const sso = useSSO()
   const attempt = async (e, how) => {
     e.preventDefault()
     const f = e.currentTarget.elements
@@ -64,6 +65,7 @@ export function SignIn({ onSignedIn }) {
         <label>Password<input name="password" type="password" data-testid="signin-password" autocomplete="current-password" required /></label>
         <button type="submit" data-testid="signin-password-submit" disabled={busy}>Sign in</button>
         {error && <div class="error" data-testid="signin-error" role="alert">{error}</div>}
+        {sso && <a class="button sso" href={sso} data-testid="signin-sso">Sign in with SSO</a>}
       </form>
       <form class="signin signin-key" onSubmit={(e) => attempt(e, 'key')} data-testid="signin-key-form">
         <h2>Or with an API key</h2>
@@ -74,4 +76,16 @@ export function SignIn({ onSignedIn }) {
       </form>
     </div>
   )
+}
+
+// useSSO is where "Sign in with SSO" leads when the server has single
+// sign-on (GET /session/sso, which needs no key: docs/team.md), else null.
+// A plain link: the provider's round trip is whole-page navigation.
+function useSSO() {
+  const [url, setUrl] = useState(null)
+  useEffect(() => {
+    fetch('/api/v1/session/sso').then((r) => (r.ok ? r.json() : null))
+      .then((r) => setUrl(r?.oidc && r.signInUrl ? r.signInUrl : null), () => setUrl(null))
+  }, [])
+  return url
 }

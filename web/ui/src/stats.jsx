@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, qs } from './api.js'
 import { navigate } from './router.js'
+import { myProjects } from './queue.jsx'
 
 // Stats is the per-person statistics page (/stats?from=&to=&project=): for
 // each annotator and reviewer, by day, frames and shapes done, active
@@ -65,7 +66,7 @@ function Agreement({ project }) {
   )
 }
 
-export function Stats({ search }) {
+export function Stats({ search, me }) {
   const params = new URLSearchParams(search)
   const today = new Date().toISOString().slice(0, 10)
   const weekAgo = new Date(Date.now() - 6 * 864e5).toISOString().slice(0, 10)
@@ -75,7 +76,7 @@ export function Stats({ search }) {
   const [rows, setRows] = useState(null)
   const [projects, setProjects] = useState([])
   const [error, setError] = useState(null)
-  useEffect(() => { api('/projects?' + qs({ pageSize: 1000 })).then((r) => setProjects(r.projectList), () => {}) }, [])
+  useEffect(() => { myProjects(me).then(setProjects, () => {}) }, [])
   useEffect(() => {
     // to is a day shown whole: the range asked ends the next midnight (UTC).
     const end = new Date(Date.parse(to + 'T00:00:00Z') + 864e5).toISOString()

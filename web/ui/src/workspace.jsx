@@ -9,7 +9,7 @@ import { useFit } from './labels.js'
 import { ShapeEditor } from './draw.js'
 import { maskPath } from './shapes.jsx'
 import { HelpOverlay, ShapeTools, TOOL_KEYS, Visibility } from './wstools.jsx'
-import { JobBar, jobEditable, jobFrames, jobRole, useJob } from './jobws.jsx'
+import { HomeCrumb, JobBar, jobEditable, jobFrames, jobRole, useJob } from './jobws.jsx'
 import { CommentMarkers, CommentsPanel, useComments } from './comments.jsx'
 import { HistoryPanel } from './history.jsx'
 import { AssistPanel, useAssists } from './assistws.jsx'
@@ -239,7 +239,7 @@ export function TaskWorkspace({ id, job: jobNo, search, me }) {
   return (
     <div class="workspace" data-testid="workspace" data-task-id={t.id}>
       <div class="ws-top">
-        <a href="/projects" onClick={(e) => { e.preventDefault(); navigate('/projects') }}>Projects</a>
+        <HomeCrumb me={me} />
         <strong>{t.taskName}</strong>
         <span class="muted">{t.projectName}</span>
         <span data-testid="task-status" data-status={t.status}>{['not started', 'in progress', 'completed'][t.status]}</span>
