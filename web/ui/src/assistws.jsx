@@ -162,7 +162,7 @@ export function AssistPanel({ as, tool, selected, hasNext }) {
       <h3>Assists</h3>
       {tool === 'segment' && <p class="muted">drag a box around the object; click adds, Alt- or right-click removes</p>}
       {tool === 'segment' && others.length > 0 && (
-        <label class="muted">model <select data-testid="segment-model" value={as.model} onChange={(e) => as.setModel(e.currentTarget.value)}>
+        <label class="muted model-pick">model <select data-testid="segment-model" value={as.model} onChange={(e) => as.setModel(e.currentTarget.value)}>
           <option value="">{as.models.find((m) => m.systemDefault)?.modelName ?? 'default'} (system default)</option>
           {others.map((m) => <option value={m.modelName}>{m.modelName}</option>)}
         </select></label>
