@@ -12,7 +12,9 @@ import (
 )
 
 // NewTask makes a task of lake images: exactly one of UniqueNames, Query and
-// CollectionID names its frames.
+// CollectionID names its frames; or, in a video project, of a lake video:
+// Video with an optional range (nil: the whole video) and Every (0: every
+// frame), no media copied.
 type NewTask struct {
 	TaskName     string   `json:"taskName,omitempty"`
 	UniqueNames  []string `json:"uniqueNames,omitempty"`
@@ -22,6 +24,11 @@ type NewTask struct {
 	// boxes with the project's labels, which become the project's) or
 	// "empty" (no boxes; the lake's stay as they are).
 	StartFrom string `json:"startFrom,omitempty"`
+
+	Video      string `json:"video,omitempty"`
+	FirstFrame *int   `json:"firstFrame,omitempty"`
+	LastFrame  *int   `json:"lastFrame,omitempty"`
+	Every      int    `json:"every,omitempty"`
 }
 
 // Workspace is a task with its project's labels and its frames in order.
@@ -31,6 +38,21 @@ type Workspace struct {
 	Labels       []Label       `json:"labels"`
 	CollectionID string        `json:"collectionId"`
 	Frames       []FrameStatus `json:"frames"`
+	Video        *VideoTask    `json:"video,omitempty"` // a task made from a lake video
+}
+
+// VideoTask is the lake video a task labels and which of its frames: every
+// Every-th frame from FirstFrame to LastFrame.
+type VideoTask struct {
+	UniqueName string  `json:"uniqueName"`
+	FirstFrame int     `json:"firstFrame"`
+	LastFrame  int     `json:"lastFrame"`
+	Every      int     `json:"every"`
+	Frames     int     `json:"frames"`     // the task's frames
+	FrameRate  float64 `json:"frameRate"`  // the video's
+	FrameCount int     `json:"frameCount"` // the video's
+	Width      int     `json:"width"`
+	Height     int     `json:"height"`
 }
 
 // FrameStatus is one frame of a task.
@@ -43,6 +65,7 @@ type FrameStatus struct {
 	Annotated  bool   `json:"annotated"`
 	BoxCount   int    `json:"boxCount"`
 	Version    int    `json:"version"`
+	Frame      *int   `json:"frame,omitempty"` // a video task's: the frame number in the video UniqueName
 }
 
 // FrameState is a frame's human boxes in a project at a version, with the
