@@ -78,8 +78,18 @@ export async function restoreSession() {
 }
 
 // signOut ends the session on the server (a key has none) and forgets all.
+// Where sign-on is configured the browser goes to its sign-out address,
+// which ends the session and then the provider's, when it has one.
 export async function signOut() {
-  if (!savedCreds() && mayHaveSession()) await api('/session', { method: 'DELETE' }).catch(() => {})
+  if (!savedCreds() && mayHaveSession()) {
+    const sso = await api('/session/sso').catch(() => null)
+    if (sso?.oidc && sso.signOutUrl) {
+      forgetCreds()
+      location.assign(sso.signOutUrl)
+      return
+    }
+    await api('/session', { method: 'DELETE' }).catch(() => {})
+  }
   forgetCreds()
 }
 
