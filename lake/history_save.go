@@ -127,7 +127,6 @@ func replaceKept(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, 
 	}
 	w := keptWriter{ctx: ctx, tx: tx, fileSeq: fileSeq, frame: frame, source: source, operation: operation,
 		now: millis(time.Now())}
-	defer w.close()
 	for i, b := range boxes {
 		s, err := toStore(i, b, width, height)
 		if err != nil {
@@ -138,11 +137,11 @@ func replaceKept(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, 
 			after[i] = before[i]
 			continue
 		case i < len(old) && s.indexedEqual(old[i].shape):
-			err = w.exec(&w.update, `UPDATE annotation SET id = ?, x = ?, y = ?, w = ?, h = ?, attributes = ?, geometry = ?,
+			err = w.exec(`UPDATE annotation SET id = ?, x = ?, y = ?, w = ?, h = ?, attributes = ?, geometry = ?,
 				points = ?, visible = ?, area = ?, created_at = ?, updated_at = ? WHERE seq = ?`, id.New("ann"), s.x, s.y,
 				s.w, s.h, s.attributes, s.geometry, s.points, s.visible, s.area, w.now, w.now, old[i].seq)
 		case i < len(old):
-			if err = w.exec(&w.del, `DELETE FROM annotation WHERE seq = ?`, old[i].seq); err == nil {
+			if err = w.exec(`DELETE FROM annotation WHERE seq = ?`, old[i].seq); err == nil {
 				err = w.insert(old[i].seq, s)
 			}
 		default:
@@ -156,7 +155,7 @@ func replaceKept(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, 
 		}
 	}
 	for _, r := range old[min(len(old), len(boxes)):] {
-		if err := w.exec(&w.del, `DELETE FROM annotation WHERE seq = ?`, r.seq); err != nil {
+		if err := w.exec(`DELETE FROM annotation WHERE seq = ?`, r.seq); err != nil {
 			return fmt.Errorf("replace boxes: %w", err)
 		}
 	}
@@ -174,45 +173,29 @@ func (s storedShape) json() (string, error) {
 	return shapeJSON(b), nil
 }
 
-// keptWriter prepares each statement of a save once, and only when the
-// save needs it.
+// keptWriter writes a save's rows; the database's connections keep
+// their statements prepared (sqlitedb's statement cache).
 type keptWriter struct {
-	ctx                     context.Context
-	tx                      *sql.Tx
-	fileSeq                 int64
-	frame                   int
-	source                  Source
-	operation               string
-	now                     int64
-	update, del, insertStmt *sql.Stmt
+	ctx       context.Context
+	tx        *sql.Tx
+	fileSeq   int64
+	frame     int
+	source    Source
+	operation string
+	now       int64
 }
 
-func (w *keptWriter) exec(stmt **sql.Stmt, query string, args ...any) error {
-	if *stmt == nil {
-		s, err := w.tx.PrepareContext(w.ctx, query)
-		if err != nil {
-			return err
-		}
-		*stmt = s
-	}
-	_, err := (*stmt).ExecContext(w.ctx, args...)
+func (w *keptWriter) exec(query string, args ...any) error {
+	_, err := w.tx.ExecContext(w.ctx, query, args...)
 	return err
 }
 
 // insert stores s as a new row, at seq when given (a row replaced in its
 // place), else after the frame's others.
 func (w *keptWriter) insert(seq any, s storedShape) error {
-	return w.exec(&w.insertStmt, `INSERT INTO annotation (seq, id, file_seq, frame, label, x, y, w, h, confidence, source,
+	return w.exec(`INSERT INTO annotation (seq, id, file_seq, frame, label, x, y, w, h, confidence, source,
 		operation, attributes, created_at, updated_at, type, geometry, points, visible, area)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, seq, id.New("ann"), w.fileSeq, w.frame,
 		s.label, s.x, s.y, s.w, s.h, s.confidence, w.source, w.operation, s.attributes, w.now, w.now, s.typ, s.geometry,
 		s.points, s.visible, s.area)
-}
-
-func (w *keptWriter) close() {
-	for _, s := range []*sql.Stmt{w.update, w.del, w.insertStmt} {
-		if s != nil {
-			s.Close()
-		}
-	}
 }
