@@ -132,7 +132,7 @@ export function Review({ search, me }) {
       )}
       {done && (
         <div class="review-bar muted" data-testid="review-done" data-changed={done.changed}>
-          {done.changed} {done.changed === 1 ? 'box' : 'boxes'} changed
+          {done.changed} {done.changed === 1 ? 'shape' : 'shapes'} changed
           {done.skipped.length > 0 && <span class="error"> · not changed: {done.skipped.join('; ')}</span>}
         </div>
       )}

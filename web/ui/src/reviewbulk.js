@@ -55,6 +55,14 @@ const wire = (b) => {
   return out
 }
 
+// frameWire is a shape as a project frame's PUT takes it: a frame is one
+// image, and the route refuses the lake's frame field (unknown field).
+const frameWire = (b) => {
+  const w = wire(b)
+  delete w.frame
+  return w
+}
+
 async function importBoxes(g, action, label) {
   const files = []
   let n = 0
@@ -75,7 +83,7 @@ async function projectBoxes(g, action, label) {
     const st = await api(path)
     const ids = new Set(ps.map((p) => p.id))
     n += st.annotations.filter((a) => ids.has(a.id)).length
-    await putOn(path, edit(st.annotations, ids, action, label).map(wire), st.version)
+    await putOn(path, edit(st.annotations, ids, action, label).map(frameWire), st.version)
   }
   return n
 }
@@ -101,7 +109,7 @@ async function machineBoxes(g, action, label, out) {
       // The accepted box is the frame's newest human box of the old label at that place.
       const st = await api(base + '/annotations')
       const i = st.annotations.findLastIndex((a) => a.label === p.label && Math.abs(a.x - p.x) < 0.01 && Math.abs(a.y - p.y) < 0.01)
-      if (i >= 0) await putOn(base + '/annotations', st.annotations.map((a, j) => (j === i ? { ...a, label } : a)).map(wire), st.version)
+      if (i >= 0) await putOn(base + '/annotations', st.annotations.map((a, j) => (j === i ? { ...a, label } : a)).map(frameWire), st.version)
     }
     out.changed++
   }

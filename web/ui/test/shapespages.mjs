@@ -149,6 +149,21 @@ try {
   const truck = Object.values(await pixels(fp.getByTestId('eval-example-shapes'), side, 1)).sort((a, b) => b[3] - a[3])[0]
   check(truck[3] > 100 && truck[0] > 200 && truck[1] < 140, `the false-positive truck box is drawn in fp's colour (${truck})`)
   await shot('s08-evaluation-fp')
+
+  // Relabelling a polygon's patch keeps it a polygon (the bulk action wrote its box back).
+  const poly = await patch('car', 'polygon')
+  await poly.click({ modifiers: ['Control'] })
+  await page.getByTestId('review-new-label').fill('road')
+  await page.getByTestId('review-relabel').click()
+  const done = page.getByTestId('review-done')
+  await done.waitFor()
+  await shot('s09-review-relabelled')
+  check((await done.getAttribute('data-changed')) === '1', `the polygon's patch is relabelled: ${await done.textContent()}`)
+  const { projectId } = JSON.parse(process.env.EXPECT)
+  const st = await (await fetch(BASE + `/api/v1/projects/${projectId}/frames/${encodeURIComponent(names[0])}/annotations`, { headers: { key: KEY, secret: SECRET } })).json()
+  const relabelled = st.annotations.filter((a) => a.label === 'road' && a.type === 'polygon')
+  check(relabelled.length === 1 && relabelled[0].polygon.length === 2 && !st.annotations.some((a) => a.label === 'car'),
+    `the relabelled polygon is stored as a polygon of two rings: ${JSON.stringify(st.annotations.map((a) => [a.label, a.type]))}`)
   console.log(JSON.stringify({ ok: true }))
 } finally {
   await close()
