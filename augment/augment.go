@@ -56,12 +56,12 @@
 //     width and height, sizes and offsets round to even pixels, so a JPEG's
 //     half-size chroma is cut where its samples meet.
 //   - Boxes (pixels, top-left origin, edges: a box covering pixel columns
-//     0..9 has X 0 and W 10) follow the pixels as DESIGN.md says: exactly for
-//     flips, right angles and crop; rotation and shear take the box enclosing
-//     the four moved corners. Each box is clipped to the image, and the
-//     fraction of it still visible multiplies along the chain; a box whose
-//     fraction falls below Options.MinVisible (default 0.1) is dropped.
-//     Photometric steps keep boxes.
+//     0..9 has X 0 and W 10) follow the pixels, as docs/spec/interface.md
+//     2.9 leaves to us: exactly for flips, right angles and crop; rotation
+//     and shear take the box enclosing the four moved corners. Each box is
+//     clipped to the image, and the fraction of it still visible multiplies
+//     along the chain; a box whose fraction falls below Options.MinVisible
+//     (default 0.1) is dropped. Photometric steps keep boxes.
 //   - Shapes (Box.Geometry, docs/shapes.md) move as box corners do: every
 //     vertex of a polygon, polyline or keypoints through the step's map,
 //     rotation and shear included, and each box out is its moved shape's

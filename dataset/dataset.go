@@ -9,7 +9,7 @@
 // augmented frames' bytes into the lake's content-addressed media store;
 // those frames are not lake files but items of the version that made them.
 //
-// Semantics (INTERFACE.md 2.4, 2.8, 4.2; DESIGN.md "Semantics decided here"):
+// Semantics (docs/spec/interface.md 2.4, 2.8, 4.2, and what it leaves open, decided here):
 //
 //   - Selection: the images of a collection, or of the lake, narrowed by the
 //     lake's query and filter. item_type image selects images; image_collection
@@ -70,7 +70,7 @@
 //     that build's job id. A failed or cancelled build leaves the version as
 //     it was (no frames yet, or its previous frames) and can be retried
 //     (Retry). Only one build of a version runs at a time.
-//   - Augmentation (augmentation_list, INTERFACE.md 2.9, validated by package
+//   - Augmentation (augmentation_list, docs/spec/interface.md 2.9, validated by package
 //     augment) makes AugmentationsPerFrame outputs of every training frame,
 //     drawn from the group's seed and the frame's uniqueName, so a rebuild
 //     makes the same bytes. An output whose steps repeat an earlier one's of
@@ -134,7 +134,7 @@ const BuildJob = "dataset.build"
 // would repeat).
 const AugmentationsPerFrame = 2
 
-// Paging of Download Dataset (REST.md).
+// Paging of Download Dataset (docs/spec/rest.md).
 const (
 	DefaultPageSize = 100
 	MaxPageSize     = 10000
@@ -169,7 +169,7 @@ type Spec struct {
 	ExportTypes []string `json:"exportTypes"`
 	// Operations are the annotation sources: nil for all, empty for none.
 	Operations []string `json:"operations"`
-	// Augmentation is an INTERFACE.md 2.9 configuration; nil or JSON null for none.
+	// Augmentation is a docs/spec/interface.md 2.9 configuration; nil or JSON null for none.
 	Augmentation json.RawMessage `json:"augmentation,omitempty"`
 	// KeepDuplicatesTogether puts each near-duplicate group (as
 	// find_duplicates recorded it) in one split: its keeper's.

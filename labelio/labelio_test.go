@@ -387,7 +387,7 @@ func TestBrokenVOCFile(t *testing.T) {
 	}
 }
 
-// labelmeExamples is Debian's labelme-examples (../shared/TESTDATA.md).
+// labelmeExamples is Debian's labelme-examples (the package labelme-examples; make test installs it).
 const labelmeExamples = "/usr/share/doc/labelme-examples/examples"
 
 // TestLabelmePrimitives reads labelme's own primitives example, one shape

@@ -11,7 +11,7 @@ import (
 	"github.com/framelake/framelake/media"
 )
 
-// Deleting is safe (DESIGN.md "Semantics decided here"):
+// Deleting is safe (decided here, where the interface is silent):
 //   - Deleting a file removes its row, its collection memberships, tags and
 //     annotations (human and machine), and whatever other packages keep about
 //     it through their delete hooks (embeddings, upload-session frames), in

@@ -14,7 +14,7 @@ import (
 	"github.com/framelake/framelake/lake/query"
 )
 
-// Filter narrows a selection as INTERFACE.md 2.6 says: annotation types
+// Filter narrows a selection as docs/spec/interface.md 2.6 says: annotation types
 // (raw = no box, human, machine; several are OR-ed) and an inclusive range of
 // creation days in UTC, given as YYYY-MM-DD.
 type Filter struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/framelake/framelake/lake/shape"
 )
 
-// annotateRoutes are the project operations of REST.md (Create Project,
+// annotateRoutes are the project operations of docs/spec/rest.md (Create Project,
 // Initialize Upload, Upload Files with Labelling, Get Task List, Download
 // Annotations) and the routes annotators need around them.
 func (s *server) annotateRoutes(g *echo.Group) {
@@ -168,7 +168,7 @@ func (s *server) uploadFrame(c *echo.Context) error {
 	return c.JSON(http.StatusOK, frameResultView{Success: true, UniqueName: res.UniqueName, SequenceNo: res.SequenceNo})
 }
 
-// frameResultView answers Upload Files with Labelling, fields in REST.md's order.
+// frameResultView answers Upload Files with Labelling, fields in docs/spec/rest.md's order.
 type frameResultView struct {
 	Success    bool           `json:"success"`
 	UniqueName string         `json:"uniqueName"`

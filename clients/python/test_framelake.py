@@ -15,7 +15,7 @@ import unittest
 
 from framelake import Client, FramelakeError
 
-# The client functions of INTERFACE.md 4.2; test_zz_every_interface_function_called
+# The client functions of docs/spec/interface.md 4.2; test_zz_every_interface_function_called
 # checks that each reached the server.
 INTERFACE_FUNCTIONS = {
     "get_file_details", "get_collection_details", "get_item_list_from_datalake", "get_item_list_from_collection",
@@ -37,7 +37,7 @@ class RecordingClient(Client):
         return super()._request(path, body, content_type, method, **kw)
 
 
-# An embedding package (INTERFACE.md 2.7, REST.md "Model package contract")
+# An embedding package (docs/spec/interface.md 2.7, docs/spec/rest.md "Model package contract")
 # whose vector is [request body length, 1]; its requirements.txt is empty, so
 # registering it needs no index.
 LENGTH_EMBEDDER = '''

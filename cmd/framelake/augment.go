@@ -26,7 +26,7 @@ func cmdAugment(ctx context.Context, args []string) error {
 		fmt.Fprintln(fs.Output(), "usage: framelake augment --config aug.json [--seed N] [--n N] [--boxes boxes.json] --out DIR IMAGE")
 		fs.PrintDefaults()
 	}
-	config := fs.String("config", "", "augmentation configuration (JSON, INTERFACE.md 2.9)")
+	config := fs.String("config", "", "augmentation configuration (JSON, docs/spec/interface.md 2.9)")
 	seed := fs.Uint64("seed", 0, "seed; equal seeds give equal outputs")
 	n := fs.Int("n", 1, "number of outputs")
 	boxesPath := fs.String("boxes", "", `shapes of the image: JSON array of {"label","x","y","width","height"} boxes in pixels (the REST upload's), or other shapes by "type" and geometry (docs/shapes.md)`)

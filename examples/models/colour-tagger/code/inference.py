@@ -1,4 +1,4 @@
-"""colour-tagger: an example auto_tagging package for framelake (INTERFACE.md 2.7, REST.md's contract).
+"""colour-tagger: an example auto_tagging package for framelake (docs/spec/interface.md 2.7, docs/spec/rest.md's Model package contract).
 
 It tags an image with the colours that cover a large share of it and boxes where each colour is.
 The image is shrunk to a grid of cells by ffmpeg (which framelake needs anyway), each cell is named

@@ -5,7 +5,7 @@ mapped onto the COCO classes NanoDet knows (prompt_map.py), the detector runs on
 box of a mapped class is labelled with the user's prompt. Prompts that map to nothing come back
 in "unsupported" so the caller can tell "not found" from "cannot look for this".
 
-Request (REST.md): {"image": "<base64 JPEG>", "prompts": [{"label": ..., "description": ...}]}.
+Request (docs/spec/rest.md, Model package contract): {"image": "<base64 JPEG>", "prompts": [{"label": ..., "description": ...}]}.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """framelake's default auto tagging model: NanoDet (COCO, 80 classes) converted to TorchScript.
 
-Contract (REST.md, Model package contract): the body is a JPEG already resized by the server to
+Contract (docs/spec/rest.md, Model package contract): the body is a JPEG already resized by the server to
 input_resolution; the output holds boxes in pixels of that image and class indices into
 label_list.yaml. The score floor is low because the server applies the user's
 confidence_threshold; NanoDet's own 416x416 input size is handled here, not by the server.
