@@ -82,7 +82,7 @@ func BenchmarkVideoBuild(b *testing.B) {
 		b.Fatalf("add: %+v %v", res, err)
 	}
 	v := res.Stored[0]
-	if err := l.SetTracks(ctx, v.UniqueName, lake.Human, "review:bench", benchTracks(v.FrameCount)); err != nil {
+	if err := l.ImportTracks(ctx, v.UniqueName, lake.Human, "review:bench", benchTracks(v.FrameCount)); err != nil {
 		b.Fatal(err)
 	}
 	jobs := job.New(db, job.Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})

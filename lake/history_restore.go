@@ -54,11 +54,23 @@ func (l *Lake) RestoreChange(ctx context.Context, changeID string) error {
 	if err != nil {
 		return err
 	}
-	boxes, err := l.VersionBoxes(ctx, changeID)
+	f, err := l.File(ctx, c.File)
 	if err != nil {
 		return err
 	}
-	f, err := l.File(ctx, c.File)
+	if f.Type == Video {
+		version, track, err := l.TrackVersion(ctx, c)
+		if err != nil {
+			return err
+		}
+		if track {
+			if err := l.restoreTrackFrame(ctx, c.File, c.Operation, c.Frame, version); err != nil {
+				return errs.Prefix(err, "restore")
+			}
+			return nil
+		}
+	}
+	boxes, err := l.VersionBoxes(ctx, changeID)
 	if err != nil {
 		return err
 	}
@@ -79,4 +91,20 @@ func (l *Lake) LatestChange(ctx context.Context, uniqueName string, frame int, o
 		return Change{}, false, err
 	}
 	return ch[0], true, nil
+}
+
+// TrackVersion is the shapes of change c's frame right after it, and
+// whether they are a video's track keyframes (track_history.go): when the
+// version or the frame's latest holds one.
+func (l *Lake) TrackVersion(ctx context.Context, c Change) ([]json.RawMessage, bool, error) {
+	version, err := l.FrameVersion(ctx, c.ID)
+	if err != nil || isTrackVersion(version) {
+		return version, err == nil, err
+	}
+	latest, ok, err := l.LatestChange(ctx, c.File, c.Frame, c.Operation)
+	if err != nil || !ok {
+		return version, false, err
+	}
+	now, err := l.FrameVersion(ctx, latest.ID)
+	return version, err == nil && isTrackVersion(now), err
 }

@@ -202,7 +202,27 @@ func checkOutside(field string, t *Track) error {
 // transaction: the operation's other tracks on the video are removed.
 // Nothing is written when a track is refused.
 func (l *Lake) SetTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track) error {
-	return l.putTracks(ctx, uniqueName, source, operation, tracks, true)
+	return l.putTracks(ctx, uniqueName, source, operation, tracks, trackWrite{whole: true, record: true})
+}
+
+// ImportTracks is SetTracks for a format import (MOT, CVAT, Label Studio):
+// the same write, kept out of the frames' history as an image label import
+// is (track_history.go).
+func (l *Lake) ImportTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track) error {
+	return l.putTracks(ctx, uniqueName, source, operation, tracks, trackWrite{whole: true})
+}
+
+// replaceTracks writes tracks and removes the operation's tracks numbered
+// gone, in one transaction kept in the history: a restore's write.
+func (l *Lake) replaceTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track, gone []int) error {
+	return l.putTracks(ctx, uniqueName, source, operation, tracks, trackWrite{record: true, gone: gone})
+}
+
+// trackWrite says how putTracks writes: all of the operation's tracks
+// (whole) or those given and gone; kept in the frames' history or not.
+type trackWrite struct {
+	whole, record bool
+	gone          []int
 }
 
 // SetTrack replaces the operation's track of t's number on the video (or
@@ -210,7 +230,7 @@ func (l *Lake) SetTracks(ctx context.Context, uniqueName string, source Source, 
 // workspace or a propagation writes. t comes back with its id and span.
 func (l *Lake) SetTrack(ctx context.Context, uniqueName string, source Source, operation string, t Track) (Track, error) {
 	tracks := []Track{t}
-	err := l.putTracks(ctx, uniqueName, source, operation, tracks, false)
+	err := l.putTracks(ctx, uniqueName, source, operation, tracks, trackWrite{record: true})
 	return tracks[0], err
 }
 
@@ -221,12 +241,19 @@ func (l *Lake) DeleteTrack(ctx context.Context, uniqueName, operation string, nu
 		return err
 	}
 	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		before, err := trackKeyframeShapes(ctx, tx, f.seq, operation, []int{number})
+		if err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM track WHERE file_seq = ? AND operation = ? AND number = ?`, f.seq, operation, number)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return errs.NotFoundf("%s has no track %d from %q", uniqueName, number, operation)
+		}
+		if err := recordTrackChanges(ctx, tx, f.seq, operation, before, nil); err != nil {
+			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE file SET updated_at = ? WHERE seq = ?`, millis(time.Now()), f.seq)
 		return err
@@ -235,7 +262,7 @@ func (l *Lake) DeleteTrack(ctx context.Context, uniqueName, operation string, nu
 
 // putTracks checks and writes tracks: all of the operation's tracks on the
 // video when whole, else only those of the numbers given.
-func (l *Lake) putTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track, whole bool) error {
+func (l *Lake) putTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track, w trackWrite) error {
 	if operation == "" || len(operation) > 200 {
 		return errs.Invalid("operation", "operation must be 1 to 200 bytes")
 	}
@@ -253,20 +280,36 @@ func (l *Lake) putTracks(ctx context.Context, uniqueName string, source Source, 
 	if err != nil {
 		return err
 	}
+	var numbers []int // nil: all of the operation's
+	if !w.whole {
+		numbers = append(make([]int, 0, len(tracks)+len(w.gone)), w.gone...)
+		for _, t := range tracks {
+			numbers = append(numbers, t.Number)
+		}
+	}
 	return l.db.Tx(ctx, func(tx *sql.Tx) error {
-		q, args := `DELETE FROM track WHERE file_seq = ? AND operation = ?`, []any{f.seq, operation}
-		if !whole {
-			numbers := make([]int, len(tracks))
-			for i, t := range tracks {
-				numbers[i] = t.Number
+		var before map[int][]string
+		if w.record {
+			if before, err = trackKeyframeShapes(ctx, tx, f.seq, operation, numbers); err != nil {
+				return err
 			}
+		}
+		q, args := `DELETE FROM track WHERE file_seq = ? AND operation = ?`, []any{f.seq, operation}
+		if numbers != nil {
 			q += ` AND number IN (SELECT value FROM json_each(?))`
 			args = append(args, jsonArray(numbers))
 		}
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("set tracks: %w", err)
 		}
-		return writeTracks(ctx, tx, f.seq, source, operation, tracks, rows)
+		if err := writeTracks(ctx, tx, f.seq, source, operation, tracks, rows); err != nil || !w.record {
+			return err
+		}
+		after, err := trackKeyframeShapes(ctx, tx, f.seq, operation, numbers)
+		if err != nil {
+			return err
+		}
+		return recordTrackChanges(ctx, tx, f.seq, operation, before, after)
 	})
 }
 

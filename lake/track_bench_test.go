@@ -80,7 +80,7 @@ func BenchmarkMOT(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := l.SetTracks(ctx, name, lake.Human, "import:mot", tracks); err != nil {
+		if err := l.ImportTracks(ctx, name, lake.Human, "import:mot", tracks); err != nil {
 			b.Fatal(err)
 		}
 		t1, c1 := time.Now(), processCPU()

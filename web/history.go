@@ -151,7 +151,21 @@ func (s *server) historyRestore(c *echo.Context) error {
 	answer := map[string]any{"restored": id, "uniqueName": info.File, "frame": info.Frame, "operation": info.Operation}
 	project, _, _ := strings.Cut(info.Operation, "/") // a copy's operation is "<projectId>/copy<k>"
 	_, perr := s.Annotate.Project(ctx, project)
-	if perr == nil && project == info.Operation && info.Frame == 0 {
+	f, err := s.Lake.File(ctx, info.File)
+	if err != nil {
+		return err
+	}
+	if f.Type == lake.Video {
+		// A video's shapes of a project are its tracks (track_history.go),
+		// restored under the video tasks' rules; they have no workspace
+		// version.
+		if version != 0 {
+			return errs.Invalid("If-Match", "the keyframes of change %s have no workspace version to match; send no If-Match", id)
+		}
+		if err := s.restoreTrackChange(c, info, perr == nil && project == info.Operation); err != nil {
+			return err
+		}
+	} else if perr == nil && project == info.Operation && info.Frame == 0 {
 		// The project's answer: written as the workspace writes it, under
 		// the jobs' rules for the caller.
 		m, err := s.member(c, project)
@@ -219,8 +233,11 @@ func (s *server) restorable(c *echo.Context, id string) (lake.Change, error) {
 		return lake.Change{}, denied
 	}
 	project, _, _ := strings.Cut(info.Operation, "/")
-	if project != info.Operation || info.Frame != 0 {
+	if project != info.Operation {
 		return lake.Change{}, denied // a copy's answer, or shapes of no project (an import's): curators only
+	}
+	if f, err := s.Lake.File(ctx, info.File); err != nil || (info.Frame != 0 && f.Type != lake.Video) {
+		return lake.Change{}, denied
 	}
 	if _, err := s.Annotate.Project(ctx, project); err != nil {
 		return lake.Change{}, denied
@@ -229,6 +246,31 @@ func (s *server) restorable(c *echo.Context, id string) (lake.Change, error) {
 		return lake.Change{}, err
 	}
 	return info, nil
+}
+
+// restoreTrackChange writes a video frame's keyframes back to change
+// info's version: for a project's answer (ofProject) under the jobs' rules
+// for the caller, as a track edit through the project's routes is.
+func (s *server) restoreTrackChange(c *echo.Context, info lake.Change, ofProject bool) error {
+	ctx := c.Request().Context()
+	var ed annotate.TrackEdit
+	if ofProject {
+		m, err := s.member(c, info.Operation)
+		if err != nil {
+			return err
+		}
+		if ed, err = s.Annotate.CheckTrackEdit(ctx, info.Operation, info.File, []int{info.Frame}, m); err != nil {
+			return err
+		}
+	} else if project, _, _ := strings.Cut(info.Operation, "/"); project != info.Operation {
+		if err := s.projectAccess(c, project, NeedCurate); err != nil {
+			return err
+		}
+	}
+	if err := s.Lake.RestoreChange(ctx, info.ID); err != nil {
+		return err
+	}
+	return s.Annotate.StartTrackEdit(ctx, ed)
 }
 
 // restoreInJob refuses a restore of a project's answer that m may not make

@@ -121,7 +121,7 @@ func (s *server) putProjectTracks(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Lake.SetTracks(ctx, name, lake.Human, pid, tracks); err != nil {
+	if err := s.setTracks(c, name, pid, tracks); err != nil {
 		return err
 	}
 	if err := s.Annotate.StartTrackEdit(ctx, ed); err != nil {

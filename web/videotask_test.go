@@ -115,6 +115,23 @@ func TestVideoTaskOverHTTP(t *testing.T) {
 	tm.want(403, "rev", "PUT", v+"/tracks/3", track(box(1, 0)))
 	tm.want(403, "out", "GET", v+"/tracks", nil)
 	tm.want(403, "out", "PUT", v+"/tracks/3", track(box(1, 0)))
+	// A track edit is in the frame's history; ana restores frame 2's first
+	// version in her job, ben (job 2) and a non-member may not.
+	tm.want(200, "ana", "PUT", v+"/tracks/1", track(box(0, 0), box(2, 26)))
+	hist := tm.want(200, "ana", "GET", "/api/v1/lake/history?"+url.Values{"uniqueName": {video}, "frame": {"2"},
+		"project": {vp.ID}}.Encode(), nil)
+	changes, _ := hist["changes"].([]any)
+	if len(changes) != 2 {
+		t.Fatalf("frame 2's history after two edits of track 1: %v", hist)
+	}
+	firstChange := changes[1].(map[string]any)["id"].(string)
+	tm.want(403, "ben", "POST", "/api/v1/lake/history/"+firstChange+"/restore", nil)
+	tm.want(403, "out", "POST", "/api/v1/lake/history/"+firstChange+"/restore", nil)
+	tm.want(200, "ana", "POST", "/api/v1/lake/history/"+firstChange+"/restore", nil)
+	kf := tm.want(200, "ana", "GET", v+"/tracks?frame=2", nil)
+	if sh, _ := kf["shapes"].([]any); len(sh) != 1 || sh[0].(map[string]any)["x"] != 20.0 {
+		t.Fatalf("frame 2 after the restore: %v, want track 1 back at x 20", kf)
+	}
 	got := tm.want(200, "ana", "GET", v+"/tracks?frame=1", nil)
 	shapes, _ := got["shapes"].([]any)
 	if len(shapes) != 1 || shapes[0].(map[string]any)["x"] != 10.0 || shapes[0].(map[string]any)["interpolated"] != true {
