@@ -69,7 +69,7 @@ var routeAccess = map[string]string{
 	"POST /api/v1/assist/polygon": "curator",
 
 	"GET /api/v1/lake/history":                      "project:view",
-	"GET /api/v1/lake/history/:changeId/shapes":     "viewer",
+	"GET /api/v1/lake/history/:changeId/shapes":     "project:member",
 	"POST /api/v1/lake/history/:changeId/restore":   "project:member",
 	"GET /api/v1/stats/people":                      "own",
 	"POST /api/v1/session":                          "sign-in",

@@ -276,6 +276,7 @@ var projectRoutes = map[string]projectRule{
 	// statistics by whose rows they may read (web/history.go restorable,
 	// web/stats.go statsPeople).
 	"POST /lake/history/:changeId/restore": anyone,
+	"GET /lake/history/:changeId/shapes":   anyone, // a member previews their project's changes (history.go)
 	"GET /stats/people":                    anyone,
 
 	"GET /projects/:projectId/members":          curateNeed,

@@ -115,8 +115,27 @@ func (s *server) historyScope(c *echo.Context, h *lake.HistoryQuery, task, job s
 
 // historyVersion answers the frame's shapes (of the change's operation) as
 // they were right after a change: what a restore would write back.
+// Lake-wide roles read any change; a member of a project reads the changes
+// of its answer and copies (the workspace's history previews them), and to
+// them an unknown change is refused as one they may not read.
 func (s *server) historyVersion(c *echo.Context) error {
-	shapes, err := s.Lake.FrameVersion(c.Request().Context(), c.Param("changeId"))
+	ctx := c.Request().Context()
+	id := c.Param("changeId")
+	if k := caller(c); !k.Role.Allows(auth.Read) {
+		info, err := s.Lake.ChangeInfo(ctx, id)
+		if err != nil && !errs.Is(err, errs.NotFound) {
+			return err
+		}
+		project, _, _ := strings.Cut(info.Operation, "/")
+		if _, perr := s.Annotate.Project(ctx, project); err != nil || perr != nil {
+			return errs.New(errs.PermissionDenied, "changeId", "reading change %s needs a viewer, or a member of its "+
+				"project; %s is %s", id, s.userName(c), k.Role)
+		}
+		if err := s.projectAccess(c, project, NeedView); err != nil {
+			return err
+		}
+	}
+	shapes, err := s.Lake.FrameVersion(ctx, id)
 	if err != nil {
 		return err
 	}

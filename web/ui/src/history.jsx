@@ -10,20 +10,21 @@ import { when } from './team.js'
 // it added and removed. A change can be previewed (the frame's shapes right
 // after it, drawn read-only in place of the current ones) and restored: the
 // restore is itself a new change, made on the frame's version, so an edit
-// someone made meanwhile is a conflict rather than lost.
-export function HistoryPanel({ projectId, uniqueName, version, preview, setPreview, canRestore, onRestored }) {
+// someone made meanwhile is a conflict rather than lost. A video's frame
+// (frame given) lists its keyframes' changes; they have no version.
+export function HistoryPanel({ projectId, uniqueName, frame, version, preview, setPreview, canRestore, onRestored }) {
   const [changes, setChanges] = useState(null)
   const [error, setError] = useState(null)
   const [open, setOpen] = useState(false)
   const load = () => (open
-    ? api('/lake/history?' + qs({ uniqueName, project: projectId, limit: 50 })).then((r) => { setChanges(r.changes ?? []); setError(null) }, setError)
+    ? api('/lake/history?' + qs({ uniqueName, frame, project: projectId, limit: 50 })).then((r) => { setChanges(r.changes ?? []); setError(null) }, setError)
     : Promise.resolve())
-  usePoll(load, 5000, [uniqueName, open, version])
+  usePoll(load, 5000, [uniqueName, frame, open, version])
   const show = (c) => api('/lake/history/' + encodeURIComponent(c.id) + '/shapes')
     .then((r) => setPreview({ change: c, boxes: (r.shapes ?? []).map(fromWire) }), setError)
   const restore = async (c) => {
     const r = await fetch('/api/v1/lake/history/' + encodeURIComponent(c.id) + '/restore', {
-      method: 'POST', headers: { ...authHeaders('POST'), 'if-match': `"${version}"` } })
+      method: 'POST', headers: { ...authHeaders('POST'), ...(version == null ? {} : { 'if-match': `"${version}"` }) } })
     const body = await r.json().catch(() => null)
     if (!r.ok) return setError(new Error(body?.error?.message ?? `HTTP ${r.status}`))
     setPreview(null)

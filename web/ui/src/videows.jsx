@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { FrameCanvas } from './canvas.jsx'
+import { HistoryPanel } from './history.jsx'
 import { ShapeEditor } from './draw.js'
 import { useFit } from './labels.js'
 import { PlayRate, usePlayRate } from './playrate.jsx'
@@ -59,6 +60,7 @@ export function VideoWorkspace({ name, search, me, task }) {
   const [playing, setPlaying] = useState(false)
   const [job, setJob] = useState(null) // {id, backward, status, pct, result, error}
   const [every, setEvery] = useState(10)
+  const [preview, setPreview] = useState(null) // a version of the frame's keyframes from the history
   const editor = useRef(null)
   if (!editor.current) editor.current = new ShapeEditor()
   const cache = useRef(null)
@@ -268,14 +270,18 @@ export function VideoWorkspace({ name, search, me, task }) {
     let stop = false
     const period = 1000 / fps
     let due = performance.now()
+    // The loop counts its own frames: frameRef follows a render, which comes
+    // after the next step has begun, so reading it there played each frame
+    // twice (half the rate).
+    let cur = frameRef.current
     const step = async () => {
-      const f = frameRef.current + 1
+      const f = cur + 1
       if (f > last) return setPlaying(false)
       await cache.current.get(f).catch(() => {})
       if (!cache.current.has(f + 8)) cache.current.ahead(f + 1, 12, last)
       if (stop) return
       due = Math.max(due + period, performance.now() - period)
-      setTimeout(() => { if (!stop) { setFrame(f); step() } }, Math.max(0, due - performance.now()))
+      setTimeout(() => { if (!stop) { cur = f; setFrame(f); step() } }, Math.max(0, due - performance.now()))
     }
     cache.current.ahead(frameRef.current + 1, Math.ceil(fps), last).then(() => {
       due = performance.now()
@@ -361,6 +367,8 @@ export function VideoWorkspace({ name, search, me, task }) {
               </li>
             ))}
           </ul>
+          <HistoryPanel projectId={task?.projectId} uniqueName={name} frame={at} preview={preview} setPreview={setPreview}
+            canRestore={canWrite} onRestored={() => reload()} />
           <p class="muted keys" data-testid="vws-hints">
             , . frame · Shift+, Shift+. 10 frames · Space play · drag on the frame: a box (b) or polygon (p) · o out of view from here ·
             Del the keyframe here · Esc deselect (the next box starts a track) · timeline: drag to scrub, drag a keyframe, Ctrl-click picks two to merge

@@ -102,6 +102,19 @@ try {
   const t5 = truth(5)
   check(mid.length === 1 && mid[0].interpolated && ['x', 'y', 'width', 'height'].every((f) => Math.abs(mid[0][f] - t5[f]) <= 1.5),
     `frame 5 is interpolated at the square ${JSON.stringify(t5)}: ${JSON.stringify(mid)}`)
+  // The frame's history: the keyframe drawn, then removed; restoring the
+  // first version brings it back (a track edit is a change of its frame).
+  const keyframes = async () => (await rest(`/projects/${want.project}/videos/${video}/tracks`)).tracks[0]?.keyframes.map((k) => k.frame).join()
+  await A.keyboard.press('Delete')
+  await until(async () => (await keyframes()) === '0', 'frame 10\'s keyframe removed')
+  await A.locator('[data-testid=history] summary').click()
+  await until(async () => (await A.getByTestId('history-change').count()) === 2, 'frame 10\'s history lists the keyframe drawn and removed')
+  check(await A.locator('[data-testid=history-change][data-who="ana"]').count() === 2, 'both changes are the annotator\'s')
+  await A.locator('[data-testid=history-change]').nth(1).locator('button.link').click()
+  await A.getByTestId('history-restore').click()
+  await until(async () => (await keyframes()) === '0,10', 'restoring frame 10\'s first version brings its keyframe back')
+  await until(async () => (await A.getByTestId('history-change').count()) === 3, 'the restore is a third change')
+  await A.screenshot({ path: join(OUT, 'v02b-history.png') })
   for (let i = 0; i < 5; i++) await A.keyboard.press('Comma')
   await onFrame(5)
   check(await A.locator('.box.interpolated').count() === 1, 'frame 5 shows its box dashed (interpolated)')
