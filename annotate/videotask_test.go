@@ -19,7 +19,7 @@ func (f *fixture) lakeVideo(t *testing.T) lake.File {
 	t.Helper()
 	path := filepath.Join(f.dir, "clip.mp4")
 	if err := testmedia.Video(path, 64, 48, 5, 2); err != nil {
-		t.Skip(err) // no ffmpeg
+		t.Fatal(err) // ffmpeg missing: make test installs it
 	}
 	res, err := f.l.Add(f.ctx, lake.AddOptions{Collection: "clips"}, []lake.Upload{{Name: "clip.mp4",
 		Open: func() (io.ReadCloser, error) { return os.Open(path) }}})
