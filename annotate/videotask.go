@@ -92,23 +92,9 @@ func (s *Service) CreateVideoTask(ctx context.Context, projectID string, nt NewV
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		col, err := lake.CreateCollectionTx(ctx, tx, name, lake.VideoCollection)
-		if errs.Is(err, errs.AlreadyExists) {
-			return errs.New(errs.AlreadyExists, "taskName", "a collection named %q exists; a task made from "+
-				"lake files gets a collection of its own: choose another taskName", name)
-		}
+		sessionSeq, err := s.taskSession(ctx, tx, p.seq, taskID, name, lake.VideoCollection, []int64{f.Seq()}, v.Frames,
+			f.Width, f.Height)
 		if err != nil {
-			return err
-		}
-		if err := lake.AddMembersTx(ctx, tx, col.Seq(), []int64{f.Seq()}); err != nil {
-			return err
-		}
-		now := millis(s.now())
-		var sessionSeq int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO upload_session (id, task_id, project_seq, collection_id,
-			collection_name, total_file_count, received, last_sequence_id, width, height, done, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING seq`, id.New("upl"), taskID, p.seq, col.ID, name,
-			v.Frames, v.Frames, v.Frames-1, f.Width, f.Height, now, now).Scan(&sessionSeq); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO video_task (session_seq, file_seq, unique_name, first_frame, last_frame,

@@ -65,23 +65,10 @@ func (s *Service) CreateTask(ctx context.Context, projectID string, nt NewTask) 
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		col, err := lake.CreateCollectionTx(ctx, tx, name, lake.ImageCollection)
-		if errs.Is(err, errs.AlreadyExists) {
-			return errs.New(errs.AlreadyExists, "taskName", "a collection named %q exists; a task made from "+
-				"lake files gets a collection of its own: choose another taskName", name)
-		}
-		if err != nil {
-			return err
-		}
-		if err := lake.AddMembersTx(ctx, tx, col.Seq(), seqs); err != nil {
-			return err
-		}
 		now := millis(s.now())
-		var sessionSeq int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO upload_session (id, task_id, project_seq, collection_id,
-			collection_name, total_file_count, received, last_sequence_id, width, height, done, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING seq`, id.New("upl"), taskID, p.seq, col.ID, name,
-			len(files), len(files), len(files)-1, files[0].Width, files[0].Height, now, now).Scan(&sessionSeq); err != nil {
+		sessionSeq, err := s.taskSession(ctx, tx, p.seq, taskID, name, lake.ImageCollection, seqs, len(files),
+			files[0].Width, files[0].Height)
+		if err != nil {
 			return err
 		}
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO frame (session_seq, sequence_no, file_seq, unique_name, width,
@@ -536,4 +523,29 @@ func (s *Service) TaskFileSeqs(ctx context.Context, taskID string) ([]int64, err
 		seqs = append(seqs, seq)
 	}
 	return seqs, rows.Err()
+}
+
+// taskSession makes the rows a task made from lake files is: a collection
+// of its own holding the files (seqs), and its upload session of frames
+// frames, done (no frame is uploaded); it answers the session's seq.
+func (s *Service) taskSession(ctx context.Context, tx *sql.Tx, projectSeq int64, taskID, name string, typ lake.CollectionType,
+	seqs []int64, frames, width, height int) (int64, error) {
+	col, err := lake.CreateCollectionTx(ctx, tx, name, typ)
+	if errs.Is(err, errs.AlreadyExists) {
+		return 0, errs.New(errs.AlreadyExists, "taskName", "a collection named %q exists; a task made from "+
+			"lake files gets a collection of its own: choose another taskName", name)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := lake.AddMembersTx(ctx, tx, col.Seq(), seqs); err != nil {
+		return 0, err
+	}
+	now := millis(s.now())
+	var sessionSeq int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO upload_session (id, task_id, project_seq, collection_id,
+		collection_name, total_file_count, received, last_sequence_id, width, height, done, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?) RETURNING seq`, id.New("upl"), taskID, projectSeq, col.ID, name,
+		frames, frames, frames-1, width, height, now, now).Scan(&sessionSeq)
+	return sessionSeq, err
 }
