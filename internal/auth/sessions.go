@@ -73,7 +73,7 @@ func (k *Keys) SignIn(ctx context.Context, name, password, addr string, log *slo
 	var stored string
 	u, err := scanUser(k.db.Point.QueryRowContext(ctx, `SELECT `+userColumns+`, password FROM user_account WHERE name = ?`, name), &stored)
 	if errors.Is(err, sql.ErrNoRows) {
-		stored = dummyHash
+		stored = dummyHash()
 	} else if err != nil {
 		return Session{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -82,8 +83,13 @@ func checkPassword(stored, password string) bool {
 }
 
 // dummyHash is checked against when a name does not exist, so a wrong name
-// costs as long as a wrong password and timing does not tell them apart.
-var dummyHash, _ = hashPassword("framelake: no such user")
+// costs as long as a wrong password and timing does not tell them apart. It is
+// made at the first sign-in, not at start: an Argon2id hash costs tens of
+// milliseconds of CPU and every CLI command would pay it.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := hashPassword("framelake: no such user")
+	return h
+})
 
 func checkName(name string) error {
 	if name == "" || len(name) > 64 {
