@@ -348,9 +348,10 @@ try {
   const median = (k) => opens.map((o) => o[k]).sort((a, b) => a - b)[opens.length >> 1]
   // The figure (issue 33: < 500 ms) is the JSON line above, read from a quiet run; make test runs this beside
   // other suites, where the renderer's CPU for the same work measured 400-640 ms, so the checks here only
-  // catch a regression of several times, not the figure.
+  // catch a regression of several times, not the figure. The wall-time check only catches a hang: at load 28 the
+  // same open took 3,050 ms of wall time for 400-600 ms of the renderer's CPU.
   check(median('cpuMs') < 1500, `frame open median ${median('cpuMs')} ms of the renderer's CPU`)
-  check(median('ms') < 3000, `frame open median ${median('ms')} ms`)
+  check(median('ms') < 15000, `frame open median ${median('ms')} ms`)
   await shot('s8-crowded-frame')
   console.log('shapes: all checks passed')
 } catch (e) {
