@@ -60,8 +60,25 @@ func SetHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files []
 		return res, err
 	}
 	defer st.close()
+	// The files first: the counts of those that change are kept per call.
+	targets := make([]boxTarget, len(files))
+	seqs := make([]int64, len(files))
 	for i, fb := range files {
-		changed, err := st.set(ctx, operation, i, fb)
+		t := &targets[i]
+		err := st.file.QueryRowContext(ctx, fb.UniqueName).Scan(&t.seq, &t.width, &t.height, &t.frames)
+		if err == sql.ErrNoRows {
+			return res, errs.NotFoundf("file %q not found", fb.UniqueName)
+		} else if err != nil {
+			return res, err
+		}
+		seqs[i] = t.seq
+	}
+	bulk, err := beginBulk(ctx, tx, seqs)
+	if err != nil {
+		return res, err
+	}
+	for i, fb := range files {
+		changed, err := st.set(ctx, operation, i, targets[i], fb)
 		if err != nil {
 			return res, err
 		}
@@ -71,7 +88,13 @@ func SetHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files []
 			res.Unchanged++
 		}
 	}
-	return res, nil
+	return res, bulk.end(ctx)
+}
+
+// boxTarget is the file a FileBoxes names: its seq, size and frames.
+type boxTarget struct {
+	seq                   int64
+	width, height, frames sql.NullInt64
 }
 
 // boxStatements are SetHumanBoxes' statements, prepared once a call: a
@@ -116,15 +139,8 @@ func (st *boxStatements) close() {
 
 // set makes fb's boxes the file's human boxes of operation unless they
 // already are, and reports whether anything changed.
-func (st *boxStatements) set(ctx context.Context, operation string, i int, fb FileBoxes) (bool, error) {
-	var seq int64
-	var width, height, frames sql.NullInt64
-	err := st.file.QueryRowContext(ctx, fb.UniqueName).Scan(&seq, &width, &height, &frames)
-	if err == sql.ErrNoRows {
-		return false, errs.NotFoundf("file %q not found", fb.UniqueName)
-	} else if err != nil {
-		return false, err
-	}
+func (st *boxStatements) set(ctx context.Context, operation string, i int, t boxTarget, fb FileBoxes) (bool, error) {
+	seq, width, height, frames := t.seq, t.width, t.height, t.frames
 	want := make([]boxRow, len(fb.Boxes))
 	var imageID *int64
 	for j := range fb.Boxes {
@@ -237,6 +253,14 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 	defer label.Close()
 	w := &boxWriter{tx: tx, args: make([]any, 0, 17*boxRowsPerInsert)}
 	defer w.close()
+	seqs := make([]int64, len(files))
+	for i, f := range files {
+		seqs[i] = f.Seq()
+	}
+	bulk, err := beginBulk(ctx, tx, seqs)
+	if err != nil {
+		return res, err
+	}
 	for i, f := range files {
 		bs := boxes(f)
 		var imageID *int64
@@ -281,7 +305,10 @@ func InsertHumanBoxesTx(ctx context.Context, tx *sql.Tx, operation string, files
 			return res, err
 		}
 	}
-	return res, w.flush(ctx)
+	if err := w.flush(ctx); err != nil {
+		return res, err
+	}
+	return res, bulk.end(ctx)
 }
 
 // boxWriter inserts import boxes boxRowsPerInsert rows a statement, the full
