@@ -98,7 +98,7 @@ embed-example: check-go
 # in the package's testdata/fuzz/<target>, to be committed with the fix.
 FUZZTIME ?= 5m
 FUZZ_TARGETS := web:FuzzReadForm web:FuzzDecodeBoxes augment:FuzzParse lake:FuzzMediaTypeOfFile lake/query:FuzzParse \
-	internal/vips:FuzzCheck labelio:FuzzRead
+	internal/vips:FuzzCheck format:FuzzRead
 fuzz: check-go
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz ./$${t%%:*} $${t#*:} for $(FUZZTIME)"; \

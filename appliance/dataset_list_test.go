@@ -13,7 +13,7 @@ import (
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/client"
-	"github.com/framelake/framelake/dataset/export"
+	"github.com/framelake/framelake/format"
 )
 
 // listVersion is a version as Dataset List sends it, read raw.
@@ -87,7 +87,7 @@ func TestDatasetListShowsEveryVersion(t *testing.T) {
 		t.Errorf("queued version %+v", v)
 	}
 	// export_types are the advertised formats: canonical, once each, offered first.
-	if !slices.Equal(v.ExportTypes, []string{"YOLO Darknet", "RAW"}) || len(v.DownloadFormats) != len(export.Formats()) ||
+	if !slices.Equal(v.ExportTypes, []string{"YOLO Darknet", "RAW"}) || len(v.DownloadFormats) != len(format.ExportTypes()) ||
 		!slices.Equal(v.DownloadFormats[:2], v.ExportTypes) {
 		t.Errorf("formats %v, offered %v", v.ExportTypes, v.DownloadFormats)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/client"
-	"github.com/framelake/framelake/dataset/export"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/internal/testmedia"
 )
 
@@ -80,7 +80,7 @@ func TestExportsStayInTheirFolder(t *testing.T) {
 	if err := os.WriteFile(script, []byte(checkArchive), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range export.Formats() {
+	for _, f := range format.ExportTypes() {
 		body, _ := json.Marshal(map[string]any{"version_id": b.VersionID, "export_type": string(f)})
 		req := strings.NewReader(string(body))
 		status, hdr, data := e.sendAs(t, c.read, "POST", "/api/v1/client/download_dataset", "application/json", req)

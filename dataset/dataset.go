@@ -2,7 +2,7 @@
 // (1.0, 2.0, …), each a set of frames cut from the media lake with a class
 // list, a train/test/validation split, the boxes of chosen annotation
 // sources and optional augmentations, built by a durable job and exported in
-// the formats of dataset/export.
+// the formats of package format.
 //
 // The package owns the tables dataset_group, dataset_version and
 // version_item. It reads files and boxes through the lake and writes
@@ -58,7 +58,7 @@
 //     carries (baseVersionId); Version shows those of its current build, or
 //     of the pending one before any completed.
 //   - export_types are the formats a version advertises: checked at creation,
-//     stored under their canonical names (ParseFormat), listed as exportTypes
+//     stored under their canonical names (format.ParseExportType), listed as exportTypes
 //     and first in downloadFormats (every other format follows, since any
 //     format can be downloaded), and the format download_dataset uses when it
 //     is given no export_type (the first advertised one).
@@ -79,7 +79,7 @@
 //     store and listed as frames with augmented true, derived_from their
 //     source, their steps as params and their moved boxes; they inherit the
 //     source's split (train) and count in the statistics. Every export format
-//     marks them and names their source (see package dataset/export).
+//     marks them and names their source (see package format).
 //   - Statistics per version: totalFrames and totalBoxes (augmented frames
 //     included), augmentedFrames, and frames and boxes per split and per label;
 //     with videos, the videos, the frames sampled from them and the track

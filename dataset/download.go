@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/framelake/framelake/dataset/export"
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/format"
 )
 
 // Download is a prepared export of a version's current build: everything a
@@ -18,7 +18,7 @@ type Download struct {
 	s       *Service
 	vr      versionRow
 	Version Version
-	Format  export.Format
+	Format  format.ExportType
 	// FileName is "<dataset>-<version>-<format>.zip" in slugs, like the
 	// archive's root folder: "streets-1.0-yolo-darknet.zip".
 	FileName string
@@ -33,10 +33,10 @@ func (s *Service) PrepareDownload(ctx context.Context, versionID, exportType str
 	if versionID == "" {
 		return nil, errs.Invalid("version_id", "version_id is required")
 	}
-	var f export.Format
+	var f format.ExportType
 	var err error
 	if strings.TrimSpace(exportType) != "" {
-		if f, err = export.ParseFormat(exportType); err != nil { // an invalid_argument naming export_type
+		if f, err = format.ParseExportType(exportType); err != nil { // an invalid_argument naming export_type
 			return nil, err
 		}
 	}
@@ -49,7 +49,7 @@ func (s *Service) PrepareDownload(ctx context.Context, versionID, exportType str
 			return nil, errs.Invalid("export_type", "export_type is required: version %s advertises no formats "+
 				"(export_types); one of %s", v.ID, strings.Join(v.Formats, ", "))
 		}
-		f = export.Format(v.Export[0])
+		f = format.ExportType(v.Export[0])
 	}
 	name := slug(v.Dataset)
 	if name == "" {
@@ -86,7 +86,7 @@ func (d *Download) Write(ctx context.Context, w io.Writer, includeMedia bool) er
 	next := d.frames(ctx)
 	if d.OnlyWithBoxes {
 		all := next
-		next = func() (export.Frame, error) {
+		next = func() (format.Frame, error) {
 			for {
 				f, err := all()
 				if err != nil || len(f.Boxes) > 0 {
@@ -95,13 +95,13 @@ func (d *Download) Write(ctx context.Context, w io.Writer, includeMedia bool) er
 			}
 		}
 	}
-	return export.Write(ctx, w, d.Format, export.Dataset{Name: d.Version.Dataset, Version: d.Version.VersionNo,
+	return format.Write(ctx, w, d.Format, format.Dataset{Name: d.Version.Dataset, Version: d.Version.VersionNo,
 		Labels: labels, Skeletons: d.s.opt.Skeletons}, next, includeMedia)
 }
 
-// frames returns the iterator export.Write pulls frames from. It fails, rather
+// frames returns the iterator format.Write pulls frames from. It fails, rather
 // than ending early, when the version was rebuilt under it.
-func (d *Download) frames(ctx context.Context) func() (export.Frame, error) {
+func (d *Download) frames(ctx context.Context) func() (format.Frame, error) {
 	s, vr := d.s, d.vr
 	classes := map[string]int{}
 	for i, l := range d.Version.Labels {
@@ -109,17 +109,17 @@ func (d *Download) frames(ctx context.Context) func() (export.Frame, error) {
 	}
 	var page []Frame
 	after, sent, total := -1, 0, d.Version.Stats.TotalFrames
-	return func() (export.Frame, error) {
+	return func() (format.Frame, error) {
 		if len(page) == 0 {
 			if sent >= total {
-				return export.Frame{}, io.EOF
+				return format.Frame{}, io.EOF
 			}
 			var err error
 			if page, after, err = s.itemPage(ctx, vr.seq, vr.current, after, 500); err != nil {
-				return export.Frame{}, err
+				return format.Frame{}, err
 			}
 			if len(page) == 0 {
-				return export.Frame{}, fmt.Errorf("version %s changed during the download after %d of %d frames; download again",
+				return format.Frame{}, fmt.Errorf("version %s changed during the download after %d of %d frames; download again",
 					vr.id, sent, total)
 			}
 		}
@@ -150,17 +150,17 @@ func (s *Service) itemPage(ctx context.Context, versionSeq int64, build, after, 
 }
 
 // exportFrame turns a frame into what the export writers take.
-func (s *Service) exportFrame(ctx context.Context, f Frame, classes map[string]int) export.Frame {
-	boxes := make([]export.Box, len(f.Boxes))
+func (s *Service) exportFrame(ctx context.Context, f Frame, classes map[string]int) format.Frame {
+	boxes := make([]format.ExportBox, len(f.Boxes))
 	for i, b := range f.Boxes {
-		boxes[i] = export.Box{Label: b.Label, ClassID: classes[b.Label], X: b.X, Y: b.Y, W: b.W, H: b.H, Geometry: b.Geometry,
+		boxes[i] = format.ExportBox{Label: b.Label, ClassID: classes[b.Label], X: b.X, Y: b.Y, W: b.W, H: b.H, Geometry: b.Geometry,
 			Track: b.Track, Interpolated: b.Interpolated}
 		if len(b.Attributes) > 0 {
 			_ = json.Unmarshal(b.Attributes, &boxes[i].Attributes) // stored from a checked JSON object
 		}
 	}
 	store, blob, ext := s.lake.Store(), f.blob, f.Ext
-	out := export.Frame{UniqueName: f.UniqueName, Name: f.Name, Ext: f.Ext, Split: f.Split, Augmented: f.Augmented,
+	out := format.Frame{UniqueName: f.UniqueName, Name: f.Name, Ext: f.Ext, Split: f.Split, Augmented: f.Augmented,
 		DerivedFrom: f.DerivedFrom, DerivedFromExt: f.sourceExt, Width: f.Width, Height: f.Height, Boxes: boxes, Params: f.Params,
 		Open: func() (io.ReadCloser, error) { return store.Open(ctx, blob, ext) }, Video: f.Video}
 	if f.VideoFrame != nil {
@@ -170,13 +170,13 @@ func (s *Service) exportFrame(ctx context.Context, f Frame, classes map[string]i
 }
 
 // ExportFrames converts a page's frames to what the export writers take, for
-// callers that show boxes with export.YOLOBoxes, RCNNBoxes or TFBoxes.
-func (s *Service) ExportFrames(ctx context.Context, p Page) []export.Frame {
+// callers that show boxes with format.YOLOBoxes, RCNNBoxes or TFBoxes.
+func (s *Service) ExportFrames(ctx context.Context, p Page) []format.Frame {
 	classes := map[string]int{}
 	for i, l := range p.Version.Labels {
 		classes[l] = i
 	}
-	out := make([]export.Frame, len(p.Frames))
+	out := make([]format.Frame, len(p.Frames))
 	for i, f := range p.Frames {
 		out[i] = s.exportFrame(ctx, f, classes)
 	}

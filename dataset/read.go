@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/framelake/framelake/augment"
-	"github.com/framelake/framelake/dataset/export"
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/format"
 )
 
 // List returns every dataset group with all its versions, built or not,
@@ -122,7 +122,7 @@ func (s *Service) view(ctx context.Context, vr versionRow) (Version, error) {
 		v.Export = r.ExportTypes
 	}
 	v.Formats = append(v.Formats, v.Export...)
-	for _, f := range export.Formats() {
+	for _, f := range format.ExportTypes() {
 		if !slices.Contains(v.Formats, string(f)) {
 			v.Formats = append(v.Formats, string(f))
 		}

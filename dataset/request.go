@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/augment"
-	"github.com/framelake/framelake/dataset/export"
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/internal/id"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
@@ -335,7 +335,7 @@ func (s *Service) checkSpec(ctx context.Context, sp *Spec) error {
 	}
 	types := []string{} // canonical names, each once, in the order given
 	for i, t := range sp.ExportTypes {
-		f, err := export.ParseFormat(t)
+		f, err := format.ParseExportType(t)
 		if err != nil {
 			return errs.Invalid("export_types", "export_types[%d]: %s", i, strings.TrimPrefix(err.Error(), "export_type "))
 		}

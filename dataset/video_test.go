@@ -20,10 +20,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/framelake/framelake/dataset/export"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
-	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -383,7 +382,7 @@ func TestVideoBuildRefused(t *testing.T) {
 func TestVideoExports(t *testing.T) {
 	fx := newVideoFixture(t)
 	v, frames := fx.build(t, VideoFrames{Sample: SampleEvery, Every: 5}, Split{Train: 100})
-	for _, f := range []export.Format{export.COCO, export.YOLO} {
+	for _, f := range []format.ExportType{format.ExportCOCO, format.ExportYOLO} {
 		got := fx.download(t, v.ID, f, false)
 		golden := filepath.Join("testdata", "golden", "video-"+strings.ToLower(strings.ReplaceAll(string(f), " ", "-"))+".txt")
 		if *update {
@@ -404,7 +403,7 @@ func TestVideoExports(t *testing.T) {
 	}
 	// The round trip: unpack the COCO download with its images and import it.
 	dir := t.TempDir()
-	archive := fx.download(t, v.ID, export.COCO, true)
+	archive := fx.download(t, v.ID, format.ExportCOCO, true)
 	zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +432,7 @@ func TestVideoExports(t *testing.T) {
 		keyframe bool
 	}
 	read := map[string][]ident{}
-	_, err = labelio.Read(fx.ctx, dir, labelio.COCO, func(it labelio.Item) error {
+	_, err = format.Read(fx.ctx, dir, format.COCO, func(it format.Item) error {
 		for _, b := range it.Boxes {
 			tid, _ := b.Attributes["track_id"].(float64)
 			kf, _ := b.Attributes["keyframe"].(bool)
@@ -465,7 +464,7 @@ func TestVideoExports(t *testing.T) {
 	}
 }
 
-func (fx *videoFixture) download(t *testing.T, versionID string, f export.Format, media bool) []byte {
+func (fx *videoFixture) download(t *testing.T, versionID string, f format.ExportType, media bool) []byte {
 	t.Helper()
 	d, err := fx.s.PrepareDownload(fx.ctx, versionID, string(f))
 	if err != nil {

@@ -19,9 +19,9 @@ import (
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/evaluate"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/labelimport"
-	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -68,7 +68,7 @@ func openCOCOInputs(t *testing.T, order ...string) *appliance.Appliance {
 			t.Fatal(err)
 		}
 	}
-	if _, err := labelimport.Run(ctx, src, labelimport.Options{Collection: "truth", Format: labelio.COCO},
+	if _, err := labelimport.Run(ctx, src, labelimport.Options{Collection: "truth", Format: format.COCO},
 		labelimport.LakeSink(a.Lake, a.Annotate, "truth"), a.Annotate); err != nil {
 		t.Fatal(err)
 	}
@@ -229,15 +229,15 @@ func TestImportKeepsCOCOFacts(t *testing.T) {
 func TestEmptyLabelFileIsLabelledEmpty(t *testing.T) {
 	ctx := context.Background()
 	for _, f := range []struct {
-		format labelio.Format
+		format format.Format
 		files  map[string]string
 	}{
-		{labelio.YOLO, map[string]string{"classes.txt": "car\n", "labels/empty.txt": "", "labels/boxed.txt": "0 0.5 0.5 0.2 0.2\n"}},
-		{labelio.VOC, map[string]string{
+		{format.YOLO, map[string]string{"classes.txt": "car\n", "labels/empty.txt": "", "labels/boxed.txt": "0 0.5 0.5 0.2 0.2\n"}},
+		{format.VOC, map[string]string{
 			"Annotations/empty.xml": `<annotation><filename>empty.png</filename><size><width>200</width><height>200</height></size></annotation>`,
 			"Annotations/boxed.xml": `<annotation><filename>boxed.png</filename><size><width>200</width><height>200</height></size>` +
 				`<object><name>car</name><bndbox><xmin>10</xmin><ymin>10</ymin><xmax>50</xmax><ymax>50</ymax></bndbox></object></annotation>`}},
-		{labelio.CVAT, map[string]string{"annotations.xml": `<?xml version="1.0" encoding="utf-8"?><annotations><version>1.1</version>` +
+		{format.CVAT, map[string]string{"annotations.xml": `<?xml version="1.0" encoding="utf-8"?><annotations><version>1.1</version>` +
 			`<meta><task><labels><label><name>car</name></label></labels></task></meta>` +
 			`<image id="0" name="empty.png" width="200" height="200"></image>` +
 			`<image id="1" name="boxed.png" width="200" height="200"><box label="car" xtl="10" ytl="10" xbr="50" ybr="50"></box></image>` +
@@ -246,7 +246,7 @@ func TestEmptyLabelFileIsLabelledEmpty(t *testing.T) {
 		t.Run(string(f.format), func(t *testing.T) {
 			src := t.TempDir()
 			imgDir := "images"
-			if f.format == labelio.VOC {
+			if f.format == format.VOC {
 				imgDir = "JPEGImages"
 			}
 			for i, name := range []string{"empty.png", "boxed.png", "unlabelled.png"} {

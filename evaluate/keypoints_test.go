@@ -21,9 +21,9 @@ import (
 	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/evaluate"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/labelimport"
-	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/lake/shape"
 )
@@ -108,7 +108,7 @@ func openKeypointsAt(t *testing.T, addr string) *appliance.Appliance {
 		go func() { done <- a.Serve(sctx) }()
 		t.Cleanup(func() { cancel(); <-done })
 	}
-	if _, err := labelimport.Run(ctx, src, labelimport.Options{Collection: "truth", Format: labelio.COCO},
+	if _, err := labelimport.Run(ctx, src, labelimport.Options{Collection: "truth", Format: format.COCO},
 		labelimport.LakeSink(a.Lake, a.Annotate, "truth"), a.Annotate); err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/evaluate"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/labelimport"
-	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/lake/shape"
 )
@@ -90,7 +90,7 @@ func openSegm(t *testing.T) *appliance.Appliance {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	if _, err := labelimport.Run(ctx, src, labelimport.Options{Collection: "truth", Format: labelio.COCO},
+	if _, err := labelimport.Run(ctx, src, labelimport.Options{Collection: "truth", Format: format.COCO},
 		labelimport.LakeSink(a.Lake, a.Annotate, "truth"), a.Annotate); err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/internal/id"
 	"github.com/framelake/framelake/internal/job"
-	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -77,7 +77,7 @@ func (s *Service) Limits() Limits { return s.limits }
 // the job that imports it. A request or archive refused is an
 // InvalidArgument error that leaves nothing behind.
 func (s *Service) Enqueue(ctx context.Context, req Request, body io.Reader) (string, error) {
-	if _, err := labelio.ParseFormat(defaultFormat(req.Format)); err != nil {
+	if _, err := format.ParseFormat(defaultFormat(req.Format)); err != nil {
 		return "", errs.Invalid("format", "%v", err)
 	}
 	if req.Collection == "" {
@@ -111,7 +111,7 @@ func (s *Service) Enqueue(ctx context.Context, req Request, body io.Reader) (str
 
 func defaultFormat(f string) string {
 	if f == "" {
-		return string(labelio.Auto)
+		return string(format.Auto)
 	}
 	return f
 }
@@ -165,7 +165,7 @@ func (s *Service) importArchive(ctx context.Context, r *job.Run, p payload, arch
 	if err := Unpack(ctx, archive, dest, s.limits); err != nil {
 		return Summary{}, err
 	}
-	opt := Options{Collection: p.Collection, Format: labelio.Format(defaultFormat(p.Format)), Metadata: p.Metadata,
+	opt := Options{Collection: p.Collection, Format: format.Format(defaultFormat(p.Format)), Metadata: p.Metadata,
 		Project: p.Project, SpillDir: dest} // hidden there, and gone with the folder however the job ends
 	last := 0
 	opt.Files = func(n int) { r.SetTotal(int64(n)) }

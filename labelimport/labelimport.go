@@ -20,8 +20,8 @@ import (
 	"strconv"
 
 	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/internal/job"
-	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -30,7 +30,7 @@ import (
 // left out. Format says which labels were read (raw: none) and why; Labels,
 // what they gave.
 type Summary struct {
-	Format    labelio.Format   `json:"format"`
+	Format    format.Format    `json:"format"`
 	FormatWhy string           `json:"formatWhy"`
 	Files     int              `json:"files"`
 	Stored    int              `json:"stored"`
@@ -72,16 +72,16 @@ type Ignored struct {
 // the files whose boxes changed (none on a re-run), the files per split, and
 // every problem counted by kind (the first of each listed).
 type Labels struct {
-	Operation      string               `json:"operation"`
-	Categories     []string             `json:"categories"`
-	Boxes          int                  `json:"boxes"`
-	FilesChanged   int                  `json:"filesChanged"`
-	FilesUnchanged int                  `json:"filesUnchanged"`
-	Splits         map[string]int       `json:"splits"`
-	Counts         map[labelio.Kind]int `json:"counts"`
-	Refused        int                  `json:"refused"`
-	Problems       []labelio.Problem    `json:"problems"`
-	Notes          []string             `json:"notes,omitempty"`
+	Operation      string              `json:"operation"`
+	Categories     []string            `json:"categories"`
+	Boxes          int                 `json:"boxes"`
+	FilesChanged   int                 `json:"filesChanged"`
+	FilesUnchanged int                 `json:"filesUnchanged"`
+	Splits         map[string]int      `json:"splits"`
+	Counts         map[format.Kind]int `json:"counts"`
+	Refused        int                 `json:"refused"`
+	Problems       []format.Problem    `json:"problems"`
+	Notes          []string            `json:"notes,omitempty"`
 }
 
 // ProjectImport is where an import into an annotation project went: one
@@ -105,9 +105,9 @@ type SessionImport struct {
 
 // Options say what to import and where.
 type Options struct {
-	Collection string         // lake collection; required
-	Format     labelio.Format // labels to read; "" is Auto
-	Metadata   string         // JSON object stored on every file; "" none
+	Collection string        // lake collection; required
+	Format     format.Format // labels to read; "" is Auto
+	Metadata   string        // JSON object stored on every file; "" none
 	// Project names (or gives the id of) an annotation project: each split
 	// becomes an upload session of it, named after the collection and the
 	// split, and the boxes are the project's. A name no project has creates
@@ -118,13 +118,13 @@ type Options struct {
 	Progress func(done, rejected int) // after each batch; may be nil
 	Files    func(total int)          // once the files to send are known; may be nil
 	// Caps bound the boxes and categories kept (zero fields: CapsFromEnv's).
-	Caps labelio.Caps
+	Caps format.Caps
 	// SpillDir is where the boxes wait for their batch, in a hidden
 	// temporary file; "" is the system's temporary folder.
 	SpillDir string
 }
 
-// Environment variables that set an import's caps (labelio.Caps) for the
+// Environment variables that set an import's caps (format.Caps) for the
 // CLI and the server's import jobs alike; unset or not a positive number,
 // labelio's defaults hold.
 const (
@@ -134,7 +134,7 @@ const (
 )
 
 // CapsFromEnv fills c's zero fields from the environment.
-func CapsFromEnv(c labelio.Caps) labelio.Caps {
+func CapsFromEnv(c format.Caps) format.Caps {
 	for _, f := range []struct {
 		v   *int
 		env string
@@ -149,7 +149,7 @@ func CapsFromEnv(c labelio.Caps) labelio.Caps {
 func (o *Options) defaults() {
 	o.Caps = CapsFromEnv(o.Caps)
 	if o.Format == "" {
-		o.Format = labelio.Auto
+		o.Format = format.Auto
 	}
 	if o.Batch < 1 {
 		o.Batch = 64

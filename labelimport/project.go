@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/framelake/framelake/annotate"
-	"github.com/framelake/framelake/labelio"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/lake/shape"
 )
 
@@ -16,7 +16,7 @@ import (
 // the collection's name, then "-" and the split when there is one. A
 // declaration the project's labels refuse stops the import before any file.
 func openSessions(ctx context.Context, ann *annotate.Service, opt Options, labels []string,
-	skeletons map[string]shape.Skeleton, byPath map[string]labelio.Item) (*ProjectImport, map[string]*annotate.Session, error) {
+	skeletons map[string]shape.Skeleton, byPath map[string]format.Item) (*ProjectImport, map[string]*annotate.Session, error) {
 	p, created, added, err := ann.ImportProject(ctx, opt.Project, labels)
 	if err != nil {
 		return nil, nil, err

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/annotate"
-	"github.com/framelake/framelake/labelio"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -29,7 +29,7 @@ func Run(ctx context.Context, dir string, opt Options, sink Sink, ann *annotate.
 		return Summary{}, errors.New("an import into a project needs the data folder's annotation projects")
 	}
 	why := "given with --format"
-	if opt.Format != labelio.Raw {
+	if opt.Format != format.Raw {
 		spill, err := newBoxSpill(opt.SpillDir)
 		if err != nil {
 			return Summary{}, err
@@ -39,7 +39,7 @@ func Run(ctx context.Context, dir string, opt Options, sink Sink, ann *annotate.
 		if err != nil {
 			return Summary{}, err
 		}
-		if read.rep.Format != labelio.Raw {
+		if read.rep.Format != format.Raw {
 			return importLabelled(ctx, dir, opt, sink, ann, read)
 		}
 		why = read.rep.Why
@@ -50,15 +50,15 @@ func Run(ctx context.Context, dir string, opt Options, sink Sink, ann *annotate.
 // labelRead is what reading a folder's labels gave: the items without
 // their boxes, which wait in the spill, a file's as its spans.
 type labelRead struct {
-	rep   *labelio.Report
-	items []labelio.Item
+	rep   *format.Report
+	items []format.Item
 	spill *boxSpill
 	spans map[string][]span
 }
 
-func readLabels(ctx context.Context, dir string, f labelio.Format, caps labelio.Caps, spill *boxSpill) (*labelRead, error) {
+func readLabels(ctx context.Context, dir string, f format.Format, caps format.Caps, spill *boxSpill) (*labelRead, error) {
 	r := &labelRead{spill: spill, spans: map[string][]span{}}
-	rep, err := labelio.ReadWith(ctx, dir, f, caps, func(it labelio.Item) error {
+	rep, err := format.ReadWith(ctx, dir, f, caps, func(it format.Item) error {
 		if len(it.Boxes) > 0 {
 			sp, err := spill.put(it.Boxes)
 			if err != nil {
@@ -84,9 +84,9 @@ func importRaw(ctx context.Context, dir string, opt Options, sink Sink, ann *ann
 	if err != nil {
 		return Summary{}, err
 	}
-	byPath := make(map[string]labelio.Item, len(paths))
+	byPath := make(map[string]format.Item, len(paths))
 	for _, p := range paths {
-		byPath[p] = labelio.Item{Media: p}
+		byPath[p] = format.Item{Media: p}
 	}
 	var proj *ProjectImport
 	var sessions map[string]*annotate.Session
@@ -103,7 +103,7 @@ func importRaw(ctx context.Context, dir string, opt Options, sink Sink, ann *ann
 		batches = labelBatches(byPath, opt.Batch)
 	}
 	sum, err := runBatches(ctx, batches, opt, store)
-	sum.Format, sum.FormatWhy, sum.Ignored, sum.Project = labelio.Raw, why, ignored, proj
+	sum.Format, sum.FormatWhy, sum.Ignored, sum.Project = format.Raw, why, ignored, proj
 	return sum, err
 }
 
@@ -117,7 +117,7 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 	if len(byPath) == 0 {
 		// Named relative to the folder: an import job's folder is the server's.
 		return Summary{}, fmt.Errorf("no images with %s labels in the folder (%s): %d labels name images that are not there",
-			read.rep.Format, read.rep.Why, read.rep.Counts[labelio.LabelWithoutImage])
+			read.rep.Format, read.rep.Why, read.rep.Counts[format.LabelWithoutImage])
 	}
 	ignored, err := unnamedMedia(dir, byPath, read.rep)
 	if err != nil {
@@ -142,7 +142,7 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 	batches := labelBatches(byPath, opt.Batch)
 	store := func(ctx context.Context, paths []string) (Outcome, error) {
 		mu.Lock()
-		items := make(map[string]labelio.Item, len(paths))
+		items := make(map[string]format.Item, len(paths))
 		for _, p := range paths {
 			items[p] = byPath[p]
 		}
@@ -184,8 +184,8 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 // byMedia hands over the items read, by their media file. A file named by
 // two label files (two COCO files) keeps both sets of boxes, within the cap of
 // perFile, and what lies past the cap is reported.
-func (read *labelRead) byMedia(perFile int) map[string]labelio.Item {
-	byPath := map[string]labelio.Item{}
+func (read *labelRead) byMedia(perFile int) map[string]format.Item {
+	byPath := map[string]format.Item{}
 	for _, it := range read.items {
 		if _, ok := byPath[it.Media]; ok {
 			n := 0
@@ -193,7 +193,7 @@ func (read *labelRead) byMedia(perFile int) map[string]labelio.Item {
 				n += sp.n
 			}
 			if n > perFile {
-				read.rep.AddN(labelio.Problem{Kind: labelio.OverLimit, File: it.Source, Message: fmt.Sprintf(
+				read.rep.AddN(format.Problem{Kind: format.OverLimit, File: it.Source, Message: fmt.Sprintf(
 					"%s: %d boxes from more than one label file, over the limit of %d a file: the first %d kept",
 					filepath.Base(it.Media), n, perFile, perFile)}, n-perFile)
 			}
@@ -205,7 +205,7 @@ func (read *labelRead) byMedia(perFile int) map[string]labelio.Item {
 }
 
 // imageIDs are the COCO image ids of a batch's items by file name.
-func imageIDs(items map[string]labelio.Item) map[string]int64 {
+func imageIDs(items map[string]format.Item) map[string]int64 {
 	var out map[string]int64
 	for p, it := range items {
 		if it.ImageID != nil {
@@ -221,8 +221,8 @@ func imageIDs(items map[string]labelio.Item) map[string]int64 {
 // fitter places the boxes of a batch's files in their images, as the
 // lake measured them, and counts them with the files' splits.
 // The caller holds mu.
-func fitter(rep *labelio.Report, paths []string, byPath map[string]labelio.Item, ls *Labels, mu *sync.Mutex) BoxesFunc {
-	byName := make(map[string]labelio.Item, len(paths))
+func fitter(rep *format.Report, paths []string, byPath map[string]format.Item, ls *Labels, mu *sync.Mutex) BoxesFunc {
+	byName := make(map[string]format.Item, len(paths))
 	for _, p := range paths {
 		byName[filepath.Base(p)] = byPath[p]
 	}
@@ -315,7 +315,7 @@ func chunks(paths []string, size int) [][]string {
 // labelBatches cuts the files into batches of at most size, each of one
 // split (its files share the split's metadata and session) and without two
 // files of one name (the lake's answer names files by name).
-func labelBatches(byPath map[string]labelio.Item, size int) [][]string {
+func labelBatches(byPath map[string]format.Item, size int) [][]string {
 	paths := slices.Collect(maps.Keys(byPath))
 	sort.Slice(paths, func(i, j int) bool {
 		a, b := byPath[paths[i]], byPath[paths[j]]
@@ -344,7 +344,7 @@ func labelBatches(byPath map[string]labelio.Item, size int) [][]string {
 // splitMetadata is the metadata of each split's files: the import's
 // metadata with "split" set, so a user can rebuild the split
 // (metadata.split = "train").
-func splitMetadata(meta string, byPath map[string]labelio.Item) (map[string]json.RawMessage, error) {
+func splitMetadata(meta string, byPath map[string]format.Item) (map[string]json.RawMessage, error) {
 	base := map[string]any{}
 	if meta != "" {
 		if err := json.Unmarshal([]byte(meta), &base); err != nil || base == nil {
@@ -373,7 +373,7 @@ func splitMetadata(meta string, byPath map[string]labelio.Item) (map[string]json
 // videos no label names in the folders of those it does (an extensionless
 // JPEG in JPEGImages), and counts by extension the others, outside the
 // format's image folders: left out.
-func unnamedMedia(dir string, named map[string]labelio.Item, rep *labelio.Report) ([]Ignored, error) {
+func unnamedMedia(dir string, named map[string]format.Item, rep *format.Report) ([]Ignored, error) {
 	paths, err := WalkMedia(dir)
 	if err != nil {
 		return nil, err
@@ -394,9 +394,9 @@ func unnamedMedia(dir string, named map[string]labelio.Item, rep *labelio.Report
 		}
 		if dirs[filepath.Dir(p)] {
 			rel, _ := filepath.Rel(dir, p)
-			rep.Add(labelio.Problem{Kind: labelio.ImageWithoutLabels, File: filepath.ToSlash(rel),
+			rep.Add(format.Problem{Kind: format.ImageWithoutLabels, File: filepath.ToSlash(rel),
 				Message: "no labels name this file; imported without boxes"})
-			named[p] = labelio.Item{Media: p}
+			named[p] = format.Item{Media: p}
 			continue
 		}
 		byExt[filepath.Ext(p)]++

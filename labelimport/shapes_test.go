@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/labelimport"
-	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake/shape"
 )
 
@@ -28,16 +28,16 @@ func TestShapesThroughTheSpill(t *testing.T) {
   {"id": 2, "image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 4], "area": 4, "iscrowd": 1, "segmentation": {"size": [10, 10], "counts": [0, 4, 96]}},
   {"id": 3, "image_id": 1, "category_id": 1, "bbox": [0, 0, 6, 6], "area": 36,
    "segmentation": [[0, 0, 0, 4, 4, 4, 4, 0], [2, 2, 2, 6, 6, 6, 6, 2]]}]}`), 0o644)
-	var got []labelio.Box
+	var got []format.Box
 	sink := func(ctx context.Context, b labelimport.Batch) (labelimport.Outcome, error) {
 		for _, p := range b.Paths {
 			for _, lb := range b.Boxes(filepath.Base(p), 10, 10) {
-				got = append(got, labelio.Box{Label: lb.Label, X: lb.X, Y: lb.Y, W: lb.W, H: lb.H, Geometry: lb.Geometry})
+				got = append(got, format.Box{Label: lb.Label, X: lb.X, Y: lb.Y, W: lb.W, H: lb.H, Geometry: lb.Geometry})
 			}
 		}
 		return labelimport.Outcome{}, nil
 	}
-	if _, err := labelimport.Run(context.Background(), dir, labelimport.Options{Collection: "c", Format: labelio.COCO}, sink, nil); err != nil {
+	if _, err := labelimport.Run(context.Background(), dir, labelimport.Options{Collection: "c", Format: format.COCO}, sink, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 3 {

@@ -10,7 +10,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/framelake/framelake/labelio"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/lake/shape"
 )
 
@@ -58,7 +58,7 @@ func (s *boxSpill) close() { s.f.Close() }
 // put writes boxes and returns their span. Each box is its label's number,
 // its four coordinates, its line, whether relative, its attributes as JSON
 // (length first), and its shape as JSON (length first; none for a box).
-func (s *boxSpill) put(boxes []labelio.Box) (span, error) {
+func (s *boxSpill) put(boxes []format.Box) (span, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := span{s.off, len(boxes)}
@@ -109,14 +109,14 @@ func (s *boxSpill) put(boxes []labelio.Box) (span, error) {
 }
 
 // get reads back the first max boxes of spans, in order.
-func (s *boxSpill) get(spans []span, max int) ([]labelio.Box, error) {
+func (s *boxSpill) get(spans []span, max int) ([]format.Box, error) {
 	s.mu.Lock()
 	err := s.w.Flush()
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	var out []labelio.Box
+	var out []format.Box
 	var buf [spillHeader]byte
 	for _, sp := range spans {
 		r := bufio.NewReader(io.NewSectionReader(s.f, sp.off, math.MaxInt64-sp.off))
@@ -127,7 +127,7 @@ func (s *boxSpill) get(spans []span, max int) ([]labelio.Box, error) {
 			if _, err := io.ReadFull(r, buf[:]); err != nil {
 				return nil, err
 			}
-			b := labelio.Box{Line: int(binary.LittleEndian.Uint32(buf[36:])), Relative: buf[40] == 1}
+			b := format.Box{Line: int(binary.LittleEndian.Uint32(buf[36:])), Relative: buf[40] == 1}
 			s.mu.Lock()
 			b.Label = s.names[binary.LittleEndian.Uint32(buf[0:])]
 			s.mu.Unlock()
@@ -150,7 +150,7 @@ func (s *boxSpill) get(spans []span, max int) ([]labelio.Box, error) {
 					return nil, err
 				}
 				if geometry[0] == polygonMark {
-					if b.Polygon, err = labelio.ReadRings(geometry[1:]); err != nil {
+					if b.Polygon, err = format.ReadRings(geometry[1:]); err != nil {
 						return nil, err
 					}
 					b.Type = shape.Polygon
@@ -178,5 +178,5 @@ func plainPolygon(g shape.Geometry) bool {
 
 // appendRings appends polygonMark and the rings in labelio's binary form.
 func appendRings(b []byte, rings [][]float64) []byte {
-	return labelio.AppendRings(append(b, polygonMark), rings)
+	return format.AppendRings(append(b, polygonMark), rings)
 }

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/framelake/framelake/labelio"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/lake/shape"
 )
 
@@ -17,7 +17,7 @@ func TestSpillKeepsShapes(t *testing.T) {
 	}
 	defer s.close()
 	area := 12.5
-	in := []labelio.Box{
+	in := []format.Box{
 		{Label: "a", X: 1, Y: 2, W: 3, H: 4, Line: 7},
 		{Label: "p", Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{{0.1, 0.2, 10, 0, 10, 10.333333333333334}, {2, 2, 3, 2, 3, 3}}},
 			Attributes: map[string]any{"iscrowd": 0.0}},

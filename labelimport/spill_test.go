@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/labelimport"
-	"github.com/framelake/framelake/labelio"
 )
 
 // TestImportMemoryBoundedByBatch: a YOLO folder of 200 images with 2,000
@@ -51,7 +51,7 @@ func TestImportMemoryBoundedByBatch(t *testing.T) {
 		}
 		return labelimport.Outcome{}, nil
 	}
-	sum, err := labelimport.Run(context.Background(), dir, labelimport.Options{Collection: "c", Format: labelio.YOLO,
+	sum, err := labelimport.Run(context.Background(), dir, labelimport.Options{Collection: "c", Format: format.YOLO,
 		Batch: 4, Parallel: 1}, sink, nil)
 	if err != nil {
 		t.Fatal(err)

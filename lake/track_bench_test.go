@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framelake/framelake/format/trackio"
 	"github.com/framelake/framelake/internal/testmedia"
-	"github.com/framelake/framelake/labelio/trackio"
 	"github.com/framelake/framelake/lake"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/labstack/echo/v5"
 
 	"github.com/framelake/framelake/dataset"
-	"github.com/framelake/framelake/dataset/export"
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/lake"
 )
@@ -170,10 +170,10 @@ func (s *server) retryDatasetVersion(c *echo.Context) error {
 }
 
 // exportFormats of REST Download Dataset and the box convention of each.
-var exportFormats = map[string]func(export.Frame) any{
-	"yolo":       func(f export.Frame) any { return export.YOLOBoxes(f) },
-	"rcnn":       func(f export.Frame) any { return export.RCNNBoxes(f) },
-	"tensorflow": func(f export.Frame) any { return export.TFBoxes(f) },
+var exportFormats = map[string]func(format.Frame) any{
+	"yolo":       func(f format.Frame) any { return format.YOLOBoxes(f) },
+	"rcnn":       func(f format.Frame) any { return format.RCNNBoxes(f) },
+	"tensorflow": func(f format.Frame) any { return format.TFBoxes(f) },
 }
 
 type framePage struct {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/evaluate/tracking"
-	"github.com/framelake/framelake/labelio/trackio"
+	"github.com/framelake/framelake/format/trackio"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/lake/shape"
 	"github.com/framelake/framelake/propagate"

@@ -18,15 +18,15 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/labelimport"
-	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 )
 
 // importFlags are the flags of import.
 type importFlags struct {
 	coll, data, url, key, secret, meta, project, media string
-	format                                             labelio.Format
+	format                                             format.Format
 	batch, parallel                                    int
 	maxPixels                                          int
 	limits                                             labelimport.Limits
@@ -44,7 +44,7 @@ func cmdImport(ctx context.Context, args []string) error {
 	fs.StringVar(&f.media, "media", os.Getenv("FRAMELAKE_MEDIA"), "with --data: where media lives, as serve --media "+
 		"(env FRAMELAKE_MEDIA; default: what the lake records)")
 	fs.StringVar(&f.project, "project", "", "annotation project (name or id) whose upload sessions, one per split, receive the files and boxes; a new name creates an image project")
-	format := fs.String("format", "auto", "labels to read with the media: auto, yolo, coco, voc, cvat, labelstudio, labelme or raw (media only)")
+	formatName := fs.String("format", "auto", "labels to read with the media: auto, yolo, coco, voc, cvat, labelstudio, labelme or raw (media only)")
 	fs.IntVar(&f.batch, "batch", 0, "files per batch (default 256 with --data, 64 with --url)")
 	fs.IntVar(&f.parallel, "parallel", 4, "batches in flight at once")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -71,7 +71,7 @@ func cmdImport(ctx context.Context, args []string) error {
 	if f.maxPixels, err = parsePixels(*pixels); err != nil {
 		return err
 	}
-	if f.format, err = labelio.ParseFormat(*format); err != nil {
+	if f.format, err = format.ParseFormat(*formatName); err != nil {
 		return err
 	}
 	limitImportHeap()

@@ -14,8 +14,8 @@ import (
 
 	"github.com/framelake/framelake/client"
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/labelimport"
-	"github.com/framelake/framelake/labelio"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -35,9 +35,9 @@ func printLabels(l *labelimport.Labels) {
 		}
 		fmt.Printf("  %s: %d%s\n", k, l.Counts[k], verdict)
 	}
-	shown := map[labelio.Kind]int{}
+	shown := map[format.Kind]int{}
 	for _, p := range l.Problems {
-		// Refused ones all (up to labelio.MaxListed a kind); of the rest a few: --json lists more.
+		// Refused ones all (up to format.MaxListed a kind); of the rest a few: --json lists more.
 		if shown[p.Kind]++; p.Kind.Refused() || shown[p.Kind] <= 3 {
 			fmt.Printf("  %s\n", p)
 		}

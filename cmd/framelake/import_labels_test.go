@@ -18,7 +18,7 @@ import (
 	"testing"
 
 	"github.com/framelake/framelake/client"
-	"github.com/framelake/framelake/dataset/export"
+	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/internal/testmedia"
 )
 
@@ -325,7 +325,7 @@ func TestImportLabelmeCOCOAndVOC(t *testing.T) {
 }
 
 // TestImportCVATAndLabelStudio imports the hand-checked CVAT 1.1 and Label
-// Studio fixtures (labelio/testdata) with real images beside them: the
+// Studio fixtures (format/testdata) with real images beside them: the
 // shapes the formats really write come in (CVAT's polygon and tag, Label
 // Studio's polygon, keypoint and choice as shapes), the zero-size box and the
 // image that is not there are refused (non-zero exit), the split comes
@@ -345,7 +345,7 @@ func TestImportCVATAndLabelStudio(t *testing.T) {
 			map[string]int{"malformed": 1, "zero_size": 1, "label_without_image": 1, "clipped": 1}},
 	} {
 		dir := t.TempDir()
-		src := filepath.Join("..", "..", "labelio", "testdata", tc.fixture)
+		src := filepath.Join("..", "..", "format", "testdata", tc.fixture)
 		ents, _ := os.ReadDir(src)
 		for _, e := range ents {
 			b, _ := os.ReadFile(filepath.Join(src, e.Name()))
@@ -369,9 +369,9 @@ func TestImportCVATAndLabelStudio(t *testing.T) {
 // writes it (train/, valid/, test/ each with annotations.json beside the
 // images): every split comes back, with its boxes.
 func TestImportExportArchive(t *testing.T) {
-	frames := []export.Frame{
-		{UniqueName: "a-1", Split: "train", Width: 64, Height: 48, Boxes: []export.Box{{Label: "car", X: 4, Y: 8, W: 40, H: 30}}},
-		{UniqueName: "b-2", Split: "validation", Width: 32, Height: 32, Boxes: []export.Box{
+	frames := []format.Frame{
+		{UniqueName: "a-1", Split: "train", Width: 64, Height: 48, Boxes: []format.ExportBox{{Label: "car", X: 4, Y: 8, W: 40, H: 30}}},
+		{UniqueName: "b-2", Split: "validation", Width: 32, Height: 32, Boxes: []format.ExportBox{
 			{Label: "person", ClassID: 1, X: 10, Y: 11, W: 6, H: 12}, {Label: "car", X: 0, Y: 0, W: 5, H: 5}}},
 		{UniqueName: "c-3", Split: "test", Width: 48, Height: 32},
 	}
@@ -386,15 +386,15 @@ func TestImportExportArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := 0
-	next := func() (export.Frame, error) {
+	next := func() (format.Frame, error) {
 		if i == len(frames) {
-			return export.Frame{}, io.EOF
+			return format.Frame{}, io.EOF
 		}
 		i++
 		return frames[i-1], nil
 	}
-	ds := export.Dataset{Name: "street", Version: "1.0", Labels: []string{"car", "person"}}
-	if err := export.Write(context.Background(), out, export.COCO, ds, next, true); err != nil {
+	ds := format.Dataset{Name: "street", Version: "1.0", Labels: []string{"car", "person"}}
+	if err := format.Write(context.Background(), out, format.ExportCOCO, ds, next, true); err != nil {
 		t.Fatal(err)
 	}
 	out.Close()
@@ -414,7 +414,7 @@ func TestShapesRoundTripCOCO(t *testing.T) {
 	square := []float64{10, 10, 30, 10, 30, 30, 10, 30}
 	hole := [][]float64{{0, 0, 40, 0, 40, 40, 0, 40}, {10, 10, 30, 10, 30, 30, 10, 30}}
 	mask := shape.RLE{Height: 48, Width: 64, Counts: []uint32{0, 4, 3068}}
-	fr := export.Frame{UniqueName: "a-1", Split: "train", Width: 64, Height: 48, Ext: "jpg", Boxes: []export.Box{
+	fr := format.Frame{UniqueName: "a-1", Split: "train", Width: 64, Height: 48, Ext: "jpg", Boxes: []format.ExportBox{
 		{Label: "car", X: 4, Y: 8, W: 40, H: 30},
 		{Label: "car", X: 10, Y: 10, W: 20, H: 20, Geometry: shape.Geometry{Type: shape.Polygon, Polygon: [][]float64{square}}},
 		{Label: "car", X: 0, Y: 0, W: 1, H: 4, Geometry: shape.Geometry{Type: shape.Mask,
@@ -429,14 +429,14 @@ func TestShapesRoundTripCOCO(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := false
-	next := func() (export.Frame, error) {
+	next := func() (format.Frame, error) {
 		if done {
-			return export.Frame{}, io.EOF
+			return format.Frame{}, io.EOF
 		}
 		done = true
 		return fr, nil
 	}
-	if err := export.Write(context.Background(), out, export.COCO, export.Dataset{Name: "shapes", Version: "1.0",
+	if err := format.Write(context.Background(), out, format.ExportCOCO, format.Dataset{Name: "shapes", Version: "1.0",
 		Labels: []string{"car"}}, next, true); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,95 @@
+package format
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestParseRings: the one-pass polygon reader gives what encoding/json
+// gives, and leaves to it (ok false) whatever is not an array of arrays of
+// numbers that fit a float64.
+func TestParseRings(t *testing.T) {
+	for _, raw := range []string{
+		`[[1, 2, 3.5, 4, -5e2, 6.25E-1]]`, ` [ [0,0,10,0,10,10] , [1,1,2,1,2,2] ] `, `[]`, `[[]]`, "[\n\t[1,\r\n2,3,4,5,6]\n]",
+		`[[1e308, -0, 0.000001, 123456789.123456789, 1, 2]]`,
+	} {
+		got, ok := parseRings([]byte(raw))
+		var want [][]float64
+		if err := json.Unmarshal([]byte(raw), &want); err != nil || !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %v %v, encoding/json %v %v", raw, got, ok, want, err)
+		}
+	}
+	for _, raw := range []string{`{"size": [2, 2], "counts": "04"}`, `[[1, null, 3, 4, 5, 6]]`, `[[1e999, 0, 1, 1, 2, 2]]`,
+		`[["1", 2]]`, `[1, 2, 3]`, `[[1, 2]] x`, `"abc"`, `[[1, 2], 3]`} {
+		if got, ok := parseRings([]byte(raw)); ok {
+			t.Errorf("%q read as %v", raw, got)
+		}
+	}
+}
+
+// TestPolySpill: polygons come back from the spill as they went in, in any
+// order.
+func TestPolySpill(t *testing.T) {
+	s, err := newPolySpill()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	in := [][][]float64{{{1, 2, 3, 4, 5, 6}}, {{0.1, 0.2, 3e-9, 4, 5, 6}, {7, 8, 9, 10, 11, 12, 13, 14}}, {{}}}
+	var refs []polyRef
+	for _, p := range in {
+		ref, err := s.put(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, ref)
+	}
+	for _, i := range []int{2, 0, 1, 1} {
+		got, err := s.get(refs[i])
+		if err != nil || !reflect.DeepEqual(got, in[i]) {
+			t.Errorf("polygon %d: %v %v, want %v", i, got, err, in[i])
+		}
+	}
+}
+
+// TestPolySpillWindows: reads served from the spill's window, across its
+// edges, and a polygon larger than a window, come back exact in order and
+// shuffled.
+func TestPolySpillWindows(t *testing.T) {
+	s, err := newPolySpill()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	var in [][][]float64
+	var refs []polyRef
+	for i := range 3000 {
+		n := 6 + 2*(i%40)
+		if i == 1500 {
+			n = 3 * spillWindow / 8 // 3 windows of bytes
+		}
+		ring := make([]float64, n)
+		for j := range ring {
+			ring[j] = float64(i) + float64(j)/8
+		}
+		ref, err := s.put([][]float64{ring})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, refs = append(in, [][]float64{ring}), append(refs, ref)
+	}
+	order := make([]int, 0, 2*len(in))
+	for i := range in {
+		order = append(order, i)
+	}
+	for i := range in {
+		order = append(order, (i*7919)%len(in)) // 7919 is prime: every index, shuffled
+	}
+	for _, i := range order {
+		got, err := s.get(refs[i])
+		if err != nil || !reflect.DeepEqual(got, in[i]) {
+			t.Fatalf("polygon %d: %v, got %d numbers", i, err, len(got))
+		}
+	}
+}
