@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -191,15 +192,8 @@ func (s *Service) videoWorkspace(ctx context.Context, w *Workspace, sessionSeq i
 		return ok, err
 	}
 	w.Video = &v
-	var spans [][2]int
-	if err := rowsEach(ctx, s.db.R, `SELECT first_frame, last_frame FROM track WHERE file_seq = ? AND operation = ?
-		AND last_frame >= ? AND first_frame <= ?`, []any{v.fileSeq, w.ProjectID, v.FirstFrame, v.LastFrame},
-		func(rows *sql.Rows) error {
-			var sp [2]int
-			err := rows.Scan(&sp[0], &sp[1])
-			spans = append(spans, sp)
-			return err
-		}); err != nil {
+	spans, err := s.lake.TrackSpans(ctx, v.fileSeq, w.ProjectID, v.FirstFrame, v.LastFrame)
+	if err != nil {
 		return true, err
 	}
 	w.Frames = make([]FrameStatus, v.Frames)
@@ -222,12 +216,17 @@ func (s *Service) videoWorkspace(ctx context.Context, w *Workspace, sessionSeq i
 // video: NotFound when no task of the project labels it, so the project's
 // video routes reach only its own videos.
 func (s *Service) ProjectVideo(ctx context.Context, projectID, uniqueName string) ([]VideoTask, error) {
-	p, err := s.Project(ctx, projectID)
+	return s.projectVideo(ctx, s.db.R, projectID, uniqueName)
+}
+
+// projectVideo is ProjectVideo on q: the readers' pool or a transaction.
+func (s *Service) projectVideo(ctx context.Context, q ctxTx, projectID, uniqueName string) ([]VideoTask, error) {
+	p, err := loadProject(ctx, q, "p.id = ?", projectID)
 	if err != nil {
 		return nil, err
 	}
 	var out []VideoTask
-	err = rowsEach(ctx, s.db.R, `SELECT v.session_seq, v.file_seq, v.unique_name, v.first_frame, v.last_frame, v.every,
+	err = rowsEach(ctx, q, `SELECT v.session_seq, v.file_seq, v.unique_name, v.first_frame, v.last_frame, v.every,
 		s.task_id FROM video_task v JOIN upload_session s ON s.seq = v.session_seq WHERE s.project_seq = ?
 		AND v.unique_name = ? ORDER BY v.first_frame`, []any{p.seq, uniqueName}, func(rows *sql.Rows) error {
 		var v VideoTask
@@ -254,26 +253,20 @@ func videoJobFrames(v VideoTask) []planFrame {
 
 // videoJobFramesOf lists a video job's frames, with their verdicts.
 func (s *Service) videoJobFramesOf(ctx context.Context, v VideoTask, projectID string, jobSeq int64) ([]JobFrame, error) {
-	var spans [][2]int
-	if err := rowsEach(ctx, s.db.R, `SELECT first_frame, last_frame FROM track WHERE file_seq = ? AND operation = ?`,
-		[]any{v.fileSeq, projectID}, func(rows *sql.Rows) error {
-			var sp [2]int
-			err := rows.Scan(&sp[0], &sp[1])
-			spans = append(spans, sp)
-			return err
-		}); err != nil {
+	spans, err := s.lake.TrackSpans(ctx, v.fileSeq, projectID, math.MinInt32, math.MaxInt32)
+	if err != nil {
 		return nil, err
 	}
 	out := []JobFrame{}
-	err := rowsEach(ctx, s.db.R, `SELECT frame, review FROM video_job_frame WHERE job_seq = ? ORDER BY frame`,
+	err = rowsEach(ctx, s.db.R, `SELECT frame, review FROM video_job_frame WHERE job_seq = ? ORDER BY frame`,
 		[]any{jobSeq}, func(rows *sql.Rows) error {
 			var n int
 			var review sql.NullString
 			if err := rows.Scan(&n, &review); err != nil {
 				return err
 			}
-			f := JobFrame{SequenceNo: (n - v.FirstFrame) / v.Every, UniqueName: v.UniqueName, Frame: &n,
-				URL: videoFrameURL(projectID, v.UniqueName, n), Width: v.Width, Height: v.Height, Version: 1,
+			f := JobFrame{FrameStatus: FrameStatus{SequenceNo: (n - v.FirstFrame) / v.Every, UniqueName: v.UniqueName,
+				Frame: &n, URL: videoFrameURL(projectID, v.UniqueName, n), Width: v.Width, Height: v.Height, Version: 1},
 				Review: nullString(review)}
 			for _, sp := range spans {
 				if sp[0] <= n && n <= sp[1] {
@@ -322,7 +315,27 @@ type TrackEdit struct {
 // frame of their own job in another state is FailedPrecondition naming the
 // state; another's job, no job or no task is PermissionDenied.
 func (s *Service) CheckTrackEdit(ctx context.Context, projectID, uniqueName string, frames []int, m Member) (TrackEdit, error) {
-	tasks, err := s.ProjectVideo(ctx, projectID, uniqueName)
+	return s.checkTrackEdit(ctx, s.db.R, projectID, uniqueName, frames, m)
+}
+
+// TrackEditGuard is CheckTrackEdit and StartTrackEdit made one with the
+// write (lake.TrackGuard): inside the track write's transaction it asks
+// whether m may turn the project's tracks the write replaces into after,
+// and marks the jobs it is made in started. A job reassigned, submitted or
+// deleted by another request lands wholly before the write (which is then
+// refused) or after it, never between the check and the write.
+func (s *Service) TrackEditGuard(projectID, uniqueName string, after []lake.Track, m Member) lake.TrackGuard {
+	return func(ctx context.Context, tx *sql.Tx, before []lake.Track) error {
+		ed, err := s.checkTrackEdit(ctx, tx, projectID, uniqueName, ChangedFrames(before, after), m)
+		if err != nil {
+			return err
+		}
+		return s.startTrackEdit(ctx, tx, ed)
+	}
+}
+
+func (s *Service) checkTrackEdit(ctx context.Context, q ctxTx, projectID, uniqueName string, frames []int, m Member) (TrackEdit, error) {
+	tasks, err := s.projectVideo(ctx, q, projectID, uniqueName)
 	if err != nil || m.Curate {
 		return TrackEdit{}, err
 	}
@@ -335,7 +348,7 @@ next:
 				continue next
 			}
 		}
-		sp, err := s.editSpan(ctx, tasks, n, m)
+		sp, err := s.editSpan(ctx, q, tasks, n, m)
 		if err != nil {
 			return TrackEdit{}, err
 		}
@@ -357,14 +370,14 @@ func (s *Service) EditSpan(ctx context.Context, projectID, uniqueName string, fr
 	if m.Curate {
 		return 0, -1, nil // no bound
 	}
-	sp, err := s.editSpan(ctx, tasks, frame, m)
+	sp, err := s.editSpan(ctx, s.db.R, tasks, frame, m)
 	return sp.lo, sp.hi, err
 }
 
 // editSpan finds the task and job frame n lies in and checks m may write
 // there. A video job spans its first sampled frame to the frame before the
 // next job's (the task's last frame for the last job).
-func (s *Service) editSpan(ctx context.Context, tasks []VideoTask, n int, m Member) (frameSpan, error) {
+func (s *Service) editSpan(ctx context.Context, q ctxTx, tasks []VideoTask, n int, m Member) (frameSpan, error) {
 	var t *VideoTask
 	for i := range tasks {
 		if tasks[i].FirstFrame <= n && n <= tasks[i].LastFrame {
@@ -383,7 +396,7 @@ func (s *Service) editSpan(ctx context.Context, tasks []VideoTask, n int, m Memb
 		lo, hi             int
 	}
 	var jobs []vjob
-	if err := rowsEach(ctx, s.db.R, `SELECT j.seq, j.number, j.state, j.assignee, j.reviewer, min(f.frame), max(f.frame)
+	if err := rowsEach(ctx, q, `SELECT j.seq, j.number, j.state, j.assignee, j.reviewer, min(f.frame), max(f.frame)
 		FROM label_job j JOIN video_job_frame f ON f.job_seq = j.seq WHERE j.session_seq = ? GROUP BY j.seq
 		ORDER BY 6`, []any{t.sessionSeq}, func(rows *sql.Rows) error {
 		var j vjob
@@ -434,26 +447,28 @@ func (s *Service) StartTrackEdit(ctx context.Context, ed TrackEdit) error {
 	if len(ed.jobs) == 0 {
 		return nil
 	}
-	return s.db.Tx(ctx, func(tx *sql.Tx) error {
-		var sessions []int64
-		for _, seq := range ed.jobs {
-			var session int64
-			if err := tx.QueryRowContext(ctx, `UPDATE label_job SET started = 1 WHERE seq = ? RETURNING session_seq`,
-				seq).Scan(&session); err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			sessions = append(sessions, session)
+	return s.db.Tx(ctx, func(tx *sql.Tx) error { return s.startTrackEdit(ctx, tx, ed) })
+}
+
+func (s *Service) startTrackEdit(ctx context.Context, tx *sql.Tx, ed TrackEdit) error {
+	var sessions []int64
+	for _, seq := range ed.jobs {
+		var session int64
+		if err := tx.QueryRowContext(ctx, `UPDATE label_job SET started = 1 WHERE seq = ? RETURNING session_seq`,
+			seq).Scan(&session); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
 		}
-		for _, session := range sessions {
-			if session == 0 {
-				continue
-			}
-			if err := refreshStatus(ctx, s, tx, session); err != nil {
-				return fmt.Errorf("task status: %w", err)
-			}
+		sessions = append(sessions, session)
+	}
+	for _, session := range sessions {
+		if session == 0 {
+			continue
 		}
-		return nil
-	})
+		if err := refreshStatus(ctx, s, tx, session); err != nil {
+			return fmt.Errorf("task status: %w", err)
+		}
+	}
+	return nil
 }
 
 // ChangedFrames lists the frames where two versions of a video's tracks

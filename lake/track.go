@@ -223,6 +223,7 @@ func (l *Lake) replaceTracks(ctx context.Context, uniqueName string, source Sour
 type trackWrite struct {
 	whole, record bool
 	gone          []int
+	guard         TrackGuard // nil: none
 }
 
 // SetTrack replaces the operation's track of t's number on the video (or
@@ -236,11 +237,20 @@ func (l *Lake) SetTrack(ctx context.Context, uniqueName string, source Source, o
 
 // DeleteTrack removes the operation's track number from the video.
 func (l *Lake) DeleteTrack(ctx context.Context, uniqueName, operation string, number int) error {
+	return l.DeleteTrackIf(ctx, uniqueName, operation, number, nil)
+}
+
+// DeleteTrackIf is DeleteTrack when guard, asked inside the delete's
+// transaction with the track as it is there, allows it.
+func (l *Lake) DeleteTrackIf(ctx context.Context, uniqueName, operation string, number int, guard TrackGuard) error {
 	f, err := l.File(ctx, uniqueName)
 	if err != nil {
 		return err
 	}
 	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := guardTracks(ctx, tx, f.seq, operation, []int{number}, guard); err != nil {
+			return err
+		}
 		before, err := trackKeyframeShapes(ctx, tx, f.seq, operation, []int{number})
 		if err != nil {
 			return err
@@ -288,6 +298,9 @@ func (l *Lake) putTracks(ctx context.Context, uniqueName string, source Source, 
 		}
 	}
 	return l.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := guardTracks(ctx, tx, f.seq, operation, numbers, w.guard); err != nil {
+			return err
+		}
 		var before map[int][]string
 		if w.record {
 			if before, err = trackKeyframeShapes(ctx, tx, f.seq, operation, numbers); err != nil {
@@ -367,15 +380,32 @@ func (l *Lake) Tracks(ctx context.Context, uniqueName string, operations []strin
 	if err != nil {
 		return nil, err
 	}
+	return readTracks(ctx, l.db.R, f.seq, operations, nil)
+}
+
+// querier is a connection pool or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// readTracks reads the tracks of a video (by its seq) from the operations
+// given (all when nil) and of the numbers given (all when nil), on q: the
+// readers' pool, or a write's transaction (a track write's guard reads
+// what the write replaces there, track_guard.go).
+func readTracks(ctx context.Context, q querier, fileSeq int64, operations []string, numbers []int) ([]Track, error) {
 	which := ` FROM track t WHERE t.file_seq = ?`
-	args := []any{f.seq}
+	args := []any{fileSeq}
 	if operations != nil {
 		which += ` AND t.operation IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonArray(operations))
 	}
+	if numbers != nil {
+		which += ` AND t.number IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(numbers))
+	}
 	var out []Track
 	index := map[int64]int{}
-	err = l.scanRows(ctx, `SELECT t.seq, t.id, t.number, t.label, t.type, t.source, t.operation, t.first_frame,
+	err := queryEach(ctx, q, `SELECT t.seq, t.id, t.number, t.label, t.type, t.source, t.operation, t.first_frame,
 		t.last_frame, t.keyframes, t.outside`+which+` ORDER BY t.operation, t.number`, args, func(rows *sql.Rows) error {
 		var t Track
 		var seq int64
@@ -398,7 +428,7 @@ func (l *Lake) Tracks(ctx context.Context, uniqueName string, operations []strin
 	}
 	// The keyframes in their table's order (track, frame), without the
 	// track's columns on every row.
-	err = l.scanRows(ctx, `SELECT k.track_seq, k.frame, k.x, k.y, k.w, k.h, k.confidence, k.attributes, k.geometry, k.area
+	err = queryEach(ctx, q, `SELECT k.track_seq, k.frame, k.x, k.y, k.w, k.h, k.confidence, k.attributes, k.geometry, k.area
 		FROM track_keyframe k WHERE k.track_seq IN (SELECT t.seq`+which+`) ORDER BY k.track_seq, k.frame`, args,
 		func(rows *sql.Rows) error {
 			var seq int64
@@ -413,12 +443,26 @@ func (l *Lake) Tracks(ctx context.Context, uniqueName string, operations []strin
 			if err := k.loadShape(string(t.Type), geometry, area); err != nil {
 				return fmt.Errorf("track %s frame %d: %w", t.ID, k.Frame, err)
 			}
-			k.Label, k.Source, k.Operation, k.Attributes, k.FileSeq = t.Label, t.Source, t.Operation, json.RawMessage(attrs), f.seq
+			k.Label, k.Source, k.Operation, k.Attributes, k.FileSeq = t.Label, t.Source, t.Operation, json.RawMessage(attrs), fileSeq
 			k.roundCoords()
 			t.Keyframes = append(t.Keyframes, k)
 			return nil
 		})
 	return out, err
+}
+
+func queryEach(ctx context.Context, q querier, query string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // scanTracks reads rows of a track joined with its keyframes, ordered by

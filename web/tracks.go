@@ -261,7 +261,7 @@ func (s *server) putTracks(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.setTracks(c, c.Param("uniqueName"), op, tracks); err != nil {
+	if err := s.setTracks(c, c.Param("uniqueName"), op, tracks, nil); err != nil {
 		return err
 	}
 	return answerTracksPut(c, tracks)
@@ -366,10 +366,11 @@ func (s *server) trackMetrics(c *echo.Context) error {
 
 // setTracks makes the video's tracks of op exactly tracks, as a PUT of
 // them: an edit kept in the frames' history, or with format= an import,
-// which is not (as an image label import is not).
-func (s *server) setTracks(c *echo.Context, name, op string, tracks []lake.Track) error {
+// which is not (as an image label import is not); guard, when not nil, is
+// asked inside the write.
+func (s *server) setTracks(c *echo.Context, name, op string, tracks []lake.Track, guard lake.TrackGuard) error {
 	if c.QueryParam("format") != "" && c.QueryParam("format") != "json" {
-		return s.Lake.ImportTracks(c.Request().Context(), name, lake.Human, op, tracks)
+		return s.Lake.ImportTracksIf(c.Request().Context(), name, lake.Human, op, tracks, guard)
 	}
-	return s.Lake.SetTracks(c.Request().Context(), name, lake.Human, op, tracks)
+	return s.Lake.SetTracksIf(c.Request().Context(), name, lake.Human, op, tracks, guard)
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/labstack/echo/v5"
 
-	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake"
 )
@@ -15,7 +14,7 @@ import (
 // routes of tracks.go, on videos of the project's video tasks only, with the
 // project's tracks (operation = the project's id). Reads need a member;
 // writes an annotator, who writes only inside the jobs they hold
-// (annotate.CheckTrackEdit), or a curator.
+// (annotate.TrackEditGuard, asked inside the write), or a curator.
 func (s *server) videoTaskRoutes(g *echo.Group) {
 	const v = "/projects/:projectId/videos/:uniqueName"
 	g.GET(v+"/tracks", s.projectTracks)
@@ -54,26 +53,16 @@ func (s *server) projectVideoFrame(c *echo.Context) error {
 	return s.answerVideoFrame(c, f)
 }
 
-// checkTrackEdit asks the jobs' rules about an edit that turns the
-// project's tracks before into after (those of the numbers changed).
-func (s *server) checkTrackEdit(c *echo.Context, pid, name string, before, after []lake.Track) (annotate.TrackEdit, error) {
+// trackEditGuard is the jobs' rules about an edit that turns the project's
+// tracks the write replaces into after, asked inside the write's
+// transaction (annotate.TrackEditGuard): a job reassigned or submitted
+// while the request waits to write refuses it.
+func (s *server) trackEditGuard(c *echo.Context, pid, name string, after []lake.Track) (lake.TrackGuard, error) {
 	m, err := s.jobEditor(c)
 	if err != nil {
-		return annotate.TrackEdit{}, err
+		return nil, err
 	}
-	return s.Annotate.CheckTrackEdit(c.Request().Context(), pid, name, annotate.ChangedFrames(before, after), m)
-}
-
-// projectTrack reads the project's track n of the video: none or one.
-func (s *server) projectTrack(c *echo.Context, pid, name string, n int) ([]lake.Track, error) {
-	all, err := s.Lake.Tracks(c.Request().Context(), name, []string{pid})
-	var out []lake.Track
-	for _, t := range all {
-		if t.Number == n {
-			out = append(out, t)
-		}
-	}
-	return out, err
+	return s.Annotate.TrackEditGuard(pid, name, after, m), nil
 }
 
 func (s *server) putProjectTrack(c *echo.Context) error {
@@ -85,19 +74,12 @@ func (s *server) putProjectTrack(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	before, err := s.projectTrack(c, pid, name, t.Number)
+	guard, err := s.trackEditGuard(c, pid, name, []lake.Track{t})
 	if err != nil {
 		return err
 	}
-	ed, err := s.checkTrackEdit(c, pid, name, before, []lake.Track{t})
+	got, err := s.Lake.SetTrackIf(c.Request().Context(), name, lake.Human, pid, t, guard)
 	if err != nil {
-		return err
-	}
-	got, err := s.Lake.SetTrack(c.Request().Context(), name, lake.Human, pid, t)
-	if err != nil {
-		return err
-	}
-	if err := s.Annotate.StartTrackEdit(c.Request().Context(), ed); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, toTrackJSON(got))
@@ -112,19 +94,11 @@ func (s *server) putProjectTracks(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	before, err := s.Lake.Tracks(ctx, name, []string{pid})
+	guard, err := s.trackEditGuard(c, pid, name, tracks)
 	if err != nil {
 		return err
 	}
-	ed, err := s.checkTrackEdit(c, pid, name, before, tracks)
-	if err != nil {
-		return err
-	}
-	if err := s.setTracks(c, name, pid, tracks); err != nil {
-		return err
-	}
-	if err := s.Annotate.StartTrackEdit(ctx, ed); err != nil {
+	if err := s.setTracks(c, name, pid, tracks, guard); err != nil {
 		return err
 	}
 	return answerTracksPut(c, tracks)
@@ -145,18 +119,11 @@ func (s *server) deleteProjectTrack(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	before, err := s.projectTrack(c, pid, name, n)
+	guard, err := s.trackEditGuard(c, pid, name, nil)
 	if err != nil {
 		return err
 	}
-	ed, err := s.checkTrackEdit(c, pid, name, before, nil)
-	if err != nil {
-		return err
-	}
-	if err := s.Lake.DeleteTrack(c.Request().Context(), name, pid, n); err != nil {
-		return err
-	}
-	if err := s.Annotate.StartTrackEdit(c.Request().Context(), ed); err != nil {
+	if err := s.Lake.DeleteTrackIf(c.Request().Context(), name, pid, n, guard); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

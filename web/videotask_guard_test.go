@@ -1,0 +1,121 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/framelake/framelake/annotate"
+	"github.com/framelake/framelake/internal/auth"
+	"github.com/framelake/framelake/internal/testmedia"
+	"github.com/framelake/framelake/lake"
+)
+
+// TestTrackEditCheckedInItsWrite: an annotator's track edit is allowed or
+// refused by the jobs as they are when it is written. Ana's PUT of a track
+// in her job arrives while another write holds the database; that write
+// reassigns her job to Ben, and only then commits. The PUT, decided before
+// the reassignment but written after it, must be refused (403) and write
+// nothing; the same for a DELETE of her track once her job is submitted
+// meanwhile (409 naming the state).
+func TestTrackEditCheckedInItsWrite(t *testing.T) {
+	tm := startTeam(t)
+	vp, err := tm.a.Annotate.CreateProject(tm.ctx, annotate.NewProject{Name: "clips", ContentType: annotate.Video,
+		Labels: []annotate.Label{{Name: "car"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm.proj = vp.ID
+	tm.person("ana", auth.Annotator, true)
+	tm.person("ben", auth.Annotator, true)
+	path := filepath.Join(t.TempDir(), "clip.mp4")
+	if err := testmedia.Video(path, 64, 48, 5, 2); err != nil {
+		t.Fatal(err) // ffmpeg missing: make test installs it
+	}
+	res, err := tm.a.Lake.Add(tm.ctx, lake.AddOptions{Collection: "clips"}, []lake.Upload{{Name: "clip.mp4",
+		Open: func() (io.ReadCloser, error) { return os.Open(path) }}})
+	if err != nil || len(res.Stored) != 1 {
+		t.Fatalf("add: %v %+v", err, res)
+	}
+	video := res.Stored[0].UniqueName
+	task := tm.want(200, "cur", "POST", "/api/v1/projects/"+vp.ID+"/tasks",
+		map[string]any{"taskName": "clip", "video": video, "lastFrame": 7, "every": 2})
+	taskID := task["id"].(string)
+	tm.want(200, "cur", "POST", "/api/v1/tasks/"+taskID+"/jobs", map[string]any{"size": 2, "assignees": []string{"ana", "ben"}})
+	v := "/api/v1/projects/" + vp.ID + "/videos/" + url.PathEscape(video) + "/tracks/"
+	track := map[string]any{"label": "car", "outside": []int{}, "keyframes": []map[string]any{
+		{"frame": 0, "x": 0, "y": 10, "width": 20, "height": 20}, {"frame": 2, "x": 20, "y": 10, "width": 20, "height": 20}}}
+	tm.want(200, "ana", "PUT", v+"1", track) // her job, frames 0-3
+
+	// whileHeld sends ana's request while another write holds the database
+	// and runs change in it, committing after the request has had time to
+	// be checked; it answers the request's status.
+	whileHeld := func(method, path string, body any, change string) int {
+		held, done := make(chan struct{}), make(chan int, 1)
+		txDone := make(chan error, 1)
+		go func() {
+			txDone <- tm.a.Lake.DB().Tx(context.Background(), func(tx *sql.Tx) error {
+				close(held)
+				time.Sleep(700 * time.Millisecond) // the request is checked (before the fix) and waits to write
+				_, err := tx.Exec(change)
+				return err
+			})
+		}()
+		<-held
+		go func() { done <- send(tm, "ana", method, path, body) }()
+		if err := <-txDone; err != nil {
+			t.Fatal(err)
+		}
+		return <-done
+	}
+	moved := track
+	moved["keyframes"] = []map[string]any{{"frame": 0, "x": 4, "y": 10, "width": 20, "height": 20}}
+	if code := whileHeld("PUT", v+"1", moved, `UPDATE label_job SET assignee = 'ben' WHERE assignee = 'ana'`); code != 403 {
+		t.Errorf("a PUT in a job reassigned before it was written: %d, want 403", code)
+	}
+	got := tm.want(200, "cur", "GET", v[:len(v)-1]+"?frame=0", nil)
+	if sh, _ := got["shapes"].([]any); len(sh) != 1 || sh[0].(map[string]any)["x"] != 0.0 {
+		t.Fatalf("frame 0 after the refused PUT: %v, want track 1 as ana first drew it (x 0)", got)
+	}
+
+	if _, err := tm.a.Lake.DB().W.Exec(`UPDATE label_job SET assignee = 'ana' WHERE number = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if code := whileHeld("DELETE", v+"1", nil, `UPDATE label_job SET state = 'submitted' WHERE assignee = 'ana'`); code != 409 {
+		t.Errorf("a DELETE in a job submitted before it was written: %d, want 409", code)
+	}
+	if got := tm.want(200, "cur", "GET", v[:len(v)-1], nil); len(got["tracks"].([]any)) != 1 {
+		t.Fatalf("tracks after the refused DELETE: %v", got)
+	}
+}
+
+// send is tm.do for a goroutine other than the test's: a failure to send
+// is status 0.
+func send(tm *team, who, method, path string, body any) int {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, tm.base+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	tm.mu.Lock()
+	k := tm.keys[who]
+	tm.mu.Unlock()
+	req.Header.Set("key", k[0])
+	req.Header.Set("secret", k[1])
+	resp, err := tm.http.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
