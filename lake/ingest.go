@@ -137,6 +137,9 @@ func (l *Lake) storeAccepted(ctx context.Context, opt AddOptions, meta string, a
 		stored, err = l.insertFiles(ctx, opt, meta, accepted)
 		return err
 	})
+	if err == nil {
+		l.ingestThumbs(accepted)
+	}
 	return stored, err
 }
 

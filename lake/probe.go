@@ -31,6 +31,7 @@ type probed struct {
 	FrameRate  float64
 	Duration   float64
 	grey       *vips.Grey // the luminance the check decoded for the scorer; nil when none
+	thumb      []byte     // the grid thumbnail the same decode made (see ingestThumbs); nil when none
 }
 
 var imageExts = map[string]bool{"jpg": true, "jpeg": true, "png": true, "gif": true, "webp": true,
@@ -127,9 +128,14 @@ func (l *Lake) probeImage(pend *Pending) (probed, error) {
 	}
 	var info vips.Info
 	var grey *vips.Grey
+	var thumb []byte
 	var err error
 	if l.scorer != nil && l.scorer.Grey != nil {
-		info, grey, err = vips.CheckGrey(b, l.opt.MaxPixels, l.scorer.GreySize)
+		thumbSize := 0
+		if l.opt.ThumbDir != "" {
+			thumbSize = GridThumbSize
+		}
+		info, grey, thumb, err = vips.CheckGreyThumb(b, l.opt.MaxPixels, l.scorer.GreySize, thumbSize, thumbQuality)
 	} else {
 		info, err = vips.Check(b, l.opt.MaxPixels)
 	}
@@ -145,7 +151,7 @@ func (l *Lake) probeImage(pend *Pending) (probed, error) {
 		return probed{}, fmt.Errorf("%w: image format %q is not supported", errUnreadable, info.Format)
 	}
 	return probed{Type: Image, Ext: fe[0], MIME: fe[1], Format: info.Format,
-		Width: info.Width, Height: info.Height, FrameCount: info.Pages, grey: grey}, nil
+		Width: info.Width, Height: info.Height, FrameCount: info.Pages, grey: grey, thumb: thumb}, nil
 }
 
 // ffprobeOut is the part of `ffprobe -print_format json` output we read.

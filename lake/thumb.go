@@ -3,6 +3,7 @@ package lake
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,14 +15,21 @@ import (
 	"github.com/framelake/framelake/internal/vips"
 )
 
+// GridThumbSize is the thumbnail size the web app's grid asks for, the one
+// ingest makes ahead (ingestThumbs); thumbQuality is every thumbnail's JPEG
+// quality.
+const (
+	GridThumbSize = 256
+	thumbQuality  = 80
+)
+
 // Thumbnail returns f's display thumbnail, fitting in size x size with its
 // aspect ratio kept, from the cache under Options.ThumbDir
 // (<size>/<hash[:2]>/<hash>.jpg), making and storing it on a miss. Entries
 // are named by content, so they never go stale.
 func (l *Lake) Thumbnail(ctx context.Context, f File, size int) ([]byte, error) {
-	var path string
-	if l.opt.ThumbDir != "" {
-		path = filepath.Join(l.opt.ThumbDir, strconv.Itoa(size), f.Blob[:2], f.Blob+".jpg")
+	path := l.thumbPath(f.Blob, size)
+	if path != "" {
 		if b, err := os.ReadFile(path); err == nil {
 			return b, nil
 		}
@@ -41,14 +49,33 @@ func (l *Lake) Thumbnail(ctx context.Context, f File, size int) ([]byte, error) 
 	if err != nil || path == "" {
 		return b, err
 	}
-	// Written whole then renamed: a reader never sees half an entry, and two
-	// requests making the same entry at once both leave a complete file.
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := writeThumb(path, b); err != nil {
 		return nil, err
 	}
+	return b, nil
+}
+
+// thumbPath is where the cache keeps the thumbnail of blob hash at size;
+// "" when there is no cache.
+func (l *Lake) thumbPath(hash string, size int) string {
+	if l.opt.ThumbDir == "" {
+		return ""
+	}
+	return filepath.Join(l.opt.ThumbDir, strconv.Itoa(size), hash[:2], hash+".jpg")
+}
+
+// writeThumb puts a cache entry in place: written whole then renamed, so a
+// reader never sees half an entry, and two writers of the same entry at
+// once both leave a complete file.
+func writeThumb(path string, b []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".thumb-*")
+	if errors.Is(err, os.ErrNotExist) { // the first entry of its folder
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			tmp, err = os.CreateTemp(filepath.Dir(path), ".thumb-*")
+		}
+	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	_, werr := tmp.Write(b)
 	if cerr := tmp.Close(); werr == nil {
@@ -59,9 +86,31 @@ func (l *Lake) Thumbnail(ctx context.Context, f File, size int) ([]byte, error) 
 	}
 	if werr != nil {
 		os.Remove(tmp.Name())
-		return nil, werr
 	}
-	return b, nil
+	return werr
+}
+
+// ingestThumbs puts in the cache the grid thumbnails that the ingest check's
+// decode made (vips.CheckGreyThumb) of files now stored, so the grid's first
+// view of them is a cache hit and not a second decode of the file: a cold
+// 256 px thumbnail of a 1400x1050 JPEG cost about as much CPU again as its
+// whole import. It runs after the rows are committed, so a file that was
+// refused or rolled back leaves no entry. A failed write only leaves the
+// entry to be made on the first view, as before.
+func (l *Lake) ingestThumbs(files []staged) {
+	var todo []*staged
+	for i := range files {
+		if files[i].p.thumb != nil {
+			todo = append(todo, &files[i])
+		}
+	}
+	l.parallel(len(todo), func(i int) {
+		s := todo[i]
+		if err := writeThumb(l.thumbPath(s.pend.Hash, GridThumbSize), s.p.thumb); err != nil {
+			l.log.Warn("thumbnail at ingest", "file", s.up.Name, "err", err)
+		}
+		s.p.thumb = nil
+	})
 }
 
 // dropThumbs removes the cached thumbnails of a blob that left the store,
@@ -90,7 +139,7 @@ func (l *Lake) dropThumbs(hash string) {
 func makeThumb(ctx context.Context, path string, t FileType, size int) ([]byte, error) {
 	switch t {
 	case Image:
-		b, err := vips.FitJPEG(path, size, 80)
+		b, err := vips.FitJPEG(path, size, thumbQuality)
 		if err != nil { // libvips names the file: kept as the cause, not in the answer
 			return nil, errs.Wrap(errs.UnsupportedMedia, err, "no thumbnail: the image does not decode")
 		}

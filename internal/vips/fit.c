@@ -13,19 +13,41 @@ FL_HOT void fl_fit_area(const uint8_t *pix, int w, int h, int bands, int tw, int
 		const long long *cidx, const float *cf, int cn, const long long *ridx, const float *rf, int rn,
 		uint8_t *out) {
 	size_t row = (size_t)tw * bands;
-	float *tmp = g_malloc0(sizeof(float) * row * h), *acc = g_malloc(sizeof(float) * row);
+	float *tmp = g_malloc(sizeof(float) * row * h), *acc = g_malloc(sizeof(float) * row);
+	// The first pass sums each output in a register, its terms in order k
+	// (0 + the first term is that term, as the first form's sums began):
+	// the same additions as adding term k of every output before term k+1
+	// into memory, without loading and storing every partial sum. It took
+	// most of the time, three quarters of it for a 3-band thumbnail.
 	for (int y = 0; y < h; y++) {
 		const uint8_t *src = pix + (size_t)y * w * bands;
 		float *dst = tmp + (size_t)y * row;
-		for (int k = 0; k < cn; k++) {
-			const long long *idx = cidx + (size_t)k * tw;
-			const float *f = cf + (size_t)k * tw;
-			if (bands == 1) {
-				for (int x = 0; x < tw; x++) dst[x] += f[x] * (float)src[idx[x]];
-				continue;
+		if (bands == 1) {
+			for (int x = 0; x < tw; x++) {
+				float s = 0;
+				for (int k = 0; k < cn; k++) s += cf[(size_t)k * tw + x] * (float)src[cidx[(size_t)k * tw + x]];
+				dst[x] = s;
 			}
+		} else if (bands == 3) {
+			for (int x = 0; x < tw; x++) {
+				float s0 = 0, s1 = 0, s2 = 0;
+				for (int k = 0; k < cn; k++) {
+					const uint8_t *p = src + cidx[(size_t)k * tw + x] * 3;
+					float f = cf[(size_t)k * tw + x];
+					s0 += f * (float)p[0];
+					s1 += f * (float)p[1];
+					s2 += f * (float)p[2];
+				}
+				dst[3 * x] = s0, dst[3 * x + 1] = s1, dst[3 * x + 2] = s2;
+			}
+		} else {
 			for (int x = 0; x < tw; x++)
-				for (int b = 0; b < bands; b++) dst[x * bands + b] += f[x] * (float)src[idx[x] * bands + b];
+				for (int b = 0; b < bands; b++) {
+					float s = 0;
+					for (int k = 0; k < cn; k++)
+						s += cf[(size_t)k * tw + x] * (float)src[cidx[(size_t)k * tw + x] * bands + b];
+					dst[x * bands + b] = s;
+				}
 		}
 	}
 	for (int y = 0; y < th; y++) {

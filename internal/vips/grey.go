@@ -52,6 +52,8 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -79,7 +81,7 @@ func DecodeGrey(buf []byte, size int) (Grey, error) {
 		return Grey{}, fmt.Errorf("vips: grey size %d", size)
 	}
 	if isJPEG(buf) {
-		_, g, ok, err := jpegGrey(buf, size, math.MaxInt64)
+		_, g, _, ok, err := jpegGrey(buf, size, 0, 0, math.MaxInt64)
 		if ok || err != nil {
 			return g, err
 		}
@@ -99,56 +101,92 @@ func DecodeGrey(buf []byte, size int) (Grey, error) {
 // grey decode is the check. For any other image grey is nil and the image
 // is checked by Check.
 func CheckGrey(buf []byte, maxPixels, size int) (info Info, grey *Grey, err error) {
+	info, grey, _, err = CheckGreyThumb(buf, maxPixels, size, 0, 0)
+	return info, grey, err
+}
+
+// CheckGreyThumb is CheckGrey that also returns, when the same decode
+// serves it, the image as a JPEG fitting thumb x thumb at quality q, the
+// thumbnail FitJPEG makes of it (within rounding): for a YCbCr JPEG without
+// a colour profile whose grey decode's DCT scale leaves at least thumb
+// pixels on its longer side (1400x1050 at 1/4, 1280x720 at 1/4; not 640x480
+// nor 1920x1080, whose grey decodes at 240 px), the decode keeps the chroma
+// and the thumbnail is averaged down from it. Otherwise thumbJPEG is nil
+// and the grey is what CheckGrey gives. The grey is the same bytes either
+// way.
+func CheckGreyThumb(buf []byte, maxPixels, size, thumb, q int) (info Info, grey *Grey, thumbJPEG []byte, err error) {
 	if err := startup(); err != nil {
-		return Info{}, nil, err
+		return Info{}, nil, nil, err
 	}
 	if err := checkSize(buf); err != nil {
-		return Info{}, nil, err
+		return Info{}, nil, nil, err
 	}
 	if size < 1 || len(buf) == 0 || !isJPEG(buf) {
 		info, err = Check(buf, maxPixels)
-		return info, nil, err
+		return info, nil, nil, err
 	}
-	info, g, ok, err := jpegGrey(buf, size, int64(maxPixels))
+	info, g, thumbJPEG, ok, err := jpegGrey(buf, size, thumb, q, int64(maxPixels))
 	if !ok && err == nil {
 		info, err = Check(buf, maxPixels)
-		return info, nil, err
+		return info, nil, nil, err
 	}
 	if err != nil {
-		return info, nil, err
+		return info, nil, nil, err
 	}
-	return info, &g, nil
+	return info, &g, thumbJPEG, nil
 }
 
-// jpegGrey decodes a JPEG's luminance (fl_jpeg_scaled) and averages it down
-// to size; ok is false, with no error, for a JPEG libjpeg does not convert
-// to grey (CMYK). Over maxPixels it fails with ErrTooManyPixels and the
-// header's Info.
-func jpegGrey(buf []byte, size int, maxPixels int64) (info Info, g Grey, ok bool, err error) {
+// jpegGrey decodes a JPEG's luminance (fl_jpeg_scaled_ycc) and averages it
+// down to size, and with thumb > 0 makes the thumbnail of CheckGreyThumb
+// when the decode kept the chroma for it; ok is false, with no error, for a
+// JPEG libjpeg does not convert to grey (CMYK). Over maxPixels it fails
+// with ErrTooManyPixels and the header's Info.
+func jpegGrey(buf []byte, size, thumb, q int, maxPixels int64) (info Info, g Grey, thumbJPEG []byte, ok bool, err error) {
 	var hdr C.fl_raster
-	var p *C.uint8_t
+	var p, ycc *C.uint8_t
 	var w, h C.int
 	var msg [200]C.char
-	rc := C.fl_jpeg_scaled((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(size), 0, C.longlong(maxPixels),
-		&hdr, &p, &w, &h, &msg[0], C.size_t(len(msg)))
+	rc := C.fl_jpeg_scaled_ycc((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(size), 0, C.int(thumb),
+		C.longlong(maxPixels), &hdr, &p, &ycc, &w, &h, &msg[0], C.size_t(len(msg)))
 	info = Info{Width: int(hdr.W), Height: int(hdr.H), Bands: int(hdr.bands), Pages: 1, Format: "jpeg"}
 	switch rc {
 	case 0:
-		g := Grey{W: int(w), H: int(h), Pix: C.GoBytes(unsafe.Pointer(p), w*h)}
+		pix, tw, th := fitFromC(unsafe.Pointer(p), int(w), int(h), 1, size)
 		C.g_free(C.gpointer(p))
-		return info, g.fit(size), true, nil
+		if ycc != nil {
+			thumbJPEG, err = yccThumb(unsafe.Pointer(ycc), int(w), int(h), thumb, q)
+			C.g_free(C.gpointer(ycc))
+		}
+		return info, Grey{W: tw, H: th, Pix: pix}, thumbJPEG, err == nil, err
 	case 1:
-		return info, Grey{}, false, nil
+		return info, Grey{}, nil, false, nil
 	case 2:
-		return info, Grey{}, false, fmt.Errorf("%w: %dx%d", ErrTooManyPixels, info.Width, info.Height)
+		return info, Grey{}, nil, false, fmt.Errorf("%w: %dx%d", ErrTooManyPixels, info.Width, info.Height)
 	}
-	return Info{}, Grey{}, false, fmt.Errorf("%w: %s", ErrDecode, C.GoString(&msg[0]))
+	return Info{}, Grey{}, nil, false, fmt.Errorf("%w: %s", ErrDecode, C.GoString(&msg[0]))
 }
 
-// fit averages g down to fit size x size (see fitArea).
-func (g Grey) fit(size int) Grey {
-	pix, w, h := fitArea(g.Pix, g.W, g.H, 1, size)
-	return Grey{W: w, H: h, Pix: pix}
+// fitFromC is fitArea of w x h pixels of bands bytes in C memory, which the
+// caller frees: the result is Go memory either way (a copy when the image
+// already fits), with no copy of the source first.
+func fitFromC(p unsafe.Pointer, w, h, bands, size int) ([]byte, int, int) {
+	src := unsafe.Slice((*byte)(p), w*h*bands)
+	pix, tw, th := fitArea(src, w, h, bands, size)
+	if len(pix) > 0 && &pix[0] == &src[0] {
+		pix = append([]byte(nil), src...)
+	}
+	return pix, tw, th
+}
+
+// yccThumb averages w x h interleaved YCbCr pixels in C memory down to fit
+// thumb x thumb and encodes them as a JPEG at quality q.
+func yccThumb(ycc unsafe.Pointer, w, h, thumb, q int) ([]byte, error) {
+	pix, tw, th := fitFromC(ycc, w, h, 3, thumb)
+	// A 256 px thumbnail at quality 80 is 8-20 KB: room for most, so the
+	// encoder writes into Go memory and nothing is copied after.
+	return appendJPEG(make([]byte, 0, 32<<10), func(into *C.uint8_t, room C.size_t, out **C.uint8_t, n *C.ulong, msg *C.char, msglen C.size_t) C.int {
+		return C.fl_ycc_thumb((*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int(tw), C.int(th), C.int(q), into, room, out, n, msg, msglen)
+	})
 }
 
 // fitArea averages a w x h image of bands bytes per pixel down to fit size
@@ -167,7 +205,7 @@ func fitArea(pix []byte, w, h, bands, size int) ([]byte, int, int) {
 	}
 	scale := float64(size) / float64(max(w, h))
 	tw, th := max(1, int(float64(w)*scale+0.5)), max(1, int(float64(h)*scale+0.5))
-	cols, rows := areaWeights(w, tw), areaWeights(h, th)
+	cols, rows := cachedWeights(w, tw), cachedWeights(h, th)
 	out := make([]byte, th*tw*bands)
 	// The sums run in C (fit.c): the same float32 additions in the same order.
 	C.fl_fit_area((*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int(w), C.int(h), C.int(bands), C.int(tw), C.int(th),
@@ -175,6 +213,29 @@ func fitArea(pix []byte, w, h, bands, size int) ([]byte, int, int) {
 		(*C.longlong)(unsafe.Pointer(&rows.idx[0])), (*C.float)(unsafe.Pointer(&rows.f[0])), C.int(rows.n),
 		(*C.uint8_t)(unsafe.Pointer(&out[0])))
 	return out, tw, th
+}
+
+// weightsCache holds areaWeights by their (n, m), at most maxCachedWeights
+// of them: an import meets a few image sizes thousands of times, and making
+// a 1400x1050 JPEG's weights again for each cost a third of its sums. The
+// weights are only read once made.
+var (
+	weightsCache  sync.Map // [2]int -> weights
+	weightsCached atomic.Int32
+)
+
+const maxCachedWeights = 512
+
+func cachedWeights(n, m int) weights {
+	k := [2]int{n, m}
+	if w, ok := weightsCache.Load(k); ok {
+		return w.(weights)
+	}
+	w := areaWeights(n, m)
+	if weightsCached.Add(1) <= maxCachedWeights {
+		weightsCache.Store(k, w)
+	}
+	return w
 }
 
 // weights maps each of m output pixels to the n input pixels it covers:

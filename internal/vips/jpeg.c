@@ -347,8 +347,9 @@ static void write_ycc(j_compress_ptr c, const fl_raster planes[3], uint8_t *scra
 	}
 }
 
-// compress writes a baseline 4:2:0 JPEG of the raster in, or, when raw, of
-// the three planes from in on (fl_jpeg_encode, fl_jpeg_encode_ycc).
+// compress writes a baseline 4:2:0 JPEG of the raster in, or, when raw is
+// 1, of the three planes from in on (fl_jpeg_encode, fl_jpeg_encode_ycc);
+// raw 2 is a raster of interleaved YCbCr (fl_ycc_thumb).
 static int compress(const fl_raster *in, int raw, int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
 	struct jpeg_compress_struct c;
 	fl_jerr e;
@@ -377,14 +378,14 @@ static int compress(const fl_raster *in, int raw, int quality, uint8_t *into, si
 	c.in_color_space = raw ? JCS_YCbCr : JCS_RGB;
 	jpeg_set_defaults(&c); // YCbCr, 4:2:0, Huffman tables not optimised
 	jpeg_set_quality(&c, quality, TRUE);
-	c.raw_data_in = raw ? TRUE : FALSE;
+	c.raw_data_in = raw == 1 ? TRUE : FALSE;
 	jpeg_start_compress(&c, TRUE);
-	size_t width[3], off[3], need = raw ? ycc_strips(&c, width, off) : in->bands == 4 ? (size_t)in->w * 3 : 0;
+	size_t width[3], off[3], need = raw == 1 ? ycc_strips(&c, width, off) : in->bands == 4 ? (size_t)in->w * 3 : 0;
 	if (need && !(scratch = g_try_malloc(need))) {
 		strcpy(e.msg, "out of memory");
 		longjmp(e.jump, 1);
 	}
-	if (raw)
+	if (raw == 1)
 		write_ycc(&c, in, scratch);
 	else
 		write_rgb(&c, in, scratch);
@@ -417,11 +418,26 @@ int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, si
 // that check. Returns 0; 1 when the JPEG is not one this reads as asked
 // (CMYK; for RGB also an embedded colour profile, which libvips applies); 2
 // when it is over max_pixels; or -1 with err set.
+//
+// A luminance decode given thumb > 0 and ycc keeps the chroma as well when
+// the JPEG is YCbCr (3 components, no colour profile) and the scale gives at
+// least thumb pixels on the longer side (or the whole image, when smaller):
+// it decodes to YCbCr at the same scale, whose Y is the luminance the grey
+// decode gives, byte for byte (libjpeg's grey output of a YCbCr JPEG is its
+// Y, from the same inverse DCT), and *ycc gets the 3*w*h interleaved YCbCr
+// bytes (g_free them) for a thumbnail: the chroma blocks were read anyway,
+// only their inverse DCT is added. *ycc is NULL otherwise.
 int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, long long max_pixels, fl_raster *hdr, uint8_t **pix,
 		   int *w, int *h, char *err, size_t errlen) {
+	return fl_jpeg_scaled_ycc(buf, len, size, rgb, 0, max_pixels, hdr, pix, NULL, w, h, err, errlen);
+}
+
+int fl_jpeg_scaled_ycc(const uint8_t *buf, size_t len, int size, int rgb, int thumb, long long max_pixels, fl_raster *hdr,
+		       uint8_t **pix, uint8_t **ycc, int *w, int *h, char *err, size_t errlen) {
 	struct jpeg_decompress_struct d;
 	fl_jerr e;
 	uint8_t *volatile out = NULL;
+	if (ycc) *ycc = NULL;
 	init_err(&e);
 	d.err = &e.pub;
 	jpeg_create_decompress(&d);
@@ -432,7 +448,7 @@ int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, long long 
 		return -1;
 	}
 	jpeg_mem_src(&d, buf, len);
-	if (rgb) jpeg_save_markers(&d, JPEG_APP0 + 2, 0xffff);
+	if (rgb || (thumb > 0 && ycc)) jpeg_save_markers(&d, JPEG_APP0 + 2, 0xffff);
 	jpeg_read_header(&d, TRUE);
 	hdr->W = d.image_width;
 	hdr->H = d.image_height;
@@ -440,7 +456,7 @@ int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, long long 
 	int profiled = 0;
 	for (jpeg_saved_marker_ptr m = d.marker_list; m; m = m->next)
 		if (m->marker == JPEG_APP0 + 2 && m->data_length >= 12 && !memcmp(m->data, "ICC_PROFILE", 12)) profiled = 1;
-	if ((d.jpeg_color_space != JCS_YCbCr && d.jpeg_color_space != JCS_GRAYSCALE) || profiled) {
+	if ((d.jpeg_color_space != JCS_YCbCr && d.jpeg_color_space != JCS_GRAYSCALE) || (rgb && profiled)) {
 		jpeg_destroy_decompress(&d);
 		return 1;
 	}
@@ -457,10 +473,16 @@ int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, long long 
 	}
 	d.scale_num = num;
 	d.scale_denom = denom;
-	d.out_color_space = rgb ? JCS_RGB : JCS_GRAYSCALE;
+	int keep = 0; // the chroma too, for a thumbnail
+	if (!rgb && thumb > 0 && ycc && !profiled && d.jpeg_color_space == JCS_YCbCr && d.num_components == 3) {
+		jpeg_calc_output_dimensions(&d);
+		unsigned long got = d.output_width > d.output_height ? d.output_width : d.output_height;
+		keep = got >= (side < (unsigned long)thumb ? side : (unsigned long)thumb);
+	}
+	d.out_color_space = rgb ? JCS_RGB : keep ? JCS_YCbCr : JCS_GRAYSCALE;
 	d.dct_method = JDCT_ISLOW;
 	jpeg_start_decompress(&d);
-	size_t row = (size_t)d.output_width * (rgb ? 3 : 1);
+	size_t row = (size_t)d.output_width * (rgb || keep ? 3 : 1);
 	out = g_malloc(row * d.output_height);
 	while (d.output_scanline < d.output_height) {
 		JSAMPROW rows[1] = {out + (size_t)d.output_scanline * row};
@@ -470,6 +492,22 @@ int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, long long 
 	*h = d.output_height;
 	jpeg_finish_decompress(&d); // reads to the end, so truncation shows
 	jpeg_destroy_decompress(&d);
+	if (keep) {
+		size_t n = (size_t)*w * *h;
+		uint8_t *y = g_malloc(n);
+		for (size_t i = 0; i < n; i++) y[i] = out[3 * i];
+		*ycc = out;
+		out = y;
+	}
 	*pix = out;
 	return 0;
+}
+
+// fl_ycc_thumb encodes w x h interleaved YCbCr pixels (fl_jpeg_scaled_ycc's)
+// as a JPEG at quality q, as fl_jpeg_encode would their RGB: the encoder's
+// colour conversion is then a copy.
+int fl_ycc_thumb(const uint8_t *ycc, int w, int h, int quality, uint8_t *into, size_t room, uint8_t **dst,
+		 unsigned long *dstlen, char *err, size_t errlen) {
+	fl_raster in = {(uint8_t *)ycc, (size_t)w * 3, 3, w, h, 0, 0, w, h};
+	return compress(&in, 2, quality, into, room, dst, dstlen, err, errlen);
 }
