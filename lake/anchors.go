@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/framelake/framelake/lake/query"
 )
@@ -22,10 +24,13 @@ import (
 //
 // Anchors are found under a write generation (list_generation, migration
 // 014, which every write that can change an anchored listing moves) and used
-// only in a read transaction whose snapshot has the same generation, so an
-// answer is never stale: after a write, the first deep page of a shape finds
-// them again, walking as far as it needs (what OFFSET costs), and the pages
-// after it are seeks. Other queries and sorts keep OFFSET.
+// only in a snapshot of the same generation, so an answer is never stale.
+// After a write, the first deep page moves them to the new generation by
+// the changes the writer logged since (anchors_log.go), and walks only the
+// gap it lands in; when the log cannot vouch for every change (another
+// process wrote, or a source's listing, which it does not follow), it finds
+// them again, walking as far as it needs (what OFFSET costs). Other queries
+// and sorts keep OFFSET.
 
 // anchorStep is how many rows apart anchors are: a page skips at most
 // anchorStep-1 index entries after its seek (about 0.1 ms), and a shape of
@@ -49,6 +54,11 @@ type anchorShape struct {
 	// in the listing's second half uses to be read from the far end.
 	count     string
 	countArgs []any
+	// change names the shape's rows in the writer's change log
+	// (anchors_log.go): table, group and, when not nil, type; table ""
+	// when the log does not follow the shape.
+	change      string
+	group, kind any
 }
 
 // id names the shape in the cache.
@@ -75,29 +85,60 @@ func (a anchorShape) after() string {
 	return "(" + a.key + ", " + a.seq + ") " + op + " (?, ?)"
 }
 
-// anchorKey is the sort key of one row.
-type anchorKey struct{ key, seq int64 }
+// anchor is the sort key of one row of a listing and its position there.
+// The key is a boundary in the key space more than a row: seeking to it
+// finds the first row at or after it, at position pos, whether or not the
+// row it was found on is still there, so a change of the listing moves
+// pos by the rows that came or went before the key and nothing else.
+type anchor struct {
+	key, seq int64
+	pos      int
+}
 
-// anchorSet is the anchors of one shape found under generation gen: keys[i]
-// is row i·anchorStep's; end is set when the walk reached the last row.
+// anchorSet is the anchors of one shape in the snapshot of generation gen,
+// in the listing's order, with the listing's row count then. They are
+// anchorStep rows apart as first walked; moved to a later generation
+// (anchors_log.go), the rows that came and went between two of them make
+// the gap grow or shrink until a page walks it again. epoch and logAt
+// place gen in the writer's change log (logAt < 0: not placed, so the set
+// cannot be moved and is walked anew after a write).
 type anchorSet struct {
-	gen  int64
-	keys []anchorKey
-	end  bool
+	gen   int64
+	total int
+	keys  []anchor
+	epoch int64
+	logAt int64
+}
+
+// before returns the index of the last anchor at or before position p, or
+// -1 when the first anchor lies after it.
+func (s anchorSet) before(p int) int {
+	i, j := 0, len(s.keys)
+	for i < j {
+		h := (i + j) / 2
+		if s.keys[h].pos <= p {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i - 1
 }
 
 type anchorCache struct {
 	mu sync.Mutex
 	m  map[string]anchorSet
+	// moves counts sets moved to a later generation by the change log,
+	// steps the anchors walks found (tests).
+	moves, steps atomic.Int64
 }
 
-func (c *anchorCache) get(id string, gen int64) anchorSet {
+// peek returns the anchors kept of shape id, of whichever generation.
+func (c *anchorCache) peek(id string) (anchorSet, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s, ok := c.m[id]; ok && s.gen == gen {
-		return s
-	}
-	return anchorSet{gen: gen}
+	s, ok := c.m[id]
+	return s, ok
 }
 
 // put keeps s unless the cache holds as much or more of a newer walk.
@@ -123,6 +164,11 @@ func anchorOf(sel Selection, c compiled, s Sort) (anchorShape, bool) {
 	switch {
 	case c.drive != nil && c.where == "1" && (c.drive.from == "collection_file d" || c.drive.from == "label_file d"):
 		a.from, a.where, a.args, a.key, a.seq = c.drive.from, c.drive.where, c.drive.args, "d.updated_at", "d.file_seq"
+		// The set's value, then the type when listing one (anchoredSels, driverOf).
+		a.change, a.group = strings.TrimSuffix(c.drive.from, " d"), a.args[0]
+		if len(a.args) > 1 {
+			a.kind = a.args[1]
+		}
 		// The set's index range, or a label's kept count in a lake of one type.
 		a.count, a.countArgs = `SELECT count(*) FROM `+a.from+` WHERE `+a.where, a.args
 		if q, args, ok := memberCountSQL(sel, a.count, a.args); ok {
@@ -131,6 +177,7 @@ func anchorOf(sel Selection, c compiled, s Sort) (anchorShape, bool) {
 	case c.drive == nil && c.bare:
 		a.from, a.where, a.args, a.key, a.seq = "file f", c.where, c.args, "f.updated_at", "f.seq"
 		a.count, a.countArgs = typeCountSQL, c.args
+		a.change, a.group = "file", c.args[0]
 	case c.drive == nil && sourceOnly(sel):
 		a.from, a.where, a.args, a.key, a.seq = "file f", c.where, c.args, "f.updated_at", "f.seq"
 		a.count, a.countArgs, _ = memberCountSQL(sel, "", nil)
@@ -181,99 +228,196 @@ func (l *Lake) anchoredWalk(ctx context.Context, sel Selection, idx, size int, s
 		return true, err
 	}
 	defer release()
-	// One read transaction: the generation, the anchors' walk and the page
-	// see one snapshot.
+	if done, err := l.anchoredQuick(ctx, a, idx*size, size, cols, order, scan); done || err != nil {
+		return true, err
+	}
+	for try := 0; ; try++ {
+		again, err := l.anchoredPage(ctx, a, idx*size, size, cols, order, try == 0, scan)
+		if !again || err != nil {
+			return true, err
+		}
+	}
+}
+
+// pageOf is where page rows [pos, pos+lim) of a listing of total rows are
+// read from: a page in the second half is the rows before the end, counted
+// from the far end, in the listing the other way round, whose anchors a
+// walk reaches in at most half the rows ("go to item 900,000" of a million
+// walks 100,000 once, not 900,000).
+func pageOf(a anchorShape, pos, lim, total int) (anchorShape, int, int) {
+	if 2*pos > total {
+		a, pos = a.reversed(), total-pos-lim
+		if pos < 0 {
+			lim, pos = lim+pos, 0
+		}
+	}
+	return a, pos, lim
+}
+
+// anchoredQuick answers the page in one statement from anchors kept of the
+// last generation seen, when the listing is still at that generation: the
+// statement tests the generation itself, in the snapshot it reads the page
+// in, and a page the anchors know is not empty then returns rows. A deep
+// page cost what page 0 does plus a read transaction and a statement
+// (the generation and the count) beside it, 1.3-4x at 1M files; now it is
+// the page's statement alone. done false: the page was not read (no rows
+// scanned); the caller reads it in a transaction.
+func (l *Lake) anchoredQuick(ctx context.Context, a anchorShape, pos, size int, cols, order string,
+	scan func(*sql.Rows) error) (done bool, err error) {
+	// Either direction's anchors know the listing's count at their generation.
+	last, ok := l.anchors.peek(a.id())
+	if back, bok := l.anchors.peek(a.reversed().id()); bok && (!ok || back.gen > last.gen) {
+		last, ok = back, true
+	}
+	if !ok || pos >= last.total {
+		return false, nil
+	}
+	b, p, lim := pageOf(a, pos, size, last.total)
+	set, ok := l.anchors.peek(b.id())
+	if !ok || set.gen != last.gen {
+		return false, nil
+	}
+	i := set.before(p)
+	if i < 0 || p-set.keys[i].pos >= anchorStep {
+		return false, nil // a gap to walk first
+	}
+	q, args := b.pageSQL(cols, order, set.keys[i], p-set.keys[i].pos, lim, set.gen)
+	rows, err := l.db.R.QueryContext(ctx, q, args...)
+	if err != nil {
+		return false, nil // the transaction's read reports it
+	}
+	defer rows.Close()
+	for rows.Next() {
+		done = true
+		if err := scan(rows); err != nil {
+			return true, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return done, err
+	}
+	return done, nil
+}
+
+// pageSQL is the statement of lim rows of the listing from skip rows after
+// anchor k: only the listing's index is read to skip them, the page's files
+// are looked up once found. gen >= 0 makes it return no row unless the
+// snapshot it reads is of that generation.
+func (a anchorShape) pageSQL(cols, order string, k anchor, skip, lim int, gen int64) (string, []any) {
+	cond, args := "", []any(nil)
+	if gen >= 0 {
+		cond, args = "(SELECT n FROM list_generation) = ? AND ", []any{gen}
+	}
+	return `SELECT ` + cols + ` FROM file f WHERE ` + cond + `f.seq IN (SELECT ` + a.seq + ` FROM ` + a.from +
+			` WHERE ` + a.where + ` AND ` + a.after() + ` ORDER BY ` + a.order() + ` LIMIT ` + strconv.Itoa(lim) +
+			` OFFSET ` + strconv.Itoa(skip) + `) ORDER BY ` + order,
+		append(append(args, a.args...), k.key, k.seq)
+}
+
+// anchoredPage reads the page in one read transaction, whose snapshot the
+// generation, the count, the anchors' repair or walk and the page all see.
+// again: the writer's log was ahead of this snapshot (a write committed
+// after it began), so the anchors could not be moved to it; a new
+// transaction is likely to see the log's generation.
+func (l *Lake) anchoredPage(ctx context.Context, a anchorShape, pos, size int, cols, order string, retry bool,
+	scan func(*sql.Rows) error) (again bool, err error) {
 	tx, err := l.db.R.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return true, err
+		return false, err
 	}
 	defer tx.Rollback()
 	var gen int64
 	var total int
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT n FROM list_generation), (`+a.count+`)`,
 		a.countArgs...).Scan(&gen, &total); err != nil {
-		return true, err
+		return false, err
 	}
-	// A page in the second half is the rows before the end, counted from
-	// the far end: the listing the other way round, whose anchors the
-	// walk reaches in at most half the rows ("go to item 900,000" of a
-	// million walks 100,000 once, not 900,000).
-	pos, lim := idx*size, size
 	if pos >= total {
-		return true, nil // past the last row: an empty page
+		return false, nil // past the last row: an empty page
 	}
-	if 2*pos > total {
-		a, pos = a.reversed(), total-pos-size
-		if pos < 0 {
-			lim, pos = lim+pos, 0
-		}
-	}
+	a, p, lim := pageOf(a, pos, size, total)
 	id := a.id()
-	set := l.anchors.get(id, gen)
-	at := pos / anchorStep
-	if len(set.keys) <= at && !set.end {
-		grown, err := extendAnchors(ctx, tx, a, set, at)
-		if err != nil {
-			return true, err
+	set, ok := l.anchors.peek(id)
+	switch {
+	case ok && set.gen == gen:
+	case ok && set.logAt >= 0 && set.gen < gen:
+		moved, ahead := l.moveAnchors(ctx, a, set, gen, total)
+		if ahead && retry {
+			return true, nil
 		}
-		l.anchors.put(id, grown)
-		set = grown
+		if set = moved; set.gen != gen {
+			set = l.newAnchors(ctx, gen, total)
+		}
+	default:
+		set = l.newAnchors(ctx, gen, total)
 	}
-	if len(set.keys) <= at {
-		return true, nil
-	}
-	k := set.keys[at]
-	q := `SELECT ` + cols + ` FROM file f WHERE f.seq IN (SELECT ` + a.seq + ` FROM ` + a.from + ` WHERE ` + a.where +
-		` AND ` + a.after() + ` ORDER BY ` + a.order() + ` LIMIT ` + strconv.Itoa(lim) + ` OFFSET ` +
-		strconv.Itoa(pos-at*anchorStep) + `) ORDER BY ` + order
-	rows, err := tx.QueryContext(ctx, q, append(append([]any(nil), a.args...), k.key, k.seq)...)
+	set, at, err := walkAnchors(ctx, tx, a, set, p, &l.anchors.steps)
 	if err != nil {
-		return true, err
+		return false, err
+	}
+	l.anchors.put(id, set)
+	if at < 0 {
+		return false, nil // fewer rows than the count: not in this snapshot
+	}
+	q, args := a.pageSQL(cols, order, set.keys[at], p-set.keys[at].pos, lim, -1)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return false, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		if err := scan(rows); err != nil {
-			return true, err
+			return false, err
 		}
 	}
-	return true, rows.Err()
+	return false, rows.Err()
 }
 
-// extendAnchors finds set's anchors up to anchor at (or the end), each a
-// seek to the one before it and a skip of anchorStep index entries.
-func extendAnchors(ctx context.Context, tx *sql.Tx, a anchorShape, set anchorSet, at int) (anchorSet, error) {
-	out := anchorSet{gen: set.gen, keys: append([]anchorKey(nil), set.keys...)}
-	if len(out.keys) == 0 {
-		var k anchorKey
+// walkAnchors makes sure set has an anchor at most anchorStep-1 rows
+// before position p, walking from the last one before it (or the first
+// row) and adding one every anchorStep rows, each a seek to the one before
+// and a skip of anchorStep index entries; at is its index, -1 when the
+// listing has no row at p. The walk covers the gap the page is in: the
+// rows from the anchor before it, which are anchorStep, or the rows that
+// came into the gap since the anchors were found (anchors_log.go).
+func walkAnchors(ctx context.Context, tx *sql.Tx, a anchorShape, set anchorSet, p int, steps *atomic.Int64) (anchorSet, int, error) {
+	i := set.before(p)
+	if i >= 0 && p-set.keys[i].pos < anchorStep {
+		return set, i, nil
+	}
+	out := set
+	out.keys = append([]anchor(nil), set.keys...)
+	if i < 0 {
+		var k anchor
 		err := tx.QueryRowContext(ctx, `SELECT `+a.key+`, `+a.seq+` FROM `+a.from+` WHERE `+a.where+
 			` ORDER BY `+a.order()+` LIMIT 1`, a.args...).Scan(&k.key, &k.seq)
 		if errors.Is(err, sql.ErrNoRows) {
-			out.end = true
-			return out, nil
+			return out, -1, nil
 		}
 		if err != nil {
-			return out, err
+			return out, -1, err
 		}
-		out.keys = append(out.keys, k)
+		i, out.keys = 0, slices.Insert(out.keys, 0, k)
 	}
 	st, err := tx.PrepareContext(ctx, `SELECT `+a.key+`, `+a.seq+` FROM `+a.from+` WHERE `+a.where+` AND `+a.after()+
 		` ORDER BY `+a.order()+` LIMIT 1 OFFSET `+strconv.Itoa(anchorStep))
 	if err != nil {
-		return out, err
+		return out, -1, err
 	}
 	defer st.Close()
-	for len(out.keys) <= at {
-		last := out.keys[len(out.keys)-1]
-		var k anchorKey
+	for p-out.keys[i].pos >= anchorStep {
+		last := out.keys[i]
+		k := anchor{pos: last.pos + anchorStep}
 		err := st.QueryRowContext(ctx, append(append([]any(nil), a.args...), last.key, last.seq)...).Scan(&k.key, &k.seq)
 		if errors.Is(err, sql.ErrNoRows) {
-			out.end = true
-			return out, nil
+			return out, -1, nil
 		}
 		if err != nil {
-			return out, err
+			return out, -1, err
 		}
-		out.keys = append(out.keys, k)
+		i++
+		out.keys = slices.Insert(out.keys, i, k)
+		steps.Add(1)
 	}
-	return out, nil
+	return out, i, nil
 }

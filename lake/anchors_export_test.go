@@ -18,3 +18,18 @@ func (l *Lake) AnchorSets() (sets, most int) {
 	}
 	return len(l.anchors.m), most
 }
+
+// SetChangeLog turns the writer's change log (anchors_log.go) on or off and
+// returns the function that puts it back: off, a deep page after a write
+// walks to its anchors.
+func SetChangeLog(on bool) (restore func()) {
+	old := noChangeLog
+	noChangeLog = !on
+	return func() { noChangeLog = old }
+}
+
+// AnchorWork is how many anchor sets the change log moved to a later
+// generation, and how many anchors walks found, since the lake opened.
+func (l *Lake) AnchorWork() (moves, steps int64) {
+	return l.anchors.moves.Load(), l.anchors.steps.Load()
+}

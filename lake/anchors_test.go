@@ -168,12 +168,44 @@ func anchoredSels(colls map[string]string) []lake.Selection {
 // orders, with anchors 4 rows apart, and compares each page with every
 // match sorted in Go (what OFFSET gives); then, between pages, writes that
 // move files in the order and in and out of the shapes, and pages again:
-// anchors found before a write are never used after it.
+// anchors found before a write are never used after it unless moved by
+// every change the writer's log holds since them. It runs with the log
+// (anchors moved across writes) and without (walked again after each),
+// and the log must save most of the walking after writes; a write from
+// another connection, which the log does not see, must make the next
+// pages walk rather than use anchors moved by half the changes.
 func TestAnchoredPagesEqualOffset(t *testing.T) {
 	defer lake.SetAnchorStep(4)()
+	var steps [2]int64
+	for i, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("log %v", on), func(t *testing.T) {
+			defer lake.SetChangeLog(on)()
+			moves, walked := anchoredPagesAcrossWrites(t)
+			if on && moves < 30 || !on && moves != 0 {
+				t.Errorf("anchor sets moved by the log: %d", moves)
+			}
+			steps[i] = walked
+		})
+	}
+	if t.Failed() || 2*steps[0] > steps[1] {
+		t.Errorf("anchors walked after the writes: %d with the change log, %d without", steps[0], steps[1])
+	}
+}
+
+// anchoredPagesAcrossWrites is TestAnchoredPagesEqualOffset on a new lake:
+// the anchor sets the change log moved, and the anchors walked, during the
+// writes between pages.
+func anchoredPagesAcrossWrites(t *testing.T) (moves, walked int64) {
 	ctx := context.Background()
 	l, colls := planLake(t)
 	db := l.DB()
+	// Another connection to the same file: its writes bypass the writer's
+	// TEMP triggers, as another process's would.
+	other, err := sql.Open("sqlite", "file:"+db.Path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
 	all, err := l.ListFiles(ctx, lake.Selection{}, 0, 100, lake.Sort{Field: "name", Order: "ASC"})
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +258,13 @@ func TestAnchoredPagesEqualOffset(t *testing.T) {
 		func() {
 			db.W.Exec(`UPDATE file SET updated_at = 0 WHERE seq = ?`, all[3].Seq()) // moves last
 		},
+		func() { // moves first, unseen by the log
+			if _, err := other.Exec(`UPDATE file SET updated_at = updated_at + 100000 WHERE seq = ?`, all[30].Seq()); err != nil {
+				t.Fatal(err)
+			}
+		},
 	}
+	moves0, walked0 := l.AnchorWork()
 	for _, sel := range anchoredSels(colls) {
 		for _, s := range sorts {
 			for p := range 12 {
@@ -239,6 +277,8 @@ func TestAnchoredPagesEqualOffset(t *testing.T) {
 	for _, d := range maintainedDiffs(t, db.R) {
 		t.Error(d)
 	}
+	moves, walked = l.AnchorWork()
+	return moves - moves0, walked - walked0
 }
 
 // TestLabelMembersMigration makes a lake at migration 013, writes files,
