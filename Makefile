@@ -39,20 +39,27 @@ run: deps build models
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-# make lint and the web app's browser tests (TestWebApp*, a third of cmd/framelake's end-to-end suite) run
-# beside the other Go tests, whose end-to-end suite leaves a core idle most of its time waiting on servers
-# it starts and kills: one package's tests run one after another, so the suite would otherwise be the
-# whole wall time. Their output follows the tests', and any of them failing fails make test.
+# make test runs six streams at once: the checks (lint, embed-example, fuzz), cmd/framelake's end-to-end
+# suite in four shares, and every other package. The end-to-end tests wait on the servers they start, kill
+# and restart, on Chromium and on Python, and a package's tests run one after another: as one stream the
+# suite was the whole wall time (19 min on 2 cores) with a core idle much of it. Each share's output is
+# printed after the live stream's, and any stream failing fails make test.
+E2E_BROWSER_1 := ^TestWebApp(Team|TeamPages|Shapes|Pages)$$
+E2E_KILLS     := ^(TestKill|TestServerKill9|TestImportSurvivesKill9|TestPythonClient)
+E2E_TEST      := $(GO) test -count=1 -timeout 25m
 test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-deps
-	@log=$$(mktemp) && trap 'rm -f $$log' EXIT; \
-	$(MAKE) --no-print-directory lint >$$log 2>&1 & lint=$$!; \
-	$(GO) test -count=1 -timeout 20m -run '^TestWebApp' ./cmd/framelake >$$log.web 2>&1 & web=$$!; \
-	$(GO) test -count=1 -timeout 20m -skip '^TestWebApp' ./...; rc=$$?; \
-	wait $$web; wrc=$$?; echo "--- the web app's browser tests, run beside the others:"; cat $$log.web; rm -f $$log.web; \
-	wait $$lint; lrc=$$?; echo "--- make lint, run beside the tests:"; cat $$log; \
-	[ $$rc -eq 0 ] && [ $$wrc -eq 0 ] && [ $$lrc -eq 0 ]
-	$(MAKE) --no-print-directory embed-example
-	$(MAKE) --no-print-directory fuzz FUZZTIME=5000x
+	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT; \
+	beside() { name=$$1; shift; "$$@" >$$dir/$$name 2>&1; echo $$? >$$dir/$$name.rc; }; \
+	beside checks sh -c '$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory embed-example && \
+		$(MAKE) --no-print-directory fuzz FUZZTIME=5000x' & \
+	beside browser-1 $(E2E_TEST) -run '$(E2E_BROWSER_1)' ./cmd/framelake & \
+	beside browser-2 $(E2E_TEST) -run '^TestWebApp' -skip '$(E2E_BROWSER_1)' ./cmd/framelake & \
+	beside kills $(E2E_TEST) -run '$(E2E_KILLS)' ./cmd/framelake & \
+	beside e2e $(E2E_TEST) -skip '^TestWebApp|$(E2E_KILLS)' ./cmd/framelake & \
+	$(E2E_TEST) $$($(GO) list ./... | grep -v '/cmd/framelake$$'); rc=$$?; wait; \
+	for s in e2e kills browser-1 browser-2 checks; do \
+		echo "--- $$s, run beside:"; cat $$dir/$$s; [ "$$(cat $$dir/$$s.rc)" = 0 ] || rc=1; \
+	done; exit $$rc
 
 # Whole-project checks (docs/operations.md, "Checks"), also the first step of make test: go vet;
 # staticcheck, whose findings fail unless .ci/staticcheck.ignore lists them with a reason; ESLint over
