@@ -18,7 +18,7 @@ func TestReadmeEvaluationExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	py, err := os.ReadFile("../clients/python/test_framelake.py")
+	py, err := os.ReadFile("../client/python/test_framelake.py")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -308,12 +308,12 @@ func TestPythonClient(t *testing.T) {
 }
 
 // installPythonClient makes a virtual environment under work, installs
-// clients/python into it as a user would (pip, no index: nothing may be
+// client/python into it as a user would (pip, no index: nothing may be
 // fetched) and copies the tests into work, away from the sources, so they
 // import the installed package. It returns the environment's python.
 func installPythonClient(t *testing.T, python, work string) string {
 	t.Helper()
-	src, err := filepath.Abs(filepath.Join("..", "..", "clients", "python"))
+	src, err := filepath.Abs(filepath.Join("..", "..", "client", "python"))
 	if err != nil {
 		t.Fatal(err)
 	}

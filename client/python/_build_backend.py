@@ -2,7 +2,7 @@
 
 pip builds with setuptools by default and fetches it from an index when the
 environment lacks it; offline labs have no index. This backend needs nothing
-but Python, so `pip install ./clients/python` works anywhere pip does. It
+but Python, so `pip install ./client/python` works anywhere pip does. It
 packs framelake/ as a pure-Python wheel and reads name, version, description
 and requires-python from pyproject.toml's [project] table (keep those keys
 single-line strings).
