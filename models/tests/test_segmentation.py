@@ -117,6 +117,34 @@ class SegmentationContract(unittest.TestCase):
                 self.invoke(req)
 
 
+class BenchmarkPackageOption(unittest.TestCase):
+    """bench_segmentation.py --package measures a package through its contract; measured on the
+    default package itself, it must see exactly what the benchmark's direct calls see."""
+
+    def test_contract_path_matches_direct_calls(self):
+        sys.path.insert(0, str(REPO / "models"))
+        import bench_segmentation as bench
+        pkg = bench.Package(str(MODELS / "segmentation"))
+        direct = bench.inference.GrabCut()
+        objs = list(bench.objects())
+        for name, img, gt in (objs[0], objs[-1]):
+            box = bench.tight_box(gt)
+            via, score = pkg.segment(img, box, [])
+            want, want_score = direct.segment(img, box, [])
+            self.assertTrue((via == want).all(), f"{name}: box alone")
+            self.assertAlmostEqual(score, want_score, places=6)
+            click = bench.next_click(want, gt)
+            via, _ = pkg.segment(img, box, [click])
+            self.assertTrue((via == direct.segment(img, box, [click])[0]).all(), f"{name}: box and a click")
+
+    def test_refuses_a_folder_without_a_package(self):
+        sys.path.insert(0, str(REPO / "models"))
+        import bench_segmentation as bench
+        with self.assertRaises(SystemExit) as err:
+            bench.Package(str(REPO / "docs"))
+        self.assertIn("code/inference.py", str(err.exception))
+
+
 class SegmentationQuality(unittest.TestCase):
     def test_mean_iou_from_the_box(self):
         sys.path.insert(0, str(REPO / "models"))
