@@ -82,9 +82,10 @@ const (
 	AutoAnnotation Application = "auto_annotation"
 	Embedding      Application = "embedding"
 	Segmentation   Application = "segmentation" // promptable masks for the workspace (segment.go)
+	Tracking       Application = "tracking"     // follows a video track's object frame by frame (track.go)
 )
 
-// ParseApplication accepts the four names and the "autotagging" spelling of
+// ParseApplication accepts the five names and the "autotagging" spelling of
 // the interface's usage example.
 func ParseApplication(s string) (Application, error) {
 	switch s {
@@ -96,9 +97,14 @@ func ParseApplication(s string) (Application, error) {
 		return Embedding, nil
 	case "segmentation":
 		return Segmentation, nil
+	case "tracking":
+		return Tracking, nil
 	}
-	return "", errs.Invalid("application", "application %q is not one of auto_tagging, auto_annotation, embedding, segmentation", s)
+	return "", errs.Invalid("application", "application %q is not one of %s", s, applicationNames)
 }
+
+// applicationNames lists the applications for errors.
+const applicationNames = "auto_tagging, auto_annotation, embedding, segmentation, tracking"
 
 // Inference platforms.
 const (

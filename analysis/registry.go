@@ -23,7 +23,7 @@ import (
 // RegisterRequest registers a model package.
 type RegisterRequest struct {
 	Name        string
-	Application string    // auto_tagging (or autotagging), auto_annotation, embedding, segmentation
+	Application string    // auto_tagging (or autotagging), auto_annotation, embedding, segmentation, tracking
 	Package     io.Reader // the package folder as .tar.gz
 	CreatedBy   string
 	// Replace installs the package in place of a registered model of the same
@@ -48,7 +48,7 @@ func CheckName(name string) error {
 }
 
 func isDefaultName(name string) bool {
-	for _, app := range []Application{AutoTagging, AutoAnnotation, Embedding, Segmentation} {
+	for _, app := range []Application{AutoTagging, AutoAnnotation, Embedding, Segmentation, Tracking} {
 		if strings.EqualFold(name, DefaultName(app)) {
 			return true
 		}

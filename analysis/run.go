@@ -69,7 +69,7 @@ func (s *Service) Start(ctx context.Context, req RunRequest) (Run, error) {
 // its own name, so a user reads them back with the name the run shows.
 func (s *Service) resolveModel(ctx context.Context, app Application, name string) (m Model, vecName string, err error) {
 	if _, err := ParseApplication(string(app)); err != nil || app == "autotagging" {
-		return m, "", errs.Invalid("application", "application %q is not one of auto_tagging, auto_annotation, embedding, segmentation", app)
+		return m, "", errs.Invalid("application", "application %q is not one of %s", app, applicationNames)
 	}
 	if name == "" || name == DefaultModel {
 		m, err = s.systemDefault(ctx, app)

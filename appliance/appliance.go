@@ -216,12 +216,12 @@ func (a *Appliance) open(ctx context.Context) error {
 	a.Jobs = job.New(db, job.Options{Workers: max(0, a.cfg.JobWorkers), Logger: a.log})
 	a.Vectors.HandleProjections(a.Jobs)
 	a.Curate = curate.New(a.Lake, a.Vectors, a.Jobs, curate.Options{Logger: a.log})
-	a.Propagate = propagate.New(a.Lake, a.Jobs, propagate.Options{Logger: a.log})
 	a.Analysis, err = analysis.New(ctx, analysis.Deps{Lake: a.Lake, Vectors: a.Vectors, Jobs: a.Jobs},
 		analysis.Options{DataDir: a.cfg.DataDir, Logger: a.log})
 	if err != nil {
 		return err
 	}
+	a.Propagate = propagate.New(a.Lake, a.Jobs, propagate.Options{Logger: a.log, Models: a.Analysis})
 	// Projects and runs are operation_list ids even before they have boxes.
 	// Keypoint declarations live on project labels (annotate); datasets and
 	// evaluations look them up by label name.

@@ -11,12 +11,18 @@
 // reached, or MaxFrames are done; the result says where and why. A track
 // of another shape than boxes is refused: the classical tracker follows
 // boxes.
+//
+// A registered model package of the tracking application can follow the
+// object instead (Request.Model, model.go): it is shown the video's frames
+// as JPEGs one call at a time on its warm worker, with the box it gave last,
+// and the job keeps its boxes exactly as it keeps the built-in tracker's.
 package propagate
 
 import (
 	"context"
 	"log/slog"
 
+	"github.com/framelake/framelake/analysis"
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
@@ -34,6 +40,11 @@ const (
 	workWidth        = 640 // frames are tracked at most this wide
 )
 
+// BuiltIn names framelake's own tracker (ncc.go), the one that runs when a
+// request names no model and no tracking model is the registry's default;
+// a request may name it to pass over that default.
+const BuiltIn = "built-in"
+
 // Request asks for one track to be extended from its keyframe at From.
 type Request struct {
 	UniqueName string  `json:"uniqueName"`
@@ -44,6 +55,10 @@ type Request struct {
 	Every      int     `json:"every,omitempty"`     // a keyframe every this many frames; default 10
 	MinScore   float64 `json:"minScore,omitempty"`  // stop under this correlation; default 0.6
 	MaxFrames  int     `json:"maxFrames,omitempty"` // at most this many frames; default 3000
+	// Model is a registered tracking model to follow the object with; absent
+	// (or "default"), the registry's default tracking model when one is set,
+	// else BuiltIn. The queued job holds the name it resolved to.
+	Model string `json:"model,omitempty"`
 }
 
 // Result is where a propagation stopped and why.
@@ -51,20 +66,25 @@ type Result struct {
 	Frames    int     `json:"frames"`    // frames tracked past From
 	Keyframes int     `json:"keyframes"` // keyframes written
 	StoppedAt int     `json:"stoppedAt"` // the last frame the object was followed to
-	Reason    string  `json:"reason"`    // "low_score", "left_frame", "keyframe", "outside", "max_frames", "video_end"
-	Score     float64 `json:"score"`     // the correlation at the last frame tracked
+	Reason    string  `json:"reason"`    // "low_score", "left_frame", "lost", "keyframe", "outside", "max_frames", "video_end"
+	Score     float64 `json:"score"`     // the correlation (a model's score) at the last frame tracked
+	Tracker   string  `json:"tracker"`   // the model that followed the object, or BuiltIn
 }
 
 // Options tune the service.
 type Options struct {
 	Logger *slog.Logger
+	// Models runs registered tracking models; nil: only the built-in
+	// tracker (a request naming a model is refused).
+	Models *analysis.Service
 }
 
 // Service queues and runs propagations.
 type Service struct {
-	lake *lake.Lake
-	jobs *job.Queue
-	log  *slog.Logger
+	lake   *lake.Lake
+	jobs   *job.Queue
+	log    *slog.Logger
+	models *analysis.Service
 }
 
 // New returns the service and registers its job handler on jobs.
@@ -72,7 +92,7 @@ func New(l *lake.Lake, jobs *job.Queue, opt Options) *Service {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	s := &Service{lake: l, jobs: jobs, log: opt.Logger}
+	s := &Service{lake: l, jobs: jobs, log: opt.Logger, models: opt.Models}
 	jobs.Handle(JobType, s.runJob)
 	return s
 }
@@ -130,6 +150,16 @@ func (s *Service) Propagate(ctx context.Context, r Request) (string, error) {
 	r.withDefaults()
 	if _, _, err := s.check(ctx, r); err != nil {
 		return "", err
+	}
+	if r.Model != BuiltIn {
+		name, found, err := s.models.ResolveTracker(ctx, r.Model)
+		if err != nil {
+			return "", err
+		}
+		r.Model = BuiltIn
+		if found {
+			r.Model = name
+		}
 	}
 	return s.jobs.Enqueue(ctx, nil, JobType, r)
 }

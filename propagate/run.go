@@ -35,9 +35,12 @@ func (s *Service) runJob(ctx context.Context, run *job.Run) error {
 	run.SetTotal(int64(abs(limit - r.From)))
 	var path []followed
 	var res Result
-	if r.Backward {
+	switch {
+	case r.Model != "" && r.Model != BuiltIn:
+		path, res, err = s.followModel(ctx, run, f, t, start, r, limit)
+	case r.Backward:
 		path, res, err = s.backward(ctx, run.Advance, f, start, r, limit)
-	} else {
+	default:
 		path, res, err = s.forward(ctx, run.Advance, f, start, r, limit)
 	}
 	if err != nil {
@@ -47,6 +50,7 @@ func (s *Service) runJob(ctx context.Context, run *job.Run) error {
 		res.Reason = limitReason
 	}
 	res.Keyframes = len(keyframesOf(path, r))
+	res.Tracker = or(r.Model, BuiltIn)
 	if err := s.write(ctx, f, t, r, path); err != nil {
 		return err
 	}
