@@ -109,17 +109,11 @@ type Job struct {
 }
 
 // JobFrame is a frame of a job, with the answer the job writes.
+// Its status fields are a workspace's (FrameStatus); in a copy job they are
+// the copy's.
 type JobFrame struct {
-	SequenceNo int     `json:"sequenceNo"`
-	UniqueName string  `json:"uniqueName"`
-	URL        string  `json:"url"`
-	Width      int     `json:"width"`
-	Height     int     `json:"height"`
-	Annotated  bool    `json:"annotated"`
-	BoxCount   int     `json:"boxCount"`
-	Version    int     `json:"version"`
-	Review     *string `json:"review"`          // "accepted", "rejected" or null
-	Frame      *int    `json:"frame,omitempty"` // a video task's: the frame number in the video
+	FrameStatus
+	Review *string `json:"review"` // "accepted", "rejected" or null
 }
 
 // JobEvent is one recorded change of a job.
@@ -414,14 +408,13 @@ func (s *Service) Jobs(ctx context.Context, taskID string) ([]Job, error) {
 
 // A video task's job counts its video_job_frame rows; a frame of it is
 // annotated when a track of the project lies on it (first to last keyframe).
-const jobColumns = `j.seq, j.session_seq, j.number, j.copy, j.state, j.assignee, j.reviewer, j.created_at, j.updated_at,
+var jobColumns = `j.seq, j.session_seq, j.number, j.copy, j.state, j.assignee, j.reviewer, j.created_at, j.updated_at,
 	(SELECT count(*) FROM job_frame jf WHERE jf.job_seq = j.seq) + (SELECT count(*) FROM video_job_frame vf WHERE vf.job_seq = j.seq),
 	(SELECT count(*) FROM job_frame jf JOIN frame f ON f.session_seq = j.session_seq AND f.file_seq = jf.file_seq
 		WHERE jf.job_seq = j.seq AND CASE WHEN j.copy = 0 THEN f.annotated ELSE jf.annotated END = 1) +
 	(SELECT count(*) FROM video_job_frame vf JOIN video_task vt ON vt.session_seq = j.session_seq WHERE vf.job_seq = j.seq
-		AND EXISTS (SELECT 1 FROM track t WHERE t.file_seq = vt.file_seq AND t.operation = (SELECT p.id FROM upload_session s
-			JOIN project p ON p.seq = s.project_seq WHERE s.seq = j.session_seq)
-			AND vf.frame BETWEEN t.first_frame AND t.last_frame)),
+		AND ` + lake.TrackOnFrameSQL("vt.file_seq", `(SELECT p.id FROM upload_session s
+			JOIN project p ON p.seq = s.project_seq WHERE s.seq = j.session_seq)`, "vf.frame") + `),
 	(SELECT count(*) FROM job_frame jf WHERE jf.job_seq = j.seq AND jf.review = 'accepted') +
 	(SELECT count(*) FROM video_job_frame vf WHERE vf.job_seq = j.seq AND vf.review = 'accepted'),
 	(SELECT count(*) FROM job_frame jf WHERE jf.job_seq = j.seq AND jf.review = 'rejected') +

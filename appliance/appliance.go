@@ -27,9 +27,9 @@ import (
 	"github.com/framelake/framelake/internal/replica"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/labelimport"
+	"github.com/framelake/framelake/labelnext"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/propagate"
-	"github.com/framelake/framelake/selection"
 	"github.com/framelake/framelake/vector"
 	"github.com/framelake/framelake/web"
 )
@@ -118,8 +118,8 @@ type Appliance struct {
 	Annotate *annotate.Service
 	Analysis *analysis.Service
 	Datasets *dataset.Service
-	// Selection chooses what to label next and scores uniqueness.
-	Selection *selection.Service
+	// LabelNext chooses what to label next and scores uniqueness.
+	LabelNext *labelnext.Service
 	Evaluate  *evaluate.Service
 	Curate    *curate.Service
 	Propagate *propagate.Service
@@ -226,7 +226,7 @@ func (a *Appliance) open(ctx context.Context) error {
 	// Keypoint declarations live on project labels (annotate); datasets and
 	// evaluations look them up by label name.
 	a.Datasets = dataset.New(db, a.Lake, a.Jobs, dataset.Options{Logger: a.log, Skeletons: a.Annotate.Skeleton}, a.Annotate, a.Analysis)
-	a.Selection = selection.New(a.Lake, a.Vectors, a.Jobs, selection.Options{Logger: a.log})
+	a.LabelNext = labelnext.New(a.Lake, a.Vectors, a.Jobs, labelnext.Options{Logger: a.log})
 	a.Evaluate = evaluate.New(db, a.Lake, a.Jobs, a.Analysis, evaluate.Options{Logger: a.log, Versions: a.Datasets,
 		Skeletons: a.Annotate.Skeleton})
 	if a.Imports, err = labelimport.NewService(a.Lake, a.Annotate, a.Jobs, filepath.Join(a.cfg.DataDir, "imports"),
@@ -272,7 +272,7 @@ func (a *Appliance) BaseURL() string { return a.cfg.BaseURL }
 // Handler is the REST API as an http.Handler, for programs that serve it themselves.
 func (a *Appliance) Handler() http.Handler {
 	return web.New(web.Deps{Lake: a.Lake, Keys: a.Keys, Jobs: a.Jobs, Vectors: a.Vectors, Annotate: a.Annotate,
-		Analysis: a.Analysis, Datasets: a.Datasets, Selection: a.Selection, Evaluate: a.Evaluate, Curate: a.Curate, Propagate: a.Propagate,
+		Analysis: a.Analysis, Datasets: a.Datasets, LabelNext: a.LabelNext, Evaluate: a.Evaluate, Curate: a.Curate, Propagate: a.Propagate,
 		Imports: a.Imports, OIDC: a.OIDC, Logger: a.log},
 		web.Options{MaxUploadBytes: a.cfg.MaxUploadBytes, Version: Version})
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/framelake/framelake/dataset"
 	"github.com/framelake/framelake/evaluate"
 	"github.com/framelake/framelake/internal/auth"
+	"github.com/framelake/framelake/labelnext"
 	"github.com/framelake/framelake/lake"
-	"github.com/framelake/framelake/selection"
 )
 
 // jsonFields lists the JSON names a struct type reads and writes, lower
@@ -97,8 +97,8 @@ func TestClientTypesMatchServer(t *testing.T) {
 		{"suggestion", annotate.Suggestion{}, client.Suggestion{}, nil},
 		{"model", analysis.Model{}, client.Model{}, nil},
 		{"analysis run", analysis.Run{}, client.Run{}, nil},
-		{"selection", selection.Result{}, client.Selection{}, nil},
-		{"uniqueness", selection.UniquenessResult{}, client.UniquenessResult{}, nil},
+		{"selection", labelnext.Result{}, client.Selection{}, nil},
+		{"uniqueness", labelnext.UniquenessResult{}, client.UniquenessResult{}, nil},
 		{"duplicates", curate.DuplicatesResult{}, client.DuplicatesResult{}, nil},
 		{"dataset leakage", dataset.Leakage{}, client.DatasetLeakage{}, nil},
 		{"dataset diff", dataset.Diff{}, client.VersionDiff{}, nil},
@@ -124,4 +124,46 @@ func TestClientTypesMatchServer(t *testing.T) {
 			t.Errorf("%s: the client's type lacks %v", c.name, missing)
 		}
 	}
+}
+
+// TestJobFrameJSON keeps a job's frame, as the server writes it, the frame
+// status of a workspace plus the job's review: every field the server writes
+// reads into the client's LabelJobFrame and writes back the same JSON.
+func TestJobFrameJSON(t *testing.T) {
+	review, frame := "accepted", 12
+	srv := annotate.JobFrame{Review: &review}
+	srv.SequenceNo, srv.UniqueName, srv.URL, srv.Width, srv.Height = 3, "v.mp4", "https://x/y", 640, 480
+	srv.Annotated, srv.BoxCount, srv.Version, srv.Frame = true, 2, 5, &frame
+	b, err := json.Marshal(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"annotated":true,"boxCount":2,"frame":12,"height":480,"review":"accepted","sequenceNo":3,` +
+		`"uniqueName":"v.mp4","url":"https://x/y","version":5,"width":640}`
+	if got := sortedJSON(t, b); got != want {
+		t.Errorf("server's job frame:\n got %s\nwant %s", got, want)
+	}
+	var cli client.LabelJobFrame
+	if err := json.Unmarshal(b, &cli); err != nil {
+		t.Fatal(err)
+	}
+	if cli.FrameStatus != (client.FrameStatus{SequenceNo: 3, UniqueName: "v.mp4", URL: "https://x/y", Width: 640,
+		Height: 480, Annotated: true, BoxCount: 2, Version: 5, Frame: cli.Frame}) || *cli.Frame != 12 || *cli.Review != review {
+		t.Errorf("client's job frame: %+v", cli)
+	}
+	back, _ := json.Marshal(cli)
+	if got := sortedJSON(t, back); got != want {
+		t.Errorf("client's job frame written back:\n got %s\nwant %s", got, want)
+	}
+}
+
+// sortedJSON is a JSON object with its keys sorted (encoding/json sorts map keys).
+func sortedJSON(t *testing.T, b []byte) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(m)
+	return string(out)
 }

@@ -40,16 +40,8 @@ type LabelJob struct {
 
 // LabelJobFrame is a frame of a job, with the answer the job writes.
 type LabelJobFrame struct {
-	SequenceNo int     `json:"sequenceNo"`
-	UniqueName string  `json:"uniqueName"`
-	URL        string  `json:"url"`
-	Width      int     `json:"width"`
-	Height     int     `json:"height"`
-	Annotated  bool    `json:"annotated"`
-	BoxCount   int     `json:"boxCount"`
-	Version    int     `json:"version"`
-	Review     *string `json:"review"` // accepted, rejected or nil
-	Frame      *int    `json:"frame,omitempty"`
+	FrameStatus
+	Review *string `json:"review"` // accepted, rejected or nil
 }
 
 // LabelJobEvent is one recorded change of a job.

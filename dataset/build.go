@@ -288,21 +288,7 @@ func (s *Service) baseItems(ctx context.Context, versionID string) ([]int64, map
 
 // pageSeqs returns up to 500 keys of selected files after the key after.
 func (s *Service) pageSeqs(ctx context.Context, where string, args []any, after int64) ([]int64, error) {
-	rows, err := s.db.R.QueryContext(ctx, `SELECT f.seq FROM file f WHERE f.seq > ? AND (`+where+`)
-		ORDER BY f.seq LIMIT 500`, append([]any{after}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var seqs []int64
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, seq)
-	}
-	return seqs, rows.Err()
+	return s.lake.FileSeqsAfter(ctx, where, args, after, 500)
 }
 
 // batch is a chunk's frames, made and waiting to be stored: the rows and the

@@ -466,9 +466,7 @@ func (s *Service) countSource(ctx context.Context, src Source) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var n int
-	err = s.db.R.QueryRowContext(ctx, `SELECT count(*) FROM file f WHERE `+where, args...).Scan(&n)
-	return n, err
+	return s.lake.CountFilesWhere(ctx, where, args)
 }
 
 // fieldNotFound gives a not-found error the request field it is about.

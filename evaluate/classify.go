@@ -2,8 +2,6 @@ package evaluate
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sort"
 
 	"github.com/framelake/framelake/internal/job"
@@ -175,37 +173,6 @@ func (s *Service) classify(ctx context.Context, r *job.Run, ev stored, p Params,
 	if q.FileSeqs, err = s.versionFiles(ctx, p); err != nil {
 		return Result{}, err
 	}
-	where, args, err := s.lake.SelectionSQL(ctx, q.Selection)
-	if err != nil {
-		return Result{}, err
-	}
-	if q.FileSeqs != nil {
-		b, _ := json.Marshal(q.FileSeqs)
-		where = "(" + where + ") AND f.seq IN (SELECT value FROM json_each(?))"
-		args = append(args, string(b))
-	}
-	human, onFrame, lf := "a.source = 'human'", "h.source = 'human'", ""
-	var opArgs []any
-	if len(p.GTOperations) > 0 {
-		ops, _ := json.Marshal(p.GTOperations)
-		human += " AND a.operation IN (SELECT value FROM json_each(?))"
-		onFrame += " AND h.operation IN (SELECT value FROM json_each(?))"
-		lf = " AND lf.operation IN (SELECT value FROM json_each(?))"
-		opArgs = []any{string(ops)}
-	}
-	all := append(append(append([]any{}, opArgs...), opArgs...), args...)
-	all = append(append(all, opArgs...), p.PredRunID)
-	rows, err := s.db.R.QueryContext(ctx, `SELECT a.file_seq, a.seq, a.frame, a.source = 'human', a.label,
-		coalesce(a.confidence, 1.0), a.source = 'machine' AND (
-			EXISTS (SELECT 1 FROM annotation h WHERE h.file_seq = a.file_seq AND h.frame = a.frame AND `+onFrame+`)
-			OR EXISTS (SELECT 1 FROM labelled_frame lf WHERE lf.file_seq = a.file_seq AND lf.frame = a.frame`+lf+`))
-		FROM file f JOIN annotation a ON a.file_seq = f.seq
-		WHERE (`+where+`) AND a.type = 'class' AND ((`+human+`) OR (a.source = 'machine' AND a.operation = ?))
-		ORDER BY a.file_seq, a.frame, a.seq`, all...)
-	if err != nil {
-		return Result{}, fmt.Errorf("class labels to evaluate: %w", err)
-	}
-	defer rows.Close()
 	c := &classifier{conf: p.Confidence, counts: map[string]*ClassResult{}, confusion: map[[2]string]int{}}
 	w := &outcomeWriter{s: s, evalSeq: ev.seq, key: ev.Key}
 	var frame []classRow
@@ -227,23 +194,22 @@ func (s *Service) classify(ctx context.Context, r *job.Run, ev stored, p Params,
 		}
 		return nil
 	}
-	for rows.Next() {
-		var cr classRow
-		if err := rows.Scan(&cr.file, &cr.seq, &cr.frame, &cr.human, &cr.label, &cr.score, &cr.truthOnIt); err != nil {
-			return Result{}, err
-		}
+	err = s.lake.EachClassLabel(ctx, q, func(l lake.ClassLabel) error {
+		cr := classRow{file: l.FileSeq, seq: l.Seq, frame: l.Frame, human: l.Human, label: l.Label, score: l.Score,
+			truthOnIt: l.TruthOnFrame}
 		if len(frame) > 0 && (cr.file != frame[0].file || cr.frame != frame[0].frame) {
 			fileOuts = append(fileOuts, c.frame(frame)...)
 			if cr.file != frame[0].file {
 				if err := endFile(); err != nil {
-					return Result{}, err
+					return err
 				}
 			}
 			frame = frame[:0]
 		}
 		frame = append(frame, cr)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return Result{}, err
 	}
 	if len(frame) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -138,28 +139,20 @@ func (s *Service) checkKeypointLabels(ctx context.Context, p Params) error {
 	if err := checkSigmas(p.Sigmas); err != nil {
 		return err
 	}
-	// One geometry a label, read after the labels are found: reading it
-	// with every row (GROUP BY's bare column) read every geometry.
-	rows, err := s.db.R.QueryContext(ctx, `SELECT g.label, (SELECT b.geometry FROM annotation b
-		WHERE b.operation = ?1 AND b.label = g.label AND b.source = 'machine' AND b.type = 'keypoints' LIMIT 1)
-		FROM (SELECT DISTINCT label FROM annotation WHERE operation = ?1 AND source = 'machine' AND type = 'keypoints') g`,
-		p.PredRunID)
+	labels, err := s.lake.KeypointLabels(ctx, p.PredRunID)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var label, geom string
-		if err := rows.Scan(&label, &geom); err != nil {
-			return err
-		}
+	// Label order, so the label an error names does not depend on map order.
+	for _, label := range slices.Sorted(maps.Keys(labels)) {
+		geom := labels[label]
 		var kps []shape.Keypoint
 		_ = json.Unmarshal([]byte(geom), &kps)
 		if _, err := sigmasOf(ctx, s.opt.Skeletons, p.Sigmas, label, kpNames(kps)); err != nil {
 			return err
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 func kpNames(kps []shape.Keypoint) []string {

@@ -204,7 +204,7 @@ func (s *Service) Outcomes(ctx context.Context, key, uniqueName string) ([]BoxOu
 			seqs = append(seqs, o.match)
 		}
 	}
-	boxes, err := s.boxesBySeq(ctx, seqs)
+	boxes, err := s.lake.AnnotationRefs(ctx, seqs)
 	if err != nil {
 		return nil, err
 	}
@@ -214,11 +214,11 @@ func (s *Service) Outcomes(ctx context.Context, key, uniqueName string) ([]BoxOu
 		if !ok {
 			continue
 		}
-		bo := BoxOutcome{ID: b.id, Source: b.source, Label: b.label, Frame: b.frame, Outcome: o.kind.String(),
+		bo := BoxOutcome{ID: b.ID, Source: b.Source, Label: b.Label, Frame: b.Frame, Outcome: o.kind.String(),
 			Mismatch: o.other, seq: o.seq}
 		if m, ok := boxes[o.match]; ok {
 			iou := o.iou
-			bo.MatchID, bo.IoU = m.id, &iou
+			bo.MatchID, bo.IoU = m.ID, &iou
 		}
 		out = append(out, bo)
 	}
@@ -229,30 +229,4 @@ func (s *Service) Outcomes(ctx context.Context, key, uniqueName string) ([]BoxOu
 		return out[i].seq < out[j].seq
 	})
 	return out, nil
-}
-
-type annotationRef struct {
-	id, source, label string
-	frame             int
-}
-
-// boxesBySeq reads what outcomes show of boxes, by key.
-func (s *Service) boxesBySeq(ctx context.Context, seqs []int64) (map[int64]annotationRef, error) {
-	list, _ := json.Marshal(seqs)
-	rows, err := s.db.R.QueryContext(ctx, `SELECT seq, id, source, label, frame FROM annotation
-		WHERE seq IN (SELECT value FROM json_each(?))`, string(list))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make(map[int64]annotationRef, len(seqs))
-	for rows.Next() {
-		var seq int64
-		var a annotationRef
-		if err := rows.Scan(&seq, &a.id, &a.source, &a.label, &a.frame); err != nil {
-			return nil, err
-		}
-		out[seq] = a
-	}
-	return out, rows.Err()
 }

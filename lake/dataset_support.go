@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/framelake/framelake/errs"
+	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/lake/query"
 )
 
@@ -40,6 +41,21 @@ func (l *Lake) ImageSelectionSQL(ctx context.Context, sel Selection) (string, []
 			JOIN collection c ON c.seq = cf.collection_seq WHERE ` + c.where + `)`, c.args, nil
 	}
 	return "", nil, errs.Invalid("item_type", "item_type %q does not select images; use image or image_collection", sel.ItemType)
+}
+
+// CountFilesWhere counts the files that where (boolean SQL over "file AS f",
+// as ImageSelectionSQL returns, with args) selects.
+func (l *Lake) CountFilesWhere(ctx context.Context, where string, args []any) (int, error) {
+	var n int
+	err := l.db.R.QueryRowContext(ctx, `SELECT count(*) FROM file f WHERE `+where, args...).Scan(&n)
+	return n, err
+}
+
+// FileSeqsAfter returns, in key order, up to limit keys above after of the
+// files that where (as for CountFilesWhere) selects: a keyset page.
+func (l *Lake) FileSeqsAfter(ctx context.Context, where string, args []any, after int64, limit int) ([]int64, error) {
+	return sqlitedb.Int64s(ctx, l.db.R, `SELECT f.seq FROM file f WHERE f.seq > ? AND (`+where+`)
+		ORDER BY f.seq LIMIT ?`, append(append([]any{after}, args...), limit)...)
 }
 
 // FilesBySeq returns the files with these keys, in the order given; keys of

@@ -11,6 +11,16 @@ import (
 	"github.com/framelake/framelake/media"
 )
 
+// CountFiles counts the lake's files in a database that need not be open as
+// a Lake (framelake restore reports it for the database it restored).
+func CountFiles(ctx context.Context, q sqlitedb.Querier) (int, error) {
+	n, err := sqlitedb.Int64s(ctx, q, `SELECT count(*) FROM file`)
+	if err != nil || len(n) == 0 {
+		return 0, err
+	}
+	return int(n[0]), nil
+}
+
 // MediaLocation is where the lake's media lives as its database records it:
 // "" for the local folder, else a canonical s3:// URL (media.CanonicalURL).
 // A database without the table yet (a first start interrupted) is local.

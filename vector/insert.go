@@ -4,14 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/lake"
 )
 
 // CheckBatch enforces insert_image_embeddings_batch's limit (below 100
@@ -109,17 +110,13 @@ func (s *Store) checkNames(ctx context.Context, recs []Record) error {
 	const step = 10000
 	for off := 0; off < len(recs); off += step {
 		part := recs[off:min(off+step, len(recs))]
-		var i int64
-		err := s.db.R.QueryRowContext(ctx, `SELECT j.key FROM json_each(?) AS j
-			WHERE NOT EXISTS (SELECT 1 FROM file AS f WHERE f.unique_name = j.value) LIMIT 1`,
-			jsonNames(part)).Scan(&i)
-		if err == sql.ErrNoRows {
-			continue
-		}
+		seqs, err := lake.SeqsOfNames(ctx, s.db.R, names(part))
 		if err != nil {
 			return fmt.Errorf("vector: insert: %w", err)
 		}
-		return unknownName(off+int(i), part[i].UniqueName)
+		if i := slices.Index(seqs, 0); i >= 0 { // INTEGER PRIMARY KEY rowids start at 1
+			return unknownName(off+i, part[i].UniqueName)
+		}
 	}
 	return nil
 }
@@ -166,22 +163,8 @@ func (s *Store) insertBatch(ctx context.Context, modelName string, dim int, recs
 // resolveForWrite maps each record to its file seq inside the write
 // transaction, so a file cannot be deleted between the check and the write.
 func resolveForWrite(ctx context.Context, tx *sql.Tx, recs []Record, base int) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT j.key, f.seq FROM json_each(?) AS j
-		JOIN file AS f ON f.unique_name = j.value`, jsonNames(recs))
+	seqs, err := lake.SeqsOfNames(ctx, tx, names(recs))
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	seqs := make([]int64, len(recs))
-	for rows.Next() {
-		var i int
-		var seq int64
-		if err := rows.Scan(&i, &seq); err != nil {
-			return nil, err
-		}
-		seqs[i] = seq
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	for i, seq := range seqs {
@@ -317,13 +300,12 @@ func decode(b []byte) []float32 {
 	return v
 }
 
-func jsonNames(recs []Record) string {
-	names := make([]string, len(recs))
+func names(recs []Record) []string {
+	out := make([]string, len(recs))
 	for i, r := range recs {
-		names[i] = r.UniqueName
+		out[i] = r.UniqueName
 	}
-	b, _ := json.Marshal(names) // strings always marshal
-	return string(b)
+	return out
 }
 
 func jsonInts(v []int64) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/job"
+	"github.com/framelake/framelake/lake"
 )
 
 // The embedding map of a model is fitted once (layout.go) and then kept
@@ -189,18 +190,49 @@ func (s *Store) ProjectionPoints(ctx context.Context, modelName string, after in
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT p.file_seq, f.unique_name, p.x, p.y
-		FROM embedding_projection_point AS p JOIN file AS f ON f.seq = p.file_seq
-		WHERE p.model_seq = ? AND p.file_seq > ? ORDER BY p.file_seq LIMIT ?`, m.seq, after, limit)
+	out := make([]Point, 0, min(limit, 1<<16))
+	// A point whose file is gone is skipped (the map is refitted later), and
+	// the page read on past it, so a short page still means the last one.
+	for len(out) < limit {
+		page, err := s.pointsPage(ctx, m, after, limit-len(out))
+		if err != nil {
+			return nil, fmt.Errorf("vector: projection points of %q: %w", m.name, err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		seqs := make([]int64, len(page))
+		for i, p := range page {
+			seqs[i] = p.Seq
+		}
+		names, err := lake.NamesOfSeqs(ctx, s.db.R, seqs)
+		if err != nil {
+			return nil, fmt.Errorf("vector: projection points of %q: %w", m.name, err)
+		}
+		for _, p := range page {
+			if n, ok := names[p.Seq]; ok {
+				p.UniqueName = n
+				out = append(out, p)
+			}
+		}
+		after = page[len(page)-1].Seq
+	}
+	return out, nil
+}
+
+// pointsPage reads up to limit points of m's map after the key after.
+func (s *Store) pointsPage(ctx context.Context, m *model, after int64, limit int) ([]Point, error) {
+	rows, err := s.db.R.QueryContext(ctx, `SELECT file_seq, x, y FROM embedding_projection_point
+		WHERE model_seq = ? AND file_seq > ? ORDER BY file_seq LIMIT ?`, m.seq, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("vector: projection points of %q: %w", m.name, err)
+		return nil, err
 	}
 	defer rows.Close()
-	out := make([]Point, 0, min(limit, 1<<16))
+	var out []Point
 	for rows.Next() {
 		var p Point
 		var x, y float64
-		if err := rows.Scan(&p.Seq, &p.UniqueName, &x, &y); err != nil {
+		if err := rows.Scan(&p.Seq, &x, &y); err != nil {
 			return nil, err
 		}
 		p.X, p.Y = float32(x), float32(y)

@@ -5,11 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/lake"
 )
 
 // Get returns the vectors of model for names, in the order asked (each name
@@ -40,25 +42,32 @@ func (s *Store) Get(ctx context.Context, modelName string, names []string) (foun
 }
 
 func (s *Store) readByName(ctx context.Context, m *model, names []string) (map[string][]float32, error) {
-	recs := make([]Record, len(names))
-	for i, n := range names {
-		recs[i].UniqueName = n
+	seqs, err := lake.SeqsOfNames(ctx, s.db.R, names)
+	if err != nil {
+		return nil, err
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT f.unique_name, v.embedding
-		FROM json_each(?) AS j CROSS JOIN file AS f ON f.unique_name = j.value
-		CROSS JOIN `+m.table+` AS v ON v.rowid = f.seq`, jsonNames(recs))
+	nameOf := make(map[int64]string, len(names))
+	for i, seq := range seqs {
+		if seq != 0 {
+			nameOf[seq] = names[i]
+		}
+	}
+	// vec0 turns "rowid IN (...)" into a full scan; CROSS JOIN keeps the keys
+	// outside, so each is one rowid lookup.
+	rows, err := s.db.R.QueryContext(ctx, `SELECT v.rowid, v.embedding
+		FROM json_each(?) AS j CROSS JOIN `+m.table+` AS v ON v.rowid = j.value`, jsonInts(slices.Collect(maps.Keys(nameOf))))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := make(map[string][]float32, len(names))
 	for rows.Next() {
-		var name string
+		var seq int64
 		var b []byte
-		if err := rows.Scan(&name, &b); err != nil {
+		if err := rows.Scan(&seq, &b); err != nil {
 			return nil, err
 		}
-		out[name] = decode(b)
+		out[nameOf[seq]] = decode(b)
 	}
 	return out, rows.Err()
 }
@@ -135,14 +144,17 @@ func (s *Store) queryVector(ctx context.Context, m *model, q SearchQuery) ([]flo
 	if q.UniqueName == "" {
 		return q.Vector, 0, nil
 	}
-	var seq int64
-	var b []byte
-	err := s.db.R.QueryRowContext(ctx, `SELECT f.seq, v.embedding FROM file AS f
-		LEFT JOIN `+m.table+` AS v ON v.rowid = f.seq WHERE f.unique_name = ?`, q.UniqueName).Scan(&seq, &b)
-	if errors.Is(err, sql.ErrNoRows) {
+	seqs, err := lake.SeqsOfNames(ctx, s.db.R, []string{q.UniqueName})
+	if err != nil {
+		return nil, 0, fmt.Errorf("vector: search: %w", err)
+	}
+	seq := seqs[0]
+	if seq == 0 {
 		return nil, 0, errs.New(errs.NotFound, "unique_name", "no lake file has uniqueName %q", q.UniqueName)
 	}
-	if err != nil {
+	var b []byte
+	err = s.db.R.QueryRowContext(ctx, `SELECT embedding FROM `+m.table+` WHERE rowid = ?`, seq).Scan(&b)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, fmt.Errorf("vector: search: %w", err)
 	}
 	if b == nil {
@@ -196,7 +208,7 @@ func filterSQL(f *Filter) (string, []any) {
 		where += " AND f.seq IN (SELECT value FROM json_each(?))"
 		args = append(args, jsonInts(f.Seqs))
 	}
-	return "SELECT f.seq FROM file AS f WHERE " + where, args
+	return lake.FileSeqsSQL(where), args
 }
 
 // searchVec runs sqlite-vec's KNN (an exact scan in C); the filter becomes
@@ -255,22 +267,8 @@ func (s *Store) name(ctx context.Context, m *model, best []scored) (hits []Hit, 
 	for i, b := range best {
 		seqs[i] = b.seq
 	}
-	rows, err := s.db.R.QueryContext(ctx, `SELECT seq, unique_name FROM file WHERE seq IN (SELECT value FROM json_each(?))`,
-		jsonInts(seqs))
+	names, err := lake.NamesOfSeqs(ctx, s.db.R, seqs)
 	if err != nil {
-		return nil, false, fmt.Errorf("vector: search: %w", err)
-	}
-	defer rows.Close()
-	names := make(map[int64]string, len(seqs))
-	for rows.Next() {
-		var seq int64
-		var n string
-		if err := rows.Scan(&seq, &n); err != nil {
-			return nil, false, fmt.Errorf("vector: search: %w", err)
-		}
-		names[seq] = n
-	}
-	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("vector: search: %w", err)
 	}
 	hits = make([]Hit, 0, len(best))

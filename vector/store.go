@@ -12,6 +12,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/sqlitedb"
+	"github.com/framelake/framelake/lake"
 )
 
 // chunkSize is vec0's rows per chunk. sqlite-vec reads and writes a vector
@@ -228,10 +229,8 @@ func triggerName(m *model) string { return m.table + "_file_delete" }
 // for in-memory copies. It logs whether or not the file had a vector: a
 // lookup first would cost as much as the (no-op) delete.
 func triggerSQL(m *model) string {
-	return fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS %s AFTER DELETE ON file BEGIN
-	DELETE FROM %s WHERE rowid = old.seq;
-	INSERT INTO embedding_change (model_seq, file_seq) VALUES (%d, old.seq);
-END`, triggerName(m), m.table, m.seq)
+	return lake.FileDeleteTriggerSQL(triggerName(m), fmt.Sprintf(`	DELETE FROM %s WHERE rowid = old.seq;
+	INSERT INTO embedding_change (model_seq, file_seq) VALUES (%d, old.seq);`, m.table, m.seq))
 }
 
 // repairTrigger re-creates a missing delete trigger and deletes the vectors
@@ -249,8 +248,7 @@ func (s *Store) repairTrigger(ctx context.Context, m *model) error {
 		if _, err := tx.ExecContext(ctx, triggerSQL(m)); err != nil {
 			return err
 		}
-		orphans, err := sqlitedb.Int64s(ctx, tx, `SELECT v.rowid FROM `+m.table+` AS v
-			WHERE NOT EXISTS (SELECT 1 FROM file AS f WHERE f.seq = v.rowid)`)
+		orphans, err := sqlitedb.Int64s(ctx, tx, `SELECT v.rowid FROM `+m.table+` AS v WHERE `+lake.FileGoneSQL("v.rowid"))
 		if err != nil {
 			return err
 		}

@@ -7,10 +7,11 @@
 // it. Table names are made from the integer model seq, never from user text.
 // sqlite-vec is the durable store: everything can be rebuilt from it.
 //
-// Dependency on the lake schema (read-only, accepted): this package reads
-// file(seq, unique_name) to turn uniqueNames into seqs and back, and
-// installs one AFTER DELETE trigger per model on file, so deleting a lake file
-// deletes its vectors in the same transaction whatever code path deletes it.
+// Dependency on the lake: uniqueNames become file seqs and back through lake
+// functions (lake/vector_support.go, as the lake alone writes SQL on its
+// tables), and each model has one AFTER DELETE trigger on the lake's file
+// table (lake.FileDeleteTriggerSQL), so deleting a lake file deletes its
+// vectors in the same transaction whatever code path deletes it.
 // Store.DeleteFiles does the same explicitly for callers that want it; both are
 // idempotent, so using both is harmless. A lake migration that rebuilds the
 // file table drops the triggers; Open re-creates missing ones and then removes

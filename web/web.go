@@ -19,9 +19,9 @@ import (
 	"github.com/framelake/framelake/internal/auth"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/labelimport"
+	"github.com/framelake/framelake/labelnext"
 	"github.com/framelake/framelake/lake"
 	"github.com/framelake/framelake/propagate"
-	"github.com/framelake/framelake/selection"
 	"github.com/framelake/framelake/vector"
 )
 
@@ -34,8 +34,8 @@ type Deps struct {
 	Annotate *annotate.Service
 	Datasets *dataset.Service
 	Analysis *analysis.Service // nil: analysis routes answer 503
-	// Selection chooses what to label next; nil: its functions answer 503.
-	Selection *selection.Service
+	// LabelNext chooses what to label next; nil: its functions answer 503.
+	LabelNext *labelnext.Service
 	Evaluate  *evaluate.Service  // nil: evaluation functions answer 503
 	Curate    *curate.Service    // nil: curation functions answer 503
 	Propagate *propagate.Service // nil: propagation answers 503

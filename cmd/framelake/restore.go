@@ -59,7 +59,7 @@ func restoreReplica(ctx context.Context, from, data, at string, asJSON bool) err
 	if out.Media, err = lake.MediaLocation(ctx, db.R); err != nil {
 		return err
 	}
-	if err := db.R.QueryRowContext(ctx, `SELECT count(*) FROM file`).Scan(&out.Files); err != nil {
+	if out.Files, err = lake.CountFiles(ctx, db.R); err != nil {
 		return fmt.Errorf("read restored database: %w", err)
 	}
 	out.Seconds = time.Since(start).Seconds()

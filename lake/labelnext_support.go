@@ -10,7 +10,7 @@ import (
 	"github.com/framelake/framelake/internal/sqlitedb"
 )
 
-// What sample selection (package selection) needs from the lake: the
+// What "label next" (package labelnext) needs from the lake: the
 // confidences of an operation's machine boxes summed up per file, the
 // uniqueness scores of file_uniqueness, and tags on the files it chose.
 

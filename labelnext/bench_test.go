@@ -1,4 +1,4 @@
-package selection_test
+package labelnext_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/framelake/framelake/appliance"
+	"github.com/framelake/framelake/labelnext"
 	"github.com/framelake/framelake/lake/benchlake"
-	"github.com/framelake/framelake/selection"
 )
 
 // BenchmarkUncertainty1MBoxes selects the 1,000 most uncertain of 100,000
@@ -52,8 +52,8 @@ func BenchmarkUncertainty1MBoxes(b *testing.B) {
 	}
 	cpu0 := cpuTime()
 	for b.Loop() {
-		jobID, err := a.Selection.Select(ctx, selection.Request{Budget: 1000, Strategy: selection.Uncertainty,
-			RunID: "run_bench", Measure: selection.Entropy, Tag: "bench"})
+		jobID, err := a.LabelNext.Select(ctx, labelnext.Request{Budget: 1000, Strategy: labelnext.Uncertainty,
+			RunID: "run_bench", Measure: labelnext.Entropy, Tag: "bench"})
 		if err != nil {
 			b.Fatal(err)
 		}

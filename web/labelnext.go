@@ -5,7 +5,7 @@ import (
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/auth"
-	"github.com/framelake/framelake/selection"
+	"github.com/framelake/framelake/labelnext"
 )
 
 // selectionFunctions are issue 24's choice of what to label next
@@ -15,11 +15,11 @@ func (s *server) selectionFunctions() {
 	s.function("compute_uniqueness", auth.Write, s.computeUniqueness)
 }
 
-func (s *server) selectionService() (*selection.Service, error) {
-	if s.Selection == nil {
+func (s *server) selectionService() (*labelnext.Service, error) {
+	if s.LabelNext == nil {
 		return nil, errs.New(errs.Unavailable, "", "sample selection is not available on this server")
 	}
-	return s.Selection, nil
+	return s.LabelNext, nil
 }
 
 func (s *server) selectSamples(c *echo.Context) error {
@@ -43,9 +43,9 @@ func (s *server) selectSamples(c *echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	req := selection.Request{Query: p.Query, Budget: p.Budget, Strategy: p.Strategy, RunID: p.RunID,
+	req := labelnext.Request{Query: p.Query, Budget: p.Budget, Strategy: p.Strategy, RunID: p.RunID,
 		Measure: p.Measure, Seed: p.Seed, Tag: p.Tag, KeepDuplicates: p.KeepDuplicates}
-	if p.Strategy != selection.Uncertainty {
+	if p.Strategy != labelnext.Uncertainty {
 		// Without model_name: the default embedding model's vectors, as find_similar.
 		if req.Model, err = s.Analysis.EmbeddingName(ctx, p.ModelName); err != nil {
 			return err
@@ -75,7 +75,7 @@ func (s *server) computeUniqueness(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	jobID, err := sel.ComputeUniqueness(ctx, selection.UniquenessRequest{Model: model, Query: p.Query})
+	jobID, err := sel.ComputeUniqueness(ctx, labelnext.UniquenessRequest{Model: model, Query: p.Query})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-// Package selection chooses what to label next: from a pool of lake images
+// Package labelnext chooses what to label next: from a pool of lake images
 // (a query) it picks a budget of files by a named strategy, tags them, and
 // scores every file's uniqueness among its neighbours (the query field
 // uniqueness). Both run as jobs.
@@ -46,7 +46,7 @@
 // files get the request's tag (made by the selection job: the tag's
 // operation is its job id); the tag is the hand-off to labelling, e.g. a
 // collection or an annotation task made from the files with that tag.
-package selection
+package labelnext
 
 import (
 	"log/slog"

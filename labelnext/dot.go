@@ -1,4 +1,4 @@
-package selection
+package labelnext
 
 import "github.com/framelake/framelake/vector"
 

@@ -444,3 +444,115 @@ func (l *Lake) HasLabelledFrames(ctx context.Context, operation string) (bool, e
 		operation).Scan(&n)
 	return n > 0, err
 }
+
+// ClassLabel is a class annotation (type class) as a classification
+// evaluation reads it.
+type ClassLabel struct {
+	FileSeq, Seq int64
+	Frame        int
+	Human        bool
+	Label        string
+	Score        float64 // confidence; 1 when it has none
+	// TruthOnFrame: a machine label on a frame the truth labelled (a human
+	// class label of q.HumanOperations, or a labelled frame of them).
+	TruthOnFrame bool
+}
+
+// EachClassLabel calls fn with the class labels of the files q selects: the
+// human ones of q.HumanOperations (all when nil) and the machine ones of
+// q.MachineOperation, in file, frame and insertion order. fn runs while the
+// rows are read; an error from it stops the walk and is returned.
+func (l *Lake) EachClassLabel(ctx context.Context, q BoxPairQuery, fn func(ClassLabel) error) error {
+	where, args, err := l.SelectionSQL(ctx, q.Selection)
+	if err != nil {
+		return err
+	}
+	if q.FileSeqs != nil {
+		where = "(" + where + ") AND f.seq IN (SELECT value FROM json_each(?))"
+		args = append(args, jsonArray(q.FileSeqs))
+	}
+	human, onFrame, lf := "a.source = 'human'", "h.source = 'human'", ""
+	var opArgs []any
+	if len(q.HumanOperations) > 0 {
+		ops := jsonArray(q.HumanOperations)
+		human += " AND a.operation IN (SELECT value FROM json_each(?))"
+		onFrame += " AND h.operation IN (SELECT value FROM json_each(?))"
+		lf = " AND lf.operation IN (SELECT value FROM json_each(?))"
+		opArgs = []any{ops}
+	}
+	all := append(append(append([]any{}, opArgs...), opArgs...), args...)
+	all = append(append(all, opArgs...), q.MachineOperation)
+	rows, err := l.db.R.QueryContext(ctx, `SELECT a.file_seq, a.seq, a.frame, a.source = 'human', a.label,
+		coalesce(a.confidence, 1.0), a.source = 'machine' AND (
+			EXISTS (SELECT 1 FROM annotation h WHERE h.file_seq = a.file_seq AND h.frame = a.frame AND `+onFrame+`)
+			OR EXISTS (SELECT 1 FROM labelled_frame lf WHERE lf.file_seq = a.file_seq AND lf.frame = a.frame`+lf+`))
+		FROM file f JOIN annotation a ON a.file_seq = f.seq
+		WHERE (`+where+`) AND a.type = 'class' AND ((`+human+`) OR (a.source = 'machine' AND a.operation = ?))
+		ORDER BY a.file_seq, a.frame, a.seq`, all...)
+	if err != nil {
+		return fmt.Errorf("class labels to evaluate: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c ClassLabel
+		if err := rows.Scan(&c.FileSeq, &c.Seq, &c.Frame, &c.Human, &c.Label, &c.Score, &c.TruthOnFrame); err != nil {
+			return err
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// KeypointLabels returns, for each label that operation's machine keypoints
+// carry, the geometry (JSON keypoints) of one of them: enough to learn the
+// label's point names.
+func (l *Lake) KeypointLabels(ctx context.Context, operation string) (map[string]string, error) {
+	// One geometry a label, read after the labels are found: reading it
+	// with every row (GROUP BY's bare column) read every geometry.
+	rows, err := l.db.R.QueryContext(ctx, `SELECT g.label, (SELECT b.geometry FROM annotation b
+		WHERE b.operation = ?1 AND b.label = g.label AND b.source = 'machine' AND b.type = 'keypoints' LIMIT 1)
+		FROM (SELECT DISTINCT label FROM annotation WHERE operation = ?1 AND source = 'machine' AND type = 'keypoints') g`,
+		operation)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var label, geom string
+		if err := rows.Scan(&label, &geom); err != nil {
+			return nil, err
+		}
+		out[label] = geom
+	}
+	return out, rows.Err()
+}
+
+// AnnotationRef is what an evaluation's outcomes show of an annotation.
+type AnnotationRef struct {
+	ID, Source, Label string
+	Frame             int
+}
+
+// AnnotationRefs returns the annotations with these keys (Box.Seq); keys of
+// annotations since replaced or deleted are absent.
+func (l *Lake) AnnotationRefs(ctx context.Context, seqs []int64) (map[int64]AnnotationRef, error) {
+	rows, err := l.db.R.QueryContext(ctx, `SELECT seq, id, source, label, frame FROM annotation
+		WHERE seq IN (SELECT value FROM json_each(?))`, jsonArray(seqs))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64]AnnotationRef, len(seqs))
+	for rows.Next() {
+		var seq int64
+		var a AnnotationRef
+		if err := rows.Scan(&seq, &a.ID, &a.Source, &a.Label, &a.Frame); err != nil {
+			return nil, err
+		}
+		out[seq] = a
+	}
+	return out, rows.Err()
+}
