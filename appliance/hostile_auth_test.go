@@ -118,7 +118,7 @@ var routeAccess = map[string]string{
 	"GET /api/v1/tasks/:taskId/jobs/:number/comments":              "project:view",
 	"PATCH /api/v1/comments/:commentId":                            "project:member",
 
-	"GET /api/v1/projects/:projectId/videos/:uniqueName/tracks": "project:view", "PUT /api/v1/projects/:projectId/videos/:uniqueName/tracks": "project:annotate", "PUT /api/v1/projects/:projectId/videos/:uniqueName/tracks/:number": "project:annotate", "DELETE /api/v1/projects/:projectId/videos/:uniqueName/tracks/:number": "project:member", "POST /api/v1/projects/:projectId/videos/:uniqueName/tracks/:number/propagate": "project:annotate", "GET /api/v1/projects/:projectId/videos/:uniqueName/frames/:frame": "project:view",
+	"GET /api/v1/projects/:projectId/videos/:uniqueName/tracks": "project:view", "PUT /api/v1/projects/:projectId/videos/:uniqueName/tracks": "project:annotate", "PUT /api/v1/projects/:projectId/videos/:uniqueName/tracks/:number": "project:annotate", "DELETE /api/v1/projects/:projectId/videos/:uniqueName/tracks/:number": "project:member", "POST /api/v1/projects/:projectId/videos/:uniqueName/tracks/:number/propagate": "project:annotate", "GET /api/v1/projects/:projectId/videos/:uniqueName/propagations/:jobId": "project:annotate", "GET /api/v1/projects/:projectId/videos/:uniqueName/frames/:frame": "project:view",
 	"GET /api/v1/projects/:projectId/agreement":                     "project:view",
 	"POST /api/v1/projects/:projectId/frames/:uniqueName/consensus": "project:review",
 

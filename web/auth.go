@@ -303,6 +303,7 @@ var projectRoutes = map[string]projectRule{
 	"PUT /projects/:projectId/videos/:uniqueName/tracks/:number":            annotateNeed,
 	"DELETE /projects/:projectId/videos/:uniqueName/tracks/:number":         member, // the handler asks NeedAnnotate
 	"POST /projects/:projectId/videos/:uniqueName/tracks/:number/propagate": annotateNeed,
+	"GET /projects/:projectId/videos/:uniqueName/propagations/:jobId":       annotateNeed,
 	"GET /projects/:projectId/videos/:uniqueName/frames/:frame":             view,
 
 	// Agreement between annotators (web/agreement.go).

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/labstack/echo/v5"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/propagate"
 )
 
 // videoTaskRoutes serve a project's lake videos to its members
@@ -22,6 +24,7 @@ func (s *server) videoTaskRoutes(g *echo.Group) {
 	g.PUT(v+"/tracks/:number", s.putProjectTrack)
 	g.DELETE(v+"/tracks/:number", s.deleteProjectTrack)
 	g.POST(v+"/tracks/:number/propagate", s.propagateProjectTrack)
+	g.GET(v+"/propagations/:jobId", s.projectPropagation)
 	g.GET(v+"/frames/:frame", s.projectVideoFrame)
 }
 
@@ -164,4 +167,24 @@ func (s *server) propagateProjectTrack(c *echo.Context) error {
 		}
 	}
 	return s.startPropagation(c, req)
+}
+
+// projectPropagation is a propagation's job (progress, result, error) as
+// GET /jobs/{id} answers it, for the project's annotators, who may not read
+// the lake's jobs: only a propagation of this project's tracks of this
+// video; any other job id is not found here.
+func (s *server) projectPropagation(c *echo.Context) error {
+	pid, name, err := s.projectVideo(c)
+	if err != nil {
+		return err
+	}
+	j, err := s.Jobs.Get(c.Request().Context(), c.Param("jobId"))
+	if err != nil {
+		return err
+	}
+	var req propagate.Request
+	if j.Type != propagate.JobType || json.Unmarshal(j.Payload, &req) != nil || req.Operation != pid || req.UniqueName != name {
+		return errs.NotFoundf("no propagation %q of project %s's tracks of %s", c.Param("jobId"), pid, name)
+	}
+	return c.JSON(http.StatusOK, viewJob(j))
 }

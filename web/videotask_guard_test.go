@@ -25,7 +25,8 @@ import (
 // reassigns her job to Ben, and only then commits. The PUT, decided before
 // the reassignment but written after it, must be refused (403) and write
 // nothing; the same for a DELETE of her track once her job is submitted
-// meanwhile (409 naming the state).
+// meanwhile (409 naming the state). Then the propagation progress route of
+// the project (propagationProgress).
 func TestTrackEditCheckedInItsWrite(t *testing.T) {
 	tm := startTeam(t)
 	vp, err := tm.a.Annotate.CreateProject(tm.ctx, annotate.NewProject{Name: "clips", ContentType: annotate.Video,
@@ -95,6 +96,34 @@ func TestTrackEditCheckedInItsWrite(t *testing.T) {
 	if got := tm.want(200, "cur", "GET", v[:len(v)-1], nil); len(got["tracks"].([]any)) != 1 {
 		t.Fatalf("tracks after the refused DELETE: %v", got)
 	}
+	propagationProgress(t, tm, vp.ID, video)
+}
+
+// propagationProgress: an annotator reads the propagation she started
+// through the project's route (the lake's jobs route refuses her); a member
+// who is not an annotator of the project, a job id that is no propagation
+// of the project's tracks of the video, are refused or not found.
+func propagationProgress(t *testing.T, tm *team, pid, video string) {
+	if _, err := tm.a.Lake.DB().W.Exec(`UPDATE label_job SET state = 'annotation' WHERE assignee = 'ana'`); err != nil {
+		t.Fatal(err)
+	}
+	tm.person("rev", auth.Reviewer, true)
+	v := "/api/v1/projects/" + pid + "/videos/" + url.PathEscape(video)
+	started := tm.want(200, "ana", "POST", v+"/tracks/1/propagate", map[string]any{"from": 2})
+	id, _ := started["jobId"].(string)
+	got := tm.want(200, "ana", "GET", v+"/propagations/"+id, nil)
+	if got["id"] != id || got["type"] != "propagate_track" || got["status"] == nil || got["progress"] == nil {
+		t.Errorf("the propagation as its annotator reads it: %v", got)
+	}
+	tm.want(403, "ana", "GET", "/api/v1/jobs/"+id, nil)
+	tm.want(403, "rev", "GET", v+"/propagations/"+id, nil)
+	tm.want(404, "ana", "GET", v+"/propagations/job_nosuch", nil)
+	// The curator's propagation of a lake operation's track is not the project's.
+	lakeTrack := "/api/v1/lake/files/" + url.PathEscape(video) + "/tracks"
+	tm.want(200, "cur", "PUT", lakeTrack+"/1?operation=review:x", map[string]any{"label": "car",
+		"keyframes": []map[string]any{{"frame": 0, "x": 0, "y": 10, "width": 20, "height": 20}}})
+	other := tm.want(200, "cur", "POST", lakeTrack+"/1/propagate?operation=review:x", map[string]any{"from": 0})
+	tm.want(404, "ana", "GET", v+"/propagations/"+other["jobId"].(string), nil)
 }
 
 // send is tm.do for a goroutine other than the test's: a failure to send
