@@ -29,15 +29,27 @@ func LakeSink(l *lake.Lake, ann *annotate.Service, coll string) Sink {
 			target = b.Session.CollectionName
 		}
 		fitted := map[string][]lake.Box{}
+		type ready struct {
+			boxes *lake.ImportBoxes
+			err   error // fails the transaction, as a bad box did in it
+		}
+		prepared := map[string]ready{}
 		var inTx lake.SetBoxesResult
 		opt := lake.AddOptions{Collection: target, Metadata: b.Metadata, SkipExisting: true}
 		if b.Boxes != nil {
-			// Check sees each new file once, measured: its boxes are placed there, not in the transaction.
+			// Check sees each new file once, measured: its boxes are placed,
+			// checked and encoded there, not in the transaction, which holds
+			// the lake's one writer.
 			var mu sync.Mutex
 			opt.Check = func(i int, f lake.File) error {
 				boxes := b.Boxes(ups[i].Name, f.Width, f.Height)
+				var r ready
+				if b.Session == nil {
+					r.boxes, r.err = lake.PrepareImportBoxes(i, f, boxes)
+				}
 				mu.Lock()
 				fitted[ups[i].Name] = boxes
+				prepared[ups[i].Name] = r
 				mu.Unlock()
 				return nil
 			}
@@ -58,7 +70,10 @@ func LakeSink(l *lake.Lake, ann *annotate.Service, coll string) Sink {
 			if b.Boxes == nil {
 				return nil
 			}
-			if inTx, err = lake.InsertHumanBoxesTx(ctx, tx, b.Operation, stored, func(f lake.File) []lake.Box { return fitted[f.Name] }); err != nil {
+			if inTx, err = lake.InsertImportBoxesTx(ctx, tx, b.Operation, stored, func(f lake.File) (*lake.ImportBoxes, error) {
+				r := prepared[f.Name]
+				return r.boxes, r.err
+			}); err != nil {
 				return err
 			}
 			ids := map[int64]int64{}
