@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"slices"
 
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake/shape"
@@ -136,11 +135,6 @@ func (o *pointOrder) widest() int {
 		n = max(n, len(names))
 	}
 	return n
-}
-
-// labelsWithPoints lists the labels that have points, in ds order.
-func (o *pointOrder) labelsWithPoints(labels []string) []string {
-	return slices.DeleteFunc(slices.Clone(labels), func(l string) bool { return len(o.names[l]) == 0 })
 }
 
 // eachLine calls fn with each line spooled so far (without its newline).
