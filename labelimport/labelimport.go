@@ -126,7 +126,7 @@ type Options struct {
 
 // Environment variables that set an import's caps (format.Caps) for the
 // CLI and the server's import jobs alike; unset or not a positive number,
-// labelio's defaults hold.
+// package format's defaults hold.
 const (
 	EnvMaxShapesPerFile = "FRAMELAKE_IMPORT_MAX_SHAPES_PER_FILE"
 	EnvMaxShapes        = "FRAMELAKE_IMPORT_MAX_SHAPES"

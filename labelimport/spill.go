@@ -176,7 +176,7 @@ func plainPolygon(g shape.Geometry) bool {
 	return g.Type == shape.Polygon && g.Mask == nil && g.Keypoints == nil && g.Points == nil && g.Area == nil
 }
 
-// appendRings appends polygonMark and the rings in labelio's binary form.
+// appendRings appends polygonMark and the rings in package format's binary form.
 func appendRings(b []byte, rings [][]float64) []byte {
 	return format.AppendRings(append(b, polygonMark), rings)
 }

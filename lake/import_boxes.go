@@ -435,7 +435,7 @@ func labelFrames(ctx context.Context, label *sql.Stmt, seq int64, operation stri
 	return nil
 }
 
-// Reserved attributes: facts a label reader (labelio) hands over on the
+// Reserved attributes: facts a label reader (package format) hands over on the
 // boxes it reads, which the lake keeps in columns, never in attributes.
 // AreaAttribute is COCO's area of the annotation (annotation.area);
 // ImageIDAttribute its image's id in the COCO file (labelled_frame.image_id).
