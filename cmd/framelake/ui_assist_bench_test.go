@@ -15,9 +15,12 @@ import (
 // the time between animation frames while painting (p50, p99), the editor's
 // own redraw time per frame, the renderer's CPU for the stroke, and the
 // stroke's save (mouse-up to the PUT answered, of which the read-back and
-// RLE encoding is encode-ms); and box to mask on a 1920x1080 frame with the
-// shipped default model, mouse-up to the mask drawn, median of 5 boxes. Run
-// it with -benchtime=1x.
+// RLE encoding is encode-ms); the intelligent scissors on the same 4K frame,
+// 120 cursor moves after an anchor: the pointermove's own main-thread work
+// per move (p99), the redraw's, and the renderer main thread's task time
+// per move; and box to mask on a 1920x1080 frame with the shipped default
+// model, mouse-up to the mask drawn, median of 5 boxes. Run it with
+// -benchtime=1x.
 func BenchmarkAssistUI(b *testing.B) {
 	node, ui := needBrowser(b)
 	b.Setenv("FRAMELAKE_MODELS_DIR", builtModelsDirB(b))
@@ -38,7 +41,8 @@ func BenchmarkAssistUI(b *testing.B) {
 				FrameP50, FrameP99, DrawP50, DrawP99, DrawMax, CPUMs, SaveMs, EncodeMs float64
 				Frames                                                                 int
 			}
-			Segment struct{ ShownMs, ServerMs []float64 }
+			Scissors struct{ WireP99, DrawP99, FrameP99, TaskMsPerMove, FirstMapMs float64 }
+			Segment  struct{ ShownMs, ServerMs []float64 }
 		}
 		if err := json.Unmarshal(res, &fig); err != nil {
 			b.Fatalf("assistbench.mjs printed %q: %v", res, err)
@@ -50,6 +54,10 @@ func BenchmarkAssistUI(b *testing.B) {
 		b.ReportMetric(fig.Brush.CPUMs/float64(max(1, fig.Brush.Frames)), "paint-renderer-cpu-ms/frame")
 		b.ReportMetric(fig.Brush.SaveMs, "stroke-save-ms")
 		b.ReportMetric(fig.Brush.EncodeMs, "stroke-encode-ms")
+		b.ReportMetric(fig.Scissors.WireP99, "scissors-move-p99-ms")
+		b.ReportMetric(fig.Scissors.DrawP99, "scissors-redraw-p99-ms")
+		b.ReportMetric(fig.Scissors.TaskMsPerMove, "scissors-main-thread-ms/move")
+		b.ReportMetric(fig.Scissors.FirstMapMs, "scissors-map-ms")
 		b.ReportMetric(midMs(fig.Segment.ShownMs), "box-to-mask-shown-ms")
 		b.ReportMetric(midMs(fig.Segment.ServerMs), "box-to-mask-server-ms")
 	}

@@ -151,14 +151,38 @@ function match(a, c, b, r, cx = 0, cy = 0) {
   return best
 }
 
+// plain says whether box b of RGBA pixels px is nearly one grey level
+// (standard deviation under 6).
+function plain(px, b) {
+  const x0 = Math.max(0, Math.floor(b.x)), y0 = Math.max(0, Math.floor(b.y))
+  const x1 = Math.min(px.w, Math.ceil(b.x + b.width)), y1 = Math.min(px.h, Math.ceil(b.y + b.height))
+  let n = 0, sum = 0, sq = 0
+  for (let y = y0; y < y1; y++) for (let x = x0, k = (y * px.w + x0) * 4; x < x1; x++, k += 4) {
+    const v = 0.299 * px.data[k] + 0.587 * px.data[k + 1] + 0.114 * px.data[k + 2]
+    n++; sum += v; sq += v * v
+  }
+  return n > 0 && sq / n - (sum / n) ** 2 < 36
+}
+
 // trackShift is the motion of box b (image pixels) from frame a's pixels to
 // frame c's: template matching of the box's region on grey pixels, coarse
 // to fine. The coarsest level shrinks the box to at most 48 px a side and
 // searches half the box's size (at least 48 image pixels) each way; each
 // finer level, twice the resolution, searches 2 pixels about the last
 // answer, down to full resolution. Only the box and its search margin are
-// read, so a 4K frame costs what its object does.
+// read, so a 4K frame costs what its object does. A plain box (a shape
+// drawn exactly on a white square: grey levels within a few of each other)
+// has nothing inside to match, so its template takes a margin of ground
+// (15% of its side, at least 4 px) and matches the object's edges; a
+// textured box takes 2 px (the edges of a shape drawn on its object's
+// outline), not more, as a wide margin of still ground would pull the match
+// towards no motion.
 export function trackShift(a, c, b) {
+  {
+    const pad = plain(a, b) ? Math.max(4, Math.round(0.15 * Math.max(b.width, b.height))) : 2
+    const bx0 = Math.max(0, Math.floor(b.x - pad)), by0 = Math.max(0, Math.floor(b.y - pad))
+    b = { x: bx0, y: by0, width: Math.min(a.w, Math.ceil(b.x + b.width + pad)) - bx0, height: Math.min(a.h, Math.ceil(b.y + b.height + pad)) - by0 }
+  }
   const side = Math.max(b.width, b.height)
   let f0 = 1
   while (side / f0 > 48) f0 *= 2

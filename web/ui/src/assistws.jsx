@@ -14,6 +14,7 @@ import { wandMask } from './wand.js'
 //   raster   the selected polygon filled as a mask, in the browser
 //   track    the selected polygon or mask moved onto the next frame by the
 //            motion template matching finds there
+//   scissors the polygon the intelligent scissors closed (draw.js, scissors.js)
 // A proposal belongs to one frame (proposal.frame) and is drawn there only.
 export function useAssists({ ws, cur, idx, boxes, selected, selIndex, label, commit, goFrame, setNote }) {
   const [proposal, setProposal] = useState(null)
@@ -81,6 +82,10 @@ export function useAssists({ ws, cur, idx, boxes, selected, selIndex, label, com
       const base = p?.kind === 'segment' ? p : { kind: 'segment', frame: cur.uniqueName, box: null, points: [] }
       if (!base.box && !base.points.length && a.label === 0) return setNote('a negative click refines a mask: drag a box or click the object first')
       runSegment({ ...base, points: [...base.points, { x: a.p.x, y: a.p.y, label: a.label }] })
+    } else if (a.kind === 'scissors') {
+      const vertices = a.polygon.reduce((n, r) => n + r.length / 2, 0)
+      setProposal({ kind: 'scissors', frame: cur.uniqueName, vertices,
+        shape: { key: newKey(), label, attributes: {}, source: 'human', type: 'polygon', polygon: a.polygon } })
     } else if (a.kind === 'wand') {
       const seeds = a.add && p?.kind === 'wand' ? [...p.seeds, a.p] : [a.p]
       runWand({ kind: 'wand', frame: cur.uniqueName, seeds, tol: wandTol })
@@ -147,7 +152,8 @@ export function useAssists({ ws, cur, idx, boxes, selected, selIndex, label, com
   return { proposal, models, model, setModel, wandTol, setWand, polyTol, setOutlineTol, onAssist, convert, track, accept, drop }
 }
 
-const KIND = { segment: 'box to mask', wand: 'magic wand', outline: 'mask to polygon', raster: 'polygon to mask', track: 'tracked from the last frame' }
+const KIND = { segment: 'box to mask', wand: 'magic wand', outline: 'mask to polygon', raster: 'polygon to mask', track: 'tracked from the last frame',
+  scissors: 'intelligent scissors' }
 
 // AssistPanel is the side panel of the assists: the segmentation model, the
 // wand's and the outline's tolerances, the proposal's state (who answered,
@@ -156,7 +162,7 @@ export function AssistPanel({ as, tool, selected, hasNext }) {
   const p = as.proposal
   const others = as.models.filter((m) => !m.systemDefault)
   const convertible = selected?.type === 'mask' || selected?.type === 'polygon'
-  if (!p && tool !== 'segment' && tool !== 'wand' && !convertible) return null
+  if (!p && tool !== 'segment' && tool !== 'wand' && tool !== 'scissors' && !convertible) return null
   return (
     <div class="assists" data-testid="assists">
       <h3>Assists</h3>
@@ -167,6 +173,7 @@ export function AssistPanel({ as, tool, selected, hasNext }) {
           {others.map((m) => <option value={m.modelName}>{m.modelName}</option>)}
         </select></label>
       )}
+      {tool === 'scissors' && <p class="muted">click anchors around the object: the edge from the last one follows the image to the cursor; double-click or Enter closes</p>}
       {tool === 'wand' && (
         <label class="muted">colour tolerance {as.wandTol} ([ ])
           <input type="range" min="0" max="128" step="1" data-testid="wand-tolerance" value={as.wandTol} onInput={(e) => as.setWand(+e.currentTarget.value)} /></label>
@@ -186,6 +193,7 @@ export function AssistPanel({ as, tool, selected, hasNext }) {
               {p.kind === 'segment' && `${p.model} · ${Math.round(p.answerMs)} ms (server ${Math.round(p.serverMs)}) · score ${p.score?.toFixed(2)} · ${p.points.length} clicks`}
               {p.kind === 'wand' && `${p.seeds.length} ${p.seeds.length === 1 ? 'region' : 'regions'} · ${p.area} px · ${Math.round(p.answerMs)} ms`}
               {p.kind === 'outline' && <span data-testid="outline-vertices">{p.vertices} vertices</span>}
+              {p.kind === 'scissors' && `${p.vertices} vertices`}
               {p.kind === 'track' && `moved ${p.dx}, ${p.dy} px · match ${p.score.toFixed(2)} · ${Math.round(p.answerMs)} ms`}
             </span>
           )}

@@ -1,6 +1,8 @@
 import { newKey } from './frameio.js'
 import { encodeBits, encodeRegion, maskBits } from './rle.js'
 import { colorOf, decodeTime, drawKeypoints, forgetMask, isBox, maskPath, paint } from './shapes.jsx'
+import { framePixels } from './assist.js'
+import { Scissors } from './scissors.js'
 
 // ShapeEditor draws and edits the workspace's shapes other than boxes on the
 // frame's canvas (canvas.jsx owns boxes, which are DOM elements). It is
@@ -24,7 +26,10 @@ import { colorOf, decodeTime, drawKeypoints, forgetMask, isBox, maskPath, paint 
 // click adds a positive click, Alt- or right-click a negative one) and wand
 // (click grows a colour region, Shift-click adds one) hand their gestures to
 // onAssist; the proposal they produce (p.proposal, on its own frame) is
-// drawn over the shapes until it is accepted or dropped.
+// drawn over the shapes until it is accepted or dropped. The scissors
+// (scissors.js) are a draft here: clicks set anchors, the path to the cursor
+// follows the image's edges, and closing it (double-click, Enter) hands the
+// polygon to onAssist as a proposal.
 export class ShapeEditor {
   constructor() {
     this.draft = null // points being placed: {type, pts: [x, y, ...]} or {type: 'keypoints', kps}
@@ -39,6 +44,8 @@ export class ShapeEditor {
     const frameChanged = p.frame?.uniqueName !== this.p.frame?.uniqueName
     this.p = p
     if (frameChanged) { this.draft = null; this.drag = null }
+    // The scissors read the frame's pixels: decoded as the tool is picked, not at the first click.
+    if (p.tool === 'scissors' && !p.readOnly && p.frame?.url) framePixels(p.frame.url, p.frame.width, p.frame.height).catch(() => {})
     this.redraw()
   }
 
@@ -111,7 +118,7 @@ export class ShapeEditor {
         g.setLineDash([])
         g.fillStyle = '#fff'
         for (const r of s.polygon) for (let i = 0; i < r.length; i += 2) g.fillRect(r[i] - 2 / k, r[i + 1] - 2 / k, 4 / k, 4 / k)
-      }
+      } else if (s && isBox(s)) g.strokeRect(s.x, s.y, s.width, s.height) // the video workspace tracks boxes too
       if (pr.box?.length === 4) { g.setLineDash([5 / k, 4 / k]); g.strokeRect(pr.box[0], pr.box[1], pr.box[2] - pr.box[0], pr.box[3] - pr.box[1]) }
       g.setLineDash([])
       for (const q of pr.points ?? []) {
@@ -157,6 +164,7 @@ export class ShapeEditor {
     const dr = this.draft
     if (!dr) return
     const color = colorOf({ label: this.p.label })
+    if (dr.type === 'scissors') return dr.sc.draw(g, k, color)
     if (dr.type === 'keypoints') {
       drawKeypoints(g, dr.kps, this.p.skeletonOf?.(this.p.label), k, color, true)
       return
@@ -182,6 +190,7 @@ export class ShapeEditor {
     if (tool === 'brush' || tool === 'eraser') return this.startPaint(p)
     if (tool === 'segment') { this.drag = { mode: 'sbox', p0: p, p1: p, negative: e.button === 2 }; return true }
     if (tool === 'wand') { this.p.onAssist?.({ kind: 'wand', p, add: e.shiftKey }); return true }
+    if (tool === 'scissors') return this.scissorsDown(e, p)
     if (s && (s.type === 'polygon' || s.type === 'polyline') && !this.draft && this.editVertex(e, p, s)) return true
     if (s && s.type === 'keypoints' && !this.draft && this.editKeypoint(e, p, s)) return true
     if (tool === 'polygon' || tool === 'polyline') {
@@ -292,9 +301,26 @@ export class ShapeEditor {
     return true
   }
 
+  // scissorsDown sets an anchor (a double-click's second press sets none:
+  // its dblclick closes the outline).
+  scissorsDown(e, p) {
+    if (e.detail >= 2) return true
+    if (this.draft?.type !== 'scissors') this.draft = { type: 'scissors', sc: new Scissors(this.p.frame, () => this.redraw()) }
+    const dr = this.draft
+    dr.sc.down(p, (5 * this.tol) / 7).then(() => {
+      if (this.draft !== dr) return
+      this.p.onDraft?.(this.draftInfo())
+      const c = this.p.canvas()
+      if (c) { c.dataset.wireAnchors = dr.sc.anchors.length; c.dataset.wireMapMs = dr.sc.lastMapMs.toFixed(1) } // for the figures
+    },
+      (err) => { if (this.draft === dr) { this.draft = null; this.p.onDraft?.('scissors: ' + err.message) } })
+    return true
+  }
+
   names() { return this.p.skeletonOf?.(this.p.label)?.keypoints ?? [] }
   draftInfo() {
     const dr = this.draft
+    if (dr?.type === 'scissors') return `scissors: ${dr.sc.anchors.length} anchors · double-click or Enter closes`
     if (dr?.type !== 'keypoints') return dr ? `${dr.pts.length / 2} points` : ''
     const names = this.names()
     return names[dr.kps.length] ? `next point: ${names[dr.kps.length]}` : `${dr.kps.length} points`
@@ -303,7 +329,13 @@ export class ShapeEditor {
   move(e, p) {
     const d = this.drag
     if (!d) {
-      if (this.draft && this.draft.type !== 'keypoints') { this.hover = p; this.redraw() }
+      if (this.draft?.type === 'scissors') { // the live path: the map walked back from the cursor
+        const t0 = performance.now()
+        this.draft.sc.move(p)
+        const c = this.p.canvas()
+        if (c) c.dataset.wireMs = (performance.now() - t0).toFixed(2)
+        this.redraw()
+      } else if (this.draft && this.draft.type !== 'keypoints') { this.hover = p; this.redraw() }
       return false
     }
     if (d.mode === 'freehand') {
@@ -359,6 +391,7 @@ export class ShapeEditor {
   finish() {
     const dr = this.draft
     if (!dr) return false
+    if (dr.type === 'scissors') return this.closeScissors(dr)
     this.draft = null
     this.hover = null
     this.p.onDraft?.('')
@@ -384,6 +417,21 @@ export class ShapeEditor {
       const i = this.p.selected.index
       this.p.onChange(shapes.map((a, n) => (n === i ? { ...a, polygon: [...a.polygon, pts] } : a)), i)
     } else this.p.onChange([...shapes, { ...base, type: 'polygon', polygon: [pts] }], shapes.length)
+    return true
+  }
+
+  // closeScissors closes the outline back to its first anchor and proposes
+  // it (the draft stays drawn until the closing path is in).
+  closeScissors(dr) {
+    if (dr.closing) return true
+    dr.closing = true
+    dr.sc.close().then((ring) => {
+      if (this.draft !== dr) return
+      this.draft = null
+      this.p.onDraft?.(ring ? '' : 'scissors: at least 3 anchors make a polygon')
+      if (ring) this.p.onAssist?.({ kind: 'scissors', polygon: [ring] })
+      this.redraw()
+    }, (err) => { if (this.draft === dr) { this.draft = null; this.p.onDraft?.('scissors: ' + err.message); this.redraw() } })
     return true
   }
 

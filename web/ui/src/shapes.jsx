@@ -12,7 +12,12 @@ export const isBox = (a) => !a.type || a.type === 'box'
 export const COLORS = { human: '#3ddc84', machine: '#ff9f1c' }
 // A human shape's colour is its label's, so touching shapes of two labels
 // read apart; machine shapes stay orange (and dashed), as machine boxes are.
-const PALETTE = ['#3ddc84', '#5b9dff', '#ff6bd6', '#ffd43b', '#22d3ee', '#c084fc', '#f97316', '#a3e635']
+// No label takes orange (machine) or cyan (an assist's draft), and every
+// outline is drawn over a dark halo (HALO, 1 px each side): a yellow mask on
+// an orange object, or a green one on grass, still shows where it ends, on
+// light and dark images alike; on dark ground the bright colour itself does.
+const PALETTE = ['#3ddc84', '#4d8dff', '#ff4fa3', '#ffe34d', '#b77dff', '#ff5a4f', '#c9b458', '#a3e635']
+const HALO = 'rgba(0,0,0,0.75)'
 const hash = (s) => { let h = 0; for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0; return Math.abs(h) }
 export const colorOf = (a) => (a.source === 'machine' ? COLORS.machine : PALETTE[hash(a.label ?? '') % PALETTE.length])
 
@@ -21,16 +26,21 @@ export const colorOf = (a) => (a.source === 'machine' ? COLORS.machine : PALETTE
 // set pixels (whole columns merged), which one fill draws: no bitmap of the
 // frame's size per mask, and a 1080p frame's 20 masks decode in a few ms. A
 // path's rectangles are filled as their union, so no seams show between them.
+// The same pass makes the mask's outline (maskEdges): the pixel edges
+// between set and unset pixels, as unit segments, which one stroke draws.
 const masks = new Map()
 export const decodeTime = { ms: 0 } // spent decoding masks, for the tests' figures
-export function maskPath(mask) {
+export function maskPath(mask) { return decodeMask(mask).path }
+export function maskEdges(mask) { return decodeMask(mask).edges }
+function decodeMask(mask) {
   const key = mask.size.join('x') + mask.counts
-  let path = masks.get(key)
-  if (path) return path
+  let m = masks.get(key)
+  if (m) return m
   const t0 = performance.now()
   const h = mask.size[0]
   const cnts = decodeCounts(mask.counts)
-  path = new Path2D()
+  const path = new Path2D()
+  const out = new Outline(h)
   for (let k = 0, i = 0; k < cnts.length; i += cnts[k], k++) {
     if (!(k & 1)) continue
     let at = i, n = cnts[k]
@@ -39,20 +49,69 @@ export function maskPath(mask) {
       if (y === 0 && n >= h) { // whole columns
         const cols = Math.floor(n / h)
         path.rect(x, 0, cols, h)
+        for (let c = 0; c < cols; c++) out.span(x + c, 0, h)
         at += cols * h; n -= cols * h
       } else {
         const len = Math.min(n, h - y)
         path.rect(x, y, 1, len)
+        out.span(x, y, y + len)
         at += len; n -= len
       }
     }
   }
+  m = { path, edges: out.end() }
   decodeTime.ms += performance.now() - t0
   if (masks.size > 256) masks.delete(masks.keys().next().value)
-  masks.set(key, path)
-  return path
+  masks.set(key, m)
+  return m
 }
 export const forgetMask = (mask) => masks.delete(mask.size.join('x') + mask.counts)
+
+// Outline gathers a mask's boundary from its column spans, given column by
+// column, top to bottom: each span's top and bottom are boundary, and
+// between two columns the boundary is where exactly one of them is set
+// (the symmetric difference of their spans).
+class Outline {
+  constructor(h) { Object.assign(this, { h, path: new Path2D(), x: -1, cur: [], prevX: -2, prev: [] }) }
+  span(x, y0, y1) {
+    if (x !== this.x) { this.column(); this.x = x }
+    this.cur.push(y0, y1)
+    this.path.moveTo(x, y0); this.path.lineTo(x + 1, y0)
+    this.path.moveTo(x, y1); this.path.lineTo(x + 1, y1)
+  }
+  column() { // the column this.x is complete: its left side
+    if (this.x < 0) return
+    if (this.prevX === this.x - 1) this.side(this.x, xorSpans(this.prev, this.cur))
+    else { this.side(this.prevX + 1, this.prev); this.side(this.x, this.cur) }
+    this.prev = this.cur; this.prevX = this.x; this.cur = []
+  }
+  side(x, ys) { for (let i = 0; i + 1 < ys.length; i += 2) { this.path.moveTo(x, ys[i]); this.path.lineTo(x, ys[i + 1]) } }
+  end() { this.column(); this.side(this.prevX + 1, this.prev); return this.path }
+}
+
+// xorSpans is where exactly one of two columns' sorted spans ([y0, y1, ...]) is set.
+function xorSpans(a, b) {
+  const out = []
+  let i = 0, j = 0
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i] < b[j])) out.push(a[i++])
+    else if (i >= a.length || b[j] < a[i]) out.push(b[j++])
+    else { i++; j++ } // a boundary of both: none between them
+  }
+  return out
+}
+
+// outline strokes path p (or the current path) in the stroke style, lw wide,
+// over the dark halo 1 px wider on each side (k canvas px per image px).
+function outline(g, lw, k, p) {
+  const colour = g.strokeStyle
+  g.strokeStyle = HALO
+  g.lineWidth = lw + 2 / k
+  if (p) g.stroke(p); else g.stroke()
+  g.strokeStyle = colour
+  g.lineWidth = lw
+  if (p) g.stroke(p); else g.stroke()
+}
 
 const ringPath = (g, r) => {
   g.moveTo(r[0], r[1])
@@ -75,17 +134,20 @@ export function drawShape(g, a, k, { skeletonOf, selected, opacity = 0.35 } = {}
     g.globalAlpha = opacity
     g.fill('evenodd')
     g.globalAlpha = 1
-    g.stroke()
+    outline(g, lw, k)
   } else if (a.type === 'polyline' && a.points) {
     g.beginPath()
     g.moveTo(a.points[0], a.points[1])
     for (let i = 2; i < a.points.length; i += 2) g.lineTo(a.points[i], a.points[i + 1])
-    g.stroke()
+    outline(g, lw, k)
   } else if (a.type === 'mask' && a.mask) {
     try {
       g.globalAlpha = selected ? Math.min(1, opacity + 0.25) : opacity
       g.fill(maskPath(a.mask))
       g.globalAlpha = 1
+      g.lineCap = 'square' // the outline's unit segments meet at the corners
+      outline(g, lw * 0.75, k, maskEdges(a.mask))
+      g.lineCap = 'butt'
     } catch { /* a mask that does not decode is drawn as its box by the caller's box */ }
   } else if (a.type === 'keypoints' && a.keypoints) {
     drawKeypoints(g, a.keypoints, skeletonOf?.(a.label), k, color, selected)

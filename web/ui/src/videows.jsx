@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api } from './api.js'
+import { framePixels, shapeBox, shifted, trackShift } from './assist.js'
 import { FrameCanvas } from './canvas.jsx'
 import { HistoryPanel } from './history.jsx'
 import { ShapeEditor } from './draw.js'
@@ -34,6 +35,11 @@ const DEFAULT_OP = 'label:web'
 // label chosen. Moving or resizing a shape makes it a keyframe of its track
 // on this frame, interpolated or not.
 //
+// Track to the next frame (t, as in the image workspace: assist.js's
+// template matching on the frame's pixels) moves the selected track's shape
+// here onto the next frame as a draft (cyan) that Enter makes its keyframe
+// there and Esc drops.
+//
 // Task mode (task = {projectId, taskId, jobh}: a job of a task made from a
 // lake video, videotask.jsx) reads and writes through the project's routes
 // (the project's tracks), keeps to the job's frames, and has the job's bar
@@ -61,6 +67,7 @@ export function VideoWorkspace({ name, search, me, task }) {
   const [job, setJob] = useState(null) // {id, backward, status, pct, result, error}
   const [every, setEvery] = useState(10)
   const [preview, setPreview] = useState(null) // a version of the frame's keyframes from the history
+  const [proposal, setProposal] = useState(null) // {kind: 'track', frame: frameObj's uniqueName, number, shape}: a tracked draft
   const editor = useRef(null)
   if (!editor.current) editor.current = new ShapeEditor()
   const cache = useRef(null)
@@ -135,6 +142,8 @@ export function VideoWorkspace({ name, search, me, task }) {
     return out
   }, [tracks, at, exact])
 
+  useEffect(() => { setProposal((p) => (p && p.frame === name + '@' + at ? p : null)) }, [at])
+
   const byNumber = (n) => tracks?.find((t) => t.number === n)
   const primary = selected.length ? byNumber(selected[selected.length - 1]) : null
   const goFrame = (f) => setFrame(Math.max(first, Math.min(last, f)))
@@ -172,11 +181,15 @@ export function VideoWorkspace({ name, search, me, task }) {
 
   // onChange hears a finished gesture of the frame canvas: shape i changed
   // (a keyframe of its track here), or a new one drawn past the list's end.
+  const keyHere = (s) => {
+    const kf = keyOf({ ...s, frame: at })
+    for (const f of ['key', 'number', 'label', 'source', 'operation', 'track', 'id', '_bits']) delete kf[f]
+    return kf
+  }
   const onChange = (next, i) => {
     if (!canWrite || !tracks) return
     const s = next[i]
-    const kf = keyOf({ ...s, frame: at })
-    for (const f of ['key', 'number', 'label', 'source', 'operation', 'track', 'id']) delete kf[f]
+    const kf = keyHere(s)
     const type = s.type || 'box'
     if (i < shapes.length) return save(setKeyframe(byNumber(shapes[i].number), kf))
     const t = primary
@@ -237,6 +250,39 @@ export function VideoWorkspace({ name, search, me, task }) {
     save(moved)
     goFrame(moved.keyframes.find((k, j) => t.keyframes[j].frame === from).frame)
   }
+  // trackNext proposes the selected track's shape here moved onto the next
+  // frame by the motion of its box's pixels (assist.js trackShift, on the
+  // frames as shown: the frames route's images at the video's size).
+  const trackNext = async () => {
+    const s = primary && shapes.find((x) => x.number === primary.number)
+    if (!s || !canWrite) return setNote(primary ? `track #${primary.number} is not on frame ${at}` : 'select a track to follow')
+    if (at >= last) return setNote(`frame ${at} is the last here`)
+    setNote('tracking…')
+    try {
+      const t0 = performance.now()
+      const [ua, uc] = await Promise.all([cache.current.get(at), cache.current.get(at + 1)])
+      const [a, c] = await Promise.all([framePixels(ua, item.width, item.height), framePixels(uc, item.width, item.height)])
+      const box = (s.type || 'box') === 'box'
+      const b = box ? { x: Math.round(s.x), y: Math.round(s.y), width: Math.round(s.width), height: Math.round(s.height) } : shapeBox(s)
+      if (!b || b.width < 2 || b.height < 2) throw new Error('the shape is empty')
+      const m = trackShift(a, c, b)
+      const moved = box ? { ...s, x: s.x + m.dx, y: s.y + m.dy } : shifted(s, m.dx, m.dy)
+      delete moved.interpolated
+      setProposal({ kind: 'track', frame: name + '@' + (at + 1), number: s.number, shape: moved, dx: m.dx, dy: m.dy, score: m.score, ms: performance.now() - t0 })
+      setNote('')
+      goFrame(at + 1)
+    } catch (e) { setNote('not tracked: ' + e.message) }
+  }
+  // acceptProposal makes the draft its track's keyframe on its frame.
+  const acceptProposal = () => {
+    const p = proposal
+    if (!p || p.frame !== name + '@' + at) return false
+    setProposal(null)
+    const t = byNumber(p.number)
+    if (t && canWrite) save(setKeyframe(t, keyHere(p.shape)))
+    return true
+  }
+
   const track = async (backward) => {
     if (!primary) return
     setJob({ backward, status: 'queued', pct: 0 })
@@ -297,8 +343,11 @@ export function VideoWorkspace({ name, search, me, task }) {
     if (e.code === 'Comma') goFrame(frame - (e.shiftKey ? 10 : 1))
     else if (e.code === 'Period') goFrame(frame + (e.shiftKey ? 10 : 1))
     else if (e.key === ' ') setPlaying((p) => !p)
+    else if (e.key === 'Enter' && acceptProposal()) {}
     else if (e.key === 'Enter' && editor.current.finish()) {}
     else if (e.key === 'Escape' && editor.current.cancel()) {}
+    else if (e.key === 'Escape' && proposal) setProposal(null)
+    else if (e.key === 't' && canWrite) trackNext()
     else if (e.key === 'Escape') setSelected([])
     else if (e.key === 'b' || e.key === 'p') { editor.current.cancel(); setTool(e.key === 'b' ? 'box' : 'polygon') }
     else if (e.key === 'o' && canWrite) edit((t) => toggleOutside(t, at))
@@ -349,11 +398,12 @@ export function VideoWorkspace({ name, search, me, task }) {
               onSelect={(i) => { if (i != null && shapes[i]) setSelected([shapes[i].number]) }}
               onChange={onChange} label={label} readOnly={!canWrite} ready={shown.frame === frame} onLoad={() => {}}
               zoomRef={zoom.ref} zoomStyle={zoom.style} fit={fit} zoom={zoom.scale} editor={editor.current}
-              tool={canWrite ? tool : 'box'} onDraft={() => {}} />
+              tool={canWrite ? tool : 'box'} onDraft={() => {}} proposal={proposal} />
           )}
         </div>
         <aside class="details ws-side vws-side">
-          <TrackTools {...{ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job }}
+          <TrackTools {...{ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job, proposal }}
+            onTrackNext={trackNext} onAccept={acceptProposal} onDrop={() => setProposal(null)}
             onTrack={track} onOutside={() => edit((t) => toggleOutside(t, at))} onSplit={split} onMerge={merge}
             onRemoveKey={removeKey} onDelete={() => primary && dropTrack(primary.number)}
             onRelabel={() => primary && save({ ...primary, label })} editor={editor.current} />
@@ -371,6 +421,7 @@ export function VideoWorkspace({ name, search, me, task }) {
             canRestore={canWrite} onRestored={() => reload()} />
           <p class="muted keys" data-testid="vws-hints">
             , . frame · Shift+, Shift+. 10 frames · Space play · drag on the frame: a box (b) or polygon (p) · o out of view from here ·
+            t track the selected shape to the next frame (Enter keeps it, Esc drops it) ·
             Del the keyframe here · Esc deselect (the next box starts a track) · timeline: drag to scrub, drag a keyframe, Ctrl-click picks two to merge
           </p>
         </aside>
@@ -386,8 +437,8 @@ const pick = (s, n) => (s.includes(n) ? s.filter((x) => x !== n) : [...s.slice(-
 
 // TrackTools are the selected track's actions: label, tools, outside, split,
 // merge, delete, and propagation with its job's progress.
-function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job,
-  onTrack, onOutside, onSplit, onMerge, onRemoveKey, onDelete, onRelabel, editor }) {
+function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job, proposal,
+  onTrackNext, onAccept, onDrop, onTrack, onOutside, onSplit, onMerge, onRemoveKey, onDelete, onRelabel, editor }) {
   if (!canWrite) return <p class="muted" data-testid="vws-readonly">read-only here: tracks are shown, not edited</p>
   const running = job && ['queued', 'running'].includes(job.status)
   const canTrack = primary && (primary.type || 'box') === 'box' && onKeyframe && !running
@@ -411,12 +462,23 @@ function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary,
           <button class="ghost" data-testid="track-remove-key" onClick={onRemoveKey} disabled={!onKeyframe}>Delete keyframe</button>
           <button class="ghost" data-testid="track-relabel" onClick={onRelabel} disabled={primary.label === label}>Relabel as {label}</button>
           <button class="ghost" data-testid="track-delete" onClick={onDelete}>Delete track</button>
+          <button class="ghost" data-testid="assist-track" onClick={onTrackNext} title="t: follow the shape's pixels into the next frame">Track to next frame (t)</button>
           <div class="vws-prop">
             <button data-testid="track-backward" disabled={!canTrack} onClick={() => onTrack(true)}>◀ Track backward</button>
             <button data-testid="track-forward" disabled={!canTrack} onClick={() => onTrack(false)}>Track forward ▶</button>
             <label class="muted">keyframe every <input type="number" min="1" max="1000" value={every} data-testid="track-every"
               onChange={(e) => setEvery(e.currentTarget.value)} /> frames</label>
             {!onKeyframe && <small class="muted">tracking starts from a keyframe of a box track: frame {at} is not one</small>}
+          </div>
+        </div>
+      )}
+      {proposal && (
+        <div class="assist-state" data-testid="assist-state" data-kind={proposal.kind} data-ready={proposal.frame.endsWith('@' + at) ? '1' : '0'}>
+          <strong>tracked from the last frame</strong>{' '}
+          <span class="muted">#{proposal.number} moved {proposal.dx}, {proposal.dy} px · match {proposal.score.toFixed(2)} · {Math.round(proposal.ms)} ms</span>
+          <div>
+            <button data-testid="assist-accept" onClick={onAccept}>Keyframe here (Enter)</button>
+            <button class="ghost" data-testid="assist-drop" onClick={onDrop}>Drop (Esc)</button>
           </div>
         </div>
       )}

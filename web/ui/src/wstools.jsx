@@ -2,13 +2,14 @@
 // (hide by type or label, opacity); the help overlay lists every key.
 
 // TOOL_KEYS maps a key to the tool it picks.
-export const TOOL_KEYS = { b: 'box', p: 'polygon', l: 'polyline', k: 'keypoints', m: 'brush', x: 'eraser', s: 'segment', w: 'wand' }
+export const TOOL_KEYS = { b: 'box', p: 'polygon', l: 'polyline', k: 'keypoints', m: 'brush', x: 'eraser', s: 'segment', w: 'wand', i: 'scissors' }
 const TOOLS = Object.entries(TOOL_KEYS)
 
 export const KEYS = [
   ['b p l k m x', 'tools: box, polygon, polyline, keypoints, mask brush, mask eraser'],
   ['s', 'segment: drag a box, get a mask from the model; click adds to it, Alt- or right-click takes away'],
   ['w', 'magic wand: click grows a mask by colour; Shift + click adds a region'],
+  ['i', 'intelligent scissors: click anchors; the edge to the cursor follows the image; double-click or Enter closes'],
   ['Enter, Esc', 'an assist\'s draft (cyan): accept it as a shape, drop it'],
   ['o', 'the selected mask to a polygon (tolerance [ ]), or polygon to a mask'],
   ['t', 'track the selected polygon or mask to the next frame, as a draft there'],

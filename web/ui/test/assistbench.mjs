@@ -11,6 +11,11 @@
 //            stroke, saveMs mouse-up to the stroke's PUT answered, encodeMs
 //            of which the stroke's pixels read back, encoded and decoded for
 //            drawing, readMs of that the read-back
+//   scissors 120 cursor moves after an anchor on the 4K frame: wireP50/P99/Max
+//            the pointermove's own work, drawP50/P99 the redraw, frameP99 the
+//            time between animation frames, taskMsPerMove the renderer main
+//            thread's task time over the moves / moves, longTasks those > 50 ms,
+//            firstMapMs the worker's map of the anchor's window (513²)
 //   segment  shownMs mouse-up to the model's mask drawn, serverMs the route's own time
 import { launch } from './chromium.mjs'
 
@@ -71,6 +76,47 @@ try {
     read: +document.querySelector('[data-testid=shape-canvas]').dataset.readMs }))
   out.brush = { frames: stroke.gaps.length, frameP50: pct(stroke.gaps, 0.5), frameP99: pct(stroke.gaps, 0.99), drawP50: pct(stroke.draws, 0.5),
     drawP99: pct(stroke.draws, 0.99), drawMax: pct(stroke.draws, 1), cpuMs: Math.round(cpuMs), saveMs: Math.round(save.ms), encodeMs: save.encode, readMs: save.read }
+
+  // Intelligent scissors on the same 4K frame: an anchor on the ellipse's
+  // left end, then 120 cursor moves along its rim (a quarter of it, past the
+  // anchor's first window, so wider maps are asked for on the way). Per move:
+  // the page's pointermove work (the map walked back, or a window cut out
+  // for the worker) and the redraw; the renderer main thread's task time
+  // over the moves; tasks over 50 ms; the worker's map times.
+  {
+    const { cx, cy, rx, ry } = br.scene[0]
+    const rim = (deg) => at(cx + rx * Math.cos((deg * Math.PI) / 180), cy + ry * Math.sin((deg * Math.PI) / 180))
+    await page.keyboard.press('Escape')
+    await page.keyboard.press('i')
+    await page.mouse.click(...rim(180))
+    await page.waitForFunction(() => document.querySelector('[data-testid=shape-canvas]').dataset.wireAnchors === '1', null, { timeout: 60000 })
+    await page.evaluate(() => {
+      const c = document.querySelector('[data-testid=shape-canvas]')
+      window.__wire = []
+      window.__draws = []
+      new MutationObserver((ms) => { for (const m of ms) (m.attributeName === 'data-wire-ms' ? window.__wire : window.__draws).push(+c.getAttribute(m.attributeName)) })
+        .observe(c, { attributes: true, attributeFilter: ['data-wire-ms', 'data-draw-ms'] })
+      window.__long = 0
+      new PerformanceObserver((l) => { window.__long += l.getEntries().length }).observe({ type: 'longtask' })
+      window.__gaps = []
+      let last = performance.now()
+      const tick = (t) => { window.__gaps.push(t - last); last = t; window.__raf = requestAnimationFrame(tick) }
+      window.__raf = requestAnimationFrame(tick)
+    })
+    const task = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration').value
+    const t0 = await task()
+    const firstMapMs = +(await page.getByTestId('shape-canvas').getAttribute('data-wire-map-ms'))
+    const MOVES = 120
+    for (let i = 1; i <= MOVES; i++) await page.mouse.move(...rim(180 + (i * 90) / MOVES))
+    const sc = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => {
+      cancelAnimationFrame(window.__raf)
+      r({ wire: [...window.__wire], draws: [...window.__draws], gaps: window.__gaps.slice(1), long: window.__long })
+    })))
+    const taskMs = ((await task()) - t0) * 1000
+    out.scissors = { moves: MOVES, wireP50: pct(sc.wire, 0.5), wireP99: pct(sc.wire, 0.99), wireMax: pct(sc.wire, 1), drawP50: pct(sc.draws, 0.5),
+      drawP99: pct(sc.draws, 0.99), frameP99: pct(sc.gaps, 0.99), taskMsPerMove: +(taskMs / MOVES).toFixed(2), longTasks: sc.long, firstMapMs }
+    await page.keyboard.press('Escape')
+  }
 
   // Box to mask on 1080p, ROUNDS boxes about the ellipse (each a little different).
   const sg = want.segment

@@ -63,6 +63,19 @@ function iou(bits, inside) {
   return i / u
 }
 const masks = (as) => as.filter((a) => a.type === 'mask')
+// polyBits fills a polygon's rings even-odd at pixel centres, as the API's rasteriser does.
+function polyBits(rings) {
+  const bits = new Uint8Array(W * H)
+  for (let y = 0; y < H; y++) {
+    const yc = y + 0.5, xs = []
+    for (const r of rings) for (let i = 0, j = r.length - 2; i < r.length; j = i, i += 2) {
+      if ((r[i + 1] > yc) !== (r[j + 1] > yc)) xs.push(r[i] + ((yc - r[i + 1]) * (r[j] - r[i])) / (r[j + 1] - r[i + 1]))
+    }
+    xs.sort((a, b) => a - b)
+    for (let k = 0; k + 1 < xs.length; k += 2) for (let x = Math.max(0, Math.ceil(xs[k] - 0.5)); x < Math.min(W, xs[k + 1] - 0.5); x++) bits[y * W + x] = 1
+  }
+  return bits
+}
 async function pxOf() {
   const r = await byTest('frame-image').boundingBox()
   return (x, y) => [r.x + (x * r.width) / W, r.y + (y * r.height) / H]
@@ -201,6 +214,29 @@ try {
   const tIoU = iou(maskBits(tracked.mask), (x, y) => ellipse(2)(x, y) || square(2)(x, y))
   console.log(JSON.stringify({ check: 'tracked mask vs frame 2 objects', iou: +tIoU.toFixed(3) }))
   check(tIoU >= 0.85, `the tracked mask's IoU ${tIoU.toFixed(3)} against frame 2's objects`)
+  // Intelligent scissors on frame 2: five clicks near the ellipse's edge
+  // (2 px off it, inside and out), the last a double-click that closes the
+  // outline; Enter accepts the polygon, which covers the ellipse.
+  await page.keyboard.press('Escape') // deselect the tracked mask, so 1 picks a label
+  await page.keyboard.press('1')
+  await page.keyboard.press('i')
+  const e2 = scene[2], at2 = await pxOf()
+  const rim = (deg, off) => { const t = (deg * Math.PI) / 180; return at2(e2.cx + (e2.rx + off) * Math.cos(t), e2.cy + (e2.ry + off) * Math.sin(t)) }
+  for (const [deg, off] of [[10, 2], [80, -2], [150, 2], [220, -2]]) await page.mouse.click(...rim(deg, off))
+  await page.mouse.move(...rim(260, 0), { steps: 3 }) // the live path follows the cursor
+  check(+(await byTest('shape-canvas').getAttribute('data-wire-ms')) >= 0, 'the live path is traced as the cursor moves')
+  await page.mouse.dblclick(...rim(290, 2))
+  p = await proposal('scissors', 'the scissors\' outline closed')
+  await page.mouse.move(5, 5)
+  await shot('a6c-scissors')
+  await page.keyboard.press('Enter')
+  const cut = await stored(2, (as) => as.find((a) => a.type === 'polygon' && a.label === 'ball'), 'the scissors\' polygon stored')
+  await saved()
+  const cutIoU = iou(polyBits(cut.polygon), ellipse(2))
+  console.log(JSON.stringify({ check: 'scissors polygon vs the ellipse (5 clicks)', iou: +cutIoU.toFixed(3), vertices: cut.polygon[0].length / 2, panel: p.text }))
+  check(+p.vertices === cut.polygon[0].length / 2, `the stored polygon has the ${p.vertices} vertices shown`)
+  check(cutIoU >= 0.9, `the scissors' polygon's IoU ${cutIoU.toFixed(3)} >= 0.9`)
+
   // The model picker: the system default first, the registered box-seg answers when picked.
   await page.keyboard.press('s')
   const picker = byTest('segment-model')
@@ -220,7 +256,7 @@ try {
   await page.keyboard.press('Escape')
   await page.keyboard.press('?')
   await byTest('help').waitFor()
-  check((await byTest('help').textContent()).includes('magic wand'), 'the help lists the assists')
+  check((await byTest('help').textContent()).includes('magic wand') && (await byTest('help').textContent()).includes('intelligent scissors'), 'the help lists the assists')
   await shot('a7-help')
   console.log('assists: all checks passed')
 } catch (e) {

@@ -123,6 +123,33 @@ try {
   await A.keyboard.press('Shift+Period')
   await onFrame(19)
   await A.screenshot({ path: join(OUT, 'v02-annotator.png') })
+  // Track a shape to the next frame (t): a polygon drawn round the square on
+  // frame 17 is proposed on 18 moved by the square's motion, and Enter makes
+  // it the track's keyframe there.
+  await A.keyboard.press('Comma')
+  await A.keyboard.press('Comma')
+  await onFrame(17)
+  await A.keyboard.press('Escape')
+  await A.keyboard.press('p')
+  const r17 = await A.getByTestId('frame-image').boundingBox()
+  const at17 = (x, y) => [r17.x + (x * r17.width) / 320, r17.y + (y * r17.height) / 240]
+  const s17 = truth(17)
+  for (const [x, y] of [[0, 0], [1, 0], [1, 1], [0, 1]]) await A.mouse.click(...at17(s17.x + x * s17.width, s17.y + y * s17.height))
+  await A.keyboard.press('Enter')
+  await saved('the polygon on frame 17')
+  await A.keyboard.press('t')
+  await onFrame(18)
+  await A.locator('[data-testid=assist-state][data-kind="track"][data-ready="1"]').waitFor()
+  await A.screenshot({ path: join(OUT, 'v02c-tracked.png') })
+  await A.keyboard.press('Enter')
+  const poly = await until(async () => {
+    const t = (await rest(`/projects/${want.project}/videos/${video}/tracks`)).tracks.find((x) => x.type === 'polygon')
+    return t?.keyframes.length === 2 && t
+  }, 'the tracked polygon is its track\'s keyframe on frame 18')
+  const [k17, k18] = poly.keyframes
+  const gx = k18.polygon[0][0] - k17.polygon[0][0], gy = k18.polygon[0][1] - k17.polygon[0][1]
+  console.log(`check: the polygon tracked from frame 17 to 18 moved (${gx}, ${gy}), the square (${sq.dx}, ${sq.dy})`)
+  check(k17.frame === 17 && k18.frame === 18 && Math.abs(gx - sq.dx) <= 1 && Math.abs(gy - sq.dy) <= 1, `tracked by (${gx}, ${gy}), the square moved (${sq.dx}, ${sq.dy})`)
 
   // Play from frame 0 to the job's end (2 s at 10 fps): the page measures the rate.
   await A.keyboard.press('Shift+Comma')
@@ -152,7 +179,7 @@ try {
   await A.locator('[data-testid=job-bar][data-state="submitted"]').waitFor()
   await A.getByTestId('vws-readonly').waitFor()
   const job = await rest(`/tasks/${taskId}/jobs/1`)
-  check(job.state === 'submitted' && job.annotatedFrames === 11, 'job 1 submitted with frames 0-10 under its track: ' + JSON.stringify({ state: job.state, annotated: job.annotatedFrames }))
+  check(job.state === 'submitted' && job.annotatedFrames === 13, 'job 1 submitted with frames 0-10, 17 and 18 under its tracks: ' + JSON.stringify({ state: job.state, annotated: job.annotatedFrames }))
   await A.screenshot({ path: join(OUT, 'v03-submitted.png') })
 } finally {
   await close()
