@@ -28,7 +28,7 @@ import (
 // After a write, the first deep page moves them to the new generation by
 // the changes the writer logged since (anchors_log.go), and walks only the
 // gap it lands in; when the log cannot vouch for every change (another
-// process wrote, or a source's listing, which it does not follow), it finds
+// process wrote, or more changed than it keeps), it finds
 // them again, walking as far as it needs (what OFFSET costs). Other queries
 // and sorts keep OFFSET.
 
@@ -181,6 +181,8 @@ func anchorOf(sel Selection, c compiled, s Sort) (anchorShape, bool) {
 	case c.drive == nil && sourceOnly(sel):
 		a.from, a.where, a.args, a.key, a.seq = "file f", c.where, c.args, "f.updated_at", "f.seq"
 		a.count, a.countArgs, _ = memberCountSQL(sel, "", nil)
+		_, t, v, _ := memberTerm(sel)
+		a.change, a.group, a.kind = "source", v, t
 	default:
 		return anchorShape{}, false
 	}

@@ -36,9 +36,10 @@ import (
 // ring of changeLogRows rows, and rows lost off its end break it; its
 // epoch, drawn when the triggers are made, changes if the writer's
 // connection is ever opened again without them. A broken log leaves the
-// page to walk, as before. A source's listing is not followed (its members
-// are files with an annotation of the source: following them would probe
-// the annotations of every box written), and is walked after a write.
+// page to walk, as before. A source's listing (files with an annotation of
+// the source) is followed by triggers on annotation and file: one more
+// probe of annotation_source for every box written or deleted, which
+// source_files' triggers make too.
 
 // changeLogRows is how many changes the log keeps: a bulk import past it
 // leaves the next deep page of each shape to walk once.
@@ -60,7 +61,48 @@ var changeLogDDL = slices.Concat([]string{
 	changeTriggers("file", "type", "NULL", "updated_at", "seq"),
 	changeTriggers("label_file", "label", "type", "updated_at", "file_seq"),
 	changeTriggers("collection_file", "collection_seq", "type", "updated_at", "file_seq"),
+	sourceTriggers,
 )
+
+// sourceTriggers log a source's listing (files of a type with an annotation
+// of the source): a file's first annotation of a source adds it, its last
+// removes it (the probes read annotation_source, as source_files' triggers
+// do), and a file that moves, changes type or goes moves in or leaves the
+// listing of each source it has. A file's delete is logged before it, with
+// its annotations: theirs by cascade come after the file row is gone and
+// log nothing.
+var sourceTriggers = []string{
+	`CREATE TEMP TRIGGER anchor_change_source_insert AFTER INSERT ON main.annotation
+	WHEN NOT EXISTS (SELECT 1 FROM main.annotation WHERE source = NEW.source AND file_seq = NEW.file_seq AND seq != NEW.seq)
+	BEGIN ` + sourceRow("NEW", "1") + `; END`,
+	`CREATE TEMP TRIGGER anchor_change_source_delete AFTER DELETE ON main.annotation
+	WHEN NOT EXISTS (SELECT 1 FROM main.annotation WHERE source = OLD.source AND file_seq = OLD.file_seq)
+	BEGIN ` + sourceRow("OLD", "-1") + `; END`,
+	`CREATE TEMP TRIGGER anchor_change_source_update AFTER UPDATE OF source, file_seq ON main.annotation
+	WHEN OLD.source != NEW.source OR OLD.file_seq != NEW.file_seq
+	BEGIN ` + sourceRow("OLD", "-1") + `
+		AND NOT EXISTS (SELECT 1 FROM main.annotation WHERE source = OLD.source AND file_seq = OLD.file_seq);
+	` + sourceRow("NEW", "1") + `
+		AND NOT EXISTS (SELECT 1 FROM main.annotation WHERE source = NEW.source AND file_seq = NEW.file_seq AND seq != NEW.seq);
+	END`,
+	`CREATE TEMP TRIGGER anchor_change_source_file_update AFTER UPDATE OF type, updated_at ON main.file BEGIN
+	INSERT INTO anchor_change (tbl, grp, kind, k, s, d) SELECT 'source', src, OLD.type, OLD.updated_at, OLD.seq, -1
+		FROM (SELECT DISTINCT source AS src FROM main.annotation WHERE file_seq = OLD.seq);
+	INSERT INTO anchor_change (tbl, grp, kind, k, s, d) SELECT 'source', src, NEW.type, NEW.updated_at, NEW.seq, 1
+		FROM (SELECT DISTINCT source AS src FROM main.annotation WHERE file_seq = NEW.seq);
+	END`,
+	`CREATE TEMP TRIGGER anchor_change_source_file_delete BEFORE DELETE ON main.file BEGIN
+	INSERT INTO anchor_change (tbl, grp, kind, k, s, d) SELECT 'source', src, OLD.type, OLD.updated_at, OLD.seq, -1
+		FROM (SELECT DISTINCT source AS src FROM main.annotation WHERE file_seq = OLD.seq);
+	END`,
+}
+
+// sourceRow logs annotation rec's file in its source's listing, if the
+// file is there (a file's delete takes its annotations after it).
+func sourceRow(rec, d string) string {
+	return `INSERT INTO anchor_change (tbl, grp, kind, k, s, d) SELECT 'source', ` + rec + `.source, f.type, f.updated_at, f.seq, ` +
+		d + ` FROM main.file f WHERE f.seq = ` + rec + `.file_seq`
+}
 
 // changeTriggers is the three triggers that log the rows of table t, whose
 // listings are grouped by grp and kind ("NULL": none) and sorted by key, seq.

@@ -187,6 +187,7 @@ func TestAnchoredPagesEqualOffset(t *testing.T) {
 			steps[i] = walked
 		})
 	}
+	t.Logf("anchors walked after the writes: %d with the change log, %d without", steps[0], steps[1])
 	if t.Failed() || 2*steps[0] > steps[1] {
 		t.Errorf("anchors walked after the writes: %d with the change log, %d without", steps[0], steps[1])
 	}
@@ -247,9 +248,18 @@ func anchoredPagesAcrossWrites(t *testing.T) (moves, walked int64) {
 		t.Fatalf("anchors of %d shapes, at most %d: the pages did not use them", sets, most)
 	}
 	// Writes between the pages of one walk through each listing.
+	n := 0 // writes so far: each picks other files than the last time
 	writes := []func(){
-		func() { replace(all[37], lake.Human, box("dog", 5)) },                                  // joins dog and human, moves first
-		func() { replace(all[0], lake.Human) },                                                  // leaves dog and human
+		func() { replace(all[37], lake.Human, box("dog", 5)) },           // joins dog and human, moves first
+		func() { replace(all[(4*n+3)%40], lake.Machine, box("cat", 3)) }, // joins machine, moves first
+		func() { // a machine file moves first
+			l.PatchFileMetadata(ctx, all[(4*n+1)%40].UniqueName, json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)))
+		},
+		func() { replace(all[0], lake.Human) }, // leaves dog and human
+		func() {
+			db.W.Exec(`UPDATE file SET updated_at = ? WHERE seq = ?`, 5+n, all[(4*n+2)%40].Seq()) // a machine file moves last
+		},
+		func() { replace(all[(4*n+7)%40], lake.Machine) },                                       // leaves machine
 		func() { l.PatchFileMetadata(ctx, all[20].UniqueName, json.RawMessage(`{"cam":"z"}`)) }, // moves first
 		func() { l.DeleteFile(ctx, all[12].UniqueName) },
 		func() {
@@ -270,6 +280,7 @@ func anchoredPagesAcrossWrites(t *testing.T) (moves, walked int64) {
 			for p := range 12 {
 				page("written between pages", sel, s, p, 3)
 				writes[p%len(writes)]()
+				n++
 				page("right after a write", sel, s, p, 3)
 			}
 		}
