@@ -13,15 +13,13 @@ import (
 	"github.com/framelake/framelake/lake/shape"
 )
 
-// appRoutes serves the web app and the routes it needs that the interface
-// lacks; they are ordinary API routes, documented for scripts too.
+// appRoutes serves the web app, its thumbnails and who the caller is; the
+// other routes it needs are with their resources (lake_items.go,
+// lake_files.go, lake_patches.go), ordinary API routes documented for
+// scripts too.
 func (s *server) appRoutes(e *echo.Echo, api *echo.Group) {
 	e.GET(ThumbPath+":size/:name", s.thumbnail)
 	api.GET("/me", s.me)
-	api.GET("/lake/items", s.lakeItems)
-	api.GET("/lake/facets", s.lakeFacets)
-	api.GET("/lake/files/:uniqueName", s.lakeFile)
-	s.reviewRoutes(e, api)
 	e.RouteNotFound("/*", s.app)
 }
 
@@ -60,66 +58,6 @@ type appItem struct {
 	Skeletons map[string][][2]string `json:"skeletons,omitempty"`
 	Tags      []string               `json:"tags,omitempty"`
 	Metadata  json.RawMessage        `json:"metadata,omitempty"`
-}
-
-// lakeItems is one page of a lake listing (the selection, paging and sort of
-// get_item_list_from_datalake) with each file's thumbnail URL and its boxes of
-// frame 0, in one request instead of one get_file_details per cell.
-func (s *server) lakeItems(c *echo.Context) error {
-	q := c.Request().URL.Query()
-	sel := lake.Selection{Query: q.Get("query"), ItemType: q.Get("itemType"), CollectionID: q.Get("collectionId")}
-	if lake.IsCollectionType(sel.ItemType) {
-		return errs.Invalid("itemType", "itemType must be a file type (image, video, other), got %q", sel.ItemType)
-	}
-	index, err := queryNumber(q, "pageIndex")
-	if err != nil {
-		return err
-	}
-	size, err := queryNumber(q, "pageSize")
-	if err != nil {
-		return err
-	}
-	idx, n, err := pageParams(index, size)
-	if err != nil {
-		return err
-	}
-	thumb := 256
-	if v := q.Get("thumbSize"); v != "" {
-		if thumb, err = validThumbSize(v); err != nil {
-			return err
-		}
-	}
-	ctx := c.Request().Context()
-	files, err := s.Lake.ListFiles(ctx, sel, idx, n, lake.Sort{Field: q.Get("sortBy"), Order: q.Get("sortOrder")})
-	if err != nil {
-		return err
-	}
-	items, err := s.appItems(c, files, thumb, 0)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"items": items})
-}
-
-// lakeFile is one file with its thumbnail URL, tags, metadata and every box.
-func (s *server) lakeFile(c *echo.Context) error {
-	ctx := c.Request().Context()
-	f, err := s.Lake.File(ctx, c.Param("uniqueName"))
-	if err != nil {
-		return err
-	}
-	items, err := s.appItems(c, []lake.File{f}, 512, -1)
-	if err != nil {
-		return err
-	}
-	d, err := s.Lake.FileDetails(ctx, f.UniqueName, map[string]bool{"Tags": true})
-	if err != nil {
-		return err
-	}
-	it := items[0]
-	it.Tags, _ = d["Tags"].([]string)
-	it.Metadata = f.Metadata
-	return c.JSON(http.StatusOK, it)
 }
 
 // appItems views files with their boxes of frame (every frame when frame < 0).

@@ -241,7 +241,7 @@ type projectRule struct {
 	need      ProjectNeed
 	byHandler bool
 	// history: the project is the query's project=, or task='s project, as
-	// the history handler scopes its answer (web/history.go historyScope).
+	// the history handler scopes its answer (web/lake_history.go historyScope).
 	history bool
 }
 
@@ -273,10 +273,10 @@ var projectRoutes = map[string]projectRule{
 	// history): project= or task= is then required; lake-wide roles read all.
 	"GET /lake/history": {need: NeedView, history: true},
 	// A restore is decided by the change's project and job, a person's
-	// statistics by whose rows they may read (web/history.go restorable,
+	// statistics by whose rows they may read (web/lake_history.go restorable,
 	// web/stats.go statsPeople).
 	"POST /lake/history/:changeId/restore": anyone,
-	"GET /lake/history/:changeId/shapes":   anyone, // a member previews their project's changes (history.go)
+	"GET /lake/history/:changeId/shapes":   anyone, // a member previews their project's changes (lake_history.go)
 	"GET /stats/people":                    anyone,
 
 	"GET /projects/:projectId/members":          curateNeed,

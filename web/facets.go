@@ -2,11 +2,7 @@ package web
 
 import (
 	"context"
-	"net/http"
 
-	"github.com/labstack/echo/v5"
-
-	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake"
 )
 
@@ -29,57 +25,6 @@ type facetValue struct {
 	// files counted (Count is the files that have one).
 	Annotations *int `json:"annotations,omitempty"`
 	lake.Estimate
-}
-
-// lakeFacets counts the files of a selection by type, by annotation source
-// (raw: no box) and by shape type (files and annotations), so a page can show
-// counts beside the values that narrow the query. Types are counted for the
-// query alone, exactly; sources and shapes within itemType, in one pass over
-// the selection each (estimated from a sample of a large one, see
-// lake.ClauseCounts and lake.ShapeCounts).
-func (s *server) lakeFacets(c *echo.Context) error {
-	q := c.Request().URL.Query()
-	query, itemType := q.Get("query"), q.Get("itemType")
-	if itemType == "" {
-		itemType = "image"
-	}
-	if lake.IsCollectionType(itemType) {
-		return errs.Invalid("itemType", "itemType must be a file type (image, video, other), got %q", itemType)
-	}
-	ctx := c.Request().Context()
-	out := map[string][]facetValue{}
-	for _, f := range facetValues {
-		if f.field == "type" {
-			for _, v := range f.values {
-				n, err := s.typeCount(ctx, v[0], query)
-				if err != nil {
-					return err
-				}
-				out[f.field] = append(out[f.field], facetValue{Value: v[0], Count: n})
-			}
-			continue
-		}
-		var clauses []string
-		for _, v := range f.values {
-			clauses = append(clauses, v[1])
-		}
-		ns, est, err := s.Lake.ClauseCounts(ctx, lake.Selection{ItemType: itemType, Query: query}, clauses)
-		if err != nil {
-			return err
-		}
-		for i, v := range f.values {
-			out[f.field] = append(out[f.field], facetValue{Value: v[0], Count: ns[i], Clause: v[1], Estimate: est})
-		}
-	}
-	shapes, est, err := s.Lake.ShapeCounts(ctx, lake.Selection{ItemType: itemType, Query: query})
-	if err != nil {
-		return err
-	}
-	for _, sc := range shapes {
-		out["annotation.type"] = append(out["annotation.type"], facetValue{Value: sc.Type, Count: sc.Files,
-			Clause: lake.ShapeClause(sc.Type), Annotations: &sc.Annotations, Estimate: est})
-	}
-	return c.JSON(http.StatusOK, out)
 }
 
 // typeCount counts the files of type t a query selects, skipping the count

@@ -10,6 +10,41 @@ import (
 	"github.com/framelake/framelake/internal/auth"
 )
 
+// Which file holds which resource's routes (paths under /api/v1 unless
+// they start elsewhere; build in web.go calls each file's routes function):
+//
+//	/lake/files, /lake/files/{u} (upload, read, metadata, delete)  lake_files.go
+//	/lake/files/{u}/annotations, /lake/annotations                  lake_annotations.go
+//	/lake/files/{u}/tracks..., /lake/files/{u}/frames/{frame}       tracks.go
+//	/lake/collections/{id} (metadata, delete)                       lake_collections.go
+//	/lake/items, /lake/facets..., /lake/histogram, /lake/complete   lake_items.go
+//	/lake/selection/tags, /lake/selection/collection                lake_selection.go
+//	/lake/imports                                                   lake_imports.go
+//	/lake/history...                                                lake_history.go
+//	/lake/patches, /crops/...                                       lake_patches.go
+//	/projects, /projects/{id}, labels, annotations, frame annotations projects.go
+//	/projects/{id}/uploads, /uploads/{id}/files                     uploads.go
+//	/tasks, /tasks/{id}                                             tasks.go
+//	/projects/{id}/tasks, /tasks/{id} PATCH, frames, suggestions    workspace.go
+//	/tasks/{id}/jobs..., /projects/{id}/jobs/next, /queue           labeljobs.go
+//	comments of frames and jobs, /comments/{id}                     comments.go
+//	/projects/{id}/members...                                       members.go
+//	/projects/{id}/videos/... (a video task's tracks and frames)     videotask.go
+//	/projects/{id}/agreement, consensus                             agreement.go
+//	/stats/people                                                   stats.go
+//	/assist/...                                                     assist.go
+//	/datasets..., /dataset-versions...                              datasets.go
+//	/jobs...                                                        jobs.go
+//	/models..., /runs...                                            models.go
+//	/embedding-models, /models/{name}/projection                    projection.go
+//	/session, /users...                                             session.go
+//	/session/sso, /session/oidc...                                  oidc.go
+//	/runtime                                                        runtime.go
+//	/me, /thumbs/..., the web app                                   app.go
+//	/healthz, /media/..., /media-blob/..., /openapi.yaml            web.go
+//	/client/{fn} (dispatch)                                         clientfn.go
+//	client functions, by domain                                     clientfn_<domain>.go, models.go, datasets.go
+
 // Route is one method and path the API serves. Client functions, which share
 // POST /api/v1/client/:fn, are listed one each with the role they check.
 type Route struct {

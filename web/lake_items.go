@@ -13,16 +13,16 @@ import (
 	"github.com/framelake/framelake/lake/query"
 )
 
-// curateRoutes are what the web app's grid needs to curate a selection:
-// counts by label, tag and collection, histograms, completion lists, and
-// tagging or collecting every file a query selects. The rest group gives GET
-// to read keys and POST to write keys.
-func (s *server) curateRoutes(g *echo.Group) {
-	g.GET("/lake/facets/:field", s.lakeSetFacet)
-	g.GET("/lake/histogram", s.lakeHistogram)
-	g.GET("/lake/complete", s.lakeComplete)
-	g.POST("/lake/selection/tags", s.tagSelection)
-	g.POST("/lake/selection/collection", s.collectSelection)
+// lakeItemRoutes are what the web app's grid reads of the files a query
+// selects: the items, counts by type, source, shape, label, tag and
+// collection, histograms and completion lists. items and facets are on api
+// (any key), the rest on the rest group (GET needs a read key).
+func (s *server) lakeItemRoutes(rest, api *echo.Group) {
+	api.GET("/lake/items", s.lakeItems)
+	api.GET("/lake/facets", s.lakeFacets)
+	rest.GET("/lake/facets/:field", s.lakeSetFacet)
+	rest.GET("/lake/histogram", s.lakeHistogram)
+	rest.GET("/lake/complete", s.lakeComplete)
 }
 
 // fileSelectionParam reads query and itemType (a file type, default image).
@@ -188,56 +188,96 @@ func (s *server) completeEvalFields(ctx context.Context, prefix string, vs []str
 	return vs, nil
 }
 
-// selectionBody names files by a query, as the listing does: the web app
-// sends "uniqueName IN (...)" for the items a person picked and the grid's
-// query for "select all matching", never a list too long for one request.
-type selectionBody struct {
-	Query    string `json:"query"`
-	ItemType string `json:"itemType"`
-}
-
 func (b selectionBody) selection() (lake.Selection, error) {
 	return fileSelectionParam(url.Values{"query": {b.Query}, "itemType": {b.ItemType}})
 }
 
-// tagSelection adds and removes tags on every file a query selects.
-func (s *server) tagSelection(c *echo.Context) error {
-	var b struct {
-		selectionBody
-		Add    []string `json:"add"`
-		Remove []string `json:"remove"`
+// lakeItems is one page of a lake listing (the selection, paging and sort of
+// get_item_list_from_datalake) with each file's thumbnail URL and its boxes of
+// frame 0, in one request instead of one get_file_details per cell.
+func (s *server) lakeItems(c *echo.Context) error {
+	q := c.Request().URL.Query()
+	sel := lake.Selection{Query: q.Get("query"), ItemType: q.Get("itemType"), CollectionID: q.Get("collectionId")}
+	if lake.IsCollectionType(sel.ItemType) {
+		return errs.Invalid("itemType", "itemType must be a file type (image, video, other), got %q", sel.ItemType)
 	}
-	if err := s.bindJSON(c, &b); err != nil {
-		return err
-	}
-	sel, err := b.selection()
+	index, err := queryNumber(q, "pageIndex")
 	if err != nil {
 		return err
 	}
-	n, err := s.Lake.TagSelection(c.Request().Context(), sel, b.Add, b.Remove)
+	size, err := queryNumber(q, "pageSize")
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"files": n})
+	idx, n, err := pageParams(index, size)
+	if err != nil {
+		return err
+	}
+	thumb := 256
+	if v := q.Get("thumbSize"); v != "" {
+		if thumb, err = validThumbSize(v); err != nil {
+			return err
+		}
+	}
+	ctx := c.Request().Context()
+	files, err := s.Lake.ListFiles(ctx, sel, idx, n, lake.Sort{Field: q.Get("sortBy"), Order: q.Get("sortOrder")})
+	if err != nil {
+		return err
+	}
+	items, err := s.appItems(c, files, thumb, 0)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"items": items})
 }
 
-// collectSelection adds every file a query selects to a collection, made if
-// there is none of that name.
-func (s *server) collectSelection(c *echo.Context) error {
-	var b struct {
-		selectionBody
-		Collection string `json:"collection"`
+// lakeFacets counts the files of a selection by type, by annotation source
+// (raw: no box) and by shape type (files and annotations), so a page can show
+// counts beside the values that narrow the query. Types are counted for the
+// query alone, exactly; sources and shapes within itemType, in one pass over
+// the selection each (estimated from a sample of a large one, see
+// lake.ClauseCounts and lake.ShapeCounts).
+func (s *server) lakeFacets(c *echo.Context) error {
+	q := c.Request().URL.Query()
+	query, itemType := q.Get("query"), q.Get("itemType")
+	if itemType == "" {
+		itemType = "image"
 	}
-	if err := s.bindJSON(c, &b); err != nil {
-		return err
+	if lake.IsCollectionType(itemType) {
+		return errs.Invalid("itemType", "itemType must be a file type (image, video, other), got %q", itemType)
 	}
-	sel, err := b.selection()
+	ctx := c.Request().Context()
+	out := map[string][]facetValue{}
+	for _, f := range facetValues {
+		if f.field == "type" {
+			for _, v := range f.values {
+				n, err := s.typeCount(ctx, v[0], query)
+				if err != nil {
+					return err
+				}
+				out[f.field] = append(out[f.field], facetValue{Value: v[0], Count: n})
+			}
+			continue
+		}
+		var clauses []string
+		for _, v := range f.values {
+			clauses = append(clauses, v[1])
+		}
+		ns, est, err := s.Lake.ClauseCounts(ctx, lake.Selection{ItemType: itemType, Query: query}, clauses)
+		if err != nil {
+			return err
+		}
+		for i, v := range f.values {
+			out[f.field] = append(out[f.field], facetValue{Value: v[0], Count: ns[i], Clause: v[1], Estimate: est})
+		}
+	}
+	shapes, est, err := s.Lake.ShapeCounts(ctx, lake.Selection{ItemType: itemType, Query: query})
 	if err != nil {
 		return err
 	}
-	coll, added, err := s.Lake.CollectSelection(c.Request().Context(), sel, b.Collection)
-	if err != nil {
-		return err
+	for _, sc := range shapes {
+		out["annotation.type"] = append(out["annotation.type"], facetValue{Value: sc.Type, Count: sc.Files,
+			Clause: lake.ShapeClause(sc.Type), Annotations: &sc.Annotations, Estimate: est})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"collectionId": coll.ID, "collection": coll.Name, "added": added})
+	return c.JSON(http.StatusOK, out)
 }

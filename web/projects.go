@@ -3,7 +3,6 @@ package web
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,21 +15,19 @@ import (
 	"github.com/framelake/framelake/lake/shape"
 )
 
-// annotateRoutes are the project operations of docs/spec/rest.md (Create Project,
-// Initialize Upload, Upload Files with Labelling, Get Task List, Download
-// Annotations) and the routes annotators need around them.
-func (s *server) annotateRoutes(g *echo.Group) {
+// projectRoutes are the project operations of docs/spec/rest.md (Create
+// Project, Download Annotations), the project list, labels, a frame's
+// annotations and the delete. A project's uploads are in uploads.go, its
+// tasks in tasks.go and workspace.go, members in members.go, jobs in
+// labeljobs.go, video tracks in videotask.go.
+func (s *server) projectRoutes(g *echo.Group) {
+	g.GET("/projects", s.projectList)
 	g.POST("/projects", s.createProject)
 	g.GET("/projects/:projectId", s.getProject)
+	g.DELETE("/projects/:projectId", s.deleteProject)
 	g.PUT("/projects/:projectId/labels/:labelName", s.putLabel)
-	g.POST("/projects/:projectId/uploads", s.initializeUpload)
-	g.POST("/uploads/:uploadId/files", s.uploadFrame)
-	g.GET("/tasks", s.taskList)
-	g.GET("/tasks/:taskId", s.getTask)
 	g.GET("/projects/:projectId/annotations", s.downloadAnnotations)
 	g.PUT("/projects/:projectId/frames/:uniqueName/annotations", s.replaceFrameAnnotations)
-	s.workspaceRoutes(g)
-	s.labelJobRoutes(g)
 }
 
 func (s *server) createProject(c *echo.Context) error {
@@ -98,85 +95,6 @@ func wholeNumber(field string, f float64) (int, error) {
 	return int(f), nil
 }
 
-func (s *server) initializeUpload(c *echo.Context) error {
-	var req struct {
-		CollectionName string   `json:"collectionName"`
-		TotalFileCount *float64 `json:"totalFileCount"`
-	}
-	if err := s.bindJSON(c, &req); err != nil {
-		return err
-	}
-	if req.CollectionName == "" {
-		return errs.Invalid("collectionName", "collectionName is required")
-	}
-	if req.TotalFileCount == nil {
-		return errs.Invalid("totalFileCount", "totalFileCount is required: the number of frames to upload, at least 1")
-	}
-	n, err := wholeNumber("totalFileCount", *req.TotalFileCount)
-	if err != nil {
-		return err
-	}
-	sess, err := s.Annotate.InitializeUpload(c.Request().Context(), c.Param("projectId"), req.CollectionName, n)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, struct {
-		UploadID       string `json:"uploadId"`
-		LastSequenceID int    `json:"lastSequenceId"`
-	}{sess.ID, sess.LastSequenceID})
-}
-
-// uploadFrame is Upload Files with Labelling: a multipart form with one
-// files part, an optional sequenceNo and the frame's boxes as labels JSON.
-func (s *server) uploadFrame(c *echo.Context) error {
-	ctx := c.Request().Context()
-	uploadID := c.Param("uploadId")
-	if _, err := s.Annotate.Session(ctx, uploadID); err != nil {
-		return err // before reading what may be a large body
-	}
-	form, err := s.readForm(c, map[string]bool{"sequenceNo": true, "labels": true}, map[string]bool{"files": true})
-	if err != nil {
-		return err
-	}
-	defer form.close()
-	if len(form.files) != 1 {
-		return errs.Invalid("files", "send exactly one files part (one frame), got %d", len(form.files))
-	}
-	raw, ok := form.values["labels"]
-	if !ok {
-		return errs.Invalid("labels", "labels is required: a JSON array of boxes, [] for none")
-	}
-	boxes, err := decodeBoxes(raw)
-	if err != nil {
-		return err
-	}
-	fr := annotate.Frame{Name: form.files[0].name, Open: form.files[0].open, Boxes: boxes}
-	if v, ok := form.values["sequenceNo"]; ok {
-		if v == "" {
-			return errs.Invalid("sequenceNo", "sequenceNo is empty: leave the field out for one past the last received")
-		}
-		n, err := intParam(v, "sequenceNo", 0, 0, math.MaxInt32)
-		if err != nil {
-			return err
-		}
-		fr.SequenceNo = &n
-	}
-	res, err := s.Annotate.UploadFrame(ctx, uploadID, fr)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, frameResultView{Success: true, UniqueName: res.UniqueName, SequenceNo: res.SequenceNo})
-}
-
-// frameResultView answers Upload Files with Labelling, fields in docs/spec/rest.md's order.
-type frameResultView struct {
-	Success    bool           `json:"success"`
-	UniqueName string         `json:"uniqueName"`
-	SequenceNo int            `json:"sequenceNo"`
-	Task       *annotate.Task `json:"task,omitempty"`    // the frame's task, after an annotator's change
-	Version    int            `json:"version,omitempty"` // the frame's version after an annotator's change
-}
-
 // writeArray writes a JSON array as the database built it, [] for none.
 func writeArray(w io.Writer, arr json.RawMessage) error {
 	if len(arr) == 0 {
@@ -184,55 +102,6 @@ func writeArray(w io.Writer, arr json.RawMessage) error {
 	}
 	_, err := w.Write(arr)
 	return err
-}
-
-// decodeBoxes reads a labels value strictly; every error names the labels field.
-func decodeBoxes(raw string) ([]annotate.Box, error) {
-	var boxes []annotate.Box
-	err := decodeStrict([]byte(raw), &boxes)
-	var e *errs.Error
-	switch {
-	case err == nil && boxes == nil:
-		return nil, errs.Invalid("labels", "labels must be a JSON array of boxes, [] for none")
-	case errors.As(err, &e):
-		msg := e.Message
-		if e.Field != "" && e.Field != "labels" {
-			msg = "box field " + e.Field + ": " + msg
-		}
-		return nil, errs.Invalid("labels", "labels: %s", msg)
-	case err != nil:
-		return nil, errs.Invalid("labels", "labels: %v", err)
-	}
-	return boxes, nil
-}
-
-func (s *server) taskList(c *echo.Context) error {
-	q := c.Request().URL.Query()
-	tq := annotate.TaskQuery{ProjectID: q.Get("projectId")}
-	if tq.ProjectID == "" {
-		return errs.Invalid("projectId", "projectId is required")
-	}
-	var err error
-	if tq.PageIndex, err = intParam(q.Get("pageIndex"), "pageIndex", 0, 0, math.MaxInt32); err != nil {
-		return err
-	}
-	if tq.PageSize, err = intParam(q.Get("pageSize"), "pageSize", annotate.DefaultTaskPageSize, 1,
-		annotate.MaxTaskPageSize); err != nil {
-		return err
-	}
-	tasks, total, err := s.Annotate.Tasks(c.Request().Context(), tq)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"taskCount": total, "taskList": tasks})
-}
-
-func (s *server) getTask(c *echo.Context) error {
-	t, err := s.Annotate.Task(c.Request().Context(), c.Param("taskId"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, t)
 }
 
 func (s *server) downloadAnnotations(c *echo.Context) error {
@@ -331,4 +200,35 @@ func (s *server) replaceFrameAnnotations(c *echo.Context) error {
 	}
 	res, err := s.replaceInJob(c, version, boxes) // under the jobs' rules (web/labeljobs.go)
 	return s.frameEdited(c, res, err)
+}
+
+func (s *server) projectList(c *echo.Context) error {
+	q := c.Request().URL.Query()
+	var pq annotate.ProjectQuery
+	var err error
+	if pq.PageIndex, err = intParam(q.Get("pageIndex"), "pageIndex", 0, 0, math.MaxInt32); err != nil {
+		return err
+	}
+	if pq.PageSize, err = intParam(q.Get("pageSize"), "pageSize", annotate.DefaultProjectPageSize, 1,
+		annotate.MaxProjectPageSize); err != nil {
+		return err
+	}
+	list, total, err := s.Annotate.ListProjects(c.Request().Context(), pq)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"projectCount": total, "projectList": list})
+}
+
+func (s *server) deleteProject(c *echo.Context) error {
+	files, err := withFiles(c)
+	if err != nil {
+		return err
+	}
+	ctx, pid := c.Request().Context(), c.Param("projectId")
+	d, err := s.Annotate.DeleteProject(ctx, pid, files)
+	if err == nil { // its memberships go with it (auth keeps them: docs/team.md, Roles)
+		err = s.Keys.DeleteProjectMembers(ctx, pid)
+	}
+	return answerDelete(c)(d, err)
 }

@@ -57,3 +57,8 @@ func (s *server) importArchive(c *echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, map[string]string{"jobId": jobID})
 }
+
+// lakeImportRoutes start an archive import into the lake as a job.
+func (s *server) lakeImportRoutes(g *echo.Group) {
+	g.POST("/lake/imports", s.importArchive)
+}

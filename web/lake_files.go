@@ -14,11 +14,15 @@ import (
 	"github.com/framelake/framelake/lake"
 )
 
-func (s *server) lakeRoutes(g *echo.Group) {
-	g.POST("/lake/files", s.uploadFiles)
-	g.PATCH("/lake/files/:uniqueName/metadata", s.patchFileMetadata)
-	g.PATCH("/lake/collections/:collectionId/metadata", s.patchCollectionMetadata)
-	s.lakeFunctions()
+// lakeFileRoutes are the routes of /lake/files/{uniqueName}: upload, read
+// (what the web app's item view shows, on api: any key reads it), metadata
+// and delete. Its annotations are in lake_annotations.go, its tracks and
+// video frames in tracks.go.
+func (s *server) lakeFileRoutes(rest, api *echo.Group) {
+	rest.POST("/lake/files", s.uploadFiles)
+	api.GET("/lake/files/:uniqueName", s.lakeFile)
+	rest.PATCH("/lake/files/:uniqueName/metadata", s.patchFileMetadata)
+	rest.DELETE("/lake/files/:uniqueName", s.deleteFile)
 }
 
 // fileView is a stored file as the API shows it.
@@ -127,14 +131,6 @@ type fileMetadataView struct {
 	UpdatedAt  time.Time       `json:"updatedAt"`
 }
 
-type collectionMetadataView struct {
-	ID          string              `json:"id"`
-	Name        string              `json:"name"`
-	ContentType lake.CollectionType `json:"contentType"`
-	Metadata    json.RawMessage     `json:"metadata"`
-	UpdatedAt   time.Time           `json:"updatedAt"`
-}
-
 // patchFileMetadata merges a JSON merge patch (RFC 7396) into a file's metadata.
 func (s *server) patchFileMetadata(c *echo.Context) error {
 	patch, err := s.readPatch(c)
@@ -147,20 +143,6 @@ func (s *server) patchFileMetadata(c *echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, fileMetadataView{ID: f.ID, UniqueName: f.UniqueName, Name: f.Name,
 		Metadata: f.Metadata, UpdatedAt: f.UpdatedAt})
-}
-
-// patchCollectionMetadata merges a JSON merge patch into a collection's metadata.
-func (s *server) patchCollectionMetadata(c *echo.Context) error {
-	patch, err := s.readPatch(c)
-	if err != nil {
-		return err
-	}
-	col, err := s.Lake.PatchCollectionMetadata(c.Request().Context(), c.Param("collectionId"), patch)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, collectionMetadataView{ID: col.ID, Name: col.Name, ContentType: col.Type,
-		Metadata: col.Metadata, UpdatedAt: col.UpdatedAt})
 }
 
 // readPatch reads a metadata patch body: application/merge-patch+json (RFC
@@ -207,4 +189,29 @@ func (s *server) media(c *echo.Context) error {
 	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": f.Name}))
 	http.ServeContent(c.Response(), c.Request(), f.Name, f.UpdatedAt, rc)
 	return nil
+}
+
+func (s *server) deleteFile(c *echo.Context) error {
+	return answerDelete(c)(s.Lake.DeleteFile(c.Request().Context(), c.Param("uniqueName")))
+}
+
+// lakeFile is one file with its thumbnail URL, tags, metadata and every box.
+func (s *server) lakeFile(c *echo.Context) error {
+	ctx := c.Request().Context()
+	f, err := s.Lake.File(ctx, c.Param("uniqueName"))
+	if err != nil {
+		return err
+	}
+	items, err := s.appItems(c, []lake.File{f}, 512, -1)
+	if err != nil {
+		return err
+	}
+	d, err := s.Lake.FileDetails(ctx, f.UniqueName, map[string]bool{"Tags": true})
+	if err != nil {
+		return err
+	}
+	it := items[0]
+	it.Tags, _ = d["Tags"].([]string)
+	it.Metadata = f.Metadata
+	return c.JSON(http.StatusOK, it)
 }

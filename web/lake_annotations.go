@@ -11,13 +11,12 @@ import (
 	"github.com/framelake/framelake/lake/shape"
 )
 
-// importRoutes set and read the boxes of lake files outside annotation
-// projects: what `framelake import --url` brings in from YOLO, COCO, VOC,
-// CVAT or Label Studio data.
-func (s *server) importRoutes(g *echo.Group) {
+// lakeAnnotationRoutes set and read the boxes of lake files outside
+// annotation projects: what `framelake import --url` brings in from YOLO,
+// COCO, VOC, CVAT or Label Studio data.
+func (s *server) lakeAnnotationRoutes(g *echo.Group) {
 	g.PUT("/lake/annotations", s.setLakeAnnotations)
 	g.GET("/lake/files/:uniqueName/annotations", s.fileAnnotations)
-	g.POST("/lake/imports", s.importArchive)
 }
 
 // importBox is a box as requests send it: the shape of Upload Files with

@@ -17,13 +17,15 @@ import (
 )
 
 // datasetRoutes are the dataset operations of docs/spec/rest.md (Dataset List,
-// Download Dataset, Create Dataset Version), a version's status and retry,
-// and the dataset client functions.
+// Download Dataset, Create Dataset Version), a version's status, retry and
+// delete, and the dataset client functions.
 func (s *server) datasetRoutes(rest, api *echo.Group) {
 	rest.GET("/datasets", s.datasetList)
 	rest.GET("/datasets/:datasetGroupId", s.getDataset)
+	rest.DELETE("/datasets/:datasetGroupId", s.deleteDataset)
 	rest.POST("/datasets/:datasetGroupId/versions", s.createDatasetVersion)
 	rest.GET("/dataset-versions/:datasetVersionId", s.getDatasetVersion)
+	rest.DELETE("/dataset-versions/:datasetVersionId", s.deleteDatasetVersion)
 	rest.GET("/dataset-versions/:datasetVersionId/data", s.downloadDatasetPage)
 	rest.POST("/dataset-versions/:datasetVersionId/retry", s.retryDatasetVersion)
 	s.function("create_dataset_from_collection", auth.Write, s.createDatasetFromCollection)
@@ -447,4 +449,12 @@ func (s *server) blobMedia(c *echo.Context) error {
 	h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": path.Base(name)}))
 	http.ServeContent(c.Response(), c.Request(), name, time.Time{}, f)
 	return nil
+}
+
+func (s *server) deleteDataset(c *echo.Context) error {
+	return answerDelete(c)(s.Datasets.DeleteDataset(c.Request().Context(), c.Param("datasetGroupId")))
+}
+
+func (s *server) deleteDatasetVersion(c *echo.Context) error {
+	return answerDelete(c)(s.Datasets.DeleteVersion(c.Request().Context(), c.Param("datasetVersionId")))
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/framelake/framelake/lake"
 )
 
-// analysisRoutes serves automatic analysis: the client functions of
+// modelRoutes serve models and their runs (automatic analysis): the client functions of
 // docs/spec/interface.md 4.2 (register_model, the auto tagging, auto annotation and
 // embedding runs) and the model and run listings. g authenticates but sets
 // no role; each route here sets its own.
-func (s *server) analysisRoutes(g *echo.Group) {
+func (s *server) modelRoutes(g *echo.Group) {
 	s.function("register_model", auth.Admin, s.registerModel)
 	run := func(app analysis.Application, lakeWide bool) echo.HandlerFunc {
 		return func(c *echo.Context) error { return s.startRun(c, app, lakeWide) }

@@ -15,15 +15,12 @@ import (
 	"github.com/framelake/framelake/lake"
 )
 
-// historyRoutes read the history of frames' shapes (docs/team.md).
-func (s *server) historyRoutes(g *echo.Group) {
+// lakeHistoryRoutes read the history of frames' shapes and restore from it
+// (docs/team.md).
+func (s *server) lakeHistoryRoutes(g *echo.Group) {
 	g.GET("/lake/history", s.history)
 	g.GET("/lake/history/:changeId/shapes", s.historyVersion)
 	g.POST("/lake/history/:changeId/restore", s.historyRestore)
-	// What people did and how far they agree are read from the same
-	// history: their routes are registered with it.
-	s.statsRoutes(g)
-	s.agreementRoutes(g)
 }
 
 // history lists changes, newest first: of one file (uniqueName=, and

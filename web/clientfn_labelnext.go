@@ -8,9 +8,9 @@ import (
 	"github.com/framelake/framelake/labelnext"
 )
 
-// selectionFunctions are issue 24's choice of what to label next
+// labelNextFunctions are issue 24's choice of what to label next
 // (select_samples) and the stored uniqueness scores (compute_uniqueness).
-func (s *server) selectionFunctions() {
+func (s *server) labelNextFunctions() {
 	s.function("select_samples", auth.Write, s.selectSamples)
 	s.function("compute_uniqueness", auth.Write, s.computeUniqueness)
 }

@@ -27,8 +27,9 @@ const CropPath = "/crops/"
 // cropSource is the thumbnail size crops are cut from.
 const cropSource = 512
 
-// reviewRoutes serve the review page: boxes of a label with crop links.
-func (s *server) reviewRoutes(e *echo.Echo, api *echo.Group) {
+// lakePatchRoutes serve the review page: boxes of a label with crop links,
+// and the crops.
+func (s *server) lakePatchRoutes(e *echo.Echo, api *echo.Group) {
 	e.GET(CropPath+":size/:name", s.crop)
 	api.GET("/lake/patches", s.patches)
 }
