@@ -167,6 +167,39 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 	return &cachedRows{Rows: rows, cs: cs, cached: cached}, nil
 }
 
+// PrepareContext serves an explicit prepare (tx.PrepareContext, a *sql.Stmt)
+// from the cache too: the writes that prepare their inserts in the
+// transaction (an upload's file rows, a frame edit's boxes) parsed them
+// again each time while holding the one writer. The statement is the
+// prepare's alone until database/sql closes it, which gives it back.
+func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	cs, cached, err := c.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if cached {
+		cs.inUse = true
+	}
+	return &preparedStmt{sqliteStmt: cs.stmt, cs: cs, cached: cached}, nil
+}
+
+// preparedStmt is an explicit prepare's statement: closing it gives it back
+// to the cache, or closes it when it was the prepare's own or has left the
+// cache meanwhile.
+type preparedStmt struct {
+	sqliteStmt
+	cs     *cachedStmt
+	cached bool
+}
+
+func (p *preparedStmt) Close() error {
+	if !p.cached || p.cs.text == "" {
+		return p.cs.stmt.Close()
+	}
+	p.cs.inUse = false
+	return nil
+}
+
 // Close closes the cached statements, then the connection.
 func (c *cachingConn) Close() error {
 	for e := c.order.Front(); e != nil; e = e.Next() {

@@ -80,3 +80,45 @@ func TestStatementsPreparedOncePerConnection(t *testing.T) {
 		t.Fatalf("an evicted statement again: %q %v", v, err)
 	}
 }
+
+// TestExplicitPreparesReuseTheCache: a statement a write transaction
+// prepares (tx.PrepareContext, as an upload's inserts are) is prepared once
+// on the writer, not once a transaction; the same text as a plain exec
+// while the prepared one is open gets a statement of its own; and both
+// answer right.
+func TestExplicitPreparesReuseTheCache(t *testing.T) {
+	ctx := context.Background()
+	db := open(t)
+	if err := db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const ins = `INSERT INTO t (k, v) VALUES (?, ?)`
+	before := db.prepares.Load()
+	for i := range 50 {
+		if err := db.Tx(ctx, func(tx *sql.Tx) error {
+			st, err := tx.PrepareContext(ctx, ins)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if _, err := st.ExecContext(ctx, 2*i, "p"); err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, ins, 2*i+1, "x") // the prepared one is open: its own
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The prepare's statement once; the plain exec's own, once a transaction.
+	if n := db.prepares.Load() - before; n != 51 {
+		t.Errorf("50 transactions preparing one insert prepared %d statements through the cache, want 51: the prepare once, kept, and each plain exec of the same text its own while the prepared one is open", n)
+	}
+	var n, p int
+	if err := db.R.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE v = 'p' AND k % 2 = 0) FROM t`).Scan(&n, &p); err != nil || n != 100 || p != 50 {
+		t.Fatalf("rows %d, prepared ones %d, %v; want 100 and 50", n, p, err)
+	}
+}
