@@ -210,3 +210,46 @@ func TestProjectionRunsAsAJobWhenBehind(t *testing.T) {
 		t.Fatalf("%d points after the job, want 50", len(pts))
 	}
 }
+
+// TestProjectionPagesSkipDeletedFiles: a point whose file is gone (its map
+// not refitted yet) is left out, and the page still fills from the points
+// after it, so a short page means the last.
+func TestProjectionPagesSkipDeletedFiles(t *testing.T) {
+	ctx := context.Background()
+	s, db := newStore(t, Options{})
+	names := addFiles(t, db, 50)
+	if _, err := s.InsertMany(ctx, "m", 16, records(names, randVecs(rand.New(rand.NewPCG(5, 6)), 50, 16))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateProjection(ctx, "m", false); err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.ProjectionPoints(ctx, "m", 0, 3)
+	if err != nil || len(first) != 3 {
+		t.Fatalf("first page: %d points, %v", len(first), err)
+	}
+	if _, err := db.W.ExecContext(ctx, `DELETE FROM file WHERE seq = ?`, first[1].Seq); err != nil {
+		t.Fatal(err)
+	}
+	var all []Point
+	for after := int64(0); ; {
+		page, err := s.ProjectionPoints(ctx, "m", after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, page...)
+		if len(page) < 3 {
+			break
+		}
+		after = page[len(page)-1].Seq
+	}
+	if len(all) != 49 || all[0] != first[0] || all[1] != first[2] {
+		t.Fatalf("pages after deleting %s: %d points starting %+v, want 49 starting %+v, %+v",
+			first[1].UniqueName, len(all), all[:min(3, len(all))], first[0], first[2])
+	}
+	for _, p := range all {
+		if p.Seq == first[1].Seq || p.UniqueName == "" {
+			t.Fatalf("point %+v: its file is gone or it has no name", p)
+		}
+	}
+}
