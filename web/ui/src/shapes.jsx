@@ -72,10 +72,11 @@ export const forgetMask = (mask) => masks.delete(mask.size.join('x') + mask.coun
 // between two columns the boundary is where exactly one of them is set
 // (the symmetric difference of their spans).
 class Outline {
-  constructor(h) { Object.assign(this, { h, path: new Path2D(), x: -1, cur: [], prevX: -2, prev: [] }) }
+  constructor(h) { Object.assign(this, { h, path: new Path2D(), x: -1, cur: [], prevX: -2, prev: [], n: 0 }) }
   span(x, y0, y1) {
     if (x !== this.x) { this.column(); this.x = x }
     this.cur.push(y0, y1)
+    this.n += 2
     this.path.moveTo(x, y0); this.path.lineTo(x + 1, y0)
     this.path.moveTo(x, y1); this.path.lineTo(x + 1, y1)
   }
@@ -85,9 +86,15 @@ class Outline {
     else { this.side(this.prevX + 1, this.prev); this.side(this.x, this.cur) }
     this.prev = this.cur; this.prevX = this.x; this.cur = []
   }
-  side(x, ys) { for (let i = 0; i + 1 < ys.length; i += 2) { this.path.moveTo(x, ys[i]); this.path.lineTo(x, ys[i + 1]) } }
-  end() { this.column(); this.side(this.prevX + 1, this.prev); return this.path }
+  side(x, ys) { this.n += ys.length / 2; for (let i = 0; i + 1 < ys.length; i += 2) { this.path.moveTo(x, ys[i]); this.path.lineTo(x, ys[i + 1]) } }
+  // end answers the outline, or null past MAX_EDGES segments: the browser
+  // rasterises a stroke of so many pieces after the draw, on the main
+  // thread, at every redraw (a 4K brush stroke's 14,000 made each cursor
+  // move a 100 ms task), so such a mask is drawn filled only.
+  end() { this.column(); this.side(this.prevX + 1, this.prev); return this.n <= MAX_EDGES ? this.path : null }
 }
+
+const MAX_EDGES = 4000
 
 // xorSpans is where exactly one of two columns' sorted spans ([y0, y1, ...]) is set.
 function xorSpans(a, b) {
@@ -146,7 +153,8 @@ export function drawShape(g, a, k, { skeletonOf, selected, opacity = 0.35 } = {}
       g.fill(maskPath(a.mask))
       g.globalAlpha = 1
       g.lineCap = 'square' // the outline's unit segments meet at the corners
-      outline(g, lw * 0.75, k, maskEdges(a.mask))
+      const edges = maskEdges(a.mask)
+      if (edges) outline(g, lw * 0.75, k, edges)
       g.lineCap = 'butt'
     } catch { /* a mask that does not decode is drawn as its box by the caller's box */ }
   } else if (a.type === 'keypoints' && a.keypoints) {
