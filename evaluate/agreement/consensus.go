@@ -1,6 +1,11 @@
 package agreement
 
-import "github.com/framelake/framelake/lake/shape"
+import (
+	"maps"
+	"slices"
+
+	"github.com/framelake/framelake/lake/shape"
+)
 
 // Consensus merges a frame's annotations into one answer: a shape stays
 // where more than half of the frame's annotators drew it (their shapes
@@ -25,7 +30,11 @@ func Consensus(f Frame, opt Options) ([]Shape, string, error) {
 				mine = append(mine, s)
 			}
 		}
-		for label, sides := range splitLabels(mine) {
+		byLabel := splitLabels(mine)
+		// Labels in order, so the consensus lists its shapes in the same
+		// order every run (a map's order is random).
+		for _, label := range slices.Sorted(maps.Keys(byLabel)) {
+			sides := byLabel[label]
 			var reps []Shape // one representative a cluster of this label: its first member
 			var idx []int
 			for i, c := range clusters {
