@@ -39,15 +39,17 @@ run: deps build models
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-# make test runs six streams at once: the checks (lint, embed-example, fuzz), cmd/framelake's end-to-end
-# suite in four shares, and every other package. The end-to-end tests wait on the servers they start, kill
-# and restart, on Chromium and on Python, and a package's tests run one after another: as one stream the
-# suite was the whole wall time (19 min on 2 cores) with a core idle much of it. Each share's output is
-# printed after the live stream's, and any stream failing fails make test. Every package is compiled once
-# first, and the shares share one binary (FRAMELAKE_TEST_BIN), so that five go test runs at once do not
-# compile the same packages five times over on a cold build cache.
+# make test runs seven streams at once: the checks (lint, embed-example, fuzz), cmd/framelake's end-to-end
+# suite in five shares, and every other package. The end-to-end tests wait on the servers they start, kill
+# and restart, on Chromium and on Python, and a package's tests run one after another, so as one stream the
+# suite set the wall time with a core idle much of it; in shares, make test is bound by its CPU (about 31
+# CPU-minutes on 2 cores). Each share's output is printed after the live stream's, and any stream failing
+# fails make test. Every package is compiled once first, and the shares share one binary
+# (FRAMELAKE_TEST_BIN), so that six go test runs at once do not compile the same packages six times over
+# on a cold build cache.
 E2E_BROWSER_1 := ^TestWebApp(Team|TeamPages|Shapes|Pages)$$
 E2E_KILLS     := ^(TestKill|TestServerKill9|TestImportSurvivesKill9|TestPythonClient)
+E2E_IMPORTS   := ^TestImport
 E2E_TEST      := $(GO) test -count=1 -timeout 25m
 test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-deps
 	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT; \
@@ -59,9 +61,10 @@ test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-de
 	beside browser-1 $(E2E_TEST) -run '$(E2E_BROWSER_1)' ./cmd/framelake & \
 	beside browser-2 $(E2E_TEST) -run '^TestWebApp' -skip '$(E2E_BROWSER_1)' ./cmd/framelake & \
 	beside kills $(E2E_TEST) -run '$(E2E_KILLS)' ./cmd/framelake & \
-	beside e2e $(E2E_TEST) -skip '^TestWebApp|$(E2E_KILLS)' ./cmd/framelake & \
+	beside imports $(E2E_TEST) -run '$(E2E_IMPORTS)' -skip '$(E2E_KILLS)' ./cmd/framelake & \
+	beside e2e $(E2E_TEST) -skip '^TestWebApp|$(E2E_KILLS)|$(E2E_IMPORTS)' ./cmd/framelake & \
 	$(E2E_TEST) $$($(GO) list ./... | grep -v '/cmd/framelake$$'); rc=$$?; wait; \
-	for s in e2e kills browser-1 browser-2 checks; do \
+	for s in e2e imports kills browser-1 browser-2 checks; do \
 		echo "--- $$s, run beside:"; cat $$dir/$$s; [ "$$(cat $$dir/$$s.rc)" = 0 ] || rc=1; \
 	done; exit $$rc
 

@@ -35,8 +35,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	// make test builds the binary once for the four shares of this suite it
-	// runs at once (Makefile, E2E_*); alone, the suite builds its own.
+	// make test builds the binary once for the shares of this suite it runs
+	// at once (Makefile, E2E_*); alone, the suite builds its own.
 	bin = os.Getenv("FRAMELAKE_TEST_BIN")
 	if bin == "" {
 		bin = filepath.Join(dir, "framelake")
