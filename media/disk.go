@@ -19,9 +19,11 @@ import (
 // working folder root/tmp. A staged blob is renamed into place, so it is
 // there whole or not at all; identical bytes are stored once.
 //
-// Durability is batched: Sync flushes the whole file system with syncfs(2),
-// once for a batch's temp files and once for its renames, instead of two
-// fsyncs per file (what made a 640x480 import run at a quarter of its speed).
+// Durability is batched for a large batch: Sync flushes the whole file
+// system with syncfs(2), once for a batch's temp files and once for its
+// renames, instead of two fsyncs per file (what made a 640x480 import run at
+// a quarter of its speed). A small batch, such as one upload, fsyncs its own
+// files and folders instead (see Place).
 type Disk struct {
 	*staging
 }
@@ -84,53 +86,142 @@ func (s *Disk) Remove(ctx context.Context, hash, ext string) error {
 
 // Place looks for each blob in the folder (a stat costs less than a
 // rename), journals those that are not there, makes the temp files and the
-// journal durable with one Sync, renames the files into place and makes the
-// renames durable with another.
+// journal durable, renames the files into place and makes the renames
+// durable. A small batch (an upload) fsyncs what it wrote, file by file and
+// folder by folder (placeFew); a large one (an import's) flushes the file
+// system with one syncfs(2) before the renames and one after (placeMany),
+// which costs less than two fsyncs a file but also waits for every other
+// write on the file system: under a mixed load an upload's two syncfs took
+// 12 ms at p50 and 78 ms at p90 against 4.5 and 16 for the fsyncs.
 func (s *Disk) Place(ctx context.Context, batch []Placing, run Runner) (map[Key]bool, *Journal, error) {
 	created, news := newKeys(batch, func(k Key) bool {
 		_, err := os.Lstat(s.Path(k.Hash, k.Ext))
 		return err == nil
 	})
+	if len(batch) <= smallBatch {
+		j, err := s.placeFew(batch, news, run)
+		return created, j, err
+	}
+	j, err := s.placeMany(batch, news)
+	return created, j, err
+}
+
+// smallBatch is the largest batch Place makes durable with fsyncs of its own
+// files and folders rather than with syncfs(2).
+const smallBatch = 8
+
+// placeMany places a large batch with two syncfs(2).
+func (s *Disk) placeMany(batch []Placing, news []Key) (*Journal, error) {
 	j, err := s.journal(news, false) // the Sync below makes it durable
 	if err == nil {
 		err = s.Sync()
 	}
 	if err != nil {
 		discardAll(batch)
-		return created, j, err
+		return j, err
 	}
 	for _, p := range batch {
 		if err != nil {
 			p.Pending.Discard()
 			continue
 		}
-		err = s.rename(p.Pending.tmp, Key{p.Pending.Hash, p.Ext})
+		_, err = s.rename(p.Pending.tmp, Key{p.Pending.Hash, p.Ext})
 		p.Pending.Data = nil
 	}
 	if err == nil {
 		err = s.Sync()
 	}
-	return created, j, err
+	return j, err
 }
 
+// placeFew places a small batch with fsyncs: the journal and its folder and
+// every temp file's bytes (in parallel, so the file system commits them
+// together), then, after the renames, every folder a blob was renamed into
+// and the folders made for it. A blob that was there already has its folder
+// synced too: it may be another batch's, renamed but not yet durable.
+func (s *Disk) placeFew(batch []Placing, news []Key, run Runner) (*Journal, error) {
+	var j *Journal
+	fails := make([]error, len(batch)+1)
+	run(len(batch)+1, func(i int) {
+		if i == len(batch) {
+			j, fails[i] = s.journal(news, true)
+			return
+		}
+		fails[i] = syncPath(batch[i].Pending.tmp)
+	})
+	if err := errors.Join(fails...); err != nil {
+		discardAll(batch)
+		return j, fmt.Errorf("media store: %w", err)
+	}
+	dirs := map[string]bool{}
+	var err error
+	for _, p := range batch {
+		if err != nil {
+			p.Pending.Discard()
+			continue
+		}
+		var made []string
+		made, err = s.rename(p.Pending.tmp, Key{p.Pending.Hash, p.Ext})
+		p.Pending.Data = nil
+		dirs[filepath.Dir(s.Path(p.Pending.Hash, p.Ext))] = true
+		for _, d := range made {
+			dirs[filepath.Dir(d)] = true // the new folder's name is in its parent
+		}
+	}
+	for d := range dirs {
+		if err == nil {
+			err = syncPath(d)
+		}
+	}
+	if err != nil {
+		return j, fmt.Errorf("media store: %w", err)
+	}
+	return j, nil
+}
+
+// syncPath fsyncs the file or folder at p (fsync works on a descriptor
+// opened for reading).
+func syncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return fsync(f)
+}
+
+// fsync and syncfs are the store's two ways to make writes durable,
+// variables so a test can see which one a placing used.
+var (
+	fsync  = (*os.File).Sync
+	syncfs = unix.Syncfs
+)
+
 // rename moves a temp file into place as k. Renaming over a blob that is
-// already there is harmless: its name is the hash of the same bytes.
-func (s *Disk) rename(tmp string, k Key) error {
+// already there is harmless: its name is the hash of the same bytes. It
+// returns the folders it made for the blob (ab/ and ab/cd/), whose names a
+// caller that fsyncs must make durable too.
+func (s *Disk) rename(tmp string, k Key) ([]string, error) {
 	if err := checkExt(k.Ext); err != nil {
 		os.Remove(tmp)
-		return err
+		return nil, err
 	}
 	dst := s.Path(k.Hash, k.Ext)
 	err := os.Rename(tmp, dst)
+	var made []string
 	if errors.Is(err, os.ErrNotExist) { // first blob of its folder
-		if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+		// Both counted as made: one another batch made meanwhile may not
+		// be durable yet either.
+		cd := filepath.Dir(dst)
+		made = []string{filepath.Dir(cd), cd}
+		if err = os.MkdirAll(cd, 0o755); err == nil {
 			err = os.Rename(tmp, dst)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("media store: %w", err)
+		return made, fmt.Errorf("media store: %w", err)
 	}
-	return nil
+	return made, nil
 }
 
 // Put syncs the temp file before it is renamed into place.
@@ -150,7 +241,7 @@ func (s *Disk) Sync() error {
 		return err
 	}
 	defer d.Close()
-	if err := unix.Syncfs(int(d.Fd())); err != nil {
+	if err := syncfs(int(d.Fd())); err != nil {
 		return fmt.Errorf("media store: syncfs: %w", err)
 	}
 	return nil

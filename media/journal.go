@@ -162,13 +162,8 @@ func RemoveJournal(dir, name string) error {
 
 // syncFileAndDir makes f's bytes and its name in its folder durable.
 func syncFileAndDir(f *os.File) error {
-	if err := f.Sync(); err != nil {
+	if err := fsync(f); err != nil {
 		return err
 	}
-	d, err := os.Open(filepath.Dir(f.Name()))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return syncPath(filepath.Dir(f.Name()))
 }
