@@ -115,25 +115,32 @@ func settleTracks(tracks []Track, frames, width, height int) ([][]keyframeRow, e
 	}
 	rows := make([][]keyframeRow, len(tracks))
 	fails := make([]error, len(tracks))
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(tracks)) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(tracks); i = int(next.Add(1) - 1) {
-				field := fmt.Sprintf("tracks[%d]", i)
-				if rows[i], fails[i] = settleKeyframes(field, &tracks[i], frames, width, height); fails[i] == nil {
-					fails[i] = checkOutside(field, &tracks[i])
-				}
-			}
-		})
-	}
-	wg.Wait()
+	eachParallel(len(tracks), func(i int) {
+		field := fmt.Sprintf("tracks[%d]", i)
+		if rows[i], fails[i] = settleKeyframes(field, &tracks[i], frames, width, height); fails[i] == nil {
+			fails[i] = checkOutside(field, &tracks[i])
+		}
+	})
 	for _, err := range fails {
 		if err != nil {
 			return nil, err
 		}
 	}
 	return rows, nil
+}
+
+// eachParallel calls do(i) for i in 0..n-1 on every core.
+func eachParallel(n int, do func(i int)) {
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				do(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func settleKeyframes(field string, t *Track, frames, width, height int) ([]keyframeRow, error) {
@@ -326,12 +333,14 @@ func (l *Lake) putTracks(ctx context.Context, uniqueName string, source Source, 
 	})
 }
 
+const insertTrackSQL = `INSERT INTO track (id, file_seq, number, label, source, operation, type,
+		first_frame, last_frame, keyframes, outside, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`
+
 // writeTracks inserts tracks and their keyframes (the old ones are gone).
 func writeTracks(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, tracks []Track, rows [][]keyframeRow) error {
 	now := millis(time.Now())
-	insTrack, err := tx.PrepareContext(ctx, `INSERT INTO track (id, file_seq, number, label, source, operation, type,
-		first_frame, last_frame, keyframes, outside, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`)
+	insTrack, err := tx.PrepareContext(ctx, insertTrackSQL)
 	if err != nil {
 		return err
 	}

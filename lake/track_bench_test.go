@@ -57,7 +57,8 @@ func two(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, '
 
 // BenchmarkMOT is issue 34's "MOT import and export of 18,000 frames x 50
 // objects: < 5 s each": import is reading the gt.txt and storing the
-// tracks (SetTracks, one transaction), export reading them back and writing
+// tracks (ReadMOTBoxes and ImportBoxTracks, one transaction, as the lake's
+// PUT of a gt.txt does), export reading them back and writing
 // the gt.txt (interpolating nothing here: every frame is a keyframe).
 func BenchmarkMOT(b *testing.B) {
 	ctx := context.Background()
@@ -76,11 +77,11 @@ func BenchmarkMOT(b *testing.B) {
 	for b.Loop() {
 		c0 := processCPU()
 		t0 := time.Now()
-		tracks, err := trackio.ReadMOT(bytes.NewReader(gt), "object")
+		tracks, err := trackio.ReadMOTBoxes(bytes.NewReader(gt), "object") // as PUT .../tracks?format=mot reads it
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := l.ImportTracks(ctx, name, lake.Human, "import:mot", tracks); err != nil {
+		if err := l.ImportBoxTracks(ctx, name, lake.Human, "import:mot", tracks); err != nil {
 			b.Fatal(err)
 		}
 		t1, c1 := time.Now(), processCPU()

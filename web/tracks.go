@@ -257,6 +257,9 @@ func (s *server) answerTracks(c *echo.Context, name string, ops []string) error 
 // format=labelstudio a Label Studio JSON export (its videorectangles), and
 // operation in the query.
 func (s *server) putTracks(c *echo.Context) error {
+	if c.QueryParam("format") == "mot" {
+		return s.importMOT(c)
+	}
 	op, tracks, err := s.readTracks(c)
 	if err != nil {
 		return err
@@ -299,12 +302,9 @@ func (s *server) readTracks(c *echo.Context) (string, []lake.Track, error) {
 			tracks = append(tracks, t.track())
 		}
 	case "mot", "cvat", "labelstudio":
-		body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxTracksBody+1))
+		body, err := readTracksFile(c)
 		if err != nil {
 			return "", nil, err
-		}
-		if len(body) > maxTracksBody {
-			return "", nil, errs.New(errs.TooLarge, "", "a tracks file is at most %d MiB", maxTracksBody>>20)
 		}
 		switch q.Get("format") {
 		case "cvat":
@@ -320,11 +320,7 @@ func (s *server) readTracks(c *echo.Context) (string, []lake.Track, error) {
 				return "", nil, errs.Invalid("body", "Label Studio export: %v", err)
 			}
 		default:
-			label := q.Get("label")
-			if label == "" {
-				label = "object"
-			}
-			if tracks, err = trackio.ReadMOT(bytes.NewReader(body), label); err != nil {
+			if tracks, err = trackio.ReadMOT(bytes.NewReader(body), motLabel(c)); err != nil {
 				return "", nil, errs.Invalid("body", "gt.txt %v", err)
 			}
 		}
@@ -333,6 +329,48 @@ func (s *server) readTracks(c *echo.Context) (string, []lake.Track, error) {
 		return "", nil, errs.Invalid("format", "format must be json, mot, cvat or labelstudio, got %q", q.Get("format"))
 	}
 	return op, tracks, nil
+}
+
+// readTracksFile reads a PUT's tracks file, at most maxTracksBody.
+func readTracksFile(c *echo.Context) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxTracksBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > maxTracksBody {
+		return nil, errs.New(errs.TooLarge, "", "a tracks file is at most %d MiB", maxTracksBody>>20)
+	}
+	return body, nil
+}
+
+// motLabel is the label of a gt.txt's rows without a class (label=).
+func motLabel(c *echo.Context) string {
+	if l := c.QueryParam("label"); l != "" {
+		return l
+	}
+	return "object"
+}
+
+// importMOT is the lake's PUT of a gt.txt: read and written as box tracks
+// (lake.ImportBoxTracks), the same rows and refusals as any other format's
+// tracks without a lake.Box a keyframe (a MOT file is a million of them).
+func (s *server) importMOT(c *echo.Context) error {
+	body, err := readTracksFile(c)
+	if err != nil {
+		return err
+	}
+	tracks, err := trackio.ReadMOTBoxes(bytes.NewReader(body), motLabel(c))
+	if err != nil {
+		return errs.Invalid("body", "gt.txt %v", err)
+	}
+	if err := s.Lake.ImportBoxTracks(c.Request().Context(), c.Param("uniqueName"), lake.Human, c.QueryParam("operation"), tracks); err != nil {
+		return err
+	}
+	keyframes := 0
+	for _, t := range tracks {
+		keyframes += len(t.Keys)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tracks": len(tracks), "keyframes": keyframes})
 }
 
 // trackMetrics scores the tracks of one operation (predicted=, a model run

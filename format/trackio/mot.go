@@ -30,12 +30,15 @@ const (
 	AttrVisibility = "visibility" // 9th column, GT only
 )
 
+// motRow is one line; it holds no pointer, so the garbage collector does
+// not walk a million of them.
 type motRow struct {
 	frame, id  int
 	box        [4]float64
 	conf       float64
 	class      int
-	visibility *float64
+	hasVis     bool
+	visibility float64
 }
 
 // ReadMOT reads a MOT Challenge gt.txt or tracker result: lines of frame,
@@ -45,6 +48,20 @@ type motRow struct {
 // keyframe; a frame missing between two rows of an id starts an outside
 // span. Rows without a class (or -1) take defaultLabel.
 func ReadMOT(r io.Reader, defaultLabel string) ([]lake.Track, error) {
+	boxes, err := ReadMOTBoxes(r, defaultLabel)
+	if err != nil {
+		return nil, err
+	}
+	tracks := make([]lake.Track, len(boxes))
+	for i, t := range boxes {
+		tracks[i] = t.Track()
+	}
+	return tracks, nil
+}
+
+// ReadMOTBoxes is ReadMOT as box tracks, which lake.ImportBoxTracks writes
+// without a lake.Box a keyframe (a MOT file is a million keyframes).
+func ReadMOTBoxes(r io.Reader, defaultLabel string) ([]lake.BoxTrack, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1024), MaxLineBytes) // the larger of the two bounds a line
 	byID := map[int][]motRow{}
@@ -74,7 +91,7 @@ func ReadMOT(r io.Reader, defaultLabel string) ([]lake.Track, error) {
 	slices.Sort(ids)
 	// The tracks are made on every core: filling 900,000 keyframes (most of
 	// it the first writes to their fresh memory) was a third of a MOT read.
-	tracks, errs := make([]lake.Track, len(ids)), make([]error, len(ids))
+	tracks, errs := make([]lake.BoxTrack, len(ids)), make([]error, len(ids))
 	next := make(chan int, len(ids))
 	for i := range ids {
 		next <- i
@@ -135,38 +152,43 @@ func parseMOTLine(line []byte) (motRow, error) {
 		row.class = int(num[7])
 	}
 	if n > 8 && num[8] != -1 {
-		v := num[8]
-		row.visibility = &v
+		row.hasVis, row.visibility = true, num[8]
 	}
 	return row, nil
 }
 
-func motTrack(id int, rows []motRow, defaultLabel string) (lake.Track, error) {
+func motTrack(id int, rows []motRow, defaultLabel string) (lake.BoxTrack, error) {
 	slices.SortStableFunc(rows, func(a, b motRow) int { return a.frame - b.frame })
-	t := lake.Track{Number: id, Label: motLabel(rows[0].class, defaultLabel), Outside: []int{},
-		Keyframes: make([]lake.Box, 0, len(rows))}
+	t := lake.BoxTrack{Number: id, Label: motLabel(rows[0].class, defaultLabel), Outside: []int{},
+		Keys: make([]lake.BoxKey, 0, len(rows))}
+	var raw []byte
+	var attrs string // the last keyframe's: most keyframes of a track share theirs, and then the string
 	for i, r := range rows {
 		if i > 0 && r.frame == rows[i-1].frame {
 			return t, fmt.Errorf("id %d is on frame %d twice", id, r.frame)
 		}
-		if l := motLabel(r.class, defaultLabel); l != t.Label {
-			return t, fmt.Errorf("id %d is a %s on frame %d and a %s on frame %d: a track keeps one class", id, t.Label,
-				rows[0].frame, l, r.frame)
+		if r.class != rows[0].class {
+			if l := motLabel(r.class, defaultLabel); l != t.Label {
+				return t, fmt.Errorf("id %d is a %s on frame %d and a %s on frame %d: a track keeps one class", id, t.Label,
+					rows[0].frame, l, r.frame)
+			}
 		}
 		if i > 0 && r.frame > rows[i-1].frame+1 {
 			t.Outside = append(t.Outside, rows[i-1].frame) // lake frame of the first missing MOT frame
 		}
-		raw := append(make([]byte, 0, 48), `{"`+AttrConf+`":`...)
+		raw = append(raw[:0], `{"`+AttrConf+`":`...)
 		raw = strconv.AppendFloat(raw, r.conf, 'g', -1, 64)
-		if r.visibility != nil {
+		if r.hasVis {
 			raw = append(raw, `,"`+AttrVisibility+`":`...)
-			raw = strconv.AppendFloat(raw, *r.visibility, 'g', -1, 64)
+			raw = strconv.AppendFloat(raw, r.visibility, 'g', -1, 64)
 		}
 		raw = append(raw, '}')
-		t.Keyframes = append(t.Keyframes, lake.Box{Frame: r.frame - 1, X: r.box[0], Y: r.box[1], W: r.box[2], H: r.box[3],
-			Attributes: json.RawMessage(raw)})
+		if string(raw) != attrs {
+			attrs = string(raw)
+		}
+		t.Keys = append(t.Keys, lake.BoxKey{Frame: r.frame - 1, X: r.box[0], Y: r.box[1], W: r.box[2], H: r.box[3],
+			Attributes: attrs})
 	}
-	t.FirstFrame, t.LastFrame = t.Keyframes[0].Frame, t.Keyframes[len(t.Keyframes)-1].Frame
 	return t, nil
 }
 
