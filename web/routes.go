@@ -37,7 +37,8 @@ import (
 //	/jobs...                                                        jobs.go
 //	/models..., /runs...                                            models.go
 //	/embedding-models, /models/{name}/projection                    projection.go
-//	/session, /users...                                             session.go
+//	/session                                                        session.go
+//	/users, /users/{name}                                           users.go
 //	/session/sso, /session/oidc...                                  oidc.go
 //	/runtime                                                        runtime.go
 //	/me, /thumbs/..., the web app                                   app.go

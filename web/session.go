@@ -21,17 +21,12 @@ const sessionCookie = "framelake_session"
 // (SameSite=Strict already stops most), never read the token.
 const csrfHeader = "X-CSRF-Token"
 
-// sessionRoutes sign people in and out, and let admins manage them
-// (docs/team.md). Signing in needs no key: it is how a person gets one.
+// sessionRoutes sign people in and out (docs/team.md). Signing in needs
+// no key: it is how a person gets one.
 func (s *server) sessionRoutes(e *echo.Echo, api *echo.Group) {
 	e.POST("/api/v1/session", s.signIn)
 	api.GET("/session", s.currentSession)
 	api.DELETE("/session", s.signOut)
-	admin := requireRole(auth.Admin)
-	api.GET("/users", s.listUsers, admin)
-	api.POST("/users", s.createUser, admin)
-	api.PATCH("/users/:name", s.updateUser, admin)
-	s.memberRoutes(api)
 }
 
 // signIn checks {"name", "password"} and sets the session cookie:
@@ -115,42 +110,4 @@ func (s *server) sessionKey(c *echo.Context, token string) (auth.Key, error) {
 		}
 	}
 	return auth.Key{ID: u.ID, Name: u.Name, User: u.Name, Role: u.Role, CreatedAt: u.CreatedAt}, nil
-}
-
-func (s *server) listUsers(c *echo.Context) error {
-	users, err := s.Keys.Users(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"users": users})
-}
-
-func (s *server) createUser(c *echo.Context) error {
-	var req struct {
-		Name     string    `json:"name"`
-		Password string    `json:"password"`
-		Role     auth.Role `json:"role"`
-	}
-	if err := s.bindJSON(c, &req); err != nil {
-		return err
-	}
-	u, err := s.Keys.CreateUser(c.Request().Context(), req.Name, req.Password, req.Role)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, u)
-}
-
-// updateUser changes a person's role, password or disabled state; a
-// disabled person's sessions end at once and their keys stop.
-func (s *server) updateUser(c *echo.Context) error {
-	var ch auth.UserChange
-	if err := s.bindJSON(c, &ch); err != nil {
-		return err
-	}
-	u, err := s.Keys.UpdateUser(c.Request().Context(), c.Param("name"), ch)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, u)
 }

@@ -92,6 +92,8 @@ func build(d Deps, opt Options) (*echo.Echo, *server) {
 	api := e.Group("/api/v1", s.authenticate)
 	api.GET("/openapi.yaml", s.openAPI)
 	s.sessionRoutes(e, api)
+	s.userRoutes(api)
+	s.memberRoutes(api)
 	s.oidcRoutes(e)
 	rest := api.Group("", s.roleByMethod)
 	// Which file holds which resource's routes: routes.go.
