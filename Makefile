@@ -43,8 +43,8 @@ build: check-go
 # suite in five shares, and every other package. The end-to-end tests wait on the servers they start, kill
 # and restart, on Chromium and on Python, and a package's tests run one after another, so as one stream the
 # suite set the wall time with a core idle much of it; in shares, make test is bound by its CPU (about 31
-# CPU-minutes on 2 cores). Each share's output is printed after the live stream's, and any stream failing
-# fails make test. Every package is compiled once first, and the shares share one binary
+# CPU-minutes on 2 cores). Each stream's output is printed when all are done, the failed ones last, then
+# each one's wall and CPU time; any stream failing fails make test. Every package is compiled once first, and the shares share one binary
 # (FRAMELAKE_TEST_BIN), so that six go test runs at once do not compile the same packages six times over
 # on a cold build cache.
 E2E_BROWSER_1 := ^TestWebApp(Team|TeamPages|Shapes|Pages)$$
@@ -55,7 +55,8 @@ test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-de
 	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT; \
 	$(GO) build ./... && $(GO) build -o $$dir/framelake ./cmd/framelake || exit 1; \
 	export FRAMELAKE_TEST_BIN=$$dir/framelake; \
-	beside() { name=$$1; shift; "$$@" >$$dir/$$name 2>&1; echo $$? >$$dir/$$name.rc; }; \
+	beside() { name=$$1; shift; { TIMEFORMAT="$$name: %0R s wall, %0U s user + %0S s sys"; \
+		time "$$@" >$$dir/$$name 2>&1; echo $$? >$$dir/$$name.rc; } 2>$$dir/$$name.time; }; \
 	beside checks sh -c '$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory embed-example && \
 		$(MAKE) --no-print-directory fuzz FUZZTIME=5000x' & \
 	beside browser-1 $(E2E_TEST) -run '$(E2E_BROWSER_1)' ./cmd/framelake & \
@@ -63,10 +64,12 @@ test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-de
 	beside kills $(E2E_TEST) -run '$(E2E_KILLS)' ./cmd/framelake & \
 	beside imports $(E2E_TEST) -run '$(E2E_IMPORTS)' -skip '$(E2E_KILLS)' ./cmd/framelake & \
 	beside e2e $(E2E_TEST) -skip '^TestWebApp|$(E2E_KILLS)|$(E2E_IMPORTS)' ./cmd/framelake & \
-	$(E2E_TEST) $$($(GO) list ./... | grep -v '/cmd/framelake$$'); rc=$$?; wait; \
-	for s in e2e imports kills browser-1 browser-2 checks; do \
-		echo "--- $$s, run beside:"; cat $$dir/$$s; [ "$$(cat $$dir/$$s.rc)" = 0 ] || rc=1; \
-	done; exit $$rc
+	beside packages $(E2E_TEST) $$($(GO) list ./... | grep -v '/cmd/framelake$$'); wait; rc=0; \
+	streams="packages e2e imports kills browser-1 browser-2 checks"; \
+	for s in $$streams; do [ "$$(cat $$dir/$$s.rc)" = 0 ] && { echo "--- $$s: ok"; cat $$dir/$$s; }; done; \
+	for s in $$streams; do [ "$$(cat $$dir/$$s.rc)" = 0 ] || { echo "--- $$s: FAILED"; cat $$dir/$$s; rc=1; }; done; \
+	echo "--- each stream's time (make test is bound by the CPU of all of them on the machine's cores):"; \
+	for s in $$streams; do cat $$dir/$$s.time; done; exit $$rc
 
 # Whole-project checks (docs/operations.md, "Checks"), also the first step of make test: go vet;
 # staticcheck, whose findings fail unless .ci/staticcheck.ignore lists them with a reason; ESLint over
