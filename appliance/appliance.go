@@ -221,7 +221,7 @@ func (a *Appliance) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.Propagate = propagate.New(a.Lake, a.Jobs, propagate.Options{Logger: a.log, Models: a.Analysis})
+	a.Propagate = propagate.New(a.Lake, a.Jobs, propagate.Options{Logger: a.log, Models: a.Analysis, Annotate: a.Annotate})
 	// Projects and runs are operation_list ids even before they have boxes.
 	// Keypoint declarations live on project labels (annotate); datasets and
 	// evaluations look them up by label name.

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 
 	"github.com/framelake/framelake/analysis"
+	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
@@ -59,6 +60,12 @@ type Request struct {
 	// (or "default"), the registry's default tracking model when one is set,
 	// else BuiltIn. The queued job holds the name it resolved to.
 	Model string `json:"model,omitempty"`
+	// Editor is the project member a propagation of a project's track runs
+	// for (the project's route sets it; nil for the lake's). Its write is
+	// asked again under the project's jobs' rules for them
+	// (annotate.TrackEditGuard), inside the write: a job reassigned or
+	// submitted, or a frame taken out of the task, while it ran refuses it.
+	Editor *annotate.Member `json:"editor,omitempty"`
 }
 
 // Result is where a propagation stopped and why.
@@ -77,6 +84,9 @@ type Options struct {
 	// Models runs registered tracking models; nil: only the built-in
 	// tracker (a request naming a model is refused).
 	Models *analysis.Service
+	// Annotate asks a project propagation's write under the jobs' rules
+	// (Request.Editor); nil: such a propagation's write is refused.
+	Annotate *annotate.Service
 }
 
 // Service queues and runs propagations.
@@ -85,6 +95,7 @@ type Service struct {
 	jobs   *job.Queue
 	log    *slog.Logger
 	models *analysis.Service
+	annot  *annotate.Service
 }
 
 // New returns the service and registers its job handler on jobs.
@@ -92,7 +103,7 @@ func New(l *lake.Lake, jobs *job.Queue, opt Options) *Service {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	s := &Service{lake: l, jobs: jobs, log: opt.Logger, models: opt.Models}
+	s := &Service{lake: l, jobs: jobs, log: opt.Logger, models: opt.Models, annot: opt.Annotate}
 	jobs.Handle(JobType, s.runJob)
 	return s
 }

@@ -2,10 +2,13 @@ package propagate
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 
+	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/lake"
 )
@@ -213,6 +216,38 @@ func (s *Service) write(ctx context.Context, f lake.File, t lake.Track, r Reques
 		t.Keyframes = append(t.Keyframes, b)
 	}
 	slices.SortFunc(t.Keyframes, func(a, b lake.Box) int { return a.Frame - b.Frame })
-	_, err := s.lake.SetTrack(ctx, f.UniqueName, t.Source, t.Operation, t)
+	_, err := s.lake.SetTrackIf(ctx, f.UniqueName, t.Source, t.Operation, t, s.writeGuard(r, t, len(kept)))
 	return err
+}
+
+// writeGuard is asked inside the propagation's write, with the track as it
+// is then: the rules the route checked when the job was queued must still
+// hold. The track must be the one the job started from (a track edit
+// writes it anew with a new id; a delete leaves none): what a person drew
+// or removed meanwhile is neither overwritten nor brought back. A project's
+// propagation is asked again under its jobs' rules for its editor. A
+// refusal writes nothing and fails the job with the reason. after is the
+// track with the propagated keyframes, kept how many they are.
+func (s *Service) writeGuard(r Request, after lake.Track, kept int) lake.TrackGuard {
+	return func(ctx context.Context, tx *sql.Tx, before []lake.Track) error {
+		if len(before) != 1 || before[0].ID != after.ID {
+			how := "deleted"
+			if len(before) == 1 {
+				how = "edited"
+			}
+			return errs.New(errs.FailedPrecondition, "number", "track %d of %s was %s while it was propagated from frame %d: "+
+				"its %d propagated keyframes were not written; propagate again from the track as it is now",
+				r.Number, r.UniqueName, how, r.From, kept)
+		}
+		if r.Editor == nil {
+			return nil
+		}
+		if s.annot == nil {
+			return errs.New(errs.Unavailable, "", "a project's propagation is checked against its jobs, which this server cannot read")
+		}
+		if err := s.annot.TrackEditGuard(r.Operation, r.UniqueName, []lake.Track{after}, *r.Editor)(ctx, tx, before); err != nil {
+			return errs.Prefix(err, fmt.Sprintf("the %d propagated keyframes of track %d were not written", kept, r.Number))
+		}
+		return nil
+	}
 }

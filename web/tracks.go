@@ -56,6 +56,7 @@ func (s *server) readPropagation(c *echo.Context) (propagate.Request, error) {
 		return req, err
 	}
 	req.UniqueName, req.Operation, req.Number = c.Param("uniqueName"), op, n
+	req.Editor = nil // the project's route sets it, never a body
 	return req, nil
 }
 

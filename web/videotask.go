@@ -149,6 +149,7 @@ func (s *server) propagateProjectTrack(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
+	req.Editor = &m // its write is asked again under the jobs' rules for m (propagate.Request.Editor)
 	lo, hi, err := s.Annotate.EditSpan(c.Request().Context(), pid, name, req.From, m)
 	if err != nil {
 		return err

@@ -5,11 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,6 +99,63 @@ func TestTrackEditCheckedInItsWrite(t *testing.T) {
 		t.Fatalf("tracks after the refused DELETE: %v", got)
 	}
 	propagationProgress(t, tm, vp.ID, video)
+	propagationRechecked(t, tm, vp.ID, video)
+}
+
+// propagationRechecked: a propagation's write is asked again, inside the
+// write, under the rules its route checked when it was queued. Ana's
+// propagation of the project's track is queued while she holds the job;
+// the job is then given to ben; a lake operation's track is propagated and
+// then deleted. When the workers start (startTeam starts none), both are
+// refused with the reason and write nothing (before, ana's wrote into ben's
+// job); given back to ana, her
+// propagation writes its keyframe.
+func propagationRechecked(t *testing.T, tm *team, pid, video string) {
+	v := "/api/v1/projects/" + pid + "/videos/" + url.PathEscape(video)
+	lakeTrack := "/api/v1/lake/files/" + url.PathEscape(video) + "/tracks"
+	follow := map[string]any{"from": 0, "minScore": -1} // never stops for a poor match: there is a write to check
+	proj := tm.want(200, "ana", "POST", v+"/tracks/1/propagate", follow)["jobId"].(string)
+	lakeJob := tm.want(200, "cur", "POST", lakeTrack+"/1/propagate?operation=review:x", follow)["jobId"].(string)
+	tm.want(204, "cur", "DELETE", lakeTrack+"/1?operation=review:x", nil)
+	if _, err := tm.a.Lake.DB().W.Exec(`UPDATE label_job SET assignee = 'ben' WHERE assignee = 'ana'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := tm.a.Jobs.Start(tm.ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ id, want string }{
+		{proj, "the 1 propagated keyframes of track 1 were not written: frame 1 is in job 1"},
+		{lakeJob, video + ` has no track 1 from "review:x"`}, // deleted before the job began; during it: TestWriteGuard (propagate)
+	} {
+		j, err := tm.a.Jobs.Wait(tm.ctx, c.id)
+		if err != nil || j.Status != "failed" || !strings.Contains(j.Error, c.want) {
+			t.Errorf("job %s: %s %q (%v); want failed with %q", c.id, j.Status, j.Error, err, c.want)
+		}
+	}
+	frames := func() []any {
+		tracks := tm.want(200, "cur", "GET", v+"/tracks", nil)["tracks"].([]any)
+		var out []any
+		for _, k := range tracks[0].(map[string]any)["keyframes"].([]any) {
+			out = append(out, k.(map[string]any)["frame"])
+		}
+		return out
+	}
+	if got := fmt.Sprint(frames()); got != "[0 2]" {
+		t.Errorf("the project's track 1 after the refused propagation has keyframes on frames %s, want [0 2]", got)
+	}
+	if got := tm.want(200, "cur", "GET", lakeTrack+"?operation=review:x", nil)["tracks"].([]any); len(got) != 0 {
+		t.Errorf("the deleted track came back: %v", got)
+	}
+	if _, err := tm.a.Lake.DB().W.Exec(`UPDATE label_job SET assignee = 'ana' WHERE number = 1`); err != nil {
+		t.Fatal(err)
+	}
+	again := tm.want(200, "ana", "POST", v+"/tracks/1/propagate", follow)["jobId"].(string)
+	if j, err := tm.a.Jobs.Wait(tm.ctx, again); err != nil || j.Status != "completed" {
+		t.Fatalf("ana's propagation in her job: %s %q %v", j.Status, j.Error, err)
+	}
+	if got := fmt.Sprint(frames()); got != "[0 1 2]" {
+		t.Errorf("after ana's propagation in her job: keyframes on frames %s, want [0 1 2]", got)
+	}
 }
 
 // propagationProgress: an annotator reads the propagation she started
