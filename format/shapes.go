@@ -34,6 +34,11 @@ func fitShape(b *Box, width, height int) (derived bool, err error) {
 	if t == shape.Class {
 		r = shape.Rect{W: float64(max(width, 0)), H: float64(max(height, 0))}
 	}
+	if t == shape.Polygon && (r.W <= 0 || r.H <= 0) {
+		// All its points on one row or column: nothing to label (the fuzzer
+		// found YOLO's "0 0 0 0 0 0 0", a polygon of one point three times).
+		return false, fmt.Errorf("encloses no area: its points are %gx%g px across", r.W, r.H)
+	}
 	b.X, b.Y, b.W, b.H = r.X, r.Y, r.W, r.H
 	return true, nil
 }
