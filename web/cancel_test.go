@@ -71,17 +71,24 @@ func TestCancelledRequestIsNotAServerError(t *testing.T) {
 func TestClientsLeavingMidQueryAreNotErrors(t *testing.T) {
 	s := startLakeServer(t)
 	addr := strings.TrimPrefix(s.base, "http://")
-	for i := range 200 {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
+	// Whether a query is cut depends on which comes first, its end or the
+	// server seeing the connection close: rounds of 200 until one is (one
+	// round was enough on a quiet machine; in make test, beside six other
+	// streams, a round once had none cut).
+	var logs string
+	for round := 0; round < 10 && !strings.Contains(logs, "status=499"); round++ {
+		for i := range 200 {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(conn, "GET /api/v1/lake/histogram?field=width&query=%s HTTP/1.1\r\nHost: x\r\nkey: %s\r\nsecret: %s\r\n\r\n",
+				url.QueryEscape(fmt.Sprintf("name ~ f%d OR eval.ev.fp > 0", round*200+i)), s.key, s.secret)
+			conn.Close()
 		}
-		fmt.Fprintf(conn, "GET /api/v1/lake/histogram?field=width&query=%s HTTP/1.1\r\nHost: x\r\nkey: %s\r\nsecret: %s\r\n\r\n",
-			url.QueryEscape(fmt.Sprintf("name ~ f%d OR eval.ev.fp > 0", i)), s.key, s.secret)
-		conn.Close()
+		time.Sleep(500 * time.Millisecond)
+		logs = s.log.String()
 	}
-	time.Sleep(500 * time.Millisecond)
-	logs := s.log.String()
 	if strings.Contains(logs, "level=ERROR") || strings.Contains(logs, "status=500") {
 		t.Errorf("clients that left were logged as server errors:\n%s", logs)
 	}
