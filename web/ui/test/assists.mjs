@@ -44,11 +44,12 @@ const ready = (i) => page.locator(`[data-testid=frame-canvas][data-frame="${name
 const saved = () => until(async () => (await byTest('save-state').textContent()) === 'saved', 'saved')
 const state = () => byTest('assist-state')
 // proposal waits for the assist's draft of kind to be ready and answers the panel's attributes.
+// The first one starts the model's Python worker (OpenCV's import): over 30 s in make test at load 30.
 const proposal = (kind, what) => until(async () => {
   const s = state()
   if (!(await s.count()) || (await s.getAttribute('data-kind')) !== kind || (await s.getAttribute('data-ready')) !== '1') return null
   return { model: await s.getAttribute('data-model'), vertices: await s.getAttribute('data-vertices'), text: await s.textContent() }
-}, what)
+}, what, 120000)
 
 // Bitmaps of the scene, to score stored masks against.
 const ellipse = (f) => { const { cx, cy, rx, ry } = scene[f]; return (x, y) => ((x + 0.5 - cx) / rx) ** 2 + ((y + 0.5 - cy) / ry) ** 2 <= 1 }
