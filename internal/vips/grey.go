@@ -181,7 +181,17 @@ func fitFromC(p unsafe.Pointer, w, h, bands, size int) ([]byte, int, int) {
 // yccThumb averages w x h interleaved YCbCr pixels in C memory down to fit
 // thumb x thumb and encodes them as a JPEG at quality q.
 func yccThumb(ycc unsafe.Pointer, w, h, thumb, q int) ([]byte, error) {
-	pix, tw, th := fitFromC(ycc, w, h, 3, thumb)
+	// The averaged pixels live only until encoded, in a buffer kept from
+	// one thumbnail to the next: new, 147 KB for 256x192, each one's pages
+	// were new to the process, and writing them cost as much as the
+	// averaging that wrote them.
+	bp := thumbPixels.Get().(*[]byte)
+	defer thumbPixels.Put(bp)
+	src := unsafe.Slice((*byte)(ycc), w*h*3)
+	pix, tw, th := fitAreaInto(*bp, src, w, h, 3, thumb)
+	if &pix[0] != &src[0] { // one that already fits is encoded from the decode's memory
+		*bp = pix
+	}
 	// A 256 px thumbnail at quality 80 is 8-20 KB: room for most, so the
 	// encoder writes into Go memory and nothing is copied after.
 	return appendJPEG(make([]byte, 0, 32<<10), func(into *C.uint8_t, room C.size_t, out **C.uint8_t, n *C.ulong, msg *C.char, msglen C.size_t) C.int {
@@ -200,13 +210,26 @@ func yccThumb(ycc unsafe.Pointer, w, h, thumb, q int) ([]byte, error) {
 // its last addition and its count of 2 or 3 terms varying from pixel to
 // pixel, the whole took as long as the JPEG decode before it at ingest.
 func fitArea(pix []byte, w, h, bands, size int) ([]byte, int, int) {
+	return fitAreaInto(nil, pix, w, h, bands, size)
+}
+
+// thumbPixels holds the buffers yccThumb averages into (*[]byte).
+var thumbPixels = sync.Pool{New: func() any { return new([]byte) }}
+
+// fitAreaInto is fitArea writing into dst when it has the room (its
+// contents are overwritten), into new memory otherwise.
+func fitAreaInto(dst, pix []byte, w, h, bands, size int) ([]byte, int, int) {
 	if (w <= size && h <= size) || len(pix) < w*h*bands || w*h == 0 {
 		return pix, w, h
 	}
 	scale := float64(size) / float64(max(w, h))
 	tw, th := max(1, int(float64(w)*scale+0.5)), max(1, int(float64(h)*scale+0.5))
 	cols, rows := cachedWeights(w, tw), cachedWeights(h, th)
-	out := make([]byte, th*tw*bands)
+	out := dst[:0]
+	if cap(out) < th*tw*bands {
+		out = make([]byte, th*tw*bands)
+	}
+	out = out[:th*tw*bands]
 	// The sums run in C (fit.c): the same float32 additions in the same order.
 	C.fl_fit_area((*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int(w), C.int(h), C.int(bands), C.int(tw), C.int(th),
 		(*C.longlong)(unsafe.Pointer(&cols.idx[0])), (*C.float)(unsafe.Pointer(&cols.f[0])), C.int(cols.n),
