@@ -271,10 +271,19 @@ type cocoRaw struct {
 
 // decode fills a, seg and their errors from raw, touching nothing shared.
 func (r *cocoRaw) decode() {
+	if !r.hit {
+		if seg, ok := fastAnnotation(r.raw, &r.a); ok {
+			r.seg, r.segErr = cocoSegment(seg)
+			r.raw = nil
+			return
+		}
+		r.a = cocoAnnotation{}
+	}
 	r.err = json.Unmarshal(r.raw, &r.a)
 	if r.err == nil && !r.hit {
 		r.seg, r.segErr = cocoSegment(r.a.Segmentation)
 	}
+	r.a.Segmentation = nil
 	r.raw = nil
 }
 

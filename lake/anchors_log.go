@@ -52,6 +52,9 @@ var changeLogDDL = slices.Concat([]string{
 	`CREATE TEMP TABLE anchor_change (id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, grp, kind, k INTEGER, s INTEGER,
 		d INTEGER NOT NULL)`,
 	`CREATE TEMP TABLE anchor_change_epoch (epoch INTEGER NOT NULL)`,
+	// A row here: a bulk insert into new files logs their sources once, at
+	// its end (deferSourceLog), not by a probe per annotation.
+	`CREATE TEMP TABLE anchor_change_defer (one INTEGER PRIMARY KEY CHECK (one = 1))`,
 	// A trigger's INSERT and DELETE name their table unqualified; a TEMP
 	// trigger's find temp's first.
 	`CREATE TEMP TRIGGER anchor_change_ring AFTER INSERT ON temp.anchor_change BEGIN
@@ -73,7 +76,8 @@ var changeLogDDL = slices.Concat([]string{
 // log nothing.
 var sourceTriggers = []string{
 	`CREATE TEMP TRIGGER anchor_change_source_insert AFTER INSERT ON main.annotation
-	WHEN NOT EXISTS (SELECT 1 FROM main.annotation WHERE source = NEW.source AND file_seq = NEW.file_seq AND seq != NEW.seq)
+	WHEN NOT EXISTS (SELECT 1 FROM temp.anchor_change_defer)
+		AND NOT EXISTS (SELECT 1 FROM main.annotation WHERE source = NEW.source AND file_seq = NEW.file_seq AND seq != NEW.seq)
 	BEGIN ` + sourceRow("NEW", "1") + `; END`,
 	`CREATE TEMP TRIGGER anchor_change_source_delete AFTER DELETE ON main.annotation
 	WHEN NOT EXISTS (SELECT 1 FROM main.annotation WHERE source = OLD.source AND file_seq = OLD.file_seq)
@@ -127,6 +131,38 @@ func changeTriggers(t, grp, kind, key, seq string) []string {
 		"CREATE TEMP TRIGGER anchor_change_" + t + "_update AFTER UPDATE OF " + cols + " ON main." + t + " BEGIN " +
 			ins + row("OLD", "-1") + ", " + row("NEW", "1") + "; END",
 	}
+}
+
+// deferSourceLog: an insert of annotations into files that have none
+// (InsertImportBoxesTx) logs each file's first annotation of its source once
+// at its end (logNewSources), as the insert trigger would have logged it,
+// instead of the trigger's probe of annotation_source for every row.
+var deferSourceLog = true
+
+// deferSources starts a deferred source log in tx, if the writer keeps a
+// change log; on says whether it did.
+func deferSources(ctx context.Context, tx *sql.Tx) (on bool, err error) {
+	if !deferSourceLog {
+		return false, nil
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM temp.sqlite_master WHERE name = 'anchor_change_defer')`).
+		Scan(&on); err != nil || !on {
+		return false, err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO temp.anchor_change_defer (one) VALUES (1)`)
+	return err == nil, err
+}
+
+// logNewSources logs, in tx, that files (a JSON array of seqs), which had
+// no annotation, have one of source now, and ends the deferral.
+func logNewSources(ctx context.Context, tx *sql.Tx, source, files string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO temp.anchor_change (tbl, grp, kind, k, s, d)
+		SELECT 'source', ?1, f.type, f.updated_at, f.seq, 1 FROM main.file f WHERE f.seq IN (SELECT value FROM json_each(?2))`,
+		source, files)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `DELETE FROM temp.anchor_change_defer`)
+	}
+	return err
 }
 
 // changeLogWait bounds how long a page waits for the writer's connection

@@ -316,7 +316,7 @@ func InsertImportBoxesTx(ctx context.Context, tx *sql.Tx, operation string, file
 	for i, f := range files {
 		seqs[i] = f.Seq()
 	}
-	bulk, err := beginBulk(ctx, tx, seqs)
+	counts, err := beginNewFileCounts(ctx, tx, seqs)
 	if err != nil {
 		return res, err
 	}
@@ -333,6 +333,7 @@ func InsertImportBoxesTx(ctx context.Context, tx *sql.Tx, operation string, file
 		if ib == nil || !ib.labelled { // no labels name the file: not labelled, not judged
 			continue
 		}
+		counts.file(f.Seq(), ib.rows)
 		frames := map[int]bool{}
 		for _, b := range ib.rows {
 			frames[b.frame] = true
@@ -348,7 +349,7 @@ func InsertImportBoxesTx(ctx context.Context, tx *sql.Tx, operation string, file
 	if err := w.flush(ctx); err != nil {
 		return res, err
 	}
-	return res, bulk.end(ctx)
+	return res, counts.end(ctx)
 }
 
 // boxWriter inserts import boxes boxRowsPerInsert rows a statement, the full

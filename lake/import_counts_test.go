@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/framelake/framelake/errs"
@@ -215,4 +216,70 @@ func tableRows(t *testing.T, l *lake.Lake, q string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestImportChangeLogEqualsTheTriggers: an import's insert into new files
+// logs their sources in the writer's change log once, at its end, and
+// leaves the log holding the rows its triggers log row by row (each file
+// given a box once in the human source's listing, at its key; the label and
+// file rows as before), and nothing deferred. Its counts stay those the
+// triggers keep, and a file given to it that has annotations already (which
+// its callers never do) is counted by the set-based statements instead.
+func TestImportChangeLogEqualsTheTriggers(t *testing.T) {
+	ctx := context.Background()
+	boxes := [][]lake.Box{{box("car", 1), box("car", 5), box("person", 2)}, {box("dog", 3)}, {}, nil, {box("car", 7)}}
+	var ups []lake.Upload
+	for i := range boxes {
+		ups = append(ups, mem(fmt.Sprintf("f%d.jpg", i), jpegBytes(t, 64, 48, uint8(10*i))))
+	}
+	write := func(l *lake.Lake) lake.File {
+		t.Helper()
+		res, err := l.Add(ctx, lake.AddOptions{Collection: "c", InTx: func(ctx context.Context, tx *sql.Tx, stored []lake.File) error {
+			_, err := lake.InsertHumanBoxesTx(ctx, tx, "import:c", stored, func(f lake.File) []lake.Box {
+				var i int
+				fmt.Sscanf(f.Name, "f%d.jpg", &i)
+				return boxes[i]
+			})
+			return err
+		}}, ups)
+		if err != nil || len(res.Stored) != len(ups) {
+			t.Fatal(res, err)
+		}
+		return slices.DeleteFunc(res.Stored, func(f lake.File) bool { return f.Name != "f0.jpg" })[0]
+	}
+	logs := map[bool][]string{}
+	lakes := map[bool]*lake.Lake{}
+	first := map[bool]lake.File{}
+	for _, deferred := range []bool{true, false} {
+		l, _ := openLake(t)
+		lake.MakeChangeLog(l)
+		restore := lake.SetDeferSourceLog(deferred)
+		first[deferred] = write(l)
+		restore()
+		rows, left, err := lake.ChangeLogRows(l)
+		if err != nil || left != 0 {
+			t.Fatalf("deferred %v: %d rows left deferred, %v", deferred, left, err)
+		}
+		logs[deferred], lakes[deferred] = rows, l
+	}
+	if !slices.Equal(logs[true], logs[false]) {
+		t.Errorf("change log after the import's insert\n%v\nlogged row by row\n%v", logs[true], logs[false])
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(logs[true]), func(r string) bool { return !strings.HasPrefix(r, "source human") })); n != 3 {
+		t.Errorf("%d rows of the human source's listing, want 3 (the files given boxes): %v", n, logs[true])
+	}
+	same(t, "an import with the change log", lakes[true], lakes[false])
+
+	// A file with annotations given to the insert again: counted from the rows.
+	for deferred, l := range lakes {
+		err := l.DB().Tx(ctx, func(tx *sql.Tx) error {
+			_, err := lake.InsertHumanBoxesTx(ctx, tx, "import:c", []lake.File{first[deferred]},
+				func(lake.File) []lake.Box { return []lake.Box{box("bus", 4), box("car", 9)} })
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	same(t, "an insert into files with annotations", lakes[true], lakes[false])
 }

@@ -1,0 +1,66 @@
+package format
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestFastAnnotationEqualsUnmarshal: the one-pass read of a COCO annotation
+// gives what json.Unmarshal gives wherever it reads one (and the same
+// segmentation bytes, trimmed), and leaves to json.Unmarshal what it does not
+// read as json.Unmarshal does: keys in another case or twice, escaped keys,
+// nulls, numbers that are not int64 where one is wanted.
+func TestFastAnnotationEqualsUnmarshal(t *testing.T) {
+	cases := []struct {
+		raw  string
+		fast bool
+	}{
+		{`{"id": 1, "image_id": 2, "category_id": 3, "bbox": [1.5, 2, 30.25, 4e1], "area": 12.5, "iscrowd": 0, "segmentation": [[1, 2, 3, 4.5, 5, 6]]}`, true},
+		{`{"id":-7,"image_id":0,"category_id":18,"bbox":[],"segmentation":[],"area":0,"iscrowd":1}`, true},
+		{` { "segmentation" : {"size": [4, 5], "counts": "a\"b]}"} , "id" : 9 } `, true},
+		{`{"id": 4, "segmentation": "text, with ] and }", "extra": {"a": [1, {"b": "]"}], "c": "x\\"}, "bbox": [1, 2, 3, 4]}`, true},
+		{`{"attributes": {"occluded": true, "n": 2, "s": "é"}, "keypoints": [1, 2, 2, 0, 0, 0], "id": 123456789012345678}`, true},
+		{`{"unknown": null, "other": [true, false], "id": 5}`, true},
+		{`{"area": 1.7976931348623157e308, "bbox": [0.1, 0.2, 0.30000000000000004, 1e-7]}`, true},
+		{`{}`, true},
+		{`{"ID": 1}`, false},                    // json's case-insensitive match
+		{`{"id": 1, "id": 2}`, false},           // a key twice
+		{`{"i\u0064": 1}`, false},               // an escaped key
+		{`{"id": 1.5}`, false},                  // not an int64: json's type error
+		{`{"id": 1e3}`, false},                  // the same
+		{`{"id": 12345678901234567890}`, false}, // past int64
+		{`{"id": "1"}`, false},
+		{`{"bbox": null}`, false},
+		{`{"bbox": [1, "2", 3, 4]}`, false},
+		{`{"area": "big"}`, false},
+		{`{"area": 1e999}`, false},
+		{`{"attributes": [1]}`, false},
+		{`{"iscrowd": true}`, false},
+		{`{"keypoints": [1, null, 2]}`, false},
+		{`{"ſegmentation": []}`, false}, // non-ASCII keys go to json
+	}
+	for _, c := range cases {
+		var fast cocoAnnotation
+		seg, ok := fastAnnotation([]byte(c.raw), &fast)
+		if ok != c.fast {
+			t.Errorf("%s: read in one pass %v, want %v", c.raw, ok, c.fast)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want cocoAnnotation
+		if err := json.Unmarshal([]byte(c.raw), &want); err != nil {
+			t.Fatalf("%s: %v", c.raw, err)
+		}
+		if !bytes.Equal(bytes.TrimSpace(seg), bytes.TrimSpace(want.Segmentation)) {
+			t.Errorf("%s: segmentation %q, json's %q", c.raw, seg, want.Segmentation)
+		}
+		want.Segmentation = nil
+		if !reflect.DeepEqual(fast, want) {
+			t.Errorf("%s:\n one pass %+v\n json     %+v", c.raw, fast, want)
+		}
+	}
+}
