@@ -17,8 +17,10 @@ import (
 // stroke's save (mouse-up to the PUT answered, of which the read-back and
 // RLE encoding is encode-ms); the intelligent scissors on the same 4K frame,
 // 120 cursor moves after an anchor: the pointermove's own main-thread work
-// per move (p99), the redraw's, and the renderer main thread's task time
-// per move; and box to mask on a 1920x1080 frame with the shipped default
+// per move (p99), the redraw's, the time between animation frames (p99),
+// the renderer's task time per move and the main thread's tasks over 50 ms
+// (with REF_DIST, a build of the app timed first as a reference:
+// scissors-ref-*); and box to mask on a 1920x1080 frame with the shipped default
 // model, mouse-up to the mask drawn, median of 5 boxes. Run it with
 // -benchtime=1x.
 func BenchmarkAssistUI(b *testing.B) {
@@ -41,8 +43,8 @@ func BenchmarkAssistUI(b *testing.B) {
 				FrameP50, FrameP99, DrawP50, DrawP99, DrawMax, CPUMs, SaveMs, EncodeMs float64
 				Frames                                                                 int
 			}
-			Scissors struct{ WireP99, DrawP99, FrameP99, TaskMsPerMove, FirstMapMs float64 }
-			Segment  struct{ ShownMs, ServerMs []float64 }
+			Scissors, ScissorsRef *scissorsFig
+			Segment               struct{ ShownMs, ServerMs []float64 }
 		}
 		if err := json.Unmarshal(res, &fig); err != nil {
 			b.Fatalf("assistbench.mjs printed %q: %v", res, err)
@@ -54,13 +56,32 @@ func BenchmarkAssistUI(b *testing.B) {
 		b.ReportMetric(fig.Brush.CPUMs/float64(max(1, fig.Brush.Frames)), "paint-renderer-cpu-ms/frame")
 		b.ReportMetric(fig.Brush.SaveMs, "stroke-save-ms")
 		b.ReportMetric(fig.Brush.EncodeMs, "stroke-encode-ms")
-		b.ReportMetric(fig.Scissors.WireP99, "scissors-move-p99-ms")
-		b.ReportMetric(fig.Scissors.DrawP99, "scissors-redraw-p99-ms")
-		b.ReportMetric(fig.Scissors.TaskMsPerMove, "scissors-main-thread-ms/move")
-		b.ReportMetric(fig.Scissors.FirstMapMs, "scissors-map-ms")
-		b.ReportMetric(midMs(fig.Segment.ShownMs), "box-to-mask-shown-ms")
-		b.ReportMetric(midMs(fig.Segment.ServerMs), "box-to-mask-server-ms")
+		fig.Scissors.report(b, "scissors-")
+		fig.ScissorsRef.report(b, "scissors-ref-")
+		if len(fig.Segment.ShownMs) > 0 { // ROUNDS=0 times no box
+			b.ReportMetric(midMs(fig.Segment.ShownMs), "box-to-mask-shown-ms")
+			b.ReportMetric(midMs(fig.Segment.ServerMs), "box-to-mask-server-ms")
+		}
 	}
+}
+
+// scissorsFig is the scissors' figures over 120 cursor moves (assistbench.mjs).
+type scissorsFig struct {
+	WireP99, DrawP99, FrameP99, TaskMsPerMove, LongTaskMsPerMove, FirstMapMs float64
+	LongTasks                                                                int
+}
+
+func (f *scissorsFig) report(b *testing.B, prefix string) {
+	if f == nil {
+		return
+	}
+	b.ReportMetric(f.WireP99, prefix+"move-p99-ms")
+	b.ReportMetric(f.DrawP99, prefix+"redraw-p99-ms")
+	b.ReportMetric(f.FrameP99, prefix+"frame-p99-ms")
+	b.ReportMetric(f.TaskMsPerMove, prefix+"renderer-task-ms/move")
+	b.ReportMetric(float64(f.LongTasks), prefix+"long-tasks")
+	b.ReportMetric(f.LongTaskMsPerMove, prefix+"long-task-ms/move")
+	b.ReportMetric(f.FirstMapMs, prefix+"map-ms")
 }
 
 // builtModelsDirB is builtModelsDir for a benchmark: the built default

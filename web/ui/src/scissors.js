@@ -5,7 +5,8 @@ import { simplify, traceWire } from './livewire.js'
 // as you move the mouse"): each click sets an anchor; from the last anchor,
 // a Web Worker (scissors.worker.js) computes the live-wire map (livewire.js:
 // Dijkstra over a gradient-magnitude and direction cost) over a window of
-// the frame's full-resolution pixels around it, and each cursor move only
+// the frame's full-resolution pixels around it (the worker holds the frame's
+// pixels and cuts the window itself), and each cursor move only
 // walks that map back from the cursor: a few hundred array reads, so a 4K
 // frame moves as a small one. A cursor past the window asks for a wider one
 // (the path is a straight line until it arrives). A click commits the path
@@ -18,15 +19,21 @@ const TOL = 0.8 // px: a committed path's vertices stay within TOL of its pixels
 
 let worker = null
 let seq = 0
+let sent = null // the frame URL whose pixels the worker holds
 const waiting = new Map()
-function wire(req) {
+// wire asks the worker for the map of a window of frame px (at url): the
+// frame's pixels go with the first request on that frame (a copy: px stays
+// the page's), later requests send only the window.
+function wire(url, px, req) {
   if (!worker) {
     worker = new Worker(new URL('./scissors.worker.js', import.meta.url), { type: 'module' })
     worker.onmessage = (e) => { const done = waiting.get(e.data.id); waiting.delete(e.data.id); done?.(e.data) }
-    worker.onerror = (e) => { for (const done of waiting.values()) done({ error: e.message || 'the scissors worker failed' }); waiting.clear() }
+    worker.onerror = (e) => { sent = null; for (const done of waiting.values()) done({ error: e.message || 'the scissors worker failed' }); waiting.clear() }
   }
   const id = ++seq
-  return new Promise((resolve) => { waiting.set(id, resolve); worker.postMessage({ ...req, id }, [req.rgba]) })
+  const msg = { ...req, id, url }
+  if (sent !== url) { msg.rgba = px.data.slice().buffer; msg.fw = px.w; msg.fh = px.h; sent = url }
+  return new Promise((resolve) => { waiting.set(id, resolve); worker.postMessage(msg, msg.rgba ? [msg.rgba] : []) })
 }
 
 // snap moves a click to the strongest edge (Sobel magnitude of the grey
@@ -72,9 +79,7 @@ export class Scissors {
     const x0 = Math.max(0, a.x - r), y0 = Math.max(0, a.y - r)
     const x1 = Math.min(px.w, a.x + r + 1), y1 = Math.min(px.h, a.y + r + 1)
     const w = x1 - x0, h = y1 - y0
-    const rgba = new Uint8ClampedArray(w * h * 4)
-    for (let y = 0; y < h; y++) rgba.set(px.data.subarray(((y0 + y) * px.w + x0) * 4, ((y0 + y) * px.w + x1) * 4), y * w * 4)
-    const ans = await wire({ rgba: rgba.buffer, w, h, ax: a.x - x0, ay: a.y - y0 })
+    const ans = await wire(this.frame.url, px, { x0, y0, w, h, ax: a.x - x0, ay: a.y - y0 })
     if (ans.error) throw new Error(ans.error)
     this.lastMapMs = ans.ms
     return { dir: ans.dir, x0, y0, w, h, a, r }

@@ -13,6 +13,7 @@ import { FrameCache, deleteTrack, frameShapes, keyOf, loadTracks, mergeTracks, m
   removeKeyframe, setKeyframe, shapeAt, splitTrack, toggleOutside, videoSource } from './tracks.js'
 import { JobBar, jobEditable, jobUrl } from './jobws.jsx'
 import { isCurator } from './team.js'
+import { TOOL_KEYS } from './wstools.jsx'
 import { useZoom } from './zoom.js'
 import './workspace.css'
 import './videows.css'
@@ -39,6 +40,10 @@ const DEFAULT_OP = 'label:web'
 // template matching on the frame's pixels) moves the selected track's shape
 // here onto the next frame as a draft (cyan) that Enter makes its keyframe
 // there and Esc drops.
+//
+// Intelligent scissors (i, as in the image workspace: draw.js and
+// scissors.js on the frame shown) close into a polygon draft that Enter
+// saves as a drawn polygon is saved: a keyframe here.
 //
 // Task mode (task = {projectId, taskId, jobh}: a job of a task made from a
 // lake video, videotask.jsx) reads and writes through the project's routes
@@ -67,7 +72,8 @@ export function VideoWorkspace({ name, search, me, task }) {
   const [job, setJob] = useState(null) // {id, backward, status, pct, result, error}
   const [every, setEvery] = useState(10)
   const [preview, setPreview] = useState(null) // a version of the frame's keyframes from the history
-  const [proposal, setProposal] = useState(null) // {kind: 'track', frame: frameObj's uniqueName, number, shape}: a tracked draft
+  const [proposal, setProposal] = useState(null) // {kind: 'track' | 'scissors', frame: frameObj's uniqueName, shape, ...}: a draft
+  const [draft, setDraft] = useState('') // the editor's word on the shape being drawn (the scissors' anchors)
   const editor = useRef(null)
   if (!editor.current) editor.current = new ShapeEditor()
   const cache = useRef(null)
@@ -142,7 +148,7 @@ export function VideoWorkspace({ name, search, me, task }) {
     return out
   }, [tracks, at, exact])
 
-  useEffect(() => { setProposal((p) => (p && p.frame === name + '@' + at ? p : null)) }, [at])
+  useEffect(() => { setProposal((p) => (p && p.frame === name + '@' + at ? p : null)); setDraft('') }, [at])
 
   const byNumber = (n) => tracks?.find((t) => t.number === n)
   const primary = selected.length ? byNumber(selected[selected.length - 1]) : null
@@ -273,11 +279,22 @@ export function VideoWorkspace({ name, search, me, task }) {
       goFrame(at + 1)
     } catch (e) { setNote('not tracked: ' + e.message) }
   }
-  // acceptProposal makes the draft its track's keyframe on its frame.
+  // onAssist takes the scissors' closed outline (draw.js) as a draft here.
+  const onAssist = (a) => {
+    if (a.kind !== 'scissors') return
+    const vertices = a.polygon.reduce((n, r) => n + r.length / 2, 0)
+    setProposal({ kind: 'scissors', frame: name + '@' + at, vertices, shape: { type: 'polygon', polygon: a.polygon, label, attributes: {} } })
+  }
+  // acceptProposal makes the draft its track's keyframe on its frame (a
+  // tracked draft), or a drawn polygon's keyframe (the scissors').
   const acceptProposal = () => {
     const p = proposal
     if (!p || p.frame !== name + '@' + at) return false
     setProposal(null)
+    if (p.kind === 'scissors') {
+      onChange([...shapes, { ...p.shape, label }], shapes.length)
+      return true
+    }
     const t = byNumber(p.number)
     if (t && canWrite) save(setKeyframe(t, keyHere(p.shape)))
     return true
@@ -349,7 +366,7 @@ export function VideoWorkspace({ name, search, me, task }) {
     else if (e.key === 'Escape' && proposal) setProposal(null)
     else if (e.key === 't' && canWrite) trackNext()
     else if (e.key === 'Escape') setSelected([])
-    else if (e.key === 'b' || e.key === 'p') { editor.current.cancel(); setTool(e.key === 'b' ? 'box' : 'polygon') }
+    else if (TOOLS[e.key]) { editor.current.cancel(); setTool(TOOLS[e.key]) }
     else if (e.key === 'o' && canWrite) edit((t) => toggleOutside(t, at))
     else if ((e.key === 'Delete' || e.key === 'Backspace') && canWrite) removeKey()
     else return
@@ -398,11 +415,11 @@ export function VideoWorkspace({ name, search, me, task }) {
               onSelect={(i) => { if (i != null && shapes[i]) setSelected([shapes[i].number]) }}
               onChange={onChange} label={label} readOnly={!canWrite} ready={shown.frame === frame} onLoad={() => {}}
               zoomRef={zoom.ref} zoomStyle={zoom.style} fit={fit} zoom={zoom.scale} editor={editor.current}
-              tool={canWrite ? tool : 'box'} onDraft={() => {}} proposal={proposal} />
+              tool={canWrite ? tool : 'box'} onDraft={setDraft} proposal={proposal} onAssist={onAssist} />
           )}
         </div>
         <aside class="details ws-side vws-side">
-          <TrackTools {...{ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job, proposal }}
+          <TrackTools {...{ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job, proposal, draft }}
             onTrackNext={trackNext} onAccept={acceptProposal} onDrop={() => setProposal(null)}
             onTrack={track} onOutside={() => edit((t) => toggleOutside(t, at))} onSplit={split} onMerge={merge}
             onRemoveKey={removeKey} onDelete={() => primary && dropTrack(primary.number)}
@@ -420,7 +437,8 @@ export function VideoWorkspace({ name, search, me, task }) {
           <HistoryPanel projectId={task?.projectId} uniqueName={name} frame={at} preview={preview} setPreview={setPreview}
             canRestore={canWrite} onRestored={() => reload()} />
           <p class="muted keys" data-testid="vws-hints">
-            , . frame · Shift+, Shift+. 10 frames · Space play · drag on the frame: a box (b) or polygon (p) · o out of view from here ·
+            , . frame · Shift+, Shift+. 10 frames · Space play · drag on the frame: a box (b) or polygon (p) ·
+            i intelligent scissors: click anchors, double-click or Enter closes, Enter keeps · o out of view from here ·
             t track the selected shape to the next frame (Enter keeps it, Esc drops it) ·
             Del the keyframe here · Esc deselect (the next box starts a track) · timeline: drag to scrub, drag a keyframe, Ctrl-click picks two to merge
           </p>
@@ -432,24 +450,35 @@ export function VideoWorkspace({ name, search, me, task }) {
   )
 }
 
+// TOOLS are the drawing tools here, on the image workspace's keys.
+const TOOLS = Object.fromEntries(Object.entries(TOOL_KEYS).filter(([, t]) => ['box', 'polygon', 'scissors'].includes(t)))
+
 // pick adds n to the picked tracks (at most two: a merge's), or takes it out.
 const pick = (s, n) => (s.includes(n) ? s.filter((x) => x !== n) : [...s.slice(-1), n])
 
 // TrackTools are the selected track's actions: label, tools, outside, split,
 // merge, delete, and propagation with its job's progress.
-function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job, proposal,
+function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary, selected, at, onKeyframe, every, setEvery, job, proposal, draft,
   onTrackNext, onAccept, onDrop, onTrack, onOutside, onSplit, onMerge, onRemoveKey, onDelete, onRelabel, editor }) {
   if (!canWrite) return <p class="muted" data-testid="vws-readonly">read-only here: tracks are shown, not edited</p>
   const running = job && ['queued', 'running'].includes(job.status)
   const canTrack = primary && (primary.type || 'box') === 'box' && onKeyframe && !running
+  const here = proposal?.frame.endsWith('@' + at)
+  // Why the track cannot be tracked from here, when that is so now: not
+  // beside a tracked draft on this frame (Enter makes it the keyframe).
+  const why = !primary || running || canTrack ? ''
+    : (primary.type || 'box') !== 'box' ? `tracking forward and backward follows box tracks: #${primary.number} is a ${primary.type} track`
+      : here && proposal.number === primary.number ? '' : `tracking starts from a keyframe: frame ${at} is not one of #${primary.number}`
   return (
     <div class="vws-tools">
       <h3>Draw</h3>
       <div>
-        {['box', 'polygon'].map((t) => (
-          <button class={'ghost' + (tool === t ? ' on' : '')} data-testid="tool" data-tool={t} onClick={() => { editor.cancel(); setTool(t) }}>{t}</button>
+        {Object.entries(TOOLS).map(([k, t]) => (
+          <button class={'ghost' + (tool === t ? ' on' : '')} data-testid="tool" data-tool={t} title={k} onClick={() => { editor.cancel(); setTool(t) }}>{t}</button>
         ))}
       </div>
+      {tool === 'scissors' && <p class="muted">click anchors around the object: the edge from the last one follows the image to the cursor; double-click or Enter closes</p>}
+      {draft && <p class="muted" data-testid="draft-state">{draft}</p>}
       <label class="attr">label
         <input data-testid="vws-label" list="vws-labels" value={label} onChange={(e) => setLabel(e.currentTarget.value.trim() || 'object')} />
         <datalist id="vws-labels">{labels.map((l) => <option value={l} />)}</datalist>
@@ -468,14 +497,16 @@ function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary,
             <button data-testid="track-forward" disabled={!canTrack} onClick={() => onTrack(false)}>Track forward ▶</button>
             <label class="muted">keyframe every <input type="number" min="1" max="1000" value={every} data-testid="track-every"
               onChange={(e) => setEvery(e.currentTarget.value)} /> frames</label>
-            {!onKeyframe && <small class="muted">tracking starts from a keyframe of a box track: frame {at} is not one</small>}
+            {why && <small class="muted" data-testid="track-hint">{why}</small>}
           </div>
         </div>
       )}
       {proposal && (
-        <div class="assist-state" data-testid="assist-state" data-kind={proposal.kind} data-ready={proposal.frame.endsWith('@' + at) ? '1' : '0'}>
-          <strong>tracked from the last frame</strong>{' '}
-          <span class="muted">#{proposal.number} moved {proposal.dx}, {proposal.dy} px · match {proposal.score.toFixed(2)} · {Math.round(proposal.ms)} ms</span>
+        <div class="assist-state" data-testid="assist-state" data-kind={proposal.kind} data-ready={here ? '1' : '0'} data-vertices={proposal.vertices ?? ''}>
+          {proposal.kind === 'scissors' ? <><strong>intelligent scissors</strong> <span class="muted">{proposal.vertices} vertices</span></> : <>
+            <strong>tracked from the last frame</strong>{' '}
+            <span class="muted">#{proposal.number} moved {proposal.dx}, {proposal.dy} px · match {proposal.score.toFixed(2)} · {Math.round(proposal.ms)} ms</span>
+          </>}
           <div>
             <button data-testid="assist-accept" onClick={onAccept}>Keyframe here (Enter)</button>
             <button class="ghost" data-testid="assist-drop" onClick={onDrop}>Drop (Esc)</button>

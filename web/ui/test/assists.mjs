@@ -224,8 +224,15 @@ try {
   const e2 = scene[2], at2 = await pxOf()
   const rim = (deg, off) => { const t = (deg * Math.PI) / 180; return at2(e2.cx + (e2.rx + off) * Math.cos(t), e2.cy + (e2.ry + off) * Math.sin(t)) }
   for (const [deg, off] of [[10, 2], [80, -2], [150, 2], [220, -2]]) await page.mouse.click(...rim(deg, off))
+  const paints = +(await byTest('shape-canvas').getAttribute('data-scene-paints'))
   await page.mouse.move(...rim(260, 0), { steps: 3 }) // the live path follows the cursor
   check(+(await byTest('shape-canvas').getAttribute('data-wire-ms')) >= 0, 'the live path is traced as the cursor moves')
+  // The frame's shapes are painted once for the draft and copied at each
+  // move (a brushed 4K mask's raster cost 90 ms a move at load 30).
+  await page.waitForFunction(() => document.querySelector('[data-testid=shape-canvas]').dataset.layered === '1')
+  const repainted = +(await byTest('shape-canvas').getAttribute('data-scene-paints')) - paints
+  check(repainted >= 0 && repainted <= 1, `the shapes under the scissors' live path painted ${repainted} times over 3 moves (at most once: then copied)`)
+  await shot('a6d-scissors-live') // the live path over the copied shapes (the tile's mask)
   await page.mouse.dblclick(...rim(290, 2))
   p = await proposal('scissors', 'the scissors\' outline closed')
   await page.mouse.move(5, 5)

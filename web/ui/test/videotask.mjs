@@ -115,6 +115,22 @@ try {
   await until(async () => (await keyframes()) === '0,10', 'restoring frame 10\'s first version brings its keyframe back')
   await until(async () => (await A.getByTestId('history-change').count()) === 3, 'the restore is a third change')
   await A.screenshot({ path: join(OUT, 'v02b-history.png') })
+  // The box track's hint says why it cannot be tracked from a frame only
+  // while that is so: not beside its tracked draft on frame 11 (Enter would
+  // make it the keyframe), and again once the draft is dropped.
+  await A.locator('[data-testid=track-row][data-number="1"]').click()
+  await A.locator('[data-testid=track-tools][data-number="1"]').waitFor()
+  check(await A.getByTestId('track-hint').count() === 0, 'no hint on frame 10, a keyframe of the box track')
+  await A.keyboard.press('t')
+  await onFrame(11)
+  await A.locator('[data-testid=assist-state][data-kind="track"][data-ready="1"]').waitFor()
+  const beside = await A.getByTestId('track-tools').textContent()
+  check(!/frame 11 is not/.test(beside), 'no "not a keyframe" hint beside the box track\'s draft on frame 11: ' + beside)
+  await A.keyboard.press('Escape')
+  await A.getByTestId('assist-state').waitFor({ state: 'detached' })
+  check(/frame 11 is not one of #1/.test(await A.getByTestId('track-hint').textContent()), 'the hint is back once the draft is dropped')
+  await A.keyboard.press('Comma')
+  await onFrame(10)
   for (let i = 0; i < 5; i++) await A.keyboard.press('Comma')
   await onFrame(5)
   check(await A.locator('.box.interpolated').count() === 1, 'frame 5 shows its box dashed (interpolated)')
@@ -151,6 +167,45 @@ try {
   console.log(`check: the polygon tracked from frame 17 to 18 moved (${gx}, ${gy}), the square (${sq.dx}, ${sq.dy})`)
   check(k17.frame === 17 && k18.frame === 18 && Math.abs(gx - sq.dx) <= 1 && Math.abs(gy - sq.dy) <= 1, `tracked by (${gx}, ${gy}), the square moved (${sq.dx}, ${sq.dy})`)
 
+  // Intelligent scissors (i) on frame 19: three clicks a pixel off the
+  // square's corners and a double-click at the fourth close an outline
+  // that follows its edges; Enter saves it as the polygon track's keyframe.
+  await A.keyboard.press('Period')
+  await onFrame(19)
+  await A.keyboard.press('i')
+  const r19 = await A.getByTestId('frame-image').boundingBox()
+  const at19 = (x, y) => [r19.x + (x * r19.width) / 320, r19.y + (y * r19.height) / 240]
+  const s19 = truth(19)
+  const corner = ([x, y]) => at19(s19.x + x * s19.width + (x ? 1 : -1), s19.y + y * s19.height + (y ? -1 : 1))
+  for (const c of [[0, 0], [1, 0], [1, 1]]) await A.mouse.click(...corner(c))
+  await A.mouse.dblclick(...corner([0, 1]))
+  const cut = A.locator('[data-testid=assist-state][data-kind="scissors"][data-ready="1"]')
+  await cut.waitFor()
+  const shown = +(await cut.getAttribute('data-vertices'))
+  await A.screenshot({ path: join(OUT, 'v02d-scissors.png') })
+  await A.keyboard.press('Enter')
+  const k19 = (await until(async () => {
+    const t = (await rest(`/projects/${want.project}/videos/${video}/tracks`)).tracks.find((x) => x.type === 'polygon')
+    return t?.keyframes.length === 3 && t
+  }, 'the scissors\' polygon is the polygon track\'s keyframe on frame 19')).keyframes[2]
+  await saved('the scissors\' keyframe')
+  const inPoly = (ring, x, y) => {
+    let inside = false
+    for (let i = 0, j = ring.length - 2; i < ring.length; j = i, i += 2) {
+      if ((ring[i + 1] > y) !== (ring[j + 1] > y) && x < ((ring[j] - ring[i]) * (y - ring[i + 1])) / (ring[j + 1] - ring[i + 1]) + ring[i]) inside = !inside
+    }
+    return inside
+  }
+  let both = 0, either = 0
+  for (let y = 0; y < 240; y++) {
+    for (let x = 0; x < 320; x++) {
+      const a = inPoly(k19.polygon[0], x + 0.5, y + 0.5), b = x >= s19.x && x < s19.x + s19.width && y >= s19.y && y < s19.y + s19.height
+      both += a && b; either += a || b
+    }
+  }
+  console.log(`check: the scissors' polygon on frame 19: ${k19.polygon[0].length / 2} vertices (${shown} shown), IoU ${(both / either).toFixed(3)} with the square`)
+  check(k19.frame === 19 && k19.polygon[0].length / 2 === shown && both / either >= 0.85, `the scissors' keyframe on frame 19 covers the square: IoU ${(both / either).toFixed(3)}`)
+
   // Play from frame 0 to the job's end (2 s at 10 fps): the page measures the rate.
   await A.keyboard.press('Shift+Comma')
   await A.keyboard.press('Shift+Comma')
@@ -179,7 +234,7 @@ try {
   await A.locator('[data-testid=job-bar][data-state="submitted"]').waitFor()
   await A.getByTestId('vws-readonly').waitFor()
   const job = await rest(`/tasks/${taskId}/jobs/1`)
-  check(job.state === 'submitted' && job.annotatedFrames === 13, 'job 1 submitted with frames 0-10, 17 and 18 under its tracks: ' + JSON.stringify({ state: job.state, annotated: job.annotatedFrames }))
+  check(job.state === 'submitted' && job.annotatedFrames === 14, 'job 1 submitted with frames 0-10 and 17-19 under its tracks: ' + JSON.stringify({ state: job.state, annotated: job.annotatedFrames }))
   await A.screenshot({ path: join(OUT, 'v03-submitted.png') })
 } finally {
   await close()
