@@ -334,6 +334,25 @@ func (s *Service) TrackEditGuard(projectID, uniqueName string, after []lake.Trac
 	}
 }
 
+// FrameEditGuard is TrackEditGuard for a write of given frames (a
+// restore's), asked inside the write's transaction: member says who asks,
+// read there too, so a role changed while the request waited counts; the
+// jobs' rules are asked for them and the jobs marked started, all in tx.
+func (s *Service) FrameEditGuard(projectID, uniqueName string, frames []int,
+	member func(ctx context.Context) (Member, error)) func(ctx context.Context, tx *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		m, err := member(ctx)
+		if err != nil {
+			return err
+		}
+		ed, err := s.checkTrackEdit(ctx, tx, projectID, uniqueName, frames, m)
+		if err != nil {
+			return err
+		}
+		return s.startTrackEdit(ctx, tx, ed)
+	}
+}
+
 func (s *Service) checkTrackEdit(ctx context.Context, q ctxTx, projectID, uniqueName string, frames []int, m Member) (TrackEdit, error) {
 	tasks, err := s.projectVideo(ctx, q, projectID, uniqueName)
 	if err != nil || m.Curate {

@@ -50,6 +50,20 @@ func (l *Lake) VersionBoxes(ctx context.Context, changeID string) ([]Box, error)
 // version that moves with every edit, so the annotate service restores
 // those.
 func (l *Lake) RestoreChange(ctx context.Context, changeID string) error {
+	return l.RestoreChangeIf(ctx, changeID, nil)
+}
+
+// RestoreCheck decides, inside a restore's transaction and before anything
+// is written, whether the restore may go ahead; an error refuses it and
+// nothing is written. Writes are serialised (one writer), so a role or job
+// changed by another request lands wholly before the check (which sees
+// it) or after the restore, never between them; what it writes on tx (a
+// job marked started) commits with the restore or not at all.
+type RestoreCheck func(ctx context.Context, tx *sql.Tx) error
+
+// RestoreChangeIf is RestoreChange when check (nil: none), asked inside
+// the restore's transaction, allows it.
+func (l *Lake) RestoreChangeIf(ctx context.Context, changeID string, check RestoreCheck) error {
 	c, err := l.ChangeInfo(ctx, changeID)
 	if err != nil {
 		return err
@@ -64,7 +78,7 @@ func (l *Lake) RestoreChange(ctx context.Context, changeID string) error {
 			return err
 		}
 		if track {
-			if err := l.restoreTrackFrame(ctx, c.File, c.Operation, c.Frame, version); err != nil {
+			if err := l.restoreTrackFrame(ctx, c.File, c.Operation, c.Frame, version, check); err != nil {
 				return errs.Prefix(err, "restore")
 			}
 			return nil
@@ -75,6 +89,11 @@ func (l *Lake) RestoreChange(ctx context.Context, changeID string) error {
 		return err
 	}
 	err = l.db.Tx(ctx, func(tx *sql.Tx) error {
+		if check != nil {
+			if err := check(ctx, tx); err != nil {
+				return err
+			}
+		}
 		return ReplaceBoxes(ctx, tx, f.seq, Human, c.Operation, c.Frame, boxes)
 	})
 	if err != nil {

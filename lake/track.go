@@ -221,8 +221,8 @@ func (l *Lake) ImportTracks(ctx context.Context, uniqueName string, source Sourc
 
 // replaceTracks writes tracks and removes the operation's tracks numbered
 // gone, in one transaction kept in the history: a restore's write.
-func (l *Lake) replaceTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track, gone []int) error {
-	return l.putTracks(ctx, uniqueName, source, operation, tracks, trackWrite{record: true, gone: gone})
+func (l *Lake) replaceTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track, gone []int, guard TrackGuard) error {
+	return l.putTracks(ctx, uniqueName, source, operation, tracks, trackWrite{record: true, gone: gone, guard: guard})
 }
 
 // trackWrite says how putTracks writes: all of the operation's tracks

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/lake/shape"
 )
 
@@ -114,8 +115,9 @@ func isTrackVersion(shapes []json.RawMessage) bool {
 // version (shapes of trackKey): every track of the operation loses its
 // keyframe there and gets the version's, a track the version names that is
 // gone comes back with that keyframe, and a track left with no keyframe is
-// removed. One transaction, recorded as a change like any other edit.
-func (l *Lake) restoreTrackFrame(ctx context.Context, uniqueName, operation string, frame int, version []json.RawMessage) error {
+// removed. One transaction, recorded as a change like any other edit;
+// check, when not nil, is asked inside it before anything is written.
+func (l *Lake) restoreTrackFrame(ctx context.Context, uniqueName, operation string, frame int, version []json.RawMessage, check RestoreCheck) error {
 	tracks, err := l.Tracks(ctx, uniqueName, []string{operation})
 	if err != nil {
 		return err
@@ -163,5 +165,27 @@ func (l *Lake) restoreTrackFrame(ctx context.Context, uniqueName, operation stri
 			gone = append(gone, n)
 		}
 	}
-	return l.replaceTracks(ctx, uniqueName, Human, operation, keep, gone)
+	read := map[int]string{} // the tracks written, as read above: number -> id
+	for n := range touched {
+		if i, ok := at[n]; ok && tracks[i].ID != "" {
+			read[n] = tracks[i].ID
+		}
+	}
+	guard := func(ctx context.Context, tx *sql.Tx, before []Track) error {
+		// The frame's tracks were read before the write's transaction: one
+		// edited or removed in between would be overwritten or brought back.
+		changed := len(before) != len(read)
+		for _, t := range before {
+			changed = changed || read[t.Number] != t.ID
+		}
+		if changed {
+			return errs.New(errs.FailedPrecondition, "changeId", "frame %d's tracks changed while they were restored; nothing was "+
+				"restored: try again", frame)
+		}
+		if check != nil {
+			return check(ctx, tx)
+		}
+		return nil
+	}
+	return l.replaceTracks(ctx, uniqueName, Human, operation, keep, gone, guard)
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -267,26 +268,47 @@ func (s *server) restorable(c *echo.Context, id string) (lake.Change, error) {
 // restoreTrackChange writes a video frame's keyframes back to change
 // info's version: for a project's answer (ofProject) under the jobs' rules
 // for the caller, as a track edit through the project's routes is.
+// The caller's role and the jobs are read inside the restore's transaction
+// (annotate.FrameEditGuard), so a membership ended or a job reassigned
+// while the request waited to write refuses it.
 func (s *server) restoreTrackChange(c *echo.Context, info lake.Change, ofProject bool) error {
 	ctx := c.Request().Context()
-	var ed annotate.TrackEdit
+	var check lake.RestoreCheck
 	if ofProject {
-		m, err := s.member(c, info.Operation)
-		if err != nil {
-			return err
-		}
-		if ed, err = s.Annotate.CheckTrackEdit(ctx, info.Operation, info.File, []int{info.Frame}, m); err != nil {
-			return err
-		}
+		check = s.Annotate.FrameEditGuard(info.Operation, info.File, []int{info.Frame}, func(ctx context.Context) (annotate.Member, error) {
+			return s.memberNow(ctx, c, info.Operation)
+		})
 	} else if project, _, _ := strings.Cut(info.Operation, "/"); project != info.Operation {
 		if err := s.projectAccess(c, project, NeedCurate); err != nil {
 			return err
 		}
 	}
-	if err := s.Lake.RestoreChange(ctx, info.ID); err != nil {
-		return err
+	return s.Lake.RestoreChangeIf(ctx, info.ID, check)
+}
+
+// memberNow is member read afresh, not from what the request read before:
+// asked inside a write's transaction, which holds the one writer, it is
+// the caller's role in the project as it stands when the write commits (a
+// membership is changed only by a write). Lake-wide roles are the key's.
+func (s *server) memberNow(ctx context.Context, c *echo.Context, projectID string) (annotate.Member, error) {
+	k := caller(c)
+	m := annotate.Member{Name: s.userName(c)}
+	if k.Role.Allows(auth.Write) {
+		m.Annotate, m.Review, m.Curate = true, true, true
+		return m, nil
 	}
-	return s.Annotate.StartTrackEdit(ctx, ed)
+	var role auth.Role
+	if k.User != "" {
+		var err error
+		if role, err = s.Keys.ProjectRole(ctx, projectID, k.User); err != nil {
+			return m, err
+		}
+	}
+	if role == "" && k.Role != auth.Read {
+		return m, projectDenied(k, projectID, NeedView)
+	}
+	m.Annotate, m.Review = role == auth.Annotator, role == auth.Reviewer
+	return m, nil
 }
 
 // restoreInJob refuses a restore of a project's answer that m may not make

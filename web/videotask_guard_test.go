@@ -17,6 +17,7 @@ import (
 
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/internal/auth"
+	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/testmedia"
 	"github.com/framelake/framelake/lake"
 )
@@ -100,6 +101,36 @@ func TestTrackEditCheckedInItsWrite(t *testing.T) {
 	}
 	propagationProgress(t, tm, vp.ID, video)
 	propagationRechecked(t, tm, vp.ID, video)
+	restoreRechecked(t, tm, vp.ID, video, whileHeld)
+}
+
+// restoreRechecked: a restore of a frame's keyframes asks the caller's role
+// and the jobs inside its write. Ana's restore arrives while another write
+// holds the database and ends her membership, then while one gives her job
+// to ben: both are refused (403; before, both were checked before the
+// write and let through); with both as they were, her restore is made.
+func restoreRechecked(t *testing.T, tm *team, pid, video string, whileHeld func(method, path string, body any, change string) int) {
+	hist := tm.want(200, "cur", "GET", "/api/v1/lake/history?"+url.Values{"uniqueName": {video}, "frame": {"0"},
+		"project": {pid}}.Encode(), nil)
+	changes, _ := hist["changes"].([]any)
+	if len(changes) == 0 {
+		t.Fatalf("frame 0's history: %v", hist)
+	}
+	restore := "/api/v1/lake/history/" + changes[len(changes)-1].(map[string]any)["id"].(string) + "/restore"
+	if code := whileHeld("POST", restore, nil, `DELETE FROM project_member
+		WHERE user_seq = (SELECT seq FROM user_account WHERE name = 'ana')`); code != 403 {
+		t.Errorf("a restore by a member removed before it was written: %d, want 403", code)
+	}
+	if _, err := tm.a.Keys.SetMember(tm.ctx, pid, "ana", auth.Annotator); err != nil {
+		t.Fatal(err)
+	}
+	if code := whileHeld("POST", restore, nil, `UPDATE label_job SET assignee = 'ben' WHERE assignee = 'ana'`); code != 403 {
+		t.Errorf("a restore in a job reassigned before it was written: %d, want 403", code)
+	}
+	if _, err := tm.a.Lake.DB().W.Exec(`UPDATE label_job SET assignee = 'ana' WHERE number = 1`); err != nil {
+		t.Fatal(err)
+	}
+	tm.want(200, "ana", "POST", restore, nil)
 }
 
 // propagationRechecked: a propagation's write is asked again, inside the
@@ -145,6 +176,18 @@ func propagationRechecked(t *testing.T, tm *team, pid, video string) {
 	}
 	if got := tm.want(200, "cur", "GET", lakeTrack+"?operation=review:x", nil)["tracks"].([]any); len(got) != 0 {
 		t.Errorf("the deleted track came back: %v", got)
+	}
+	// The propagations propagationProgress queued end too (refused) before
+	// the job is given back, or one would write and be the edit that
+	// refuses the next.
+	all, _, err := tm.a.Jobs.List(tm.ctx, job.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range all {
+		if _, err := tm.a.Jobs.Wait(tm.ctx, j.ID); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := tm.a.Lake.DB().W.Exec(`UPDATE label_job SET assignee = 'ana' WHERE number = 1`); err != nil {
 		t.Fatal(err)
