@@ -98,12 +98,14 @@ type Config struct {
 	// must deliver BodyMinBytes in every BodyTimeout (64 KiB in 30s: a
 	// minimum rate, so slow large uploads still complete), and at most
 	// MaxConns connections (1024, and at most half the open-file limit) are
-	// served at once.
+	// served at once, of which MaxInFlight requests are worked on (default
+	// 4 per core, negative: no bound) while the rest wait in order.
 	HeaderTimeout time.Duration
 	IdleTimeout   time.Duration
 	BodyTimeout   time.Duration
 	BodyMinBytes  int64
 	MaxConns      int
+	MaxInFlight   int
 
 	// OIDC configures single sign-on (docs/team.md); off without an Issuer.
 	OIDC auth.OIDCConfig
@@ -285,7 +287,7 @@ func (a *Appliance) Serve(ctx context.Context) error {
 	}
 	opt := web.ServerOptions{ReadHeaderTimeout: a.cfg.HeaderTimeout, IdleTimeout: a.cfg.IdleTimeout,
 		BodyTimeout: a.cfg.BodyTimeout, BodyMinBytes: a.cfg.BodyMinBytes, MaxConns: a.cfg.MaxConns,
-		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+		MaxInFlight: a.cfg.MaxInFlight, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	srv, ln := web.NewServer(a.Handler(), a.listener, opt)
 	done := make(chan error, 1)
 	go func() {
@@ -295,7 +297,7 @@ func (a *Appliance) Serve(ctx context.Context) error {
 		done <- srv.Shutdown(sctx)
 	}()
 	a.log.Info("serving", "addr", a.listener.Addr().String(), "data", a.cfg.DataDir, "version", Version,
-		"max_conns", opt.EffectiveMaxConns())
+		"max_conns", opt.EffectiveMaxConns(), "max_inflight", opt.EffectiveMaxInFlight())
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,8 +31,16 @@ type ServerOptions struct {
 	// MaxConns bounds open connections (default 1024), and is lowered to half
 	// the process's open-file limit so the database and media keep theirs.
 	MaxConns int
-	ErrorLog *log.Logger
+	// MaxInFlight bounds the requests being worked on at once; the rest
+	// wait their turn in order (inflight.go). 0 is DefaultInFlightPerCPU
+	// per core; negative turns the bound off.
+	MaxInFlight int
+	ErrorLog    *log.Logger
 }
+
+// DefaultInFlightPerCPU is the default bound of requests at work at once,
+// per core (GOMAXPROCS).
+const DefaultInFlightPerCPU = 4
 
 func (o *ServerOptions) defaults() {
 	if o.ReadHeaderTimeout <= 0 {
@@ -49,6 +58,9 @@ func (o *ServerOptions) defaults() {
 	if o.MaxConns <= 0 {
 		o.MaxConns = 1024
 	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = DefaultInFlightPerCPU * runtime.GOMAXPROCS(0)
+	}
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err == nil && rl.Cur < uint64(2*o.MaxConns) {
 		o.MaxConns = max(8, int(rl.Cur/2))
@@ -63,10 +75,15 @@ func (o *ServerOptions) defaults() {
 // request within 2 s, with Connection: close, so /healthz answers and other
 // requests get a 503 that says the server is busy instead of waiting unseen
 // in the kernel's queue. Past a further MaxConns/16 (at least 4) such
-// connections, new ones are closed at once.
+// connections, new ones are closed at once. At most MaxInFlight requests are
+// worked on at once; the others wait in order of arrival, their bodies (up
+// to 256 KiB) read first, and leave the queue if their client goes away.
 func NewServer(h http.Handler, ln net.Listener, opt ServerOptions) (*http.Server, net.Listener) {
 	opt.defaults()
 	cl := newConnLimiter(ln, opt.MaxConns, max(4, opt.MaxConns/16))
+	if opt.MaxInFlight > 0 {
+		h = newInflight(opt.MaxInFlight).limit(h)
+	}
 	srv := &http.Server{
 		Handler:           cl.busy(bodyRate(h, opt.BodyTimeout, opt.BodyMinBytes)),
 		ReadHeaderTimeout: opt.ReadHeaderTimeout,
@@ -82,6 +99,13 @@ func NewServer(h http.Handler, ln net.Listener, opt ServerOptions) (*http.Server
 func (opt ServerOptions) EffectiveMaxConns() int {
 	opt.defaults()
 	return opt.MaxConns
+}
+
+// EffectiveMaxInFlight is the bound of requests at work NewServer applies
+// for opt; 0 when there is none.
+func (opt ServerOptions) EffectiveMaxInFlight() int {
+	opt.defaults()
+	return max(0, opt.MaxInFlight)
 }
 
 // bodyRate holds request bodies to a minimum rate (see ServerOptions).

@@ -429,6 +429,10 @@ func TestServeLimitFlags(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "--body-min-rate: bad rate") {
 		t.Errorf("a rate without a window: %v %s", err, out)
 	}
+	out, err = exec.Command(bin, "serve", "--data", data, "--addr", freeAddr(t), "--max-inflight", "-3").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--max-inflight: want a positive number, auto or off") {
+		t.Errorf("--max-inflight -3: %v %s", err, out)
+	}
 	addr := freeAddr(t)
 	logPath := filepath.Join(t.TempDir(), "serve.log")
 	logFile, err := os.Create(logPath)
@@ -437,7 +441,7 @@ func TestServeLimitFlags(t *testing.T) {
 	}
 	defer logFile.Close()
 	srv := exec.Command(bin, "serve", "--data", data, "--addr", addr, "--idle-timeout", "1s")
-	srv.Env = append(os.Environ(), "FRAMELAKE_MAX_CONNS=7")
+	srv.Env = append(os.Environ(), "FRAMELAKE_MAX_CONNS=7", "FRAMELAKE_MAX_INFLIGHT=3")
 	srv.Stderr = logFile
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -458,7 +462,7 @@ func TestServeLimitFlags(t *testing.T) {
 	}
 	srv.Process.Signal(syscall.SIGTERM)
 	srv.Wait()
-	if log, _ := os.ReadFile(logPath); !strings.Contains(string(log), "max_conns=7") {
-		t.Errorf("FRAMELAKE_MAX_CONNS=7 not in the serving line:\n%s", log)
+	if log, _ := os.ReadFile(logPath); !strings.Contains(string(log), "max_conns=7 max_inflight=3") {
+		t.Errorf("FRAMELAKE_MAX_CONNS=7 and FRAMELAKE_MAX_INFLIGHT=3 not in the serving line:\n%s", log)
 	}
 }

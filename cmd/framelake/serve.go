@@ -69,6 +69,7 @@ func cmdServe(ctx context.Context, args []string) error {
 type serveFlags struct {
 	data, addr, base, logFormat, upload, models, media, replica, pixels      *string
 	headerTimeout, idleTimeout, bodyRate, maxConns, probeTimeout, cpuProfile *string
+	maxInflight                                                              *string
 	oidc                                                                     oidcFlags
 	redirect                                                                 *bool
 	facetSample                                                              *int
@@ -99,6 +100,8 @@ func serveFlagSet(fs *flag.FlagSet) *serveFlags {
 	f.idleTimeout = fs.String("idle-timeout", envOr("FRAMELAKE_IDLE_TIMEOUT", "60s"), "close keep-alive connections idle this long")
 	f.bodyRate = fs.String("body-min-rate", envOr("FRAMELAKE_BODY_MIN_RATE", "64KiB/30s"), "cut request bodies slower than this")
 	f.maxConns = fs.String("max-conns", envOr("FRAMELAKE_MAX_CONNS", "1024"), "most connections served at once")
+	f.maxInflight = fs.String("max-inflight", envOr("FRAMELAKE_MAX_INFLIGHT", "auto"),
+		"most requests worked on at once, the rest queued in order: a number, auto (4 per core) or off")
 	f.probeTimeout = fs.String("probe-timeout", envOr("FRAMELAKE_PROBE_TIMEOUT", "60s"),
 		"longest ffprobe run on an uploaded video; a video that takes longer is refused as unreadable")
 	f.facetSample = fs.Int("facet-sample", int(envInt64("FRAMELAKE_FACET_SAMPLE", lake.DefaultFacetSample)),
@@ -131,7 +134,7 @@ func (f *serveFlags) config(log *slog.Logger) (appliance.Config, error) {
 	cfg := appliance.Config{DataDir: *f.data, Addr: *f.addr, BaseURL: *f.base, Logger: log,
 		MaxUploadBytes: maxUpload, ModelsDir: modelsDir, MaxPixels: maxPixels, ArchiveLimits: f.limits,
 		Media: *f.media, MediaRedirect: *f.redirect, Replica: *f.replica, FacetSample: *f.facetSample}
-	if err := serverLimits(&cfg, *f.headerTimeout, *f.idleTimeout, *f.bodyRate, *f.maxConns); err != nil {
+	if err := serverLimits(&cfg, *f.headerTimeout, *f.idleTimeout, *f.bodyRate, *f.maxConns, *f.maxInflight); err != nil {
 		return cfg, err
 	}
 	if cfg.ProbeTimeout, err = time.ParseDuration(*f.probeTimeout); err != nil || cfg.ProbeTimeout <= 0 {
@@ -244,7 +247,7 @@ func parseDuration(s string) (time.Duration, error) {
 }
 
 // serverLimits sets what a client may hold of the server from serve's flags.
-func serverLimits(cfg *appliance.Config, header, idle, bodyRate, maxConns string) error {
+func serverLimits(cfg *appliance.Config, header, idle, bodyRate, maxConns, maxInflight string) error {
 	var err error
 	if cfg.HeaderTimeout, err = time.ParseDuration(header); err != nil || cfg.HeaderTimeout <= 0 {
 		return fmt.Errorf("--header-timeout: bad duration %q: use e.g. 10s", header)
@@ -257,6 +260,15 @@ func serverLimits(cfg *appliance.Config, header, idle, bodyRate, maxConns string
 	}
 	if cfg.MaxConns, err = strconv.Atoi(maxConns); err != nil || cfg.MaxConns <= 0 {
 		return fmt.Errorf("--max-conns: want a positive number, got %q", maxConns)
+	}
+	switch maxInflight {
+	case "auto":
+	case "off":
+		cfg.MaxInFlight = -1
+	default:
+		if cfg.MaxInFlight, err = strconv.Atoi(maxInflight); err != nil || cfg.MaxInFlight <= 0 {
+			return fmt.Errorf("--max-inflight: want a positive number, auto or off, got %q", maxInflight)
+		}
 	}
 	return nil
 }
