@@ -325,16 +325,25 @@ func (rd *reader) cocoAnnotations(rel string, dec *json.Decoder, doc *cocoDoc) e
 		return nil
 	}
 	var err, kept error
+	// A batch's annotations' bytes share one buffer, sized as the last
+	// batch's: a million annotations were a million allocations.
+	var raw json.RawMessage
+	size := 64 << 10
 	for err == nil && kept == nil && dec.More() {
 		batch := make([]cocoRaw, 0, annotationsPerBatch)
+		buf := make([]byte, 0, size)
 		for len(batch) < annotationsPerBatch && dec.More() {
 			r := cocoRaw{start: dec.InputOffset()}
-			if err = dec.Decode(&r.raw); err != nil {
+			if err = dec.Decode(&raw); err != nil {
 				break
 			}
+			n := len(buf)
+			buf = append(buf, raw...)
+			r.raw = buf[n:len(buf):len(buf)]
 			r.flag, r.hit = doc.guard.flagged(r.start, dec.InputOffset())
 			batch = append(batch, r)
 		}
+		size = max(size, len(buf))
 		jobs <- batch
 		if inFlight++; inFlight == 2 {
 			kept = keep()
