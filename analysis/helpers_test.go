@@ -34,6 +34,9 @@ type testEnv struct {
 // a temp folder.
 func newEnv(t testing.TB, opt Options) *testEnv {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: starts Python (a model's venv and worker)")
+	}
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := sqlitedb.Open(ctx, filepath.Join(dir, "framelake.db"), sqlitedb.Options{})

@@ -67,6 +67,9 @@ def output_fn(pred, accept):
 `
 
 func modelFolder(t *testing.T, files map[string]string) string {
+	if testing.Short() {
+		t.Skip("-short: starts Python (a model's venv and worker)")
+	}
 	dir := t.TempDir()
 	for name, body := range files {
 		p := filepath.Join(dir, name)

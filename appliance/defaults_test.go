@@ -16,6 +16,9 @@ import (
 
 // modelsDir is where `make models` put the system default packages.
 func modelsDir(t testing.TB) string {
+	if testing.Short() {
+		t.Skip("-short: starts Python (a model's venv and worker)")
+	}
 	dir := os.Getenv("FRAMELAKE_MODELS_DIR")
 	if dir == "" {
 		dir, _ = filepath.Abs(filepath.Join("..", "build", "models"))

@@ -48,6 +48,9 @@ sys.exit(1 if bad or not names else 0)
 // downloaded in every export format, and each archive's members all stay
 // in its one top folder, as Python's zipfile and tarfile read them.
 func TestExportsStayInTheirFolder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds and exports a dataset in every format")
+	}
 	e := start(t, appliance.Config{})
 	c := e.creds(t)
 	ctx := context.Background()

@@ -129,6 +129,9 @@ func nested(depth int) string {
 // TestDeepJSONEverywhere sends JSON nested 10,000 and 100,000 deep to every
 // route that takes a JSON body (the router's own list): each answers 4xx.
 func TestDeepJSONEverywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 100,000-deep JSON to every route")
+	}
 	e := start(t, appliance.Config{})
 	c := e.creds(t)
 	f := e.fixture(t)

@@ -83,6 +83,9 @@ func TestDefaultModelNameOverHTTP(t *testing.T) {
 // server, as the README's curl does, and tags a collection with it; then
 // replaces it, which needs replace=true.
 func TestExampleColourTagger(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts Python (a model's venv and worker)")
+	}
 	e := start(t, appliance.Config{})
 	ctx := context.Background()
 	pkg := filepath.Join("..", "examples", "models", "colour-tagger")

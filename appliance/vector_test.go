@@ -129,6 +129,9 @@ func (e *env) getJSON(t *testing.T, path string, out any) error {
 // of vectors through the Go client, far past what one 16 MiB request holds,
 // and each can then be found as its own nearest neighbour.
 func TestInsertManyEmbeddingsOverHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 5,000 files and vectors over HTTP")
+	}
 	const n, dim = 5000, 512
 	e := start(t, appliance.Config{})
 	ctx := context.Background()

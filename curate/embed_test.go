@@ -150,6 +150,9 @@ func pairsOf(vecs [][]float32, tau float64) (map[[2]int32]bool, int) {
 // 3-d ones (dense, every cell touching many), and with identical and zero
 // vectors, at several thresholds.
 func TestVectorPairsExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: pairs of a large set, checked by brute force")
+	}
 	dup := embeddingLike(400, 64, 9)
 	for i := range 300 {
 		dup = append(dup, dup[i%3]) // three groups of 100 identical vectors: leaves that cannot split

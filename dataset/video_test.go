@@ -56,6 +56,9 @@ type videoFixture struct {
 
 func newVideoFixture(t *testing.T) *videoFixture {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs ffmpeg")
+	}
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Fatal("ffmpeg is required: apt-get install ffmpeg (make test installs it)")
 	}

@@ -28,6 +28,9 @@ const debianPython = "/usr/bin/python3"
 // tool fails the test naming the package to install.
 func runTool(t *testing.T, dir, tool, pkg string, args ...string) (string, error) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs another tool's reader (" + tool + ")")
+	}
 	path, err := exec.LookPath(tool)
 	if err != nil {
 		t.Fatalf("%s is missing: install %s (the export readers are part of the test suite)", tool, pkg)
@@ -281,6 +284,9 @@ func expectedClass(fr Frame, x, y int) int {
 // zip64 end records, and reads it with archive/zip, Python's zipfile and
 // unzip -t.
 func TestZip64ReadBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 70,000 entries, read back by three readers")
+	}
 	frames := make([]Frame, 70000)
 	for i := range frames {
 		frames[i] = Frame{UniqueName: fmt.Sprintf("f-%05d", i), Ext: "jpg", Split: splits[i%3], Width: 10, Height: 10,

@@ -18,6 +18,9 @@ import (
 // that frame, asked cold, stepped forward (from the run's cache) and
 // backward, at full size and shrunk; a frame past the end is refused.
 func TestVideoFrameIsExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs ffmpeg")
+	}
 	ctx := context.Background()
 	l, dir := openLake(t)
 	clip := filepath.Join(dir, "grey.mp4")

@@ -166,6 +166,9 @@ func TestAddStoresDedupesAndSkips(t *testing.T) {
 }
 
 func TestAddVideo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs ffmpeg")
+	}
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Fatal("ffmpeg is required: apt-get install ffmpeg (make test installs it)")

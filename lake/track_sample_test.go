@@ -20,6 +20,9 @@ import (
 // frames (one select term each), an evenly spaced one (one run) and a single
 // frame; an unordered list is refused.
 func TestSampleFramesExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs ffmpeg")
+	}
 	ctx := context.Background()
 	l, dir := openLake(t)
 	clip := filepath.Join(dir, "grey.mp4")

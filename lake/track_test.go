@@ -17,6 +17,9 @@ import (
 // videoLake opens a lake holding one 160x120 video of 20 frames.
 func videoLake(t *testing.T) (*lake.Lake, lake.File) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs ffmpeg")
+	}
 	ffmpeg, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Fatal("ffmpeg is required: apt-get install ffmpeg (make test installs it)")

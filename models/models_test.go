@@ -39,6 +39,9 @@ func python() string {
 }
 
 func TestDefaultModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts Python (a model's venv and worker)")
+	}
 	root := repoRoot(t)
 	dir := modelsDir(root)
 	if _, err := os.Stat(filepath.Join(dir, "STAMP.json")); err != nil {

@@ -15,6 +15,9 @@ import (
 // TestAnnotatorsAgainstARealServer runs the annotators' load briefly: every
 // edit is stored and every stale one refused, so both rows show no error.
 func TestAnnotatorsAgainstARealServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a load run against a real server")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a, err := appliance.Open(ctx, appliance.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", JobWorkers: -1,

@@ -19,6 +19,9 @@ import (
 // has its row, none fails (each checks what it got back), and every shape
 // answers.
 func TestLoadAndShapesAgainstARealServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a load run against a real server")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir := filepath.Join(t.TempDir(), "lake")

@@ -17,6 +17,9 @@ import (
 // reviewer's pages and the curator's queries answered, every row with
 // requests and no error.
 func TestTeamAgainstARealServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a load run against a real server")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a, err := appliance.Open(ctx, appliance.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", JobWorkers: -1,

@@ -178,6 +178,9 @@ func TestGuessingSlowsDown(t *testing.T) {
 // wait holds): 3 free, then waits of 1, 2, 4 ... 32 s (63 s for 6 more),
 // then one a minute for the 58 minutes left.
 func TestGuessesPerHour(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: an hour of guesses on a fake clock, each a real Argon2id check")
+	}
 	ctx := context.Background()
 	for _, c := range []struct {
 		what       string
