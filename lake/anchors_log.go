@@ -39,7 +39,8 @@ import (
 // page to walk, as before. A source's listing (files with an annotation of
 // the source) is followed by triggers on annotation and file: one more
 // probe of annotation_source for every box written or deleted, which
-// source_files' triggers make too.
+// source_files' triggers make too; an import's insert into new files logs
+// each file once at its end instead (deferSourceLog).
 
 // changeLogRows is how many changes the log keeps: a bulk import past it
 // leaves the next deep page of each shape to walk once.
