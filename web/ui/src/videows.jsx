@@ -310,18 +310,25 @@ export function VideoWorkspace({ name, search, me, task }) {
       setJob({ backward, status: 'failed', error: e.message })
     }
   }
-  // A propagation job is polled until it ends; its keyframes are then read.
+  // A propagation job is polled until it ends, its frames done of its total
+  // shown as they come; its keyframes are then read. Task mode reads it
+  // through the project's route (members may not read the lake's jobs).
+  // Polling pauses while the tab is hidden and resumes when it is shown.
   useEffect(() => {
     if (!job?.id || !['queued', 'running'].includes(job.status)) return
-    const timer = setTimeout(() => api('/jobs/' + encodeURIComponent(job.id)).then((j) => {
-      setJob((cur) => (cur?.id === j.id ? { ...cur, status: j.status, pct: progressOf(j).pct, result: j.result, error: j.error } : cur))
+    const path = task ? src + '/propagations/' + encodeURIComponent(job.id) : '/jobs/' + encodeURIComponent(job.id)
+    let timer = 0
+    let stop = false
+    const poll = () => document.visibilityState === 'visible' && api(path).then((j) => {
+      if (stop) return
+      const p = progressOf(j)
+      setJob((cur) => (cur?.id === j.id ? { ...cur, status: j.status, pct: p.pct, done: j.done ?? 0, total: j.total ?? 0, count: p.count, result: j.result, error: j.error, polls: (cur.polls ?? 0) + 1 } : cur))
       if (j.status === 'completed') reload()
-    }, (e) => {
-      // The jobs route is the lake's: a member sees the tracks grow instead.
-      if (task) { setJob((cur) => ({ ...cur, status: 'sent' })); setTimeout(reload, 3000); return }
-      setJob((cur) => ({ ...cur, status: 'failed', error: e.message }))
-    }), 400)
-    return () => clearTimeout(timer)
+    }, (e) => { if (!stop) setJob((cur) => ({ ...cur, status: 'failed', error: e.message })) })
+    const visible = () => { if (document.visibilityState === 'visible') { clearTimeout(timer); timer = setTimeout(poll, 0) } }
+    if (document.visibilityState === 'visible') timer = setTimeout(poll, 400)
+    document.addEventListener('visibilitychange', visible)
+    return () => { stop = true; clearTimeout(timer); document.removeEventListener('visibilitychange', visible) }
   }, [job])
 
   // Play: one frame every 1/fps seconds, each shown once its image is in
@@ -516,9 +523,11 @@ function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary,
       {selected.length === 2 && <button data-testid="track-merge" onClick={onMerge}>Merge #{selected[0]} and #{selected[1]}</button>}
       {job && (
         <div class="vws-job" data-testid="propagate-job" data-status={job.status} data-job-id={job.id ?? ''}
-          data-stopped-at={job.result?.stoppedAt ?? ''} data-reason={job.result?.reason ?? ''}>
+          data-stopped-at={job.result?.stoppedAt ?? ''} data-reason={job.result?.reason ?? ''}
+          data-done={job.done ?? ''} data-total={job.total ?? ''} data-polls={job.polls ?? 0}>
           tracking {job.backward ? 'backward' : 'forward'}: {job.status}{' '}
           {running && <progress max="100" value={job.pct} />}
+          {job.count && <span class="muted" data-testid="propagate-count"> frames {job.count}</span>}
           {job.result && <> · stopped at frame {job.result.stoppedAt} ({job.result.reason.replace(/_/g, ' ')}), {job.result.keyframes} keyframes</>}
           {job.error && <span class="error"> {job.error}</span>}
         </div>

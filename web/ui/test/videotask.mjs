@@ -121,6 +121,37 @@ try {
   await A.locator('[data-testid=track-row][data-number="1"]').click()
   await A.locator('[data-testid=track-tools][data-number="1"]').waitFor()
   check(await A.getByTestId('track-hint').count() === 0, 'no hint on frame 10, a keyframe of the box track')
+  // Track forward in task mode: the page polls the propagation through the
+  // project's route (the annotator may not read the lake's jobs) and shows
+  // its frames done of its total as they come, without a reload; while the
+  // tab is hidden it asks nothing, and it picks up when shown. The keyframe
+  // it writes is then deleted, so the job's frames stay as the rest expects.
+  const setVisible = (state) => A.evaluate((v) => {
+    Object.defineProperty(document, 'visibilityState', { value: v, configurable: true })
+    document.dispatchEvent(new Event('visibilitychange'))
+  }, state)
+  await setVisible('hidden')
+  await A.getByTestId('track-forward').click()
+  const pj = A.getByTestId('propagate-job')
+  await until(async () => (await pj.getAttribute('data-job-id')) !== '', 'the propagation is queued')
+  await A.waitForTimeout(1500) // a visible page asks within 0.4 s
+  check(await pj.getAttribute('data-polls') === '0' && await pj.getAttribute('data-status') === 'queued',
+    `a hidden page does not poll the propagation: ${await pj.getAttribute('data-polls')} polls, ${await pj.getAttribute('data-status')}`)
+  await setVisible('visible')
+  await A.locator('[data-testid=propagate-job][data-status=completed]').waitFor({ timeout: 60000 })
+  const [done, total, stoppedAt, reason] = await Promise.all(['data-done', 'data-total', 'data-stopped-at', 'data-reason'].map((k) => pj.getAttribute(k)))
+  const counted = await A.getByTestId('propagate-count').textContent()
+  console.log(`check: the propagation read through the project's route: ${done}/${total} frames, stopped at ${stoppedAt} (${reason}), shown "${counted.trim()}"`)
+  check(+total === 9 && +done >= 1 && counted.includes(done), `frames 11-19 of the job counted and shown: ${done}/${total}, "${counted}"`)
+  if (+stoppedAt > 10) {
+    for (let f = 10; f < +stoppedAt; f++) await A.keyboard.press('Period')
+    await onFrame(+stoppedAt)
+    await until(async () => (await keyframes()) === '0,10,' + stoppedAt, 'the propagated keyframe is stored')
+    await A.getByTestId('track-remove-key').click()
+    await until(async () => (await keyframes()) === '0,10', 'the propagated keyframe deleted')
+    for (let f = +stoppedAt; f > 10; f--) await A.keyboard.press('Comma')
+    await onFrame(10)
+  }
   await A.keyboard.press('t')
   await onFrame(11)
   await A.locator('[data-testid=assist-state][data-kind="track"][data-ready="1"]').waitFor()
