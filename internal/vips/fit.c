@@ -80,18 +80,18 @@ static void sumsN(const float *rowf, int bands, const float *cf, const int *off,
 		}
 }
 
-// The second pass adds, for output row y, its input rows' first-pass sums
+// Input rows are stride bytes apart. The second pass adds, for output row y, its input rows' first-pass sums
 // in order k (0 + the first), rows that are consecutive from ridx[y], so
 // each input row's first pass runs once, when the first output row that
 // takes it comes, into a ring of rn rows: the rows stay in cache, where a
 // whole first pass (a megabyte for a 350x263 RGB frame) went out to memory
 // and back.
-FL_HOT void fl_fit_area(const uint8_t *pix, int w, int h, int bands, int tw, int th,
+FL_HOT void fl_fit_area(const uint8_t *pix, size_t stride, int w, int h, int bands, int tw, int th,
 		const long long *cidx, const float *cf, int cn, const long long *ridx, const float *rf, int rn,
 		uint8_t *out) {
 	(void)h;
-	size_t row = (size_t)tw * bands, in = (size_t)w * bands, stride = row + 1;
-	float *ring = g_malloc(sizeof(float) * stride * rn), *acc = g_malloc(sizeof(float) * row);
+	size_t row = (size_t)tw * bands, in = (size_t)w * bands, rstride = row + 1;
+	float *ring = g_malloc(sizeof(float) * rstride * rn), *acc = g_malloc(sizeof(float) * row);
 	float *rowf = g_malloc(sizeof(float) * (in + 1));
 	int *ix = g_malloc(sizeof(int) * tw * cn), *off = g_malloc(sizeof(int) * tw), *cnt = g_malloc(sizeof(int) * tw);
 	for (size_t j = 0; j < (size_t)tw * cn; j++) ix[j] = (int)cidx[j];
@@ -110,9 +110,9 @@ FL_HOT void fl_fit_area(const uint8_t *pix, int w, int h, int bands, int tw, int
 		int first = (int)ridx[y], n = 0;
 		while (n < rn && rf[(size_t)n * th + y] != 0) n++;
 		for (; next < first + n; next++) {
-			const uint8_t *src = pix + (size_t)next * in;
+			const uint8_t *src = pix + (size_t)next * stride;
 			for (size_t i = 0; i < in; i++) rowf[i] = (float)src[i];
-			float *dst = ring + (size_t)(next % rn) * stride;
+			float *dst = ring + (size_t)(next % rn) * rstride;
 			if (bands == 3)
 				sums3(rowf, cf, off, cnt, tw, dst);
 			else if (bands != 1)
@@ -127,7 +127,7 @@ FL_HOT void fl_fit_area(const uint8_t *pix, int w, int h, int bands, int tw, int
 		memset(acc, 0, sizeof(float) * row);
 		for (int k = 0; k < n; k++) {
 			float f = rf[(size_t)k * th + y];
-			const float *v = ring + (size_t)((first + k) % rn) * stride;
+			const float *v = ring + (size_t)((first + k) % rn) * rstride;
 			for (size_t x = 0; x < row; x++) acc[x] += f * v[x];
 		}
 		uint8_t *d = out + (size_t)y * row;

@@ -7,7 +7,7 @@ package vips
 #include <vips/vips.h>
 #include "raster.h"
 
-void fl_fit_area(const uint8_t *pix, int w, int h, int bands, int tw, int th,
+void fl_fit_area(const uint8_t *pix, size_t stride, int w, int h, int bands, int tw, int th,
 		const long long *cidx, const float *cf, int cn, const long long *ridx, const float *rf, int rn,
 		uint8_t *out);
 
@@ -111,7 +111,8 @@ func CheckGrey(buf []byte, maxPixels, size int) (info Info, grey *Grey, err erro
 // a colour profile whose grey decode's DCT scale leaves at least thumb
 // pixels on its longer side (1400x1050 at 1/4, 1280x720 at 1/4; not 640x480
 // nor 1920x1080, whose grey decodes at 240 px), the decode keeps the chroma
-// and the thumbnail is averaged down from it. Otherwise thumbJPEG is nil
+// planes and the thumbnail's planes are averaged down from the decode's
+// (planesThumb). Otherwise thumbJPEG is nil
 // and the grey is what CheckGrey gives. The grey is the same bytes either
 // way.
 func CheckGreyThumb(buf []byte, maxPixels, size, thumb, q int) (info Info, grey *Grey, thumbJPEG []byte, err error) {
@@ -143,18 +144,19 @@ func CheckGreyThumb(buf []byte, maxPixels, size, thumb, q int) (info Info, grey 
 // with ErrTooManyPixels and the header's Info.
 func jpegGrey(buf []byte, size, thumb, q int, maxPixels int64) (info Info, g Grey, thumbJPEG []byte, ok bool, err error) {
 	var hdr C.fl_raster
+	var planes [3]C.fl_raster
 	var p, ycc *C.uint8_t
 	var w, h C.int
 	var msg [200]C.char
 	rc := C.fl_jpeg_scaled_ycc((*C.uint8_t)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), C.int(size), 0, C.int(thumb),
-		C.longlong(maxPixels), &hdr, &p, &ycc, &w, &h, &msg[0], C.size_t(len(msg)))
+		C.longlong(maxPixels), &hdr, &p, &planes[0], &ycc, &w, &h, &msg[0], C.size_t(len(msg)))
 	info = Info{Width: int(hdr.W), Height: int(hdr.H), Bands: int(hdr.bands), Pages: 1, Format: "jpeg"}
 	switch rc {
 	case 0:
 		pix, tw, th := fitFromC(unsafe.Pointer(p), int(w), int(h), 1, size)
 		C.g_free(C.gpointer(p))
 		if ycc != nil {
-			thumbJPEG, err = yccThumb(unsafe.Pointer(ycc), int(w), int(h), thumb, q)
+			thumbJPEG, err = planesThumb(&planes, thumb, q)
 			C.g_free(C.gpointer(ycc))
 		}
 		return info, Grey{W: tw, H: th, Pix: pix}, thumbJPEG, err == nil, err
@@ -178,25 +180,51 @@ func fitFromC(p unsafe.Pointer, w, h, bands, size int) ([]byte, int, int) {
 	return pix, tw, th
 }
 
-// yccThumb averages w x h interleaved YCbCr pixels in C memory down to fit
-// thumb x thumb and encodes them as a JPEG at quality q.
-func yccThumb(ycc unsafe.Pointer, w, h, thumb, q int) ([]byte, error) {
-	// The averaged pixels live only until encoded, in a buffer kept from
-	// one thumbnail to the next: new, 147 KB for 256x192, each one's pages
-	// were new to the process, and writing them cost as much as the
-	// averaging that wrote them.
-	bp := thumbPixels.Get().(*[]byte)
-	defer thumbPixels.Put(bp)
-	src := unsafe.Slice((*byte)(ycc), w*h*3)
-	pix, tw, th := fitAreaInto(*bp, src, w, h, 3, thumb)
-	if &pix[0] != &src[0] { // one that already fits is encoded from the decode's memory
-		*bp = pix
+// planesThumb averages a JPEG's decoded planes (C memory: luma, then the
+// two chroma planes at their own scaled size) down to a 4:2:0 thumbnail
+// fitting thumb x thumb, each plane straight to its size in the JPEG, and
+// encodes them as they are at quality q: no chroma upsampling, colour
+// interleaving or conversion, nor the encoder's downsampling, and a third
+// of the sums of averaging interleaved YCbCr down to thumb. A plane smaller
+// than its size in the thumbnail (never from libjpeg's scaled planes, whose
+// chroma is at least half the luma) gives no thumbnail (nil, nil).
+func planesThumb(planes *[3]C.fl_raster, thumb, q int) ([]byte, error) {
+	tw, th := fitSize(int(planes[0].w), int(planes[0].h), thumb)
+	cw, ch := (tw+1)/2, (th+1)/2
+	size := [3][2]int{{tw, th}, {cw, ch}, {cw, ch}}
+	// C memory, for the encoder takes rasters that point into it; under
+	// 128 KB, so malloc hands back the last one's pages.
+	mem := C.malloc(C.size_t(tw*th + 2*cw*ch))
+	defer C.free(mem)
+	var out [3]C.fl_raster
+	off := 0
+	for k, pl := range planes {
+		ow, oh := size[k][0], size[k][1]
+		if ow > int(pl.w) || oh > int(pl.h) {
+			return nil, nil
+		}
+		dst := (*C.uint8_t)(unsafe.Add(mem, off))
+		cols, rows := cachedWeights(int(pl.w), ow), cachedWeights(int(pl.h), oh)
+		C.fl_fit_area(pl.px, pl.stride, pl.w, pl.h, 1, C.int(ow), C.int(oh),
+			(*C.longlong)(unsafe.Pointer(&cols.idx[0])), (*C.float)(unsafe.Pointer(&cols.f[0])), C.int(cols.n),
+			(*C.longlong)(unsafe.Pointer(&rows.idx[0])), (*C.float)(unsafe.Pointer(&rows.f[0])), C.int(rows.n), dst)
+		out[k] = C.fl_raster{px: dst, stride: C.size_t(ow), bands: 1, W: C.int(ow), H: C.int(oh), w: C.int(ow), h: C.int(oh)}
+		off += ow * oh
 	}
 	// A 256 px thumbnail at quality 80 is 8-20 KB: room for most, so the
 	// encoder writes into Go memory and nothing is copied after.
-	return appendJPEG(make([]byte, 0, 32<<10), func(into *C.uint8_t, room C.size_t, out **C.uint8_t, n *C.ulong, msg *C.char, msglen C.size_t) C.int {
-		return C.fl_ycc_thumb((*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int(tw), C.int(th), C.int(q), into, room, out, n, msg, msglen)
+	return appendJPEG(make([]byte, 0, 32<<10), func(into *C.uint8_t, room C.size_t, o **C.uint8_t, n *C.ulong, msg *C.char, msglen C.size_t) C.int {
+		return C.fl_jpeg_encode_ycc(&out[0], C.int(q), into, room, o, n, msg, msglen)
 	})
+}
+
+// fitSize is the size fitArea averages a w x h image down to for size.
+func fitSize(w, h, size int) (int, int) {
+	if w <= size && h <= size {
+		return w, h
+	}
+	scale := float64(size) / float64(max(w, h))
+	return max(1, int(float64(w)*scale+0.5)), max(1, int(float64(h)*scale+0.5))
 }
 
 // fitArea averages a w x h image of bands bytes per pixel down to fit size
@@ -210,28 +238,14 @@ func yccThumb(ycc unsafe.Pointer, w, h, thumb, q int) ([]byte, error) {
 // its last addition and its count of 2 or 3 terms varying from pixel to
 // pixel, the whole took as long as the JPEG decode before it at ingest.
 func fitArea(pix []byte, w, h, bands, size int) ([]byte, int, int) {
-	return fitAreaInto(nil, pix, w, h, bands, size)
-}
-
-// thumbPixels holds the buffers yccThumb averages into (*[]byte).
-var thumbPixels = sync.Pool{New: func() any { return new([]byte) }}
-
-// fitAreaInto is fitArea writing into dst when it has the room (its
-// contents are overwritten), into new memory otherwise.
-func fitAreaInto(dst, pix []byte, w, h, bands, size int) ([]byte, int, int) {
 	if (w <= size && h <= size) || len(pix) < w*h*bands || w*h == 0 {
 		return pix, w, h
 	}
-	scale := float64(size) / float64(max(w, h))
-	tw, th := max(1, int(float64(w)*scale+0.5)), max(1, int(float64(h)*scale+0.5))
+	tw, th := fitSize(w, h, size)
 	cols, rows := cachedWeights(w, tw), cachedWeights(h, th)
-	out := dst[:0]
-	if cap(out) < th*tw*bands {
-		out = make([]byte, th*tw*bands)
-	}
-	out = out[:th*tw*bands]
+	out := make([]byte, th*tw*bands)
 	// The sums run in C (fit.c): the same float32 additions in the same order.
-	C.fl_fit_area((*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int(w), C.int(h), C.int(bands), C.int(tw), C.int(th),
+	C.fl_fit_area((*C.uint8_t)(unsafe.Pointer(&pix[0])), C.size_t(w*bands), C.int(w), C.int(h), C.int(bands), C.int(tw), C.int(th),
 		(*C.longlong)(unsafe.Pointer(&cols.idx[0])), (*C.float)(unsafe.Pointer(&cols.f[0])), C.int(cols.n),
 		(*C.longlong)(unsafe.Pointer(&rows.idx[0])), (*C.float)(unsafe.Pointer(&rows.f[0])), C.int(rows.n),
 		(*C.uint8_t)(unsafe.Pointer(&out[0])))

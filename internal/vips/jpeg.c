@@ -348,8 +348,7 @@ static void write_ycc(j_compress_ptr c, const fl_raster planes[3], uint8_t *scra
 }
 
 // compress writes a baseline 4:2:0 JPEG of the raster in, or, when raw is
-// 1, of the three planes from in on (fl_jpeg_encode, fl_jpeg_encode_ycc);
-// raw 2 is a raster of interleaved YCbCr (fl_ycc_thumb).
+// 1, of the three planes from in on (fl_jpeg_encode, fl_jpeg_encode_ycc).
 static int compress(const fl_raster *in, int raw, int quality, uint8_t *into, size_t room, uint8_t **dst, unsigned long *dstlen, char *err, size_t errlen) {
 	struct jpeg_compress_struct c;
 	fl_jerr e;
@@ -420,23 +419,28 @@ int fl_jpeg_encode_ycc(const fl_raster planes[3], int quality, uint8_t *into, si
 // when it is over max_pixels; or -1 with err set.
 //
 // A luminance decode given thumb > 0 and ycc keeps the chroma as well when
-// the JPEG is YCbCr (3 components, no colour profile) and the scale gives at
-// least thumb pixels on the longer side (or the whole image, when smaller):
-// it decodes to YCbCr at the same scale, whose Y is the luminance the grey
-// decode gives, byte for byte (libjpeg's grey output of a YCbCr JPEG is its
-// Y, from the same inverse DCT), and *ycc gets the 3*w*h interleaved YCbCr
-// bytes (g_free them) for a thumbnail: the chroma blocks were read anyway,
-// only their inverse DCT is added. *ycc is NULL otherwise.
+// the JPEG is YCbCr (3 components, no colour profile, luma at the largest
+// sampling factors) and the scale gives at least thumb pixels on the longer
+// side (or the whole image, when smaller): it decodes the three planes at
+// the same scale as libjpeg stores them (raw data, raw_planes), whose luma
+// is the luminance the grey decode gives, byte for byte (libjpeg's grey
+// output of a YCbCr JPEG is its luma plane, from the same inverse DCT), and
+// *ycc gets them (g_free it), described by planes[3], for a thumbnail: the
+// chroma blocks were read anyway, only their inverse DCT is added. *ycc is
+// NULL otherwise.
 int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, long long max_pixels, fl_raster *hdr, uint8_t **pix,
 		   int *w, int *h, char *err, size_t errlen) {
-	return fl_jpeg_scaled_ycc(buf, len, size, rgb, 0, max_pixels, hdr, pix, NULL, w, h, err, errlen);
+	return fl_jpeg_scaled_ycc(buf, len, size, rgb, 0, max_pixels, hdr, pix, NULL, NULL, w, h, err, errlen);
 }
 
+static int raw_planes(struct jpeg_decompress_struct *d, uint8_t **pix, fl_raster planes[3], uint8_t **ycc);
+
 int fl_jpeg_scaled_ycc(const uint8_t *buf, size_t len, int size, int rgb, int thumb, long long max_pixels, fl_raster *hdr,
-		       uint8_t **pix, uint8_t **ycc, int *w, int *h, char *err, size_t errlen) {
+		       uint8_t **pix, fl_raster planes[3], uint8_t **ycc, int *w, int *h, char *err, size_t errlen) {
 	struct jpeg_decompress_struct d;
 	fl_jerr e;
 	uint8_t *volatile out = NULL;
+	*pix = NULL;
 	if (ycc) *ycc = NULL;
 	init_err(&e);
 	d.err = &e.pub;
@@ -445,6 +449,12 @@ int fl_jpeg_scaled_ycc(const uint8_t *buf, size_t len, int size, int rgb, int th
 		set_err(err, errlen, e.msg);
 		jpeg_destroy_decompress(&d);
 		g_free(out);
+		g_free(*pix); // raw_planes'
+		*pix = NULL;
+		if (ycc) {
+			g_free(*ycc);
+			*ycc = NULL;
+		}
 		return -1;
 	}
 	jpeg_mem_src(&d, buf, len);
@@ -474,13 +484,24 @@ int fl_jpeg_scaled_ycc(const uint8_t *buf, size_t len, int size, int rgb, int th
 	d.scale_num = num;
 	d.scale_denom = denom;
 	int keep = 0; // the chroma too, for a thumbnail
-	if (!rgb && thumb > 0 && ycc && !profiled && d.jpeg_color_space == JCS_YCbCr && d.num_components == 3) {
+	if (!rgb && thumb > 0 && ycc && !profiled && d.jpeg_color_space == JCS_YCbCr && d.num_components == 3 &&
+	    d.comp_info[0].h_samp_factor == d.max_h_samp_factor && d.comp_info[0].v_samp_factor == d.max_v_samp_factor) {
 		jpeg_calc_output_dimensions(&d);
 		unsigned long got = d.output_width > d.output_height ? d.output_width : d.output_height;
 		keep = got >= (side < (unsigned long)thumb ? side : (unsigned long)thumb);
 	}
-	d.out_color_space = rgb ? JCS_RGB : keep ? JCS_YCbCr : JCS_GRAYSCALE;
+	d.out_color_space = rgb ? JCS_RGB : JCS_GRAYSCALE;
 	d.dct_method = JDCT_ISLOW;
+	if (keep) {
+		// The planes as decoded (raw data): the luma is the grey (libjpeg's
+		// grey output of a YCbCr JPEG is its luma plane), and the chroma is
+		// not upsampled, interleaved, nor converted on the way in or out.
+		d.raw_data_out = TRUE;
+		jpeg_start_decompress(&d);
+		*w = d.output_width;
+		*h = d.output_height;
+		return raw_planes(&d, pix, planes, ycc);
+	}
 	jpeg_start_decompress(&d);
 	size_t row = (size_t)d.output_width * (rgb || keep ? 3 : 1);
 	out = g_malloc(row * d.output_height);
@@ -492,22 +513,41 @@ int fl_jpeg_scaled_ycc(const uint8_t *buf, size_t len, int size, int rgb, int th
 	*h = d.output_height;
 	jpeg_finish_decompress(&d); // reads to the end, so truncation shows
 	jpeg_destroy_decompress(&d);
-	if (keep) {
-		size_t n = (size_t)*w * *h;
-		uint8_t *y = g_malloc(n);
-		for (size_t i = 0; i < n; i++) y[i] = out[3 * i];
-		*ycc = out;
-		out = y;
-	}
 	*pix = out;
 	return 0;
 }
 
-// fl_ycc_thumb encodes w x h interleaved YCbCr pixels (fl_jpeg_scaled_ycc's)
-// as a JPEG at quality q, as fl_jpeg_encode would their RGB: the encoder's
-// colour conversion is then a copy.
-int fl_ycc_thumb(const uint8_t *ycc, int w, int h, int quality, uint8_t *into, size_t room, uint8_t **dst,
-		 unsigned long *dstlen, char *err, size_t errlen) {
-	fl_raster in = {(uint8_t *)ycc, (size_t)w * 3, 3, w, h, 0, 0, w, h};
-	return compress(&in, 2, quality, into, room, dst, dstlen, err, errlen);
+// raw_planes reads the three planes of a YCbCr JPEG started in raw data
+// mode, each at its component's scaled size, into one allocation (*ycc,
+// planes[k] in it), and copies the luma's rows to *pix (d's output size),
+// then ends d as fl_jpeg_scaled_ycc does. An error jumps to e's setjmp in
+// the caller, which frees *ycc and *pix.
+static int raw_planes(struct jpeg_decompress_struct *d, uint8_t **pix, fl_raster planes[3], uint8_t **ycc) {
+	size_t off[3], total = 0;
+	int rows[3]; // a component's rows an iMCU row
+	for (int k = 0; k < 3; k++) {
+		jpeg_component_info *c = &d->comp_info[k];
+		rows[k] = c->v_samp_factor * c->DCT_scaled_size;
+		size_t stride = (size_t)c->width_in_blocks * c->DCT_scaled_size;
+		off[k] = total;
+		total += stride * rows[k] * d->total_iMCU_rows;
+		planes[k] = (fl_raster){NULL, stride, 1, (int)c->downsampled_width, (int)c->downsampled_height, 0, 0,
+					(int)c->downsampled_width, (int)c->downsampled_height};
+	}
+	*ycc = g_malloc(total);
+	*pix = g_malloc((size_t)d->output_width * d->output_height);
+	for (int k = 0; k < 3; k++) planes[k].px = *ycc + off[k];
+	JSAMPROW r[3][4 * 16]; // at most 4 samples of 16 an iMCU row
+	for (JDIMENSION m = 0; m < d->total_iMCU_rows; m++) {
+		for (int k = 0; k < 3; k++)
+			for (int i = 0; i < rows[k]; i++) r[k][i] = planes[k].px + ((size_t)m * rows[k] + i) * planes[k].stride;
+		JSAMPARRAY a[3] = {r[0], r[1], r[2]};
+		jpeg_read_raw_data(d, a, d->max_v_samp_factor * d->min_DCT_scaled_size);
+	}
+	for (JDIMENSION y = 0; y < d->output_height; y++)
+		memcpy(*pix + (size_t)y * d->output_width, planes[0].px + (size_t)y * planes[0].stride, d->output_width);
+	if (d->output_scanline >= d->output_height) // raw data moves on in whole iMCU rows, past the height
+		jpeg_finish_decompress(d); // reads to the end, so truncation shows
+	jpeg_destroy_decompress(d);
+	return 0;
 }

@@ -58,13 +58,11 @@ int fl_jpeg_check(const uint8_t *buf, size_t len, long long max_pixels, fl_raste
 // (see jpeg.c).
 int fl_jpeg_scaled(const uint8_t *buf, size_t len, int size, int rgb, long long max_pixels, fl_raster *hdr, uint8_t **pix,
 		   int *w, int *h, char *err, size_t errlen);
-// fl_jpeg_scaled_ycc is fl_jpeg_scaled that may keep the chroma of a
-// luminance decode for a thumbnail of thumb pixels (*ycc); fl_ycc_thumb
-// encodes such pixels as a JPEG (see jpeg.c).
+// fl_jpeg_scaled_ycc is fl_jpeg_scaled that may keep the planes of a
+// luminance decode for a thumbnail of thumb pixels (planes, in *ycc; see
+// jpeg.c).
 int fl_jpeg_scaled_ycc(const uint8_t *buf, size_t len, int size, int rgb, int thumb, long long max_pixels, fl_raster *hdr,
-		       uint8_t **pix, uint8_t **ycc, int *w, int *h, char *err, size_t errlen);
-int fl_ycc_thumb(const uint8_t *ycc, int w, int h, int quality, uint8_t *into, size_t room, uint8_t **dst,
-		 unsigned long *dstlen, char *err, size_t errlen);
+		       uint8_t **pix, fl_raster planes[3], uint8_t **ycc, int *w, int *h, char *err, size_t errlen);
 // fl_jpeg_encode writes the whole raster (window = image) as a baseline
 // 4:2:0 JPEG into the room bytes at into, or, when it does not fit (or
 // room is 0), into memory it mallocs: *dst is into or that memory (free
