@@ -149,7 +149,9 @@ func sixSmallFiles(t *testing.T, opts ...func(*lake.Options)) *lake.Lake {
 // reads every selected file.
 func TestPageBudgetRunningOutMidPage(t *testing.T) {
 	l := sixSmallFiles(t)
-	seqs, err := l.WalkSeqs(lake.Selection{Query: "width = 16"}, 6, 50*time.Millisecond, func() { time.Sleep(30 * time.Millisecond) })
+	// Budgets and sleeps are long enough that a loaded machine (make test
+	// runs seven streams on two cores) does not run a budget out by itself.
+	seqs, err := l.WalkSeqs(lake.Selection{Query: "width = 16"}, 6, 250*time.Millisecond, func() { time.Sleep(150 * time.Millisecond) })
 	if err != nil || len(seqs) != 6 || l.Fallbacks() != 0 {
 		t.Errorf("walk whose budget ran out mid-page: %v %v, %d fallbacks", seqs, err, l.Fallbacks())
 	}
@@ -161,12 +163,12 @@ func TestPageBudgetRunningOutMidPage(t *testing.T) {
 func TestPageBudgetRunningOutTwice(t *testing.T) {
 	l := sixSmallFiles(t)
 	calls := 0
-	slow := func() { // three rows at once, then one each fifth of a second
+	slow := func() { // three rows at once, then one each half second
 		if calls++; calls > 3 {
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	seqs, err := l.WalkSeqs(lake.Selection{Query: "width = 16"}, 6, 20*time.Millisecond, slow)
+	seqs, err := l.WalkSeqs(lake.Selection{Query: "width = 16"}, 6, 100*time.Millisecond, slow) // the second budget is 20x
 	if err != nil || len(seqs) != 6 || l.Fallbacks() != 1 {
 		t.Errorf("walk that slowed after its first rows: %v %v, %d fallbacks", seqs, err, l.Fallbacks())
 	}
@@ -195,13 +197,13 @@ func TestPageBudgetCommonSelection(t *testing.T) {
 		fallbacks int64
 	}{{"width = 16", 19, 0}, {"width = 17", 1, 1}} {
 		calls := 0
-		stall := func() { // the first row a tenth of a second: past the budget
+		stall := func() { // the first row a second: past the budget
 			if calls++; calls == 1 {
-				time.Sleep(100 * time.Millisecond)
+				time.Sleep(time.Second)
 			}
 		}
 		before := l.Fallbacks()
-		seqs, err := l.WalkSeqs(lake.Selection{Query: c.query}, 20, 50*time.Millisecond, stall)
+		seqs, err := l.WalkSeqs(lake.Selection{Query: c.query}, 20, 500*time.Millisecond, stall)
 		if err != nil || len(seqs) != c.files || l.Fallbacks()-before != c.fallbacks {
 			t.Errorf("%q: %d files %v, %d fallbacks; want %d files, %d fallbacks", c.query, len(seqs), err,
 				l.Fallbacks()-before, c.files, c.fallbacks)
