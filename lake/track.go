@@ -277,21 +277,31 @@ func (l *Lake) DeleteTrackIf(ctx context.Context, uniqueName, operation string, 
 	})
 }
 
-// putTracks checks and writes tracks: all of the operation's tracks on the
-// video when whole, else only those of the numbers given.
-func (l *Lake) putTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track, w trackWrite) error {
+// trackedVideo checks a tracks write's source and operation and answers
+// the video it names.
+func (l *Lake) trackedVideo(ctx context.Context, uniqueName string, source Source, operation string) (File, error) {
 	if operation == "" || len(operation) > 200 {
-		return errs.Invalid("operation", "operation must be 1 to 200 bytes")
+		return File{}, errs.Invalid("operation", "operation must be 1 to 200 bytes")
 	}
 	if source != Human && source != Machine {
-		return errs.Invalid("source", "source must be human or machine, got %q", source)
+		return File{}, errs.Invalid("source", "source must be human or machine, got %q", source)
 	}
 	f, err := l.File(ctx, uniqueName)
 	if err != nil {
-		return err
+		return File{}, err
 	}
 	if f.Type != Video {
-		return errs.Invalid("uniqueName", "%s is a %s: tracks follow objects through a video's frames", uniqueName, f.Type)
+		return File{}, errs.Invalid("uniqueName", "%s is a %s: tracks follow objects through a video's frames", uniqueName, f.Type)
+	}
+	return f, nil
+}
+
+// putTracks checks and writes tracks: all of the operation's tracks on the
+// video when whole, else only those of the numbers given.
+func (l *Lake) putTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []Track, w trackWrite) error {
+	f, err := l.trackedVideo(ctx, uniqueName, source, operation)
+	if err != nil {
+		return err
 	}
 	rows, err := settleTracks(tracks, f.FrameCount, f.Width, f.Height)
 	if err != nil {

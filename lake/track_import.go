@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/internal/id"
 	"github.com/framelake/framelake/lake/shape"
 )
@@ -53,18 +52,9 @@ func (t BoxTrack) Track() Track {
 // Track, so its error names the same field), kept out of the frames'
 // history. The keyframes are checked and written without a Box each.
 func (l *Lake) ImportBoxTracks(ctx context.Context, uniqueName string, source Source, operation string, tracks []BoxTrack) error {
-	if operation == "" || len(operation) > 200 {
-		return errs.Invalid("operation", "operation must be 1 to 200 bytes")
-	}
-	if source != Human && source != Machine {
-		return errs.Invalid("source", "source must be human or machine, got %q", source)
-	}
-	f, err := l.File(ctx, uniqueName)
+	f, err := l.trackedVideo(ctx, uniqueName, source, operation)
 	if err != nil {
 		return err
-	}
-	if f.Type != Video {
-		return errs.Invalid("uniqueName", "%s is a %s: tracks follow objects through a video's frames", uniqueName, f.Type)
 	}
 	if !settleBoxTracks(tracks, f.FrameCount, f.Width, f.Height) {
 		general := make([]Track, len(tracks))
