@@ -49,7 +49,9 @@ const maxStatsRange = 366 * 24 * time.Hour
 // allows them.
 func (s *server) peopleStats(c *echo.Context) error {
 	q := c.Request().URL.Query()
-	to, err := statsTime(q.Get("to"), "to", time.Now().UTC(), true)
+	// By default up to now, now included: a change made in this very
+	// millisecond has at == now, and to is excluded.
+	to, err := statsTime(q.Get("to"), "to", time.Now().UTC().Truncate(time.Millisecond).Add(time.Millisecond), true)
 	if err != nil {
 		return err
 	}
