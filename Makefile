@@ -39,8 +39,8 @@ run: deps build models
 build: check-go
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/framelake
 
-# make test runs seven streams at once: the checks (lint, embed-example, fuzz), cmd/framelake's end-to-end
-# suite in five shares, and every other package. The end-to-end tests wait on the servers they start, kill
+# make test runs eight streams at once: the checks (lint, embed-example), fuzzing, cmd/framelake's
+# end-to-end suite in five shares, and every other package. The end-to-end tests wait on the servers they start, kill
 # and restart, on Chromium and on Python, and a package's tests run one after another, so as one stream the
 # suite set the wall time with a core idle much of it; in shares, make test is bound by its CPU (about 31
 # CPU-minutes on 2 cores). Each stream's output is printed when all are done, the failed ones last, then
@@ -57,15 +57,15 @@ test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-de
 	export FRAMELAKE_TEST_BIN=$$dir/framelake; \
 	beside() { name=$$1; shift; { TIMEFORMAT="$$name: %0R s wall, %0U s user + %0S s sys"; \
 		time "$$@" >$$dir/$$name 2>&1; echo $$? >$$dir/$$name.rc; } 2>$$dir/$$name.time; }; \
-	beside checks sh -c '$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory embed-example && \
-		$(MAKE) --no-print-directory fuzz FUZZTIME=5000x' & \
+	beside checks sh -c '$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory embed-example' & \
+	beside fuzz $(MAKE) --no-print-directory fuzz FUZZTIME=5000x & \
 	beside browser-1 $(E2E_TEST) -run '$(E2E_BROWSER_1)' ./cmd/framelake & \
 	beside browser-2 $(E2E_TEST) -run '^TestWebApp' -skip '$(E2E_BROWSER_1)' ./cmd/framelake & \
 	beside kills $(E2E_TEST) -run '$(E2E_KILLS)' ./cmd/framelake & \
 	beside imports $(E2E_TEST) -run '$(E2E_IMPORTS)' -skip '$(E2E_KILLS)' ./cmd/framelake & \
 	beside e2e $(E2E_TEST) -skip '^TestWebApp|$(E2E_KILLS)|$(E2E_IMPORTS)' ./cmd/framelake & \
 	beside packages $(E2E_TEST) $$($(GO) list ./... | grep -v '/cmd/framelake$$'); wait; rc=0; \
-	streams="packages e2e imports kills browser-1 browser-2 checks"; \
+	streams="packages e2e imports kills browser-1 browser-2 checks fuzz"; \
 	for s in $$streams; do [ "$$(cat $$dir/$$s.rc)" = 0 ] && { echo "--- $$s: ok"; cat $$dir/$$s; }; done; \
 	for s in $$streams; do [ "$$(cat $$dir/$$s.rc)" = 0 ] || { echo "--- $$s: FAILED"; cat $$dir/$$s; rc=1; }; done; \
 	echo "--- each stream's time (make test is bound by the CPU of all of them on the machine's cores):"; \
