@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api } from './api.js'
 import { framePixels, shapeBox, shifted, trackShift } from './assist.js'
 import { FrameCanvas } from './canvas.jsx'
+import { DraftInput } from './draftinput.jsx'
 import { HistoryPanel } from './history.jsx'
 import { ShapeEditor } from './draw.js'
 import { useFit } from './labels.js'
@@ -487,7 +488,7 @@ function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary,
       {tool === 'scissors' && <p class="muted">click anchors around the object: the edge from the last one follows the image to the cursor; double-click or Enter closes</p>}
       {draft && <p class="muted" data-testid="draft-state">{draft}</p>}
       <label class="attr">label
-        <input data-testid="vws-label" list="vws-labels" value={label} onChange={(e) => setLabel(e.currentTarget.value.trim() || 'object')} />
+        <DraftInput data-testid="vws-label" list="vws-labels" value={label} onCommit={(text) => setLabel(text.trim() || 'object')} />
         <datalist id="vws-labels">{labels.map((l) => <option value={l} />)}</datalist>
       </label>
       <h3>{primary ? <>Track #{primary.number} <span class="muted">{primary.label}</span></> : 'No track selected'}</h3>

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, fn } from './api.js'
+import { DraftInput } from './draftinput.jsx'
 import { interpolate, iou, loadFrame, saveFrame, toWire } from './frameio.js'
 
 // FrameStrip lists the task's frames with their state (annotated or not);
@@ -39,8 +40,8 @@ export function Attributes({ box, spec, onChange }) {
       <h3>Attributes of {box.label}</h3>
       {entries.map(([key, v]) => (
         <label class="attr">{key}
-          <input data-testid="attr-value" data-key={key} value={typeof v === 'string' ? v : JSON.stringify(v)}
-            onChange={(e) => set(key, e.currentTarget.value)} />
+          <DraftInput data-testid="attr-value" data-key={key} value={typeof v === 'string' ? v : JSON.stringify(v)}
+            onCommit={(text) => set(key, text)} />
           <button class="ghost" title="remove" onClick={() => drop(key)}>×</button>
         </label>
       ))}
@@ -59,13 +60,18 @@ export function Attributes({ box, spec, onChange }) {
 function TypedAttributes({ box, spec, set, drop }) {
   const [bad, setBad] = useState({})
   const a = box.attributes ?? {}
-  const number = (s, text) => {
-    if (text.trim() === '') { setBad((b) => ({ ...b, [s.name]: null })); return drop(s.name) }
+  // wrong says what is wrong with a number typed for s, as it is typed.
+  const wrong = (s, text) => {
     const v = Number(text)
-    const why = !Number.isFinite(v) ? 'not a number'
+    const why = text.trim() === '' ? null : !Number.isFinite(v) ? 'not a number'
       : s.min != null && v < s.min ? `below ${s.min}` : s.max != null && v > s.max ? `above ${s.max}` : null
     setBad((b) => ({ ...b, [s.name]: why }))
-    if (!why) set(s.name, v)
+    return why
+  }
+  const number = (s, text) => {
+    if (wrong(s, text)) return false
+    if (text.trim() === '') drop(s.name)
+    else set(s.name, Number(text))
   }
   return (
     <div class="attrs" data-testid="attributes">
@@ -80,10 +86,10 @@ function TypedAttributes({ box, spec, set, drop }) {
               {s.values.map((v) => <option value={v}>{v}</option>)}
             </select>
           ) : s.type === 'number' ? (
-            <input type="number" data-testid="attr-value" data-key={s.name} min={s.min} max={s.max} step="any" value={a[s.name] ?? ''}
-              onChange={(e) => number(s, e.currentTarget.value)} />
+            <DraftInput type="number" data-testid="attr-value" data-key={s.name} min={s.min} max={s.max} step="any" value={a[s.name] ?? ''}
+              onDraft={(text) => wrong(s, text)} onCommit={(text) => number(s, text)} />
           ) : (
-            <input data-testid="attr-value" data-key={s.name} value={a[s.name] ?? ''} onChange={(e) => set(s.name, e.currentTarget.value)} />
+            <DraftInput data-testid="attr-value" data-key={s.name} value={a[s.name] ?? ''} onCommit={(text) => set(s.name, text)} />
           )}
           {bad[s.name] && <span class="attr-error" data-testid="attr-error" role="alert">{bad[s.name]}</span>}
         </label>
