@@ -303,12 +303,13 @@ export function VideoWorkspace({ name, search, me, task }) {
 
   const track = async (backward) => {
     if (!primary) return
-    setJob({ backward, status: 'queued', pct: 0 })
+    const number = primary.number
+    setJob({ number, backward, status: 'queued', pct: 0 })
     try {
-      const r = await propagate(src, op, primary.number, { from: at, backward, every: Math.max(1, +every || 10) })
-      setJob({ id: r.jobId, number: primary.number, backward, status: 'queued', pct: 0 })
+      const r = await propagate(src, op, number, { from: at, backward, every: Math.max(1, +every || 10) })
+      setJob({ id: r.jobId, number, backward, status: 'queued', pct: 0 })
     } catch (e) {
-      setJob({ backward, status: 'failed', error: e.message })
+      setJob({ number, backward, status: 'failed', error: e.message })
     }
   }
   // A propagation job is polled until it ends, its frames done of its total
@@ -522,11 +523,12 @@ function TrackTools({ canWrite, tool, setTool, label, setLabel, labels, primary,
         </div>
       )}
       {selected.length === 2 && <button data-testid="track-merge" onClick={onMerge}>Merge #{selected[0]} and #{selected[1]}</button>}
-      {job && (
-        <div class="vws-job" data-testid="propagate-job" data-status={job.status} data-job-id={job.id ?? ''}
+      {/* A propagation that has ended is the selected track's news only: it goes when another track is selected. */}
+      {job && (running || job.number === primary?.number) && (
+        <div class="vws-job" data-testid="propagate-job" data-number={job.number} data-status={job.status} data-job-id={job.id ?? ''}
           data-stopped-at={job.result?.stoppedAt ?? ''} data-reason={job.result?.reason ?? ''}
           data-done={job.done ?? ''} data-total={job.total ?? ''} data-polls={job.polls ?? 0}>
-          tracking {job.backward ? 'backward' : 'forward'}: {job.status}{' '}
+          tracking #{job.number} {job.backward ? 'backward' : 'forward'}: {job.status}{' '}
           {running && <progress max="100" value={job.pct} />}
           {job.count && <span class="muted" data-testid="propagate-count"> frames {job.count}</span>}
           {job.result && <> · stopped at frame {job.result.stoppedAt} ({job.result.reason.replace(/_/g, ' ')}), {job.result.keyframes} keyframes</>}

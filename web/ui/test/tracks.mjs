@@ -143,6 +143,11 @@ try {
   const worst = Math.min(...ious)
   console.log(`figure: propagation over frames 31-${stopped}: ${ts[1].keyframes.length - 1} keyframes written, IoU min ${worst.toFixed(3)}, mean ${(ious.reduce((a, b) => a + b, 0) / ious.length).toFixed(3)}`)
   check(worst >= 0.8, `every propagated frame overlaps the square by IoU >= 0.8: ${ious.map((v) => v.toFixed(2)).join(' ')}`)
+  // The ended propagation is track 2's news: its line goes while track 1 is selected and comes back with track 2.
+  await page.locator('[data-testid=track-row][data-number="1"]').click()
+  await until(async () => (await byTest('propagate-job').count()) === 0, "track 2's propagation line goes with track 1 selected")
+  await page.locator('[data-testid=track-row][data-number="2"]').click()
+  await page.locator('[data-testid=propagate-job][data-number="2"][data-status=completed]').waitFor()
   await key('Shift+Period')
   await onFrame(40)
   await shot('3-propagated')
