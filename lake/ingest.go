@@ -298,6 +298,7 @@ func (l *Lake) stage(ctx context.Context, up Upload, same []File) (out stageResu
 	}
 	p, err := l.probe(ctx, up.Name, pend)
 	if err != nil {
+		pend.Release()
 		pend.Discard()
 		if errors.Is(err, errUnreadable) {
 			return reject(errs.InvalidArgument, "%s", strings.TrimPrefix(err.Error(), errUnreadable.Error()+": "))
@@ -311,9 +312,12 @@ func (l *Lake) stage(ctx context.Context, up Upload, same []File) (out stageResu
 		return reject(errs.Internal, "probe: %v", err)
 	}
 	// Probed: the bytes wait on disk, so an upload of many parts does not
-	// hold them all in memory until the last is staged.
+	// hold them all in memory until the last is staged, and their buffer
+	// goes back to the store for the next file (the check and the scores
+	// keep none of it).
 	q := l.scoreStaged(pend, p)
-	pend.Data, p.grey = nil, nil
+	pend.Release()
+	p.grey = nil
 	return stageResult{staged: staged{up: up, pend: pend, p: p, q: q}}
 }
 

@@ -64,10 +64,13 @@ func (l *Lake) thumbPath(hash string, size int) string {
 	return filepath.Join(l.opt.ThumbDir, strconv.Itoa(size), hash[:2], hash+".jpg")
 }
 
-// writeThumb puts a cache entry in place: written whole then renamed, so a
-// reader never sees half an entry, and two writers of the same entry at
-// once both leave a complete file.
+// writeThumb puts a cache entry in place: written whole then linked
+// (linkThumb) or renamed into place, so a reader never sees half an entry,
+// and two writers of the same entry at once both leave a complete file.
 func writeThumb(path string, b []byte) error {
+	if done, err := linkThumb(path, b); done {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".thumb-*")
 	if errors.Is(err, os.ErrNotExist) { // the first entry of its folder
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {

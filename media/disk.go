@@ -207,21 +207,48 @@ func (s *Disk) rename(tmp string, k Key) ([]string, error) {
 		return nil, err
 	}
 	dst := s.Path(k.Hash, k.Ext)
-	err := os.Rename(tmp, dst)
+	err := renameFile(tmp, dst)
 	var made []string
 	if errors.Is(err, os.ErrNotExist) { // first blob of its folder
 		// Both counted as made: one another batch made meanwhile may not
 		// be durable yet either.
 		cd := filepath.Dir(dst)
 		made = []string{filepath.Dir(cd), cd}
-		if err = os.MkdirAll(cd, 0o755); err == nil {
-			err = os.Rename(tmp, dst)
+		if err = mkdirTwo(cd); err == nil {
+			err = renameFile(tmp, dst)
 		}
 	}
 	if err != nil {
 		return made, fmt.Errorf("media store: %w", err)
 	}
 	return made, nil
+}
+
+// renameFile is rename(2) alone: os.Rename first lstats the new name, to
+// refuse a directory there, which a blob's name never is (rename(2) refuses
+// it too), and every blob placed paid two of them.
+func renameFile(from, to string) error {
+	if err := unix.Rename(from, to); err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
+
+// mkdirTwo makes the blob folder ab/cd and, when missing, ab: the
+// mkdir(2) of each and no more, where os.MkdirAll asked first, with a stat
+// each, what the failed rename had said (in a new lake most files make
+// their own folder).
+func mkdirTwo(cd string) error {
+	err := os.Mkdir(cd, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		if err = os.Mkdir(filepath.Dir(cd), 0o755); err == nil || errors.Is(err, os.ErrExist) {
+			err = os.Mkdir(cd, 0o755)
+		}
+	}
+	if errors.Is(err, os.ErrExist) { // made meanwhile by another batch
+		return nil
+	}
+	return err
 }
 
 // Put syncs the temp file before it is renamed into place.

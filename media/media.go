@@ -104,6 +104,8 @@ type Pending struct {
 	Hash string // sha256 hex
 	Size int64
 	Data []byte // the bytes, kept when at most MemLimit; nil for larger blobs
+
+	pooled bool // Data is a buffer of the pool (getBuf), to give back on Release
 }
 
 // MemLimit is the largest blob Write keeps in memory (Pending.Data) for
