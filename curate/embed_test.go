@@ -114,16 +114,36 @@ func uniformVectors(n, dim int, seed uint64) [][]float32 {
 // within rounding of the threshold) on GOMAXPROCS goroutines: the
 // brute-force search VectorPairs must equal.
 func allPairs(vecs [][]float32, tau float64) map[[2]int32]bool {
-	out := map[[2]int32]bool{}
+	return allPairsAt(vecs, []float64{tau})[0]
+}
+
+// allPairsAt is allPairs at several thresholds from one pass over the
+// pairs: each pair's Dot (and CosineDistance, when some threshold needs it)
+// is computed once and tested against every threshold, as allPairs would
+// test it against each alone.
+func allPairsAt(vecs [][]float32, taus []float64) []map[[2]int32]bool {
+	out := make([]map[[2]int32]bool, len(taus))
+	cuts := make([]float32, len(taus))
+	for k, tau := range taus {
+		out[k], cuts[k] = map[[2]int32]bool{}, float32(1-tau-dotSlack)
+	}
 	var mu sync.Mutex
-	cut := float32(1 - tau - dotSlack)
 	parallelRange(len(vecs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			for j := i + 1; j < len(vecs); j++ {
-				if vector.Dot(vecs[i], vecs[j]) >= cut && CosineDistance(vecs[i], vecs[j]) < tau {
-					mu.Lock()
-					out[[2]int32{int32(i), int32(j)}] = true
-					mu.Unlock()
+				dot, cd, haveCD := vector.Dot(vecs[i], vecs[j]), 0.0, false
+				for k, tau := range taus {
+					if dot < cuts[k] {
+						continue
+					}
+					if !haveCD {
+						cd, haveCD = CosineDistance(vecs[i], vecs[j]), true
+					}
+					if cd < tau {
+						mu.Lock()
+						out[k][[2]int32{int32(i), int32(j)}] = true
+						mu.Unlock()
+					}
 				}
 			}
 		}
@@ -170,8 +190,9 @@ func TestVectorPairsExact(t *testing.T) {
 		{"identical and zero 702x64", dup, []float64{DefaultCosine, 1.5}},
 	}
 	for _, s := range sets {
-		for _, tau := range s.taus {
-			want := allPairs(s.vecs, tau)
+		wants := allPairsAt(s.vecs, s.taus)
+		for k, tau := range s.taus {
+			want := wants[k]
 			got, calls := pairsOf(s.vecs, tau)
 			if calls != len(want) || !maps.Equal(got, want) {
 				t.Fatalf("%s, cosine < %g: %d pairs reported (%d distinct), all pairs compared find %d",
