@@ -240,10 +240,12 @@ function DatasetForm({ sel, P, run, busy }) {
     <form class="selection-form" onSubmit={onSubmit(go)}>
       <input name="name" required placeholder="dataset name" data-testid="selection-dataset-name" />
       <input name="labels" required value={labels} onInput={(e) => setLabels(e.currentTarget.value)} placeholder="labels, comma-separated" data-testid="selection-dataset-labels" />
+      {/* The split's fields are the person's (defaultValue): a value would set them back at every render, as each
+          keystroke in the labels' field is one. */}
       <label title="train / test / validation %">split
-        <input name="train" type="number" min="0" max="100" value="70" class="pct" />
-        <input name="test" type="number" min="0" max="100" value="20" class="pct" />
-        <input name="validation" type="number" min="0" max="100" value="10" class="pct" />
+        <input name="train" type="number" min="0" max="100" defaultValue="70" class="pct" />
+        <input name="test" type="number" min="0" max="100" defaultValue="20" class="pct" />
+        <input name="validation" type="number" min="0" max="100" defaultValue="10" class="pct" />
       </label>
       <button type="submit" disabled={busy} data-testid="selection-apply">Create</button>
     </form>
