@@ -15,13 +15,24 @@ import (
 )
 
 // The checks here need the framelake binary: they build it once (about a
-// minute with a cold build cache), so -short leaves them out.
+// minute with a cold build cache; a link, about 10 CPU-seconds, with a warm
+// one), so -short leaves them out. Under make test they take the binary it
+// built for the end-to-end suite (FRAMELAKE_TEST_BIN, as cmd/framelake does).
 
 var (
 	buildOnce sync.Once
 	binPath   string
 	buildErr  error
+	builtDir  string // the folder of a binary built here, removed after the tests
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
+}
 
 func framelakeBin(t *testing.T) string {
 	t.Helper()
@@ -29,11 +40,15 @@ func framelakeBin(t *testing.T) string {
 		t.Skip("builds and runs the framelake binary: left out under -short")
 	}
 	buildOnce.Do(func() {
+		if binPath = os.Getenv("FRAMELAKE_TEST_BIN"); binPath != "" {
+			return
+		}
 		dir, err := os.MkdirTemp("", "doccheck-bin-")
 		if err != nil {
 			buildErr = err
 			return
 		}
+		builtDir = dir
 		binPath = filepath.Join(dir, "framelake")
 		out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/framelake").CombinedOutput()
 		if err != nil {
