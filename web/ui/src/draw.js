@@ -74,7 +74,7 @@ export class ShapeEditor {
     if (hidden) shown = shown.filter((a) => !hidden(a))
     const selShape = this.p.selected?.index != null ? shown[this.p.selected.index] ?? null : null
     const opts = { skeletonOf: this.p.skeletonOf, opacity: this.p.opacity, selected: selShape }
-    if (this.draft?.type === 'scissors' && !d) this.drawOverLayer(c, shown, opts)
+    if (this.draft && this.draft.type !== 'keypoints' && !d) this.drawOverLayer(c, shown, opts)
     else {
       this.layer?.bitmap.close()
       this.layer = null
@@ -97,9 +97,10 @@ export class ShapeEditor {
     }
   }
 
-  // drawOverLayer draws the scissors' draft over a bitmap of the rest,
+  // drawOverLayer draws a draft (a polygon's or polyline's points and the
+  // line to the cursor, the scissors' path) over a bitmap of the rest,
   // painted once while the draft lives: every cursor move redraws the live
-  // path, and the canvas's raster at each frame was the whole scene again
+  // line, and the canvas's raster at each frame was the whole scene again
   // (a brushed 4K mask is a path of thousands of column rectangles: 90 ms of
   // the renderer's main thread a frame at load 30, against 0.3 ms to copy a
   // bitmap). The bitmap is painted again when what it shows changes: the
@@ -126,7 +127,7 @@ export class ShapeEditor {
     g.clearRect(0, 0, c.width, c.height)
     g.drawImage(L.bitmap, 0, 0)
     g.setTransform(L.m)
-    this.draft.sc.draw(g, L.ks, colorOf({ label: this.p.label }))
+    this.drawDraft(g, L.ks)
   }
 
   // drawProposal draws the assist's proposal (a draft fill or outline in
@@ -201,8 +202,14 @@ export class ShapeEditor {
       g.strokeStyle = '#000'
       g.stroke()
     }
+    if (!noDraft) this.drawDraft(g, k)
+  }
+
+  // drawDraft draws the shape being placed: its points so far, and the
+  // line on to the cursor.
+  drawDraft(g, k) {
     const dr = this.draft
-    if (!dr || noDraft) return
+    if (!dr) return
     const color = colorOf({ label: this.p.label })
     if (dr.type === 'scissors') return dr.sc.draw(g, k, color)
     if (dr.type === 'keypoints') {

@@ -289,7 +289,7 @@ export function TaskWorkspace({ id, job: jobNo, search, me }) {
               </button></li>
             ))}
           </ul>
-          <p class="muted">{boxes.length} {boxes.length === 1 ? 'box' : 'boxes'}{frame && !frame.annotated && ' · not annotated yet'}</p>
+          <p class="muted" data-testid="shape-count">{countOf(boxes)}{frame && !frame.annotated && ' · not annotated yet'}</p>
           {canWrite && <button class="ghost" data-testid="frame-empty" onClick={() => commit([])}>No objects (e)</button>}
           {canWrite && <ShapeTools tool={tool} setTool={(t) => { editor.current.cancel(); setTool(t) }} brush={brush} hole={hole} setHole={setHole} draft={draftNote} classify={classify} label={label} skeleton={skeletonOf(label)} />}
           {canWrite && <AssistPanel as={assists} tool={tool} selected={selected} hasNext={idx < ws.frames.length - 1} />}
@@ -312,4 +312,11 @@ export function TaskWorkspace({ id, job: jobNo, search, me }) {
       <FrameStrip frames={ws.frames} idx={idx} goFrame={goFrame} />
     </div>
   )
+}
+
+// countOf names how many shapes a frame has: boxes while all are boxes.
+function countOf(shapes) {
+  const boxesOnly = shapes.every((a) => (a.type || 'box') === 'box')
+  const n = shapes.length
+  return `${n} ${boxesOnly ? (n === 1 ? 'box' : 'boxes') : n === 1 ? 'shape' : 'shapes'}`
 }

@@ -126,6 +126,12 @@ try {
   await page.keyboard.press('1') // car
   await page.keyboard.press('p')
   for (const [x, y] of [[100, 100], [300, 100], [300, 300], [100, 300]]) await page.mouse.click(...at(x, y))
+  // The line on to the cursor is drawn over a copy of the frame's shapes, painted once for the draft, not at each move.
+  const paints = +(await byTest('shape-canvas').getAttribute('data-scene-paints'))
+  await page.mouse.move(...at(150, 250), { steps: 4 })
+  await page.waitForFunction(() => document.querySelector('[data-testid=shape-canvas]').dataset.layered === '1')
+  const repainted = +(await byTest('shape-canvas').getAttribute('data-scene-paints')) - paints
+  check(repainted >= 0 && repainted <= 1, `the shapes under a polygon's live line painted ${repainted} times over 4 moves (at most once: then copied)`)
   await page.keyboard.press('Enter')
   let poly = await stored(1, (a) => a.find((s) => s.type === 'polygon'), 'polygon stored')
   check(poly.label === 'car' && poly.polygon.length === 1 && poly.polygon[0].length === 8, 'polygon: ' + JSON.stringify(poly))
@@ -264,6 +270,7 @@ try {
   const attrs = await stored(1, (a) => a.find((s) => s.type === 'polygon' && s.attributes?.parked === true), 'attributes stored')
   check(attrs.attributes.speed === 120 && attrs.attributes.color === 'red', 'attributes: ' + JSON.stringify(attrs.attributes))
   await saved()
+  check(/^5 shapes/.test(await byTest('shape-count').textContent()), 'the panel counts shapes, not boxes: ' + (await byTest('shape-count').textContent()))
   await shot('s5-attributes')
 
   // A conflict: tab B opens frame 1, tab A deletes the polyline, B's polygon is refused and shown.
