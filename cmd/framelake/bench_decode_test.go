@@ -45,7 +45,8 @@ import (
 // needs, averages the grey to the scores' size and the planes to 256 px,
 // and encodes the thumbnail), its SHA-256, its bytes written to a new file
 // and renamed into place, the thumbnail written into place whole, and one
-// syncfs(2) at the end. It leaves out what the import adds to that: the
+// syncfs(2) at the end, run once before the import and once after, the
+// cheaper run counted. It leaves out what the import adds to that: the
 // scores themselves, the database rows, the two-level blob folders (most
 // files of a new lake make their own), the placing journal, the batching.
 // The import's ratio to each floor is reported (cpu-ratio, phys-cpu-ratio).
@@ -99,6 +100,12 @@ func BenchmarkImportVsDecode(b *testing.B) {
 		}
 		ps := cmd.ProcessState
 		cpu := (ps.UserTime() + ps.SystemTime()).Seconds()
+		// Once more after the import: the file system's cost of a new file
+		// moves with what was freed in the last minutes (importTarget), so
+		// a run just after another's cleanup paid up to half as much again.
+		if s2, c2 := physFloor(b, media, entries); c2 < physCPU {
+			physSecs, physCPU = s2, c2
+		}
 		var cached atomic.Int64
 		_, viewCPU := onTwoCores(b, media, entries, func(p string) error {
 			if _, err := os.ReadFile(thumbOf[p]); err == nil {
