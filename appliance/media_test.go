@@ -65,5 +65,8 @@ func TestMediaRedirect(t *testing.T) {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	tests3.StopShared()
+	if migratedDir != "" {
+		os.RemoveAll(migratedDir)
+	}
 	os.Exit(code)
 }
