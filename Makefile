@@ -42,29 +42,35 @@ build: check-go
 # make test runs eight streams at once: the checks (lint, embed-example), fuzzing, cmd/framelake's
 # end-to-end suite in five shares, and every other package. The end-to-end tests wait on the servers they start, kill
 # and restart, on Chromium and on Python, and a package's tests run one after another, so as one stream the
-# suite set the wall time with a core idle much of it; in shares, make test is bound by its CPU (about 31
-# CPU-minutes on 2 cores). Each stream's output is printed when all are done, the failed ones last, then
-# each one's wall and CPU time; any stream failing fails make test. Every package is compiled once first, and the shares share one binary
-# (FRAMELAKE_TEST_BIN), so that six go test runs at once do not compile the same packages six times over
-# on a cold build cache.
+# suite set the wall time with a core idle much of it; in shares, make test is bound by its CPU. Each stream's
+# output is printed when all are done, the failed ones last, then each one's wall and CPU time (every stream
+# runs in the background, so that bash's time charges each only its own children); any stream failing fails
+# make test. Every package is compiled once first; the five shares run one test binary of cmd/framelake
+# (compiled once, as five go test runs at once would compile it five times over on a cold build cache) and
+# share one framelake binary (FRAMELAKE_TEST_BIN). go test's vet is off in the streams: the checks stream runs
+# go vet ./... over the same files. The tests' temporary files go where .ci/testtmp says (in memory when the
+# machine has room).
 E2E_BROWSER_1 := ^TestWebApp(Team|TeamPages|Shapes|Pages)$$
 E2E_KILLS     := ^(TestKill|TestServerKill9|TestImportSurvivesKill9|TestPythonClient)
 E2E_IMPORTS   := ^TestImport
 E2E_TEST      := $(GO) test -count=1 -timeout 25m
 test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-deps
-	@dir=$$(mktemp -d) && trap 'rm -rf $$dir' EXIT; \
-	$(GO) build ./... && $(GO) build -o $$dir/framelake ./cmd/framelake || exit 1; \
-	export FRAMELAKE_TEST_BIN=$$dir/framelake; \
+	@dir=$$(mktemp -d) && tmp=$$(.ci/testtmp) && trap 'rm -rf $$dir $$tmp' EXIT; \
+	$(GO) build ./... && $(GO) build -o $$dir/framelake ./cmd/framelake && \
+		$(GO) test -c -vet=off -o $$dir/e2e.test ./cmd/framelake || exit 1; \
+	export FRAMELAKE_TEST_BIN=$$dir/framelake TMPDIR=$$tmp; echo "test: temporary files in $$tmp"; \
 	beside() { name=$$1; shift; { TIMEFORMAT="$$name: %0R s wall, %0U s user + %0S s sys"; \
 		time "$$@" >$$dir/$$name 2>&1; echo $$? >$$dir/$$name.rc; } 2>$$dir/$$name.time; }; \
+	e2e() { (cd cmd/framelake && $$dir/e2e.test -test.timeout 25m "$$@"); }; \
 	beside checks sh -c '$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory embed-example' & \
 	beside fuzz $(MAKE) --no-print-directory fuzz FUZZTIME=5000x & \
-	beside browser-1 $(E2E_TEST) -run '$(E2E_BROWSER_1)' ./cmd/framelake & \
-	beside browser-2 $(E2E_TEST) -run '^TestWebApp' -skip '$(E2E_BROWSER_1)' ./cmd/framelake & \
-	beside kills $(E2E_TEST) -run '$(E2E_KILLS)' ./cmd/framelake & \
-	beside imports $(E2E_TEST) -run '$(E2E_IMPORTS)' -skip '$(E2E_KILLS)' ./cmd/framelake & \
-	beside e2e $(E2E_TEST) -skip '^TestWebApp|$(E2E_KILLS)|$(E2E_IMPORTS)' ./cmd/framelake & \
-	beside packages $(E2E_TEST) $$($(GO) list ./... | grep -v '/cmd/framelake$$'); wait; rc=0; \
+	beside browser-1 e2e -test.run '$(E2E_BROWSER_1)' & \
+	beside browser-2 e2e -test.run '^TestWebApp' -test.skip '$(E2E_BROWSER_1)' & \
+	beside kills e2e -test.run '$(E2E_KILLS)' & \
+	beside imports e2e -test.run '$(E2E_IMPORTS)' -test.skip '$(E2E_KILLS)' & \
+	beside e2e e2e -test.skip '^TestWebApp|$(E2E_KILLS)|$(E2E_IMPORTS)' & \
+	beside packages $(E2E_TEST) -vet=off $$($(GO) list ./... | grep -v '/cmd/framelake$$') & \
+	wait; rc=0; \
 	streams="packages e2e imports kills browser-1 browser-2 checks fuzz"; \
 	for s in $$streams; do [ "$$(cat $$dir/$$s.rc)" = 0 ] && { echo "--- $$s: ok"; cat $$dir/$$s; }; done; \
 	for s in $$streams; do [ "$$(cat $$dir/$$s.rc)" = 0 ] || { echo "--- $$s: FAILED"; cat $$dir/$$s; rc=1; }; done; \
