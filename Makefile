@@ -48,8 +48,10 @@ build: check-go
 # make test. Every package is compiled once first; the five shares run one test binary of cmd/framelake
 # (compiled once, as five go test runs at once would compile it five times over on a cold build cache) and
 # share one framelake binary (FRAMELAKE_TEST_BIN). go test's vet is off in the streams: the checks stream runs
-# go vet ./... over the same files. The tests' temporary files go where .ci/testtmp says (in memory when the
-# machine has room).
+# go vet ./... over the same files. The packages stream runs four packages at a time (-p 4, go test's default
+# is the core count): appliance and analysis take minutes of wall time for about a minute of CPU (they wait
+# on Python workers and servers), and with two slots they held both while the rest queued behind them. The
+# tests' temporary files go where .ci/testtmp says (in memory when the machine has room).
 E2E_BROWSER_1 := ^TestWebApp(Team|TeamPages|Shapes|Pages)$$
 E2E_KILLS     := ^(TestKill|TestServerKill9|TestImportSurvivesKill9|TestPythonClient)
 E2E_IMPORTS   := ^TestImport
@@ -69,7 +71,7 @@ test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-de
 	beside kills e2e -test.run '$(E2E_KILLS)' & \
 	beside imports e2e -test.run '$(E2E_IMPORTS)' -test.skip '$(E2E_KILLS)' & \
 	beside e2e e2e -test.skip '^TestWebApp|$(E2E_KILLS)|$(E2E_IMPORTS)' & \
-	beside packages $(E2E_TEST) -vet=off $$($(GO) list ./... | grep -v '/cmd/framelake$$') & \
+	beside packages $(E2E_TEST) -vet=off -p 4 $$($(GO) list ./... | grep -v '/cmd/framelake$$') & \
 	wait; rc=0; \
 	streams="packages e2e imports kills browser-1 browser-2 checks fuzz"; \
 	for s in $$streams; do [ "$$(cat $$dir/$$s.rc)" = 0 ] && { echo "--- $$s: ok"; cat $$dir/$$s; }; done; \
