@@ -138,6 +138,22 @@ type Appliance struct {
 	lock        *DataLock
 }
 
+// Migrate brings db to this build's schema: every package's embedded
+// migrations in order, each package's once (Open does it first).
+func Migrate(ctx context.Context, db *sqlitedb.DB) error {
+	for _, m := range []struct {
+		owner string
+		fs    fs.FS
+	}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()},
+		{"vector", vector.Migrations}, {"annotate", annotate.Migrations}, {"analysis", analysis.Migrations},
+		{"dataset", dataset.Migrations}, {"evaluate", evaluate.Migrations}} {
+		if err := db.Migrate(ctx, m.owner, m.fs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Open opens (or creates) the data folder, migrates it, starts the job
 // workers, and binds cfg.Addr if set, so a taken port fails here.
 func Open(ctx context.Context, cfg Config) (*Appliance, error) {
@@ -176,15 +192,8 @@ func (a *Appliance) open(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, m := range []struct {
-		owner string
-		fs    fs.FS
-	}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()},
-		{"vector", vector.Migrations}, {"annotate", annotate.Migrations}, {"analysis", analysis.Migrations},
-		{"dataset", dataset.Migrations}, {"evaluate", evaluate.Migrations}} {
-		if err := db.Migrate(ctx, m.owner, m.fs); err != nil {
-			return err
-		}
+	if err := Migrate(ctx, db); err != nil {
+		return err
 	}
 	key, err := a.signingKey()
 	if err != nil {

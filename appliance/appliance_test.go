@@ -7,7 +7,6 @@ import (
 	"image"
 	_ "image/jpeg"
 	"io"
-	"io/fs"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
@@ -17,18 +16,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/framelake/framelake/analysis"
-	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/appliance"
 	"github.com/framelake/framelake/client"
-	"github.com/framelake/framelake/dataset"
-	evalpkg "github.com/framelake/framelake/evaluate"
 	"github.com/framelake/framelake/internal/auth"
-	"github.com/framelake/framelake/internal/job"
 	"github.com/framelake/framelake/internal/sqlitedb"
 	"github.com/framelake/framelake/internal/testmedia"
-	"github.com/framelake/framelake/lake"
-	"github.com/framelake/framelake/vector"
 )
 
 type env struct {
@@ -39,7 +31,7 @@ type env struct {
 }
 
 // migrated is a database with every owner's migrations applied, made once
-// per test binary by the Migrate calls appliance.Open makes. start copies it
+// per test binary by appliance.Migrate, as appliance.Open does. start copies it
 // into each test's data folder, where Open runs Migrate for every owner
 // again and finds them applied (an owner missing here would be migrated
 // there). Migrating a fresh database was about 0.14 CPU-s of each of the
@@ -62,17 +54,10 @@ func migratedDB(t testing.TB) string {
 			migratedErr = err
 			return
 		}
-		for _, m := range []struct {
-			owner string
-			fs    fs.FS
-		}{{"lake", lake.Migrations}, {"auth", auth.Migrations}, {"job", job.Migrations()},
-			{"vector", vector.Migrations}, {"annotate", annotate.Migrations}, {"analysis", analysis.Migrations},
-			{"dataset", dataset.Migrations}, {"evaluate", evalpkg.Migrations}} {
-			if err := db.Migrate(ctx, m.owner, m.fs); err != nil {
-				db.Close()
-				migratedErr = err
-				return
-			}
+		if err := appliance.Migrate(ctx, db); err != nil {
+			db.Close()
+			migratedErr = err
+			return
 		}
 		migratedErr = db.Close()
 	})
