@@ -51,7 +51,8 @@ build: check-go
 # go vet ./... over the same files. The packages stream runs four packages at a time (-p 4, go test's default
 # is the core count): appliance and analysis take minutes of wall time for about a minute of CPU (they wait
 # on Python workers and servers), and with two slots they held both while the rest queued behind them. The
-# tests' temporary files go where .ci/testtmp says (in memory when the machine has room).
+# tests' temporary files go where .ci/testtmp says (in memory when the machine has room), removed at the end;
+# the browser tests' screenshots stay in the usual temporary folder.
 E2E_BROWSER_1 := ^TestWebApp(Team|TeamPages|Shapes|Pages)$$
 E2E_KILLS     := ^(TestKill|TestServerKill9|TestImportSurvivesKill9|TestPythonClient)
 E2E_IMPORTS   := ^TestImport
@@ -60,7 +61,8 @@ test: deps check-go models test-check-go ui-deps s3server staticcheck ui-lint-de
 	@dir=$$(mktemp -d) && tmp=$$(.ci/testtmp) && trap 'rm -rf $$dir $$tmp' EXIT; \
 	$(GO) build ./... && $(GO) build -o $$dir/framelake ./cmd/framelake && \
 		$(GO) test -c -vet=off -o $$dir/e2e.test ./cmd/framelake || exit 1; \
-	export FRAMELAKE_TEST_BIN=$$dir/framelake TMPDIR=$$tmp; echo "test: temporary files in $$tmp"; \
+	export FRAMELAKE_TEST_BIN=$$dir/framelake FRAMELAKE_UI_SHOTS_ROOT=$${TMPDIR:-/tmp} TMPDIR=$$tmp; \
+	echo "test: temporary files in $$tmp, screenshots in $$FRAMELAKE_UI_SHOTS_ROOT"; \
 	beside() { name=$$1; shift; { TIMEFORMAT="$$name: %0R s wall, %0U s user + %0S s sys"; \
 		time "$$@" >$$dir/$$name 2>&1; echo $$? >$$dir/$$name.rc; } 2>$$dir/$$name.time; }; \
 	e2e() { (cd cmd/framelake && $$dir/e2e.test -test.timeout 25m "$$@"); }; \

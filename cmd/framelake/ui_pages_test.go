@@ -23,7 +23,13 @@ func shotsDir(t testing.TB, name string) string {
 	t.Helper()
 	shots := os.Getenv("FRAMELAKE_UI_SHOTS")
 	if shots == "" {
-		shots = filepath.Join(os.TempDir(), "framelake-"+name+"-shots-"+time.Now().UTC().Format("20060102-150405"))
+		// make test puts TMPDIR in a folder it removes at the end; the
+		// screenshots are for looking at afterwards (FRAMELAKE_UI_SHOTS_ROOT).
+		root := os.Getenv("FRAMELAKE_UI_SHOTS_ROOT")
+		if root == "" {
+			root = os.TempDir()
+		}
+		shots = filepath.Join(root, "framelake-"+name+"-shots-"+time.Now().UTC().Format("20060102-150405"))
 	}
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
