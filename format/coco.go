@@ -159,21 +159,16 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 	doc := &cocoDoc{cats: map[int64]string{}, kps: map[int64][]string{}, skel: map[int64][][2]int{}, lines: &lineMarks{r: f, path: f.Name()},
 		perImage: map[int64]int{}, over: map[int64]int{}, overOff: map[int64]int64{}}
 	doc.guard = newJSONGuard(doc.lines)
-	dec := json.NewDecoder(doc.guard)
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	s := newJSONStream(doc.guard)
+	if c, ok := s.peek(); !ok || c != '{' {
 		return doc, &errAt{0, fmt.Errorf("not a JSON object")}
 	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		switch t {
+	err = s.members(func(key string) error {
+		switch key {
 		case "images":
-			err = eachElement(dec, func() error {
+			return s.elements(func(raw []byte, start int64) error {
 				var im cocoImage
-				start := dec.InputOffset()
-				if ok, err := rd.cocoRecord(rel, dec, doc, &im, start, func() string { return fmt.Sprintf("image %d", im.ID) }); !ok {
+				if ok, err := rd.cocoRecord(rel, doc, raw, start, &im, func() string { return fmt.Sprintf("image %d", im.ID) }); !ok {
 					return err
 				}
 				doc.imgOff = append(doc.imgOff, start)
@@ -181,11 +176,11 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 				return nil
 			})
 		case "annotations":
-			err = rd.cocoAnnotations(rel, dec, doc)
+			return rd.cocoAnnotations(rel, s, doc)
 		case "categories":
-			err = eachElement(dec, func() error {
+			return s.elements(func(raw []byte, start int64) error {
 				var c cocoCategory
-				if ok, err := rd.cocoRecord(rel, dec, doc, &c, dec.InputOffset(), func() string { return fmt.Sprintf("category %d", c.ID) }); !ok {
+				if ok, err := rd.cocoRecord(rel, doc, raw, start, &c, func() string { return fmt.Sprintf("category %d", c.ID) }); !ok {
 					return err
 				}
 				if _, ok := doc.cats[c.ID]; !ok && len(doc.cats) >= rd.caps.Categories {
@@ -200,17 +195,17 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 				return nil
 			})
 		default:
-			err = skipValue(dec)
-			doc.guard.flagged(0, dec.InputOffset()) // what the guard rewrote in info or licenses is no record's
+			err := s.skip()
+			doc.guard.flagged(0, s.offset()) // what the guard rewrote in info or licenses is no record's
+			return err
 		}
-		if err != nil {
-			off := dec.InputOffset()
-			var syn *json.SyntaxError
-			if errors.As(err, &syn) {
-				off = syn.Offset
-			}
-			return doc, &errAt{off, fmt.Errorf("%v (at byte %d)", err, off)}
+	})
+	if err != nil {
+		off, ok := errOffset(err)
+		if !ok {
+			off = s.offset()
 		}
+		return doc, &errAt{off, fmt.Errorf("%v (at byte %d)", err, off)}
 	}
 	return doc, nil
 }
@@ -234,13 +229,13 @@ func (rd *reader) problem(k Kind, rel string, doc *cocoDoc, off int64, format st
 	rd.rep.add(k, rel, line, format, args...)
 }
 
-// cocoRecord decodes the record dec is at into v. A record that holds a
-// value of the wrong type, or one the guard rewrote (NaN, over-deep), is
-// malformed, named by what, and the reading goes on; ok is false then, and
-// err is set only when the file cannot be read on.
-func (rd *reader) cocoRecord(rel string, dec *json.Decoder, doc *cocoDoc, v any, start int64, what func() string) (ok bool, err error) {
-	err = dec.Decode(v)
-	if f, hit := doc.guard.flagged(start, dec.InputOffset()); hit && (err == nil || isTypeErr(err)) {
+// cocoRecord decodes raw, the record read at start, into v. A record that
+// holds a value of the wrong type, or one the guard rewrote (NaN,
+// over-deep), is malformed, named by what, and the reading goes on; ok is
+// false then, and err is set only when the file cannot be read on.
+func (rd *reader) cocoRecord(rel string, doc *cocoDoc, raw []byte, start int64, v any, what func() string) (ok bool, err error) {
+	err = recordErr(json.Unmarshal(raw, v), start)
+	if f, hit := doc.guard.flagged(start, start+int64(len(raw))); hit && (err == nil || isTypeErr(err)) {
 		rd.problem(Malformed, rel, doc, start, "%s: %s; not imported", what(), f.message())
 		return false, nil
 	}
@@ -249,6 +244,16 @@ func (rd *reader) cocoRecord(rel string, dec *json.Decoder, doc *cocoDoc, v any,
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// recordErr places a syntax error in a record read at start in the file,
+// at the byte that breaks it.
+func recordErr(err error, start int64) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &syntaxError{start + max(se.Offset-1, 0), se.Error()}
+	}
+	return err
 }
 
 func isTypeErr(err error) bool {
@@ -270,8 +275,14 @@ type cocoRaw struct {
 }
 
 // decode fills a, seg and their errors from raw, touching nothing shared.
+// The stream found raw's end without reading it through: it is checked
+// here, off the reading goroutine, and a syntax error in it stops the file.
 func (r *cocoRaw) decode() {
 	if !r.hit {
+		if err := checkJSON(r.raw, r.start); err != nil {
+			r.err, r.raw = err, nil
+			return
+		}
 		if seg, ok := fastAnnotation(r.raw, &r.a); ok {
 			r.seg, r.segErr = cocoSegment(seg)
 			r.raw = nil
@@ -279,7 +290,7 @@ func (r *cocoRaw) decode() {
 		}
 		r.a = cocoAnnotation{}
 	}
-	r.err = json.Unmarshal(r.raw, &r.a)
+	r.err = recordErr(json.Unmarshal(r.raw, &r.a), r.start)
 	if r.err == nil && !r.hit {
 		r.seg, r.segErr = cocoSegment(r.a.Segmentation)
 	}
@@ -290,19 +301,13 @@ func (r *cocoRaw) decode() {
 // annotationsPerBatch is how many annotations go to the decoding goroutine at once.
 const annotationsPerBatch = 256
 
-// cocoAnnotations reads the annotations array dec is at. This goroutine
-// reads each annotation's bytes (the JSON scan and the guard) and keeps
-// what the one beside it decoded of the batch before (the struct, the
-// polygons' numbers): the read of a segmented file's million polygons, all
-// of it before the first image is stored, used one core of two.
-// Annotations are kept in file order, as one goroutine read them.
-func (rd *reader) cocoAnnotations(rel string, dec *json.Decoder, doc *cocoDoc) error {
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		if err == nil {
-			err = fmt.Errorf("want an array, got %v", t)
-		}
-		return err
-	}
+// cocoAnnotations reads the annotations array s is at. This goroutine
+// finds each annotation's bytes and keeps what the one beside it decoded
+// of the batch before (the check, the struct, the polygons' numbers): the
+// read of a segmented file's million polygons, all of it before the first
+// image is stored, used one core of two. Annotations are kept in file
+// order, as one goroutine read them.
+func (rd *reader) cocoAnnotations(rel string, s *jsonStream, doc *cocoDoc) error {
 	jobs, done := make(chan []cocoRaw, 1), make(chan []cocoRaw, 2)
 	go func() {
 		defer close(done)
@@ -324,44 +329,46 @@ func (rd *reader) cocoAnnotations(rel string, dec *json.Decoder, doc *cocoDoc) e
 		}
 		return nil
 	}
-	var err, kept error
 	// A batch's annotations' bytes share one buffer, sized as the last
 	// batch's: a million annotations were a million allocations.
-	var raw json.RawMessage
 	size := 64 << 10
-	for err == nil && kept == nil && dec.More() {
-		batch := make([]cocoRaw, 0, annotationsPerBatch)
-		buf := make([]byte, 0, size)
-		for len(batch) < annotationsPerBatch && dec.More() {
-			r := cocoRaw{start: dec.InputOffset()}
-			if err = dec.Decode(&raw); err != nil {
-				break
-			}
-			n := len(buf)
-			buf = append(buf, raw...)
-			r.raw = buf[n:len(buf):len(buf)]
-			r.flag, r.hit = doc.guard.flagged(r.start, dec.InputOffset())
-			batch = append(batch, r)
-		}
+	var batch []cocoRaw
+	var buf []byte
+	send := func() error {
 		size = max(size, len(buf))
 		jobs <- batch
+		batch, buf = nil, nil
 		if inFlight++; inFlight == 2 {
-			kept = keep()
+			return keep()
 		}
+		return nil
+	}
+	err := s.elements(func(raw []byte, start int64) error {
+		if batch == nil {
+			batch, buf = make([]cocoRaw, 0, annotationsPerBatch), make([]byte, 0, size)
+		}
+		n := len(buf)
+		buf = append(buf, raw...)
+		r := cocoRaw{raw: buf[n:len(buf):len(buf)], start: start}
+		r.flag, r.hit = doc.guard.flagged(start, start+int64(len(raw)))
+		if batch = append(batch, r); len(batch) == annotationsPerBatch {
+			return send()
+		}
+		return nil
+	})
+	var kept error
+	if len(batch) > 0 {
+		kept = send() // what was read before the end, or before a syntax error
 	}
 	close(jobs)
-	for inFlight > 0 && kept == nil { // what was read before the end, or before a syntax error
+	for inFlight > 0 && kept == nil {
 		kept = keep()
 	}
 	for range done { // what is left after a failure to keep
 	}
-	if err == nil {
-		err = kept
+	if kept != nil {
+		return kept // the first in the file: what was kept was read before err
 	}
-	if err != nil {
-		return err
-	}
-	_, err = dec.Token()
 	return err
 }
 
@@ -658,41 +665,4 @@ func (rd *reader) cocoBoxes(rel string, doc *cocoDoc, i int, ks []int) ([]Box, e
 		out = append(out, box)
 	}
 	return out, nil
-}
-
-// eachElement calls fn for each element of the JSON array dec is at.
-func eachElement(dec *json.Decoder, fn func() error) error {
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		if err == nil {
-			err = fmt.Errorf("want an array, got %v", t)
-		}
-		return err
-	}
-	for dec.More() {
-		if err := fn(); err != nil {
-			return err
-		}
-	}
-	_, err := dec.Token()
-	return err
-}
-
-// skipValue reads past one JSON value without keeping it.
-func skipValue(dec *json.Decoder) error {
-	depth := 0
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
 }

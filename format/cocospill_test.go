@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 )
@@ -25,6 +26,54 @@ func TestParseRings(t *testing.T) {
 		if got, ok := parseRings([]byte(raw)); ok {
 			t.Errorf("%q read as %v", raw, got)
 		}
+	}
+}
+
+// TestRingsCodec: rings come back from AppendRings' form exact, whether
+// kept as hundredths or as float64s (more decimals, -0, NaN, infinities,
+// numbers past 2^40, an empty ring), and kept as hundredths in under a third of
+// the bytes; a form cut short or with bytes after it is refused.
+func TestRingsCodec(t *testing.T) {
+	big := math.Ldexp(1, 41)
+	for _, rings := range [][][]float64{
+		{{10.25, 20.5, 639.99, 479.01, -3.07, 0, 1e9, 7}},
+		{{0.1, 0.2, 0.3, 0.7, 123.45, 2.675}, {1.001, 2, 3, 4, 5, 6}},
+		{{math.Copysign(0, -1), 1, 2, 3, 4, 5}},
+		{{math.NaN(), 1, math.Inf(1), 2, math.Inf(-1), 3}},
+		{{big, big + 0.5, -big, 1, 2, 3}},
+		{{}, {1, 2, 3, 4, 5, 6}},
+		{},
+	} {
+		b := AppendRings(nil, rings)
+		got, err := ReadRings(b)
+		if err != nil || len(got) != len(rings) {
+			t.Fatalf("%v: %v %v", rings, got, err)
+		}
+		for i := range rings {
+			if len(got[i]) != len(rings[i]) {
+				t.Fatalf("%v: %v", rings, got)
+			}
+			for j, v := range rings[i] {
+				if math.Float64bits(got[i][j]) != math.Float64bits(v) {
+					t.Errorf("%v: ring %d number %d came back %v", rings, i, j, got[i][j])
+				}
+			}
+		}
+		for _, cut := range [][]byte{b[:len(b)-1], append(b[:len(b):len(b)], 0)} {
+			if len(rings) > 0 {
+				if r, err := ReadRings(cut); err == nil {
+					t.Errorf("%v: %d bytes of %d read as %v", rings, len(cut), len(b), r)
+				}
+			}
+		}
+	}
+	ring := make([]float64, 60) // 30 vertices on a circle of radius 100
+	for i := range ring {
+		a := 2 * math.Pi * float64(i/2) / 30
+		ring[i] = math.Round((200+100*[]float64{math.Cos(a), math.Sin(a)}[i%2])*100) / 100
+	}
+	if n := len(AppendRings(nil, [][]float64{ring})); n > 8*len(ring)/3 {
+		t.Errorf("a ring of 30 vertices in hundredths takes %d bytes, against %d as float64s", n, 8*len(ring))
 	}
 }
 

@@ -90,6 +90,48 @@ func TestCOCOHostileRecords(t *testing.T) {
 	noPath(t, rep, dir)
 }
 
+// TestCOCOBrokenJSON: a COCO file whose JSON breaks (inside an annotation,
+// between annotations, in a value no record holds, at its end) is refused
+// whole as malformed, at the line where it breaks; an annotation's strings
+// holding brackets and quotes do not end it early.
+func TestCOCOBrokenJSON(t *testing.T) {
+	head := `{"images": [{"id": 1, "file_name": "a.jpg", "width": 100, "height": 100}],
+"categories": [{"id": 1, "name": "car"}],
+"annotations": [
+{"id": 10, "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "attributes": {"note": "a ]} \\\"[{ b"}},
+`
+	for _, tc := range []struct {
+		name, tail string
+		line       int
+	}{
+		{"whole", `{"id": 11, "image_id": 1, "category_id": 1, "bbox": [5, 6, 7, 8]}]}`, 0},
+		{"in an annotation", `{"id": 11, "image_id": 1, "category_id": 1,
+"bbox": [5, 6,, 8]}]}`, 6},
+		{"between annotations", `{"id": 11, "image_id": 1, "category_id": 1, "bbox": [5, 6, 7, 8]}
+{"id": 12}]}`, 6},
+		{"in info", `{"id": 11, "image_id": 1, "category_id": 1, "bbox": [5, 6, 7, 8]}],
+"info": {"year": 2017,}}`, 6},
+		{"cut short", `{"id": 11, "image_id": 1, "category_id": 1, "bbox": [5, 6, 7, 8]}`, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeTree(t, map[string]string{"annotations.json": head + tc.tail, "a.jpg": "x"})
+			items, rep := read(t, dir, format.COCO)
+			mal := problemsOf(rep, format.Malformed)
+			if tc.line == 0 {
+				got := items["a.jpg"].Boxes
+				if len(mal) != 0 || len(got) != 2 || got[0].Attributes["note"] != `a ]} \"[{ b` {
+					t.Fatalf("boxes %+v, problems %q", got, mal)
+				}
+				return
+			}
+			prefix := fmt.Sprintf("annotations.json:%d: ", tc.line)
+			if len(mal) != 1 || !strings.HasPrefix(mal[0], prefix) || !strings.Contains(mal[0], "at byte") || len(items["a.jpg"].Boxes) != 0 {
+				t.Fatalf("problems %q, want one at %q; boxes %+v", mal, prefix, items["a.jpg"].Boxes)
+			}
+		})
+	}
+}
+
 // TestCVATHostileShapes: xbr="1e400" and ytl="NaN" spoil their shapes only.
 func TestCVATHostileShapes(t *testing.T) {
 	xml := `<?xml version="1.0" encoding="utf-8"?>

@@ -288,3 +288,20 @@ func (rd *reader) lsBox(rel string, task int64, r lsResult) (Box, bool) {
 	}
 	return b, true
 }
+
+// eachElement calls fn for each element of the JSON array dec is at.
+func eachElement(dec *json.Decoder, fn func() error) error {
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		if err == nil {
+			err = fmt.Errorf("want an array, got %v", t)
+		}
+		return err
+	}
+	for dec.More() {
+		if err := fn(); err != nil {
+			return err
+		}
+	}
+	_, err := dec.Token()
+	return err
+}
