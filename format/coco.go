@@ -298,32 +298,43 @@ func (r *cocoRaw) decode() {
 	r.raw = nil
 }
 
-// annotationsPerBatch is how many annotations go to the decoding goroutine at once.
-const annotationsPerBatch = 256
+// annotationsPerBatch is how many annotations go to a decoding goroutine
+// at once, and decoders how many decode.
+const annotationsPerBatch, decoders = 256, 2
+
+// cocoBatch is annotations sent to be decoded; done closes when they are.
+type cocoBatch struct {
+	raws []cocoRaw
+	done chan struct{}
+}
 
 // cocoAnnotations reads the annotations array s is at. This goroutine
-// finds each annotation's bytes and keeps what the one beside it decoded
-// of the batch before (the check, the struct, the polygons' numbers): the
-// read of a segmented file's million polygons, all of it before the first
-// image is stored, used one core of two. Annotations are kept in file
-// order, as one goroutine read them.
+// finds each annotation's bytes and keeps what the decoders made of the
+// batches before (the check, the struct, the polygons' numbers): the read
+// of a segmented file's million polygons, all of it before the first image
+// is stored, used one core of two. Annotations are kept in file order, as
+// one goroutine read them.
 func (rd *reader) cocoAnnotations(rel string, s *jsonStream, doc *cocoDoc) error {
-	jobs, done := make(chan []cocoRaw, 1), make(chan []cocoRaw, 2)
-	go func() {
-		defer close(done)
-		for batch := range jobs {
-			for i := range batch {
-				batch[i].decode()
+	// Two goroutines decode: the checks and the numbers are most of the
+	// work, and the reading waits on them.
+	jobs := make(chan *cocoBatch, decoders)
+	for range decoders {
+		go func() {
+			for b := range jobs {
+				for i := range b.raws {
+					b.raws[i].decode()
+				}
+				close(b.done)
 			}
-			done <- batch
-		}
-	}()
-	inFlight := 0
+		}()
+	}
+	var inFlight []*cocoBatch
 	keep := func() error { // the oldest batch sent, in order
-		inFlight--
-		batch := <-done
-		for i := range batch {
-			if err := rd.cocoAnnotation(rel, doc, &batch[i]); err != nil {
+		b := inFlight[0]
+		inFlight = inFlight[1:]
+		<-b.done
+		for i := range b.raws {
+			if err := rd.cocoAnnotation(rel, doc, &b.raws[i]); err != nil {
 				return err
 			}
 		}
@@ -336,9 +347,10 @@ func (rd *reader) cocoAnnotations(rel string, s *jsonStream, doc *cocoDoc) error
 	var buf []byte
 	send := func() error {
 		size = max(size, len(buf))
-		jobs <- batch
-		batch, buf = nil, nil
-		if inFlight++; inFlight == 2 {
+		b := &cocoBatch{batch, make(chan struct{})}
+		jobs <- b
+		batch, buf, inFlight = nil, nil, append(inFlight, b)
+		if len(inFlight) > 2*decoders {
 			return keep()
 		}
 		return nil
@@ -361,10 +373,11 @@ func (rd *reader) cocoAnnotations(rel string, s *jsonStream, doc *cocoDoc) error
 		kept = send() // what was read before the end, or before a syntax error
 	}
 	close(jobs)
-	for inFlight > 0 && kept == nil {
+	for len(inFlight) > 0 && kept == nil {
 		kept = keep()
 	}
-	for range done { // what is left after a failure to keep
+	for _, b := range inFlight { // what is left after a failure to keep
+		<-b.done
 	}
 	if kept != nil {
 		return kept // the first in the file: what was kept was read before err

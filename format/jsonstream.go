@@ -130,42 +130,59 @@ func (s *jsonStream) value() ([]byte, int64, error) {
 	case ',', ':', ']', '}':
 		return nil, 0, s.unexpected(c, "looking for beginning of value")
 	}
-	start, j := s.i, s.i+1
-	depth, inString, escaped := 0, c == '"', false
+	start, j, depth := s.i, s.i+1, 0
+	inString, scalar := c == '"', false
 	switch c {
 	case '{', '[':
 		depth = 1
+	case '"':
+	default:
+		scalar = true
 	}
-	scalar := depth == 0 && !inString
 	for {
-		for ; j < len(s.buf); j++ {
-			b := s.buf[j]
+		// j may stand one past the end, after a backslash that ended the bytes read.
+		for b := s.buf; j < len(b); {
 			switch {
+			case scalar:
+				for j < len(b) && !valueStops[b[j]] {
+					j++
+				}
+				if j < len(b) {
+					return s.took(start, j)
+				}
 			case inString:
-				switch {
-				case escaped:
-					escaped = false
-				case b == '\\':
-					escaped = true
-				case b == '"':
-					inString = false
-					if depth == 0 {
+				for j < len(b) && !stringStops[b[j]] {
+					j++
+				}
+				if j == len(b) {
+					break
+				}
+				if b[j] == '\\' {
+					j += 2
+					continue
+				}
+				j, inString = j+1, false
+				if depth == 0 {
+					return s.took(start, j)
+				}
+			default:
+				for j < len(b) && !bracketStops[b[j]] {
+					j++
+				}
+				if j == len(b) {
+					break
+				}
+				switch b[j] {
+				case '"':
+					inString = true
+				case '{', '[':
+					depth++
+				default:
+					if depth--; depth == 0 {
 						return s.took(start, j+1)
 					}
 				}
-			case scalar:
-				switch b {
-				case ' ', '\t', '\n', '\r', ',', ':', '[', ']', '{', '}', '"':
-					return s.took(start, j)
-				}
-			case b == '"':
-				inString = true
-			case b == '{' || b == '[':
-				depth++
-			case b == '}' || b == ']':
-				if depth--; depth == 0 {
-					return s.took(start, j+1)
-				}
+				j++
 			}
 		}
 		moved, ok := s.fill(start)
@@ -177,6 +194,19 @@ func (s *jsonStream) value() ([]byte, int64, error) {
 			return nil, 0, s.readErr()
 		}
 	}
+}
+
+// The bytes value stops at: inside an array or object, quotes and
+// brackets; inside a string, its end and escapes; after another value's
+// start, white space and structural characters. The rest is passed over
+// a byte at a time without a decision: most of a COCO file is numbers.
+var bracketStops, stringStops, valueStops = stops(`"{}[]`), stops(`"\`), stops(" \t\n\r,:[]{}\"")
+
+func stops(chars string) (t [256]bool) {
+	for _, c := range []byte(chars) {
+		t[c] = true
+	}
+	return t
 }
 
 func (s *jsonStream) took(start, end int) ([]byte, int64, error) {
