@@ -541,7 +541,7 @@ func (rd *reader) cocoKeypoints(rel string, doc *cocoDoc, k int, box *Box, kps [
 		}
 		g.Keypoints = append(g.Keypoints, shape.Keypoint{Name: name, X: kps[j], Y: kps[j+1], V: int(kps[j+2])})
 	}
-	box.Geometry = g
+	box.Geometry, box.Rings = g, nil
 }
 
 // cocoReading keeps COCO's meaning of a polygon whose rings overlap: COCO
@@ -650,9 +650,10 @@ func (rd *reader) groupCOCO(rel string, doc *cocoDoc) [][]int {
 }
 
 // cocoBoxes makes the named boxes ks of image i, their polygons read back
-// from the spill.
+// from the spill (for ReadEncoded, one ring's as its bytes).
 func (rd *reader) cocoBoxes(rel string, doc *cocoDoc, i int, ks []int) ([]Box, error) {
 	out := make([]Box, 0, len(ks))
+	var enc []byte // the image's encoded polygons
 	for _, k := range ks {
 		b := doc.boxes.at(k)
 		attrs := b.attrs
@@ -662,11 +663,21 @@ func (rd *reader) cocoBoxes(rel string, doc *cocoDoc, i int, ks []int) ([]Box, e
 		box := Box{Label: doc.cats[doc.cat[k]], X: b.x, Y: b.y, W: b.w, H: b.h, Attributes: attrs}
 		seg := b.seg
 		if b.poly.n > 0 {
-			rings, err := doc.polys.get(b.poly)
+			raw, err := doc.polys.bytes(b.poly)
 			if err != nil {
 				return nil, err
 			}
-			seg = &shape.Geometry{Type: shape.Polygon, Polygon: rings}
+			if rd.encoded && oneRing(raw) { // one ring: nothing for cocoReading to do
+				n := len(enc)
+				enc = append(enc, raw...)
+				box.Type, box.Rings = shape.Polygon, enc[n:len(enc):len(enc)]
+			} else {
+				rings, err := ReadRings(raw)
+				if err != nil {
+					return nil, err
+				}
+				seg = &shape.Geometry{Type: shape.Polygon, Polygon: rings}
+			}
 		}
 		if seg != nil {
 			box.Geometry = cocoReading(*seg, doc.images[i])

@@ -64,6 +64,16 @@ func (s *polySpill) put(rings [][]float64) (polyRef, error) {
 
 // get reads the rings at ref back.
 func (s *polySpill) get(ref polyRef) ([][]float64, error) {
+	b, err := s.bytes(ref)
+	if err != nil {
+		return nil, err
+	}
+	return ReadRings(b)
+}
+
+// bytes gives the rings at ref in AppendRings' form, valid until the next
+// read of the spill.
+func (s *polySpill) bytes(ref polyRef) ([]byte, error) {
 	if !s.read {
 		if err := s.w.Flush(); err != nil {
 			return nil, fmt.Errorf("spilling COCO polygons: %w", err)
@@ -82,8 +92,11 @@ func (s *polySpill) get(ref polyRef) ([][]float64, error) {
 			return nil, fmt.Errorf("reading a spilled COCO polygon: %w", err)
 		}
 	}
-	return ReadRings(s.win[ref.off-s.winOff : end-s.winOff])
+	return s.win[ref.off-s.winOff : end-s.winOff], nil
 }
+
+// oneRing says whether b, rings in AppendRings' form, holds one ring.
+func oneRing(b []byte) bool { return len(b) >= 4 && binary.LittleEndian.Uint32(b) == 1 }
 
 // AppendRings appends rings in a compact binary form, what ReadRings
 // reads: their count, then each ring's length, its kind and its numbers.

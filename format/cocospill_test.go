@@ -1,8 +1,11 @@
 package format
 
 import (
+	"context"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -140,5 +143,53 @@ func TestPolySpillWindows(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, in[i]) {
 			t.Fatalf("polygon %d: %v, got %d numbers", i, err, len(got))
 		}
+	}
+}
+
+// TestReadEncodedEqualsRead: ReadEncoded gives what Read gives, but for a
+// polygon of one ring, which comes as its spilled bytes; rings that
+// overlap (read as a mask), two rings, keypoints over a polygon and a
+// mask come as Read gives them.
+func TestReadEncodedEqualsRead(t *testing.T) {
+	dir := t.TempDir()
+	doc := `{"images": [{"id": 1, "file_name": "a.jpg", "width": 64, "height": 48}],
+"categories": [{"id": 1, "name": "car", "keypoints": ["a", "b"]}, {"id": 2, "name": "bus"}],
+"annotations": [
+{"id": 1, "image_id": 1, "category_id": 2, "bbox": [1, 2, 30, 20], "area": 300.5, "segmentation": [[1.25, 2, 31, 2, 31, 22.75, 1, 22]]},
+{"id": 2, "image_id": 1, "category_id": 2, "segmentation": [[0.333, 0, 10, 0, 10, 10]]},
+{"id": 3, "image_id": 1, "category_id": 2, "bbox": [0, 0, 20, 20], "segmentation": [[0, 0, 20, 0, 20, 20, 0, 20], [5, 5, 10, 5, 10, 10]]},
+{"id": 4, "image_id": 1, "category_id": 2, "bbox": [0, 0, 30, 30], "segmentation": [[0, 0, 20, 0, 20, 20], [10, 10, 30, 10, 30, 30]]},
+{"id": 5, "image_id": 1, "category_id": 1, "bbox": [0, 0, 9, 9], "keypoints": [1, 2, 2, 3, 4, 1], "segmentation": [[0, 0, 9, 0, 9, 9]]},
+{"id": 6, "image_id": 1, "category_id": 2, "bbox": [0, 0, 2, 2], "segmentation": {"size": [48, 64], "counts": [0, 4, 3068]}}
+]}`
+	for name, body := range map[string]string{"annotations.json": doc, "a.jpg": "x"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readAll := func(read func(context.Context, string, Format, Caps, func(Item) error) (*Report, error)) []Box {
+		var boxes []Box
+		if _, err := read(context.Background(), dir, COCO, Caps{}, func(it Item) error {
+			boxes = append(boxes, it.Boxes...)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return boxes
+	}
+	want, got := readAll(ReadWith), readAll(ReadEncoded)
+	encoded := 0
+	for i := range got {
+		if got[i].Rings != nil {
+			encoded++
+			rings, err := ReadRings(got[i].Rings)
+			if err != nil || got[i].Polygon != nil {
+				t.Fatalf("box %d: %v %v", i, err, got[i].Polygon)
+			}
+			got[i].Polygon, got[i].Rings = rings, nil
+		}
+	}
+	if encoded != 2 || !reflect.DeepEqual(got, want) {
+		t.Errorf("%d encoded; ReadEncoded\n%+v\nRead\n%+v", encoded, got, want)
 	}
 }

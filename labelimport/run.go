@@ -58,7 +58,7 @@ type labelRead struct {
 
 func readLabels(ctx context.Context, dir string, f format.Format, caps format.Caps, spill *boxSpill) (*labelRead, error) {
 	r := &labelRead{spill: spill, spans: map[string][]span{}}
-	rep, err := format.ReadWith(ctx, dir, f, caps, func(it format.Item) error {
+	rep, err := format.ReadEncoded(ctx, dir, f, caps, func(it format.Item) error {
 		if len(it.Boxes) > 0 {
 			sp, err := spill.put(it.Boxes)
 			if err != nil {

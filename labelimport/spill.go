@@ -87,7 +87,10 @@ func (s *boxSpill) put(boxes []format.Box) (span, error) {
 			buf[40] = 1
 		}
 		var geometry []byte
-		if plainPolygon(b.Geometry) {
+		if len(b.Rings) > 0 { // from format.ReadEncoded: kept as they come
+			s.poly = append(append(s.poly[:0], polygonMark), b.Rings...)
+			geometry = s.poly
+		} else if plainPolygon(b.Geometry) {
 			s.poly = appendRings(s.poly[:0], b.Polygon)
 			geometry = s.poly
 		} else if b.Type != "" {

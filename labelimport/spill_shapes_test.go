@@ -34,4 +34,14 @@ func TestSpillKeepsShapes(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, in) {
 		t.Errorf("read back %+v, %v\nwant %+v", got, err, in)
 	}
+	// A polygon from format.ReadEncoded, as its bytes, comes back as numbers.
+	ring := [][]float64{{1.25, 2, 31, 2, 31, 22.75}}
+	sp, err = s.put([]format.Box{{Label: "e", Geometry: shape.Geometry{Type: shape.Polygon}, Rings: format.AppendRings(nil, ring)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []format.Box{{Label: "e", Geometry: shape.Geometry{Type: shape.Polygon, Polygon: ring}}}
+	if got, err := s.get([]span{sp}, 100); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %+v, %v\nwant %+v", got, err, want)
+	}
 }
