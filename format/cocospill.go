@@ -98,6 +98,20 @@ func (s *polySpill) bytes(ref polyRef) ([]byte, error) {
 // oneRing says whether b, rings in AppendRings' form, holds one ring.
 func oneRing(b []byte) bool { return len(b) >= 4 && binary.LittleEndian.Uint32(b) == 1 }
 
+// take gives an empty slice of capacity n from arena's room (a new slice
+// when arena is nil); a full arena is replaced by a larger one.
+func take(arena *[]float64, n int) []float64 {
+	if arena == nil {
+		return make([]float64, 0, n)
+	}
+	a := *arena
+	if cap(a)-len(a) < n {
+		a = make([]float64, 0, max(n, 2*cap(a), 1<<12))
+	}
+	*arena = a[:len(a)+n]
+	return a[len(a) : len(a) : len(a)+n]
+}
+
 // AppendRings appends rings in a compact binary form, what ReadRings
 // reads: their count, then each ring's length, its kind and its numbers.
 // A ring whose numbers are all hundredths (COCO writes two decimals) is
@@ -196,8 +210,10 @@ func ReadRings(b []byte) ([][]float64, error) {
 // polygons [[x, y, ...], ...] in one pass, where json.Unmarshal scans it
 // twice and then decodes it (most of a segmented COCO file's reading); ok is
 // false for anything else (an RLE, a string, a number past float64), which
-// the caller then reads with encoding/json and its errors.
-func parseRings(raw []byte) (rings [][]float64, ok bool) {
+// the caller then reads with encoding/json and its errors. The rings'
+// numbers go in arena while it has room (nil: none), a new one made when
+// it has not: a batch's polygons share one, reused once they are spilled.
+func parseRings(raw []byte, arena *[]float64) (rings [][]float64, ok bool) {
 	i := 0
 	skip := func() {
 		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
@@ -222,7 +238,7 @@ func parseRings(raw []byte) (rings [][]float64, ok bool) {
 		if !expect('[') {
 			return nil, false
 		}
-		ring := make([]float64, 0, numbersIn(raw[i:]))
+		ring := take(arena, numbersIn(raw[i:]))
 		if !expect(']') {
 			for {
 				skip()

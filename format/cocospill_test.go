@@ -18,7 +18,7 @@ func TestParseRings(t *testing.T) {
 		`[[1, 2, 3.5, 4, -5e2, 6.25E-1]]`, ` [ [0,0,10,0,10,10] , [1,1,2,1,2,2] ] `, `[]`, `[[]]`, "[\n\t[1,\r\n2,3,4,5,6]\n]",
 		`[[1e308, -0, 0.000001, 123456789.123456789, 1, 2]]`,
 	} {
-		got, ok := parseRings([]byte(raw))
+		got, ok := parseRings([]byte(raw), nil)
 		var want [][]float64
 		if err := json.Unmarshal([]byte(raw), &want); err != nil || !ok || !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: %v %v, encoding/json %v %v", raw, got, ok, want, err)
@@ -26,7 +26,7 @@ func TestParseRings(t *testing.T) {
 	}
 	for _, raw := range []string{`{"size": [2, 2], "counts": "04"}`, `[[1, null, 3, 4, 5, 6]]`, `[[1e999, 0, 1, 1, 2, 2]]`,
 		`[["1", 2]]`, `[1, 2, 3]`, `[[1, 2]] x`, `"abc"`, `[[1, 2], 3]`} {
-		if got, ok := parseRings([]byte(raw)); ok {
+		if got, ok := parseRings([]byte(raw), nil); ok {
 			t.Errorf("%q read as %v", raw, got)
 		}
 	}
