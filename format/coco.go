@@ -16,9 +16,9 @@ import (
 )
 
 // COCO detection JSON: {"images": [...], "annotations": [...],
-// "categories": [...]} in any key order, read token by token: each image,
-// annotation and category is decoded alone and the document is never held
-// whole. Category ids may have gaps (COCO's own run 1..90 with 80 used);
+// "categories": [...]} in any key order, walked a value at a time
+// (jsonStream): each image, annotation and category is decoded alone and
+// the document is never held whole. Category ids may have gaps (COCO's own run 1..90 with 80 used);
 // the categories are kept in id order.
 
 type cocoImage struct {
