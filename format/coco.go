@@ -275,28 +275,30 @@ type cocoRaw struct {
 }
 
 // decode fills a, seg and their errors from raw, touching nothing shared
-// but arena, its batch's, which a polygon's numbers go in.
-// The stream found raw's end without reading it through: it is checked
-// here, off the reading goroutine, and a syntax error in it stops the file.
+// but arena, its batch's, which a polygon's numbers go in. The stream
+// found raw's end without reading it through: it is checked here, off the
+// reading goroutine (fastAnnotation and cocoSegment as they read it,
+// json.Valid otherwise), and a syntax error in it stops the file.
 func (r *cocoRaw) decode(arena *[]float64) {
+	defer func() { r.raw = nil }()
 	if !r.hit {
-		if err := checkJSON(r.raw, r.start); err != nil {
-			r.err, r.raw = err, nil
-			return
-		}
-		if seg, ok := fastAnnotation(r.raw, &r.a); ok {
+		if seg, at, ok := fastAnnotation(r.raw, &r.a); ok {
 			r.seg, r.segErr = cocoSegment(seg, arena)
-			r.raw = nil
+			if r.segErr != nil { // a segment that does not read may not be JSON either
+				r.err = checkJSON(seg, r.start+int64(at))
+			}
 			return
 		}
 		r.a = cocoAnnotation{}
+		if r.err = checkJSON(r.raw, r.start); r.err != nil {
+			return
+		}
 	}
 	r.err = recordErr(json.Unmarshal(r.raw, &r.a), r.start)
 	if r.err == nil && !r.hit {
 		r.seg, r.segErr = cocoSegment(r.a.Segmentation, arena)
 	}
 	r.a.Segmentation = nil
-	r.raw = nil
 }
 
 // annotationsPerBatch is how many annotations go to a decoding goroutine

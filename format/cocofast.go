@@ -1,13 +1,16 @@
 package format
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 )
 
-// fastAnnotation reads one COCO annotation, raw, a JSON object the decoder
-// has already checked, into a in one pass, as json.Unmarshal would, and
-// returns its segmentation's bytes (nil when it has none). json.Unmarshal
+// fastAnnotation reads one COCO annotation, raw, into a in one pass, as
+// json.Unmarshal would, and returns its segmentation's bytes (nil when it
+// has none) and where they start in raw. It checks that raw is JSON but
+// for the segmentation's bytes, whose end it finds by their strings and
+// brackets, and which the caller checks as it reads them (cocoSegment). json.Unmarshal
 // scanned a segmented annotation three times (its check, its decode, the
 // segmentation's skip as a RawMessage) before parseRings read the numbers:
 // most of the reading of a file of polygons. ok is false for anything read
@@ -15,19 +18,20 @@ import (
 // or twice, an escaped key, a value of another type, a null, a number that
 // is not an int64 where one is wanted), which the caller then hands to
 // json.Unmarshal for its result and its errors; a is then partly filled.
-func fastAnnotation(raw []byte, a *cocoAnnotation) (seg []byte, ok bool) {
+func fastAnnotation(raw []byte, a *cocoAnnotation) (seg []byte, segAt int, ok bool) {
 	s := jscan{b: raw}
 	if !s.expect('{') {
-		return nil, false
+		return nil, 0, false
 	}
 	if s.expect('}') {
-		return nil, true
+		s.ws()
+		return nil, 0, s.i == len(raw)
 	}
 	var seen uint16
 	for {
 		key, ok := s.key()
 		if !ok || !s.expect(':') {
-			return nil, false
+			return nil, 0, false
 		}
 		s.ws()
 		field := -1
@@ -37,12 +41,12 @@ func fastAnnotation(raw []byte, a *cocoAnnotation) (seg []byte, ok bool) {
 				break
 			}
 			if strings.EqualFold(key, name) {
-				return nil, false // json.Unmarshal matches it; which one wins is its business
+				return nil, 0, false // json.Unmarshal matches it; which one wins is its business
 			}
 		}
 		if field >= 0 {
 			if seen&(1<<field) != 0 {
-				return nil, false
+				return nil, 0, false
 			}
 			seen |= 1 << field
 		}
@@ -57,8 +61,8 @@ func fastAnnotation(raw []byte, a *cocoAnnotation) (seg []byte, ok bool) {
 			a.BBox, ok = s.floats()
 		case 4:
 			start := s.i
-			if ok = s.skip(); ok {
-				seg = raw[start:s.i]
+			if ok = s.pass() && len(bytes.TrimSpace(raw[start:s.i])) > 0; ok {
+				seg, segAt = raw[start:s.i], start
 			}
 		case 5:
 			var n int64
@@ -69,23 +73,23 @@ func fastAnnotation(raw []byte, a *cocoAnnotation) (seg []byte, ok bool) {
 			ok = s.float(&a.Area)
 		case 7:
 			start := s.i
-			if ok = s.peek() == '{' && s.skip(); ok {
-				ok = json.Unmarshal(raw[start:s.i], &a.Attributes) == nil
+			if ok = s.peek() == '{' && s.pass(); ok {
+				ok = json.Unmarshal(raw[start:s.i], &a.Attributes) == nil // which checks them
 			}
 		case 8:
 			a.Keypoints, ok = s.floats()
 		default:
-			ok = s.skip()
+			ok = s.value(0)
 		}
 		if !ok {
-			return nil, false
+			return nil, 0, false
 		}
 		if s.expect('}') {
 			s.ws()
-			return seg, s.i == len(raw)
+			return seg, segAt, s.i == len(raw)
 		}
 		if !s.expect(',') {
-			return nil, false
+			return nil, 0, false
 		}
 	}
 }
@@ -93,7 +97,8 @@ func fastAnnotation(raw []byte, a *cocoAnnotation) (seg []byte, ok bool) {
 // cocoFields are cocoAnnotation's JSON names, in fastAnnotation's order.
 var cocoFields = [...]string{"id", "image_id", "category_id", "bbox", "segmentation", "iscrowd", "area", "attributes", "keypoints"}
 
-// jscan reads valid JSON a token at a time.
+// jscan reads JSON a token at a time, refusing (ok false) what is not
+// JSON, except where pass finds a value's end.
 type jscan struct {
 	b []byte
 	i int
@@ -132,7 +137,7 @@ func (s *jscan) key() (string, bool) {
 		case c == '"':
 			s.i++
 			return string(s.b[start : s.i-1]), true
-		case c == '\\' || c >= 0x80:
+		case c == '\\' || c >= 0x80 || c < 0x20:
 			return "", false
 		}
 	}
@@ -155,6 +160,9 @@ func (s *jscan) number() []byte {
 // int64 reads an integer in int64's range, as json does into an int64.
 func (s *jscan) int64(v *int64) bool {
 	b := s.number()
+	if !jsonNumber(b) {
+		return false
+	}
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
 		b = b[1:]
@@ -179,7 +187,7 @@ func (s *jscan) int64(v *int64) bool {
 // float reads a number as json does into a float64.
 func (s *jscan) float(v *float64) bool {
 	b := s.number()
-	if len(b) == 0 {
+	if !jsonNumber(b) {
 		return false
 	}
 	f, err := ParseFloat(b)
@@ -212,8 +220,8 @@ func (s *jscan) floats() ([]float64, bool) {
 	}
 }
 
-// skip passes one value (valid JSON: only its strings and brackets matter).
-func (s *jscan) skip() bool {
+// pass passes one value by its strings and brackets, without checking it.
+func (s *jscan) pass() bool {
 	s.ws()
 	depth := 0
 	for s.i < len(s.b) {
@@ -223,6 +231,10 @@ func (s *jscan) skip() bool {
 				if s.b[s.i] == '\\' {
 					s.i++
 				}
+			}
+			if s.i >= len(s.b) {
+				s.i = len(s.b)
+				return false // the string does not end
 			}
 			s.i++
 		case '[', '{':
@@ -247,4 +259,127 @@ func (s *jscan) skip() bool {
 		}
 	}
 	return depth == 0
+}
+
+// maxJSONDepth bounds value's recursion; the guard rewrites what nests
+// deeper than guardDepth before it gets here.
+const maxJSONDepth = 1000
+
+// value reads one JSON value, checking it.
+func (s *jscan) value(depth int) bool {
+	s.ws()
+	if s.i == len(s.b) || depth > maxJSONDepth {
+		return false
+	}
+	switch c := s.b[s.i]; c {
+	case '{', '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		s.i++
+		if s.expect(end) {
+			return true
+		}
+		for {
+			if c == '{' && (!s.str() || !s.expect(':')) || !s.value(depth+1) {
+				return false
+			}
+			if s.expect(end) {
+				return true
+			}
+			if !s.expect(',') {
+				return false
+			}
+		}
+	case '"':
+		return s.str()
+	case 't', 'f', 'n':
+		for _, lit := range []string{"true", "false", "null"} {
+			if strings.HasPrefix(string(s.b[s.i:min(len(s.b), s.i+5)]), lit) {
+				s.i += len(lit)
+				return true
+			}
+		}
+		return false
+	default:
+		return jsonNumber(s.number())
+	}
+}
+
+// str reads one JSON string, checking its characters and escapes.
+func (s *jscan) str() bool {
+	if !s.expect('"') {
+		return false
+	}
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		s.i++
+		switch {
+		case c == '"':
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if s.i == len(s.b) {
+				return false
+			}
+			e := s.b[s.i]
+			s.i++
+			switch e {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if s.i+4 > len(s.b) {
+					return false
+				}
+				for _, h := range s.b[s.i : s.i+4] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return false
+					}
+				}
+				s.i += 4
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// jsonNumber says whether b is a number as JSON writes one:
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
+func jsonNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
 }

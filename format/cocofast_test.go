@@ -43,7 +43,7 @@ func TestFastAnnotationEqualsUnmarshal(t *testing.T) {
 	}
 	for _, c := range cases {
 		var fast cocoAnnotation
-		seg, ok := fastAnnotation([]byte(c.raw), &fast)
+		seg, _, ok := fastAnnotation([]byte(c.raw), &fast)
 		if ok != c.fast {
 			t.Errorf("%s: read in one pass %v, want %v", c.raw, ok, c.fast)
 			continue
@@ -63,4 +63,45 @@ func TestFastAnnotationEqualsUnmarshal(t *testing.T) {
 			t.Errorf("%s:\n one pass %+v\n json     %+v", c.raw, fast, want)
 		}
 	}
+}
+
+// FuzzAnnotationDecode: whatever an annotation's bytes, decoding them
+// stops the file with a syntax error exactly where json.Valid refuses them,
+// and otherwise gives what json.Unmarshal and cocoSegment give: the one-pass
+// read checks as it reads, in place of json.Valid before it.
+func FuzzAnnotationDecode(f *testing.F) {
+	for _, seed := range []string{
+		`{"id": 1, "image_id": 2, "category_id": 3, "bbox": [1.5, 2, 30.25, 4e1], "area": 12.5, "iscrowd": 0, "segmentation": [[1, 2, 3, 4.5, 5, 6]]}`,
+		`{"id": 4, "segmentation": {"size": [4, 5], "counts": "a\"b]}"}, "extra": {"a": [1, {"b": "]"}], "c": "x\\"}}`,
+		`{"attributes": {"occluded": true}, "keypoints": [1, 2, 2], "id": 123, "u": "\u00e9\n", "n": null}`,
+		`{"id": 01}`, `{"bbox": [1., 2]}`, `{"area": .5}`, `{"x": tru}`, `{"x": "a` + "\x01" + `"}`, `{"x": "\q"}`,
+		`{"segmentation": [[1, 2, 3, 4, 5, 6]]] }`, `{"segmentation": }`, `{"segmentation": [[1, 2, +3]]}`,
+		`{"segmentation": {"size": [1, 1], "counts": [1,]}}`, `{"segmentation": null, "id": -0}`, `{"id": 1,}`, `{}`, `{} x`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := cocoRaw{raw: bytes.Clone(data)}
+		r.decode(nil)
+		_, syntax := errOffset(r.err)
+		if valid := json.Valid(data); syntax == valid {
+			t.Fatalf("%q: json.Valid %v, decode's error %v", data, valid, r.err)
+		}
+		if syntax {
+			return
+		}
+		var want cocoAnnotation
+		err := json.Unmarshal(data, &want)
+		if (err != nil) != (r.err != nil) {
+			t.Fatalf("%q: decode's error %v, json's %v", data, r.err, err)
+		}
+		if err != nil {
+			return
+		}
+		seg, segErr := cocoSegment(want.Segmentation, nil)
+		want.Segmentation = nil
+		if !reflect.DeepEqual(r.a, want) || !reflect.DeepEqual(r.seg, seg) || (segErr != nil) != (r.segErr != nil) {
+			t.Fatalf("%q:\n decode %+v %+v %v\n json   %+v %+v %v", data, r.a, r.seg, r.segErr, want, seg, segErr)
+		}
+	})
 }

@@ -206,11 +206,11 @@ func ReadRings(b []byte) ([][]float64, error) {
 	return rings, nil
 }
 
-// parseRings reads raw, valid JSON (the decoder checked it), as COCO's
-// polygons [[x, y, ...], ...] in one pass, where json.Unmarshal scans it
-// twice and then decodes it (most of a segmented COCO file's reading); ok is
-// false for anything else (an RLE, a string, a number past float64), which
-// the caller then reads with encoding/json and its errors. The rings'
+// parseRings reads raw as COCO's polygons [[x, y, ...], ...] in one pass,
+// where json.Unmarshal scans it twice and then decodes it (most of a
+// segmented COCO file's reading); ok is false for anything else (an RLE, a
+// string, a number past float64, what is not JSON), which the caller then
+// reads with encoding/json and its errors: ok says raw is JSON. The rings'
 // numbers go in arena while it has room (nil: none), a new one made when
 // it has not: a batch's polygons share one, reused once they are spilled.
 func parseRings(raw []byte, arena *[]float64) (rings [][]float64, ok bool) {
@@ -245,6 +245,9 @@ func parseRings(raw []byte, arena *[]float64) (rings [][]float64, ok bool) {
 				start := i
 				for i < len(raw) && (raw[i] >= '0' && raw[i] <= '9' || raw[i] == '-' || raw[i] == '+' || raw[i] == '.' || raw[i] == 'e' || raw[i] == 'E') {
 					i++
+				}
+				if !jsonNumber(raw[start:i]) {
+					return nil, false
 				}
 				v, ok := decimal(raw[start:i])
 				if !ok {
