@@ -233,28 +233,45 @@ func appendCoord(b []byte, v float64) ([]byte, bool) {
 	if k/1e6 != v {
 		return b, false
 	}
-	n := int64(math.Abs(k))
+	n := uint64(math.Abs(k))
 	var buf [20]byte // sign, 9 digits, point, 6 decimals
 	i := len(buf)
 	if frac := n % 1e6; frac != 0 {
+		// The decimals without their trailing zeros, most often two.
 		digits := 6
-		for frac%10 == 0 {
+		switch {
+		case frac%1e4 == 0:
+			frac, digits = frac/1e4, 2
+		case frac%100 == 0:
+			frac, digits = frac/100, 4
+		}
+		if frac%10 == 0 {
 			frac, digits = frac/10, digits-1
 		}
-		for ; digits > 0; digits-- {
+		for ; digits >= 2; digits -= 2 {
+			i -= 2
+			copy(buf[i:], pairs[2*(frac%100):2*(frac%100)+2])
+			frac /= 100
+		}
+		if digits == 1 {
 			i--
-			buf[i] = byte('0' + frac%10)
-			frac /= 10
+			buf[i] = byte('0' + frac)
 		}
 		i--
 		buf[i] = '.'
 	}
-	for whole := n / 1e6; ; whole /= 10 {
+	whole := n / 1e6
+	for whole >= 100 {
+		i -= 2
+		copy(buf[i:], pairs[2*(whole%100):2*(whole%100)+2])
+		whole /= 100
+	}
+	if whole >= 10 {
+		i -= 2
+		copy(buf[i:], pairs[2*whole:2*whole+2])
+	} else {
 		i--
-		buf[i] = byte('0' + whole%10)
-		if whole < 10 {
-			break
-		}
+		buf[i] = byte('0' + whole)
 	}
 	if k < 0 {
 		i--
@@ -262,6 +279,11 @@ func appendCoord(b []byte, v float64) ([]byte, bool) {
 	}
 	return append(b, buf[i:]...), true
 }
+
+// pairs is 00 to 99, two digits each, written two at a time.
+const pairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 func geometryJSON(v any) (sql.NullString, error) {
 	j, err := json.Marshal(v)
