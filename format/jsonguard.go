@@ -199,38 +199,7 @@ func jsonScalar(w []byte) bool {
 	case "true", "false", "null":
 		return true
 	}
-	i := 0
-	if i < len(w) && w[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		n := 0
-		for i < len(w) && w[i] >= '0' && w[i] <= '9' {
-			i, n = i+1, n+1
-		}
-		return n
-	}
-	if i < len(w) && w[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		return false
-	}
-	if i < len(w) && w[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(w) && (w[i] == 'e' || w[i] == 'E') {
-		i++
-		if i < len(w) && (w[i] == '+' || w[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(w)
+	return jsonNumber(w)
 }
 
 // flagged reports the first rewrite in [from, to) of the file, forgetting
