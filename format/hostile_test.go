@@ -112,6 +112,7 @@ func TestCOCOBrokenJSON(t *testing.T) {
 		{"in info", `{"id": 11, "image_id": 1, "category_id": 1, "bbox": [5, 6, 7, 8]}],
 "info": {"year": 2017,}}`, 6},
 		{"cut short", `{"id": 11, "image_id": 1, "category_id": 1, "bbox": [5, 6, 7, 8]}`, 5},
+		{"without its closing brace", `{"id": 11, "image_id": 1, "category_id": 1, "bbox": [5, 6, 7, 8]}]`, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeTree(t, map[string]string{"annotations.json": head + tc.tail, "a.jpg": "x"})
