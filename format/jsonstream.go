@@ -237,7 +237,7 @@ func (s *jsonStream) key() (string, error) {
 // elements calls fn with each element of the array at s, its bytes (valid
 // during the call) and where it starts.
 func (s *jsonStream) elements(fn func(raw []byte, off int64) error) error {
-	return s.list('[', ']', "array element", func() error {
+	return s.list('[', ']', "array", "array element", func() error {
 		raw, off, err := s.value()
 		if err != nil {
 			return err
@@ -248,7 +248,7 @@ func (s *jsonStream) elements(fn func(raw []byte, off int64) error) error {
 
 // members calls fn with each key of the object at s; fn reads its value.
 func (s *jsonStream) members(fn func(key string) error) error {
-	return s.list('{', '}', "object key:value pair", func() error {
+	return s.list('{', '}', "object", "object key:value pair", func() error {
 		k, err := s.key()
 		if err != nil {
 			return err
@@ -257,9 +257,10 @@ func (s *jsonStream) members(fn func(key string) error) error {
 	})
 }
 
-// list reads open, items separated by commas, and close.
-func (s *jsonStream) list(open, close byte, item string, each func() error) error {
-	if err := s.expect(open, fmt.Sprintf("looking for beginning of %s", map[byte]string{'[': "array", '{': "object"}[open])); err != nil {
+// list reads open, items separated by commas, and close: an array or an
+// object, named by what in its errors.
+func (s *jsonStream) list(open, close byte, what, item string, each func() error) error {
+	if err := s.expect(open, "looking for beginning of "+what); err != nil {
 		return err
 	}
 	if c, ok := s.peek(); ok && c == close {
