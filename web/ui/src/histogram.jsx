@@ -1,5 +1,6 @@
 import { useRef, useState } from 'preact/hooks'
 import { api, qs } from './api.js'
+import { DateInput } from './draftinput.jsx'
 import { rangeOf, withRange } from './qtext.js'
 import { useFetch } from './usefetch.js'
 
@@ -122,8 +123,8 @@ export function DateRange({ q, go }) {
   return (
     <section class="dates">
       <h4>Created</h4>
-      <label>from <input type="date" value={day(r.lo)} data-testid="date-from" onChange={(e) => set(e.currentTarget.value, day(r.hi))} /></label>
-      <label>to <input type="date" value={day(r.hi)} data-testid="date-to" onChange={(e) => set(day(r.lo), e.currentTarget.value)} /></label>
+      <label>from <DateInput value={day(r.lo)} data-testid="date-from" onCommit={(v) => set(v, day(r.hi))} /></label>
+      <label>to <DateInput value={day(r.hi)} data-testid="date-to" onCommit={(v) => set(day(r.lo), v)} /></label>
     </section>
   )
 }

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, qs } from './api.js'
+import { DateInput } from './draftinput.jsx'
 import { navigate } from './router.js'
 import { myProjects } from './queue.jsx'
 
@@ -97,8 +98,8 @@ export function Stats({ search, me }) {
     <div class="page people-stats" data-testid="stats">
       <h2>Statistics by person and day</h2>
       <form class="inline-form" onSubmit={(e) => e.preventDefault()}>
-        <label>from <input type="date" value={from} data-testid="stats-from" onChange={(e) => set('from', e.currentTarget.value)} /></label>
-        <label>to <input type="date" value={to} data-testid="stats-to" onChange={(e) => set('to', e.currentTarget.value)} /></label>
+        <label>from <DateInput value={from} data-testid="stats-from" onCommit={(v) => set('from', v)} /></label>
+        <label>to <DateInput value={to} data-testid="stats-to" onCommit={(v) => set('to', v)} /></label>
         <label>project <select value={project} data-testid="stats-project" onChange={(e) => set('project', e.currentTarget.value)}>
           <option value="">all</option>
           {projects.map((p) => <option value={p.projectId}>{p.projectName}</option>)}
