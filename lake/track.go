@@ -349,35 +349,71 @@ const insertTrackSQL = `INSERT INTO track (id, file_seq, number, label, source, 
 
 // writeTracks inserts tracks and their keyframes (the old ones are gone).
 func writeTracks(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, tracks []Track, rows [][]keyframeRow) error {
-	now := millis(time.Now())
-	insTrack, err := tx.PrepareContext(ctx, insertTrackSQL)
+	tw, err := newTrackWriter(ctx, tx, fileSeq, source, operation)
 	if err != nil {
 		return err
 	}
-	defer insTrack.Close()
-	w := &keyframeWriter{tx: tx}
-	defer w.close()
+	defer tw.close()
 	for i := range tracks {
 		t := &tracks[i]
 		t.ID, t.Source, t.Operation = id.New("trk"), source, operation
-		outside, _ := json.Marshal(t.Outside)
-		var seq int64
-		if err := insTrack.QueryRowContext(ctx, t.ID, fileSeq, t.Number, t.Label, source, operation, t.Type,
-			t.FirstFrame, t.LastFrame, len(t.Keyframes), string(outside), now, now).Scan(&seq); err != nil {
-			return fmt.Errorf("set tracks: %w", err)
+		seq, err := tw.track(ctx, t.ID, t.Number, t.Label, t.Type, t.FirstFrame, t.LastFrame, len(t.Keyframes), t.Outside)
+		if err != nil {
+			return err
 		}
 		for j, k := range t.Keyframes {
-			if err := w.add(ctx, keyframeValues{seq: seq, frame: int64(k.Frame), x: k.X, y: k.Y, w: k.W, h: k.H,
+			if err := tw.keys.add(ctx, keyframeValues{seq: seq, frame: int64(k.Frame), x: k.X, y: k.Y, w: k.W, h: k.H,
 				conf: k.Confidence, area: k.Area, attrs: rows[i][j].attrs, geometry: rows[i][j].geometry}); err != nil {
 				return err
 			}
 		}
 	}
-	if err := w.flush(ctx); err != nil {
+	return tw.finish(ctx)
+}
+
+// trackWriter inserts a video's new tracks, a row each, and their
+// keyframes (keys), then marks the video changed (finish).
+type trackWriter struct {
+	tx           *sql.Tx
+	fileSeq, now int64
+	source       Source
+	operation    string
+	insert       *sql.Stmt
+	keys         *keyframeWriter
+}
+
+func newTrackWriter(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string) (*trackWriter, error) {
+	insert, err := tx.PrepareContext(ctx, insertTrackSQL)
+	if err != nil {
+		return nil, err
+	}
+	return &trackWriter{tx: tx, fileSeq: fileSeq, now: millis(time.Now()), source: source, operation: operation,
+		insert: insert, keys: &keyframeWriter{tx: tx}}, nil
+}
+
+// track inserts a track's row and gives its seq, for its keyframes.
+func (tw *trackWriter) track(ctx context.Context, trackID string, number int, label string, typ shape.Type, first, last, keyframes int, outside []int) (int64, error) {
+	out, _ := json.Marshal(outside)
+	var seq int64
+	if err := tw.insert.QueryRowContext(ctx, trackID, tw.fileSeq, number, label, tw.source, tw.operation, typ,
+		first, last, keyframes, string(out), tw.now, tw.now).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("set tracks: %w", err)
+	}
+	return seq, nil
+}
+
+// finish writes the keyframes still held and marks the video changed.
+func (tw *trackWriter) finish(ctx context.Context) error {
+	if err := tw.keys.flush(ctx); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE file SET updated_at = ? WHERE seq = ?`, now, fileSeq)
+	_, err := tw.tx.ExecContext(ctx, `UPDATE file SET updated_at = ? WHERE seq = ?`, tw.now, tw.fileSeq)
 	return err
+}
+
+func (tw *trackWriter) close() {
+	tw.keys.close()
+	tw.insert.Close()
 }
 
 // Tracks reads a video's tracks, from the operations given (all when nil),

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/framelake/framelake/internal/id"
 	"github.com/framelake/framelake/lake/shape"
@@ -150,33 +149,22 @@ func (t *BoxTrack) keyAt(frame int) bool {
 
 // writeBoxTracks is writeTracks for settled box tracks.
 func writeBoxTracks(ctx context.Context, tx *sql.Tx, fileSeq int64, source Source, operation string, tracks []BoxTrack) error {
-	now := millis(time.Now())
-	insTrack, err := tx.PrepareContext(ctx, insertTrackSQL)
+	tw, err := newTrackWriter(ctx, tx, fileSeq, source, operation)
 	if err != nil {
 		return err
 	}
-	defer insTrack.Close()
-	w := &keyframeWriter{tx: tx}
-	defer w.close()
-	for i := range tracks {
-		t := &tracks[i]
-		outside, _ := json.Marshal(t.Outside)
-		var seq int64
-		if err := insTrack.QueryRowContext(ctx, id.New("trk"), fileSeq, int64(t.Number), t.Label, string(source), operation,
-			string(shape.Box), int64(t.Keys[0].Frame), int64(t.Keys[len(t.Keys)-1].Frame), int64(len(t.Keys)), string(outside),
-			now, now).Scan(&seq); err != nil {
-			return fmt.Errorf("set tracks: %w", err)
+	defer tw.close()
+	for _, t := range tracks {
+		seq, err := tw.track(ctx, id.New("trk"), t.Number, t.Label, shape.Box, t.Keys[0].Frame, t.Keys[len(t.Keys)-1].Frame, len(t.Keys), t.Outside)
+		if err != nil {
+			return err
 		}
 		for _, k := range t.Keys {
-			if err := w.add(ctx, keyframeValues{seq: seq, frame: int64(k.Frame), x: k.X, y: k.Y, w: k.W, h: k.H,
+			if err := tw.keys.add(ctx, keyframeValues{seq: seq, frame: int64(k.Frame), x: k.X, y: k.Y, w: k.W, h: k.H,
 				attrs: k.Attributes}); err != nil {
 				return err
 			}
 		}
 	}
-	if err := w.flush(ctx); err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE file SET updated_at = ? WHERE seq = ?`, now, fileSeq)
-	return err
+	return tw.finish(ctx)
 }
