@@ -74,7 +74,8 @@ type Ignored struct {
 type Labels struct {
 	Operation      string              `json:"operation"`
 	Categories     []string            `json:"categories"`
-	Boxes          int                 `json:"boxes"`
+	Boxes          int                 `json:"boxes"`  // every shape kept, boxes or not
+	Shapes         map[string]int      `json:"shapes"` // Boxes by shape type (box, polygon, mask, ...)
 	FilesChanged   int                 `json:"filesChanged"`
 	FilesUnchanged int                 `json:"filesUnchanged"`
 	Splits         map[string]int      `json:"splits"`

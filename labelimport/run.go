@@ -1,6 +1,7 @@
 package labelimport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/framelake/framelake/annotate"
 	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // Run imports the media under dir, with the labels opt.Format reads there,
@@ -129,7 +131,8 @@ func importLabelled(ctx context.Context, dir string, opt Options, sink Sink, ann
 	}
 	collMeta, _ := json.Marshal(map[string]any{"import": map[string]any{"format": read.rep.Format,
 		"categories": read.rep.Categories}})
-	ls := &Labels{Operation: lake.ImportOperationPrefix + opt.Collection, Categories: read.rep.Categories, Splits: map[string]int{}}
+	ls := &Labels{Operation: lake.ImportOperationPrefix + opt.Collection, Categories: read.rep.Categories, Splits: map[string]int{},
+		Shapes: map[string]int{}}
 	var proj *ProjectImport
 	var sessions map[string]*annotate.Session
 	if opt.Project != "" {
@@ -238,6 +241,7 @@ func fitter(rep *format.Report, paths []string, byPath map[string]format.Item, l
 				lb.Attributes, _ = json.Marshal(b.Attributes)
 			}
 			out = append(out, lb)
+			ls.Shapes[string(cmp.Or(b.Type, shape.Box))]++
 		}
 		ls.Boxes += len(out)
 		if it.Source == "" || len(out) == 0 && len(it.Boxes) > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,8 +24,8 @@ func printLabels(l *labelimport.Labels) {
 	if l == nil {
 		return
 	}
-	fmt.Printf("labels: %d boxes on %d files changed, %d unchanged, as human boxes of %s; %d categories\n",
-		l.Boxes, l.FilesChanged, l.FilesUnchanged, l.Operation, len(l.Categories))
+	fmt.Printf("labels: %d shapes%s on %d files changed, %d unchanged, as human annotations of %s; %d categories\n",
+		l.Boxes, byType(l.Shapes), l.FilesChanged, l.FilesUnchanged, l.Operation, len(l.Categories))
 	for _, s := range slices.Sorted(maps.Keys(l.Splits)) {
 		fmt.Printf("  split %q: %d files\n", s, l.Splits[s])
 	}
@@ -45,6 +46,20 @@ func printLabels(l *labelimport.Labels) {
 	for _, n := range l.Notes {
 		fmt.Printf("  note: %s\n", n)
 	}
+}
+
+// byType says how many shapes of each type there are, the most first:
+// " (polygon 10, box 2)"; nothing when there are none.
+func byType(n map[string]int) string {
+	types := slices.SortedFunc(maps.Keys(n), func(a, b string) int { return cmp.Or(n[b]-n[a], strings.Compare(a, b)) })
+	parts := make([]string, len(types))
+	for i, t := range types {
+		parts[i] = fmt.Sprintf("%s %d", t, n[t])
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func printProject(p *labelimport.ProjectImport) {

@@ -40,6 +40,7 @@ type labelledSummary struct {
 		Operation                           string
 		Categories                          []string
 		Boxes, FilesChanged, FilesUnchanged int
+		Shapes                              map[string]int
 		Splits                              map[string]int
 		Counts                              map[string]int
 		Refused                             int
@@ -253,8 +254,13 @@ func TestImportLabelme(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, f), b, 0o644)
 	}
 	sum := importLabelled(t, false, dir, "--data", data, "--collection", "prims")
-	if sum.Format != "labelme" || sum.Stored != 1 || sum.Labels.Boxes != 7 || len(sum.Labels.Counts) != 0 {
+	if sum.Format != "labelme" || sum.Stored != 1 || sum.Labels.Boxes != 7 || len(sum.Labels.Counts) != 0 ||
+		!maps.Equal(sum.Labels.Shapes, map[string]int{"box": 2, "polygon": 2, "polyline": 2, "keypoints": 1}) {
 		t.Fatalf("summary %+v", sum)
+	}
+	out, err := run(t, "import", dir, "--data", data, "--collection", "prims")
+	if err != nil || !strings.Contains(out, "labels: 7 shapes (box 2, polygon 2, polyline 2, keypoints 1) on 0 files changed, 1 unchanged") {
+		t.Errorf("import again: %v\n%s", err, out)
 	}
 	c, _, stop := serveData(t, data)
 	defer stop()
