@@ -1,8 +1,10 @@
 package dataset
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -168,72 +170,101 @@ func (s *Service) leakageOf(ctx context.Context, splits map[int64]string, sample
 	for _, k := range SplitPairs {
 		out.BySplits[k] = 0
 	}
-	seqs := make([]int64, 0, len(splits))
-	for seq := range splits {
-		seqs = append(seqs, seq)
+	f, err := s.leakFramesOf(ctx, splits, sampled)
+	if err != nil {
+		return out, err
 	}
-	slices.Sort(seqs)
-	var items []lake.Scored
+	out.Unscored, out.Frames = len(splits)-f.images, len(f.items)
+	var crossing []leakPair
+	out.Pairs, crossing = f.pairs(threshold)
+	out.Crossing = len(crossing)
+	f.tell(&out, crossing)
+	return out, nil
+}
+
+// leakFrames are the frames a leakage compares: the lake images that have
+// scores (items[:images], in splits by seq), then the sampled video frames,
+// by a key no lake file has.
+type leakFrames struct {
+	items   []lake.Scored
+	images  int
+	splits  map[int64]string
+	sampled []sampledHash
+}
+
+// leakPair is two frames within the threshold, by their index in items.
+type leakPair struct {
+	i, j int32
+	d    int
+}
+
+func (s *Service) leakFramesOf(ctx context.Context, splits map[int64]string, sampled []sampledHash) (*leakFrames, error) {
+	seqs := slices.Sorted(maps.Keys(splits))
+	f := &leakFrames{splits: splits, sampled: sampled}
 	const step = 50000
 	for i := 0; i < len(seqs); i += step {
 		if err := s.lake.ScoredBySeq(ctx, seqs[i:min(len(seqs), i+step)], func(page []lake.Scored) error {
-			items = append(items, page...)
+			f.items = append(f.items, page...)
 			return nil
 		}); err != nil {
-			return out, err
+			return nil, err
 		}
 	}
-	out.Unscored = len(splits) - len(items)
-	images := len(items)
-	for i, h := range sampled { // after the images, by a key no lake file has
-		items = append(items, lake.Scored{Seq: -int64(i + 1), UniqueName: h.uniqueName, PHash: h.hashes[0],
+	f.images = len(f.items)
+	for i, h := range sampled {
+		f.items = append(f.items, lake.Scored{Seq: -int64(i + 1), UniqueName: h.uniqueName, PHash: h.hashes[0],
 			CentreHashes: [2]uint64{h.hashes[1], h.hashes[2]}, HasCentre: true})
 	}
-	out.Frames = len(items)
-	splitOf := func(i int32) string {
-		if int(i) < images {
-			return splits[items[i].Seq]
-		}
-		return sampled[int(i)-images].split
+	return f, nil
+}
+
+func (f *leakFrames) split(i int32) string {
+	if int(i) < f.images {
+		return f.splits[f.items[i].Seq]
 	}
-	videoOf := func(i int32) (string, *int) {
-		if int(i) < images {
-			return "", nil
-		}
-		h := sampled[int(i)-images]
-		n := h.frame
-		return h.video, &n
+	return f.sampled[int(i)-f.images].split
+}
+
+// video is the video and frame number of a sampled frame ("" for an image).
+func (f *leakFrames) video(i int32) (string, *int) {
+	if int(i) < f.images {
+		return "", nil
 	}
-	type pair struct {
-		i, j int32
-		d    int
-	}
-	var crossing []pair
-	pairs := 0
-	curate.ScoredPairs(items, threshold, func(i, j int32, d int) {
-		if va, _ := videoOf(i); va != "" {
-			if vb, _ := videoOf(j); va == vb {
-				return // one video's frames: together by design
+	h := f.sampled[int(i)-f.images]
+	n := h.frame
+	return h.video, &n
+}
+
+// pairs counts the frames within threshold of each other, but for two of
+// one video (together by design), and gives those of different splits in
+// index order.
+func (f *leakFrames) pairs(threshold int) (int, []leakPair) {
+	var crossing []leakPair
+	n := 0
+	curate.ScoredPairs(f.items, threshold, func(i, j int32, d int) {
+		if va, _ := f.video(i); va != "" {
+			if vb, _ := f.video(j); va == vb {
+				return
 			}
 		}
-		pairs++
-		if splitOf(i) != splitOf(j) {
-			crossing = append(crossing, pair{i, j, d})
+		n++
+		if f.split(i) != f.split(j) {
+			crossing = append(crossing, leakPair{i, j, d})
 		}
 	})
-	out.Pairs, out.Crossing = pairs, len(crossing)
-	slices.SortFunc(crossing, func(a, b pair) int {
-		if a.i != b.i {
-			return int(a.i - b.i)
-		}
-		return int(a.j - b.j)
-	})
+	slices.SortFunc(crossing, func(a, b leakPair) int { return cmp.Or(cmp.Compare(a.i, b.i), cmp.Compare(a.j, b.j)) })
+	return n, crossing
+}
+
+// tell counts the crossing pairs by their splits into out, with the first
+// MaxLeakExamples of them and of the videos they involve, most pairs first.
+func (f *leakFrames) tell(out *Leakage, crossing []leakPair) {
 	videos := map[[2]string]*LeakVideos{}
 	for _, p := range crossing {
-		a, b := items[p.i], items[p.j]
-		sa, sb := splitOf(p.i), splitOf(p.j)
-		va, fa := videoOf(p.i)
-		vb, fb := videoOf(p.j)
+		a, b := f.items[p.i], f.items[p.j]
+		sa, sb := f.split(p.i), f.split(p.j)
+		va, fa := f.video(p.i)
+		vb, fb := f.video(p.j)
 		out.BySplits[splitPair(sa, sb)]++
 		if len(out.Examples) < MaxLeakExamples {
 			out.Examples = append(out.Examples, LeakPair{A: a.UniqueName, SplitA: sa, B: b.UniqueName,
@@ -259,15 +290,11 @@ func (s *Service) leakageOf(ctx context.Context, splits map[int64]string, sample
 		out.Videos = append(out.Videos, *v)
 	}
 	slices.SortFunc(out.Videos, func(a, b LeakVideos) int {
-		if a.Pairs != b.Pairs {
-			return b.Pairs - a.Pairs
-		}
-		return strings.Compare(a.A+"\x00"+a.B, b.A+"\x00"+b.B)
+		return cmp.Or(b.Pairs-a.Pairs, strings.Compare(a.A+"\x00"+a.B, b.A+"\x00"+b.B))
 	})
 	if len(out.Videos) > MaxLeakExamples {
 		out.Videos = out.Videos[:MaxLeakExamples]
 	}
-	return out, nil
 }
 
 // bucketOf is how a build puts a new image in a split: by its uniqueName;
