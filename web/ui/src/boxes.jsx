@@ -1,5 +1,5 @@
 import { placeLabels } from './labels.js'
-import { ShapeLayer, isBox, skeletonsOf } from './shapes.jsx'
+import { ShapeLayer, colorOf, isBox, skeletonsOf } from './shapes.jsx'
 
 // boxText is a box's label as drawn: its label, and a machine box's confidence.
 // A shape without geometry (a grid tile's mask past the list's cap) is
@@ -11,7 +11,7 @@ export const boxText = (b) => b.label + (b.confidence != null ? ` ${b.confidence
 // Boxes drawn over an image: the parent is exactly the image's size, so each
 // box is placed in percentages of the stored pixel size (width x height).
 // Shapes other than boxes are drawn on a canvas (shapes.jsx) and keep an
-// unbordered box for their label and hover; a class, a label on the whole
+// unbordered box for their label, in the shape's colour, and hover; a class, a label on the whole
 // frame, is a chip at the frame's top instead of a frame-sized box.
 // With fit (the image's drawn size, labels.js) every label is shown where it
 // overlaps no other (the rest on hover); without, labels show on hover only
@@ -49,7 +49,8 @@ export function Boxes({ boxes, width, height, minConfidence = 0, fit, skeletons 
               height: (100 * b.height) / height + '%',
             }}
           >
-            <span class={'box-label' + (where ? ' at-' + where[i] : '')} data-testid="box-label" data-place={where?.[i]}>{fit ? boxText(b) : b.label}</span>
+            <span class={'box-label' + (where ? ' at-' + where[i] : '')} data-testid="box-label" data-place={where?.[i]}
+              style={isBox(b) || !hasGeometry(b) ? undefined : { background: colorOf(b) }}>{fit ? boxText(b) : b.label}</span>
           </div>
         ))}
     </div>

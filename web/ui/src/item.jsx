@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api, fn } from './api.js'
 import { Boxes } from './boxes.jsx'
+import { colorOf, isBox } from './shapes.jsx'
 import { fitStyle, useFit } from './labels.js'
 import { PAGE, currentList, gridPath, itemAt, loadCount, loadPage } from './lake.js'
 import { navigate } from './router.js'
@@ -80,7 +81,7 @@ export function ItemView({ name }) {
         <ul class="annotations">
           {item.boxes.map((b) => (
             <li class={b.source}>
-              <span class="swatch" /> {b.label}
+              <span class="swatch" style={isBox(b) || b.type === 'class' ? undefined : { borderColor: colorOf(b) }} /> {b.label}
               <span class="muted">
                 {' '}{b.source}{b.confidence != null && ` ${b.confidence.toFixed(2)}`} ·{' '}
                 {b.type === 'class' ? 'class' : `${b.type && b.type !== 'box' ? b.type + ' ' : ''}${Math.round(b.x)},${Math.round(b.y)} ${Math.round(b.width)}×${Math.round(b.height)}`}

@@ -96,7 +96,17 @@ try {
   await page.goto(BASE + '/items/' + encodeURIComponent(names[0]))
   await page.getByTestId('item-view').waitFor()
   await page.locator('[data-testid=item-image]').evaluate((i) => i.decode())
-  await everyShape(page.getByTestId('item-view').getByTestId('shape-layer'), 'item view')
+  const itemFill = await everyShape(page.getByTestId('item-view').getByTestId('shape-layer'), 'item view')
+  // A shape's label chip and its swatch in the list are in the colour it is
+  // drawn in: the polygon's (car) chip is the colour of its fill.
+  const chips = await page.locator('[data-testid=item-box].shape').evaluateAll((bs) => Object.fromEntries(bs.map((b) =>
+    [b.dataset.label, getComputedStyle(b.querySelector('[data-testid=box-label]')).backgroundColor])))
+  const swatches = await page.locator('.annotations li').evaluateAll((ls) => Object.fromEntries(ls.map((l) =>
+    [l.textContent.trim().split(' ')[0], getComputedStyle(l.querySelector('.swatch')).borderTopColor])))
+  const chipRGB = (chips.car ?? '').match(/\d+/g)?.map(Number) ?? []
+  check(chipRGB.length === 3 && chipRGB.every((v, i) => Math.abs(v - itemFill.polygon[i]) <= 3), // the fill's alpha rounds its colour
+    `the car chip ${chips.car} is its polygon's colour ${itemFill.polygon}`)
+  for (const label of ['car', 'road', 'person']) check(chips[label] && swatches[label] === chips[label], `${label}: swatch ${swatches[label]}, chip ${chips[label]}`)
   await shot('s03-item-view')
 
   // The review crops: the polygon (car), the mask and the polyline (road),
