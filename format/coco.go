@@ -69,7 +69,7 @@ type cocoDoc struct {
 	off    []int64            // where boxes[i]'s annotation starts in the file
 	imgOff []int64            // where images[i] starts
 	lines  *lineMarks
-	guard  *jsonGuard
+	guard  jsonGuard // run over each image and category, and each annotation the one-pass read refused
 	polys  *polySpill // the boxes' polygons, made at the first (see polySpill)
 	// perImage counts the boxes kept of each image_id, for Caps.ShapesPerFile;
 	// over, those past it (or past Caps.Shapes), with where the first was.
@@ -158,8 +158,7 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 	defer f.Close()
 	doc := &cocoDoc{cats: map[int64]string{}, kps: map[int64][]string{}, skel: map[int64][][2]int{}, lines: &lineMarks{r: f, path: f.Name()},
 		perImage: map[int64]int{}, over: map[int64]int{}, overOff: map[int64]int64{}}
-	doc.guard = newJSONGuard(doc.lines)
-	s := newJSONStream(doc.guard)
+	s := newJSONStream(doc.lines)
 	if c, ok := s.peek(); !ok || c != '{' {
 		return doc, &errAt{0, fmt.Errorf("not a JSON object")}
 	}
@@ -195,9 +194,7 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 				return nil
 			})
 		default:
-			err := s.skip()
-			doc.guard.flagged(0, s.offset()) // what the guard rewrote in info or licenses is no record's
-			return err
+			return skipMember(s)
 		}
 	})
 	if err != nil {
@@ -208,6 +205,20 @@ func (rd *reader) readCOCO(rel string) (*cocoDoc, error) {
 		return doc, &errAt{off, fmt.Errorf("%v (at byte %d)", err, off)}
 	}
 	return doc, nil
+}
+
+// skipMember reads a member of the top object that holds no records (info,
+// licenses), checking it is JSON but for what jsonGuard rewrites (a NaN, an
+// over-deep value): that is no record's, and passed when the guard read
+// the whole file.
+func skipMember(s *jsonStream) error {
+	raw, off, err := s.value()
+	if err != nil || json.Valid(raw) {
+		return err
+	}
+	var g jsonGuard
+	raw, _ = g.record(raw, 1)
+	return checkJSON(raw, off)
 }
 
 // errAt is an error at a byte offset of the file read.
@@ -230,13 +241,14 @@ func (rd *reader) problem(k Kind, rel string, doc *cocoDoc, off int64, format st
 }
 
 // cocoRecord decodes raw, the record read at start, into v. A record that
-// holds a value of the wrong type, or one the guard rewrote (NaN,
+// holds a value of the wrong type, or one the guard rewrites (NaN,
 // over-deep), is malformed, named by what, and the reading goes on; ok is
 // false then, and err is set only when the file cannot be read on.
 func (rd *reader) cocoRecord(rel string, doc *cocoDoc, raw []byte, start int64, v any, what func() string) (ok bool, err error) {
+	raw, flags := doc.guard.record(raw, recordDepth)
 	err = recordErr(json.Unmarshal(raw, v), start)
-	if f, hit := doc.guard.flagged(start, start+int64(len(raw))); hit && (err == nil || isTypeErr(err)) {
-		rd.problem(Malformed, rel, doc, start, "%s: %s; not imported", what(), f.message())
+	if len(flags) > 0 && (err == nil || isTypeErr(err)) {
+		rd.problem(Malformed, rel, doc, start, "%s: %s; not imported", what(), flags[0].message())
 		return false, nil
 	}
 	if isTypeErr(err) {
@@ -262,7 +274,7 @@ func isTypeErr(err error) bool {
 }
 
 // cocoRaw is one annotation of a COCO file: its bytes as read, where they
-// start, the guard's flag on them, and what decoding them gave.
+// start, the guard's flag on them (hit), and what decoding them gave.
 type cocoRaw struct {
 	raw    json.RawMessage
 	start  int64
@@ -278,28 +290,43 @@ type cocoRaw struct {
 // but arena, its batch's, which a polygon's numbers go in. The stream
 // found raw's end without reading it through: it is checked here, off the
 // reading goroutine (fastAnnotation and cocoSegment as they read it,
-// json.Valid otherwise), and a syntax error in it stops the file.
+// json.Valid otherwise), and a syntax error in it stops the file. What the
+// one pass refuses goes past the guard first: a record it rewrites (a NaN,
+// a value nested past guardDepth, a number of maxWord bytes, none of which
+// the one pass takes) is decoded from its rewrite and refused (hit).
 func (r *cocoRaw) decode(arena *[]float64) {
 	defer func() { r.raw = nil }()
-	if !r.hit {
-		if seg, at, ok := fastAnnotation(r.raw, &r.a); ok {
-			r.seg, r.segErr = cocoSegment(seg, arena)
-			if r.segErr != nil { // a segment that does not read may not be JSON either
-				r.err = checkJSON(seg, r.start+int64(at))
-			}
-			return
-		}
-		r.a = cocoAnnotation{}
-		if r.err = checkJSON(r.raw, r.start); r.err != nil {
+	seg, at, ok := fastAnnotation(r.raw, &r.a)
+	if ok {
+		if r.seg, r.segErr = cocoSegment(seg, arena); r.segErr == nil {
 			return
 		}
 	}
+	var g jsonGuard
+	if out, flags := g.record(r.raw, recordDepth); len(flags) > 0 {
+		r.a, r.seg, r.segErr, r.flag, r.hit = cocoAnnotation{}, nil, nil, flags[0], true
+		r.err = recordErr(json.Unmarshal(out, &r.a), r.start)
+		r.a.Segmentation = nil
+		return
+	}
+	if ok { // a segment that does not read may not be JSON either
+		r.err = checkJSON(seg, r.start+int64(at))
+		return
+	}
+	r.a = cocoAnnotation{}
+	if r.err = checkJSON(r.raw, r.start); r.err != nil {
+		return
+	}
 	r.err = recordErr(json.Unmarshal(r.raw, &r.a), r.start)
-	if r.err == nil && !r.hit {
+	if r.err == nil {
 		r.seg, r.segErr = cocoSegment(r.a.Segmentation, arena)
 	}
 	r.a.Segmentation = nil
 }
+
+// recordDepth is how deep a COCO file's records sit: in an array in the
+// top object.
+const recordDepth = 2
 
 // annotationsPerBatch is how many annotations go to a decoding goroutine
 // at once, and decoders how many decode.
@@ -373,7 +400,6 @@ func (rd *reader) cocoAnnotations(rel string, s *jsonStream, doc *cocoDoc) error
 		n := len(batch.buf)
 		batch.buf = append(batch.buf, raw...)
 		r := cocoRaw{raw: batch.buf[n:len(batch.buf):len(batch.buf)], start: start}
-		r.flag, r.hit = doc.guard.flagged(start, start+int64(len(raw)))
 		if batch.raws = append(batch.raws, r); len(batch.raws) == annotationsPerBatch {
 			return send()
 		}

@@ -73,7 +73,7 @@ func fastAnnotation(raw []byte, a *cocoAnnotation) (seg []byte, segAt int, ok bo
 			ok = s.float(&a.Area)
 		case 7:
 			start := s.i
-			if ok = s.peek() == '{' && s.pass(); ok {
+			if ok = s.peek() == '{' && s.value(0); ok {
 				ok = json.Unmarshal(raw[start:s.i], &a.Attributes) == nil // which checks them
 			}
 		case 8:
@@ -144,7 +144,8 @@ func (s *jscan) key() (string, bool) {
 	return "", false
 }
 
-// number is the bytes of the number at s.
+// number is the bytes of the number at s; none for one of maxWord bytes
+// or more, which the guard rewrites (cocoRaw.decode).
 func (s *jscan) number() []byte {
 	start := s.i
 	for s.i < len(s.b) {
@@ -153,6 +154,9 @@ func (s *jscan) number() []byte {
 			break
 		}
 		s.i++
+	}
+	if s.i-start >= maxWord {
+		return nil
 	}
 	return s.b[start:s.i]
 }
@@ -261,9 +265,11 @@ func (s *jscan) pass() bool {
 	return depth == 0
 }
 
-// maxJSONDepth bounds value's recursion; the guard rewrites what nests
-// deeper than guardDepth before it gets here.
-const maxJSONDepth = 1000
+// maxJSONDepth bounds value's recursion: a field's value at depth 0 is
+// four levels into a COCO file (top object, annotations, record, value), so
+// whatever the guard rewrites as nested past guardDepth fails here first,
+// to be judged by the guard (cocoRaw.decode).
+const maxJSONDepth = guardDepth - recordDepth - 3
 
 // value reads one JSON value, checking it.
 func (s *jscan) value(depth int) bool {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -66,9 +67,12 @@ func TestFastAnnotationEqualsUnmarshal(t *testing.T) {
 }
 
 // FuzzAnnotationDecode: whatever an annotation's bytes, decoding them
-// stops the file with a syntax error exactly where json.Valid refuses them,
-// and otherwise gives what json.Unmarshal and cocoSegment give: the one-pass
-// read checks as it reads, in place of json.Valid before it.
+// refuses what the guard rewrites (a NaN, a bare word, an over-deep value, a
+// number of maxWord bytes) as the guard's record, decoded from its rewrite,
+// as when the guard read the whole file; it stops the file with a syntax
+// error exactly where json.Valid refuses the rest; and otherwise gives what
+// json.Unmarshal and cocoSegment give: the one-pass read checks as it
+// reads, in place of json.Valid before it.
 func FuzzAnnotationDecode(f *testing.F) {
 	for _, seed := range []string{
 		`{"id": 1, "image_id": 2, "category_id": 3, "bbox": [1.5, 2, 30.25, 4e1], "area": 12.5, "iscrowd": 0, "segmentation": [[1, 2, 3, 4.5, 5, 6]]}`,
@@ -77,12 +81,27 @@ func FuzzAnnotationDecode(f *testing.F) {
 		`{"id": 01}`, `{"bbox": [1., 2]}`, `{"area": .5}`, `{"x": tru}`, `{"x": "a` + "\x01" + `"}`, `{"x": "\q"}`,
 		`{"segmentation": [[1, 2, 3, 4, 5, 6]]] }`, `{"segmentation": }`, `{"segmentation": [[1, 2, +3]]}`,
 		`{"segmentation": {"size": [1, 1], "counts": [1,]}}`, `{"segmentation": null, "id": -0}`, `{"id": 1,}`, `{}`, `{} x`,
+		`{"id": NaN}`, `{"id": 2, "x": ` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, `{"id": 3, "attributes": {"a": ` + strings.Repeat("9", 4096) + `}}`,
+		`{"id": 4, "segmentation": [[1, 2, 3, Infinity, 5, 6]]}`, `{"id": 5, "segmentation": [[1, 2, 3, 4, 5, ` + strings.Repeat("6", 5000) + `]]}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := cocoRaw{raw: bytes.Clone(data)}
 		r.decode(nil)
+		var g jsonGuard
+		if out, flags := g.record(data, recordDepth); len(flags) > 0 {
+			var want cocoAnnotation
+			err := recordErr(json.Unmarshal(out, &want), 0)
+			want.Segmentation = nil
+			if !r.hit || r.flag != flags[0] || (err != nil) != (r.err != nil) || r.seg != nil || !reflect.DeepEqual(r.a, want) {
+				t.Fatalf("%q: the guard flags %v: decode hit %v %v, error %v (its rewrite's %v), %+v, want %+v", data, flags, r.hit, r.flag, r.err, err, r.a, want)
+			}
+			return
+		}
+		if r.hit {
+			t.Fatalf("%q: decode flags %v where the guard does not", data, r.flag)
+		}
 		_, syntax := errOffset(r.err)
 		if valid := json.Valid(data); syntax == valid {
 			t.Fatalf("%q: json.Valid %v, decode's error %v", data, valid, r.err)

@@ -246,7 +246,7 @@ func parseRings(raw []byte, arena *[]float64) (rings [][]float64, ok bool) {
 				for i < len(raw) && (raw[i] >= '0' && raw[i] <= '9' || raw[i] == '-' || raw[i] == '+' || raw[i] == '.' || raw[i] == 'e' || raw[i] == 'E') {
 					i++
 				}
-				if !jsonNumber(raw[start:i]) {
+				if i-start >= maxWord || !jsonNumber(raw[start:i]) { // the guard rewrites a word of maxWord
 					return nil, false
 				}
 				v, ok := decimal(raw[start:i])

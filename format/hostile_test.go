@@ -51,9 +51,10 @@ func noPath(t *testing.T, rep *format.Report, dir string) {
 }
 
 // TestCOCOHostileRecords: a NaN literal (as Python writes it), a number out
-// of range, attributes nested 40 and 5,000 levels deep each spoil their own
-// annotation, counted as malformed and named by id and line; the rest of
-// the file is imported.
+// of range, attributes nested 40 and 5,000 levels deep, a number of 5,000
+// digits each spoil their own annotation, counted as malformed and named by
+// id and line; the rest of the file is imported, and a NaN or an over-deep
+// value in info, which holds no records, is let pass.
 func TestCOCOHostileRecords(t *testing.T) {
 	deep := strings.Repeat(`{"a":`, 5000) + "1" + strings.Repeat("}", 5000)
 	mid := strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40)
@@ -67,8 +68,10 @@ func TestCOCOHostileRecords(t *testing.T) {
 {"id": 13, "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "attributes": ` + deep + `},
 {"id": 14, "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, -Infinity]},
 {"id": 15, "image_id": 1, "category_id": 1, "bbox": [5, 6, 7, 8], "attributes": {"ok": [1, 2]}},
-{"id": 16, "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "attributes": ` + mid + `}
-]}`
+{"id": 16, "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "attributes": ` + mid + `},
+{"id": 17, "image_id": 1, "category_id": 1, "bbox": [1, 2, 3, 4], "area": ` + strings.Repeat("7", 5000) + `}
+],
+"info": {"v": NaN, "deep": ` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}}`
 	dir := writeTree(t, map[string]string{"annotations.json": doc, "a.jpg": "x", "b.jpg": "x"})
 	items, rep := read(t, dir, format.COCO)
 	got := boxesOf(rep, items["a.jpg"], 100, 100)["car"]
@@ -78,7 +81,8 @@ func TestCOCOHostileRecords(t *testing.T) {
 	mal := problemsOf(rep, format.Malformed)
 	want := []string{"annotations.json:2: image 2:", "annotations.json:6: annotation 11:", "annotations.json:7: annotation 12:",
 		"annotations.json:8: annotation 13: a value nests deeper", "annotations.json:9: annotation 14:",
-		"annotations.json:11: annotation 16: its attributes nest 40 levels deep"}
+		"annotations.json:11: annotation 16: its attributes nest 40 levels deep",
+		"annotations.json:12: annotation 17: a value is not JSON"}
 	if len(mal) != len(want) || rep.Counts[format.Malformed] != len(want) {
 		t.Fatalf("malformed %d %q, want %d", rep.Counts[format.Malformed], mal, len(want))
 	}

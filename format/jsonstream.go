@@ -287,15 +287,6 @@ func (s *jsonStream) list(open, close byte, what, item string, each func() error
 	}
 }
 
-// skip reads one value and checks it is JSON.
-func (s *jsonStream) skip() error {
-	raw, off, err := s.value()
-	if err != nil {
-		return err
-	}
-	return checkJSON(raw, off)
-}
-
 // checkJSON says where raw, read at off, is not JSON, as a syntaxError at
 // the byte that breaks it (json's Offset counts the bytes read with it).
 func checkJSON(raw []byte, off int64) error {

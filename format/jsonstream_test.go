@@ -27,7 +27,11 @@ func walkObject(s *jsonStream) ([]string, error) {
 				return nil
 			})
 		}
-		return s.skip()
+		raw, off, err := s.value()
+		if err != nil {
+			return err
+		}
+		return checkJSON(raw, off)
 	})
 	return got, err
 }
