@@ -12,6 +12,7 @@ import (
 	"github.com/framelake/framelake/augment"
 	"github.com/framelake/framelake/errs"
 	"github.com/framelake/framelake/format"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 // List returns every dataset group with all its versions, built or not,
@@ -146,7 +147,7 @@ func (v Version) Details() string {
 		if st.AugmentedFrames > 0 {
 			fmt.Fprintf(&b, " (%d augmented)", st.AugmentedFrames)
 		}
-		fmt.Fprintf(&b, ", %s; train %d, test %d, validation %d", plural(st.TotalBoxes, "box", "boxes"),
+		fmt.Fprintf(&b, ", %s; train %d, test %d, validation %d", shapesText(st),
 			st.Splits[Train].Frames, st.Splits[Test].Frames, st.Splits[Validation].Frames)
 	} else {
 		fmt.Fprintf(&b, "%s; not built yet", v.Split)
@@ -181,6 +182,15 @@ func augmentationSummary(raw json.RawMessage) string {
 }
 
 // plural is "1 frame", "2 frames".
+// shapesText is a build's annotations in words: boxes while they are all
+// boxes, else shapes with each type's count.
+func shapesText(st Stats) string {
+	if len(st.Shapes) == 0 || len(st.Shapes) == 1 && st.Shapes[string(shape.Box)] > 0 {
+		return plural(st.TotalBoxes, "box", "boxes")
+	}
+	return plural(st.TotalBoxes, "shape", "shapes") + " (" + shape.CountsText(st.Shapes) + ")"
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one

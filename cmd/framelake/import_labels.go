@@ -2,7 +2,6 @@ package main
 
 import (
 	"archive/zip"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/framelake/framelake/format"
 	"github.com/framelake/framelake/labelimport"
 	"github.com/framelake/framelake/lake"
+	"github.com/framelake/framelake/lake/shape"
 )
 
 func printLabels(l *labelimport.Labels) {
@@ -48,18 +48,13 @@ func printLabels(l *labelimport.Labels) {
 	}
 }
 
-// byType says how many shapes of each type there are, the most first:
-// " (polygon 10, box 2)"; nothing when there are none.
+// byType says how many shapes of each type there are: " (polygon 10, box
+// 2)"; nothing when there are none.
 func byType(n map[string]int) string {
-	types := slices.SortedFunc(maps.Keys(n), func(a, b string) int { return cmp.Or(n[b]-n[a], strings.Compare(a, b)) })
-	parts := make([]string, len(types))
-	for i, t := range types {
-		parts[i] = fmt.Sprintf("%s %d", t, n[t])
-	}
-	if len(parts) == 0 {
+	if len(n) == 0 {
 		return ""
 	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	return " (" + shape.CountsText(n) + ")"
 }
 
 func printProject(p *labelimport.ProjectImport) {

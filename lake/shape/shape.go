@@ -25,7 +25,11 @@
 package shape
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 )
 
 // Type is what kind of shape an annotation is.
@@ -54,6 +58,17 @@ func ParseType(s string) (Type, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown shape type %q: use one of box, polygon, mask, keypoints, polyline, class", s)
+}
+
+// CountsText says how many shapes of each type n holds, the most first
+// ("polygon 10, box 2"), as import summaries and dataset versions say it.
+func CountsText(n map[string]int) string {
+	types := slices.SortedFunc(maps.Keys(n), func(a, b string) int { return cmp.Or(n[b]-n[a], strings.Compare(a, b)) })
+	parts := make([]string, len(types))
+	for i, t := range types {
+		parts[i] = fmt.Sprintf("%s %d", t, n[t])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // RLE is a binary mask of Height×Width pixels in column-major order, as
