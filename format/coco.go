@@ -69,7 +69,7 @@ type cocoDoc struct {
 	off    []int64            // where boxes[i]'s annotation starts in the file
 	imgOff []int64            // where images[i] starts
 	lines  *lineMarks
-	guard  jsonGuard // run over each image and category, and each annotation the one-pass read refused
+	guard  jsonGuard  // run over each image and category, and each annotation the one-pass read refused
 	polys  *polySpill // the boxes' polygons, made at the first (see polySpill)
 	// perImage counts the boxes kept of each image_id, for Caps.ShapesPerFile;
 	// over, those past it (or past Caps.Shapes), with where the first was.

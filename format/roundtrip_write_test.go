@@ -323,9 +323,10 @@ func toPixels(b Box, w, h float64) Box {
 }
 
 // TestYOLOSegmentationRoundTrip: YOLO Segmentation read back by the reader
-// gives a polygon per outline: the triangle as written, the mask's outer
-// ring and its island (the hole dropped, as the format has none), boxes
-// as their four corners; exported again, the same.
+// gives a polygon per shape: the triangle as written, boxes as their four
+// corners, and the mask with a hole and an island in the hole as one ring
+// (mergeRings) that, read even-odd, is the mask's pixels exactly; exported
+// again, the same.
 func TestYOLOSegmentationRoundTrip(t *testing.T) {
 	frames := withMedia(t, withShapes(fixtureFrames()))
 	got := roundTrip(t, ExportYOLOSegmentation, YOLO, fixtureDataset, frames, 2e-6)
@@ -337,20 +338,58 @@ func TestYOLOSegmentationRoundTrip(t *testing.T) {
 	if n := len(got[mediaFile(&frames[0])].Boxes); n != 1 {
 		t.Errorf("first frame: %d outlines, want the triangle alone (keypoints have no area)", n)
 	}
-	var rings [][]float64
+	var lights []Box
 	for _, b := range got[mediaFile(&frames[3])].Boxes {
 		if b.Label == "traffic light" {
-			rings = append(rings, toPixels(b, 32, 32).Polygon...)
+			lights = append(lights, toPixels(b, 32, 32))
 		}
 	}
-	// Read even-odd, the outer ring and the island are the mask without
-	// its hole filled... the hole is dropped, so they cover the outer
-	// square: 10x10 pixels, and the island lies inside it.
-	if len(rings) != 2 {
-		t.Fatalf("mask read back as %d rings, want the outline and the island: %v", len(rings), rings)
+	if len(lights) != 1 || len(lights[0].Polygon) != 1 {
+		t.Fatalf("the mask read back as %d shapes, want one of one ring: %+v", len(lights), lights)
 	}
-	if a := shape.RingsUnion(rings, 32, 32).Area(); a != 100 {
-		t.Errorf("mask outlines cover %d pixels, want 100", a)
+	want, err := frames[3].Boxes[0].Mask.RLE()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := shape.Rings(lights[0].Polygon, 32, 32)
+	if xor := shape.EvenOdd(back, want).Area(); xor != 0 || want.Area() != 68 {
+		t.Errorf("the mask's ring covers %d pixels, %d of them not the mask's %d", back.Area(), xor, want.Area())
+	}
+}
+
+// TestMergeRings: rings joined as Ultralytics' converter joins an
+// annotation's polygons, by hand: two squares bridged at their nearest
+// corners, walked out and back; a third ring between them keeps its
+// direction, its way out found from its way in; one ring is itself.
+func TestMergeRings(t *testing.T) {
+	a := []float64{0, 0, 2, 0, 2, 2, 0, 2}
+	b := []float64{5, 0, 7, 0, 7, 2, 5, 2}
+	c := []float64{10, 0, 12, 0, 12, 2, 10, 2}
+	for _, tc := range []struct {
+		rings [][]float64
+		want  []float64
+	}{
+		{[][]float64{a}, a},
+		// a's nearest to b: (2, 0) and (5, 0), a's index 1, b's 0.
+		{[][]float64{a, b}, []float64{2, 0, 2, 2, 0, 2, 0, 0, 2, 0, 5, 0, 7, 0, 7, 2, 5, 2, 5, 0}},
+		// b in the middle: in at (5, 0) (index 0), out at (7, 0) (index 1) to c's (10, 0).
+		{[][]float64{a, b, c}, []float64{2, 0, 2, 2, 0, 2, 0, 0, 2, 0, 5, 0, 7, 0, 10, 0, 12, 0, 12, 2, 10, 2, 10, 0,
+			7, 0, 7, 2, 5, 2, 5, 0}},
+		// b reversed: in at (5, 0) (index 3), out at (7, 2) (index 1, the first
+		// of two nearest pairs) to c's (10, 2): out before in, kept in its direction.
+		{[][]float64{a, {5, 2, 7, 2, 7, 0, 5, 0}, c}, []float64{2, 0, 2, 2, 0, 2, 0, 0, 2, 0, 5, 0, 5, 2, 7, 2,
+			10, 2, 10, 0, 12, 0, 12, 2, 10, 2, 7, 2, 7, 0, 5, 0}},
+	} {
+		if got := mergeRings(tc.rings); !slices.Equal(got, tc.want) {
+			t.Errorf("%v:\n got %v\nwant %v", tc.rings, got, tc.want)
+		}
+	}
+	// Read even-odd, the joined rings are the rings: a square with a
+	// square hole, and an island in it.
+	rings := [][]float64{{0, 0, 20, 0, 20, 20, 0, 20}, {5, 5, 15, 5, 15, 15, 5, 15}, {8, 8, 12, 8, 12, 12, 8, 12}}
+	joined := shape.Rings([][]float64{mergeRings(rings)}, 24, 24)
+	if d := shape.EvenOdd(joined, shape.Rings(rings, 24, 24)).Area(); d != 0 || joined.Area() != 400-100+16 {
+		t.Errorf("joined rings cover %d pixels, %d apart from the rings'", joined.Area(), d)
 	}
 }
 

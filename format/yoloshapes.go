@@ -3,6 +3,7 @@ package format
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -17,12 +18,13 @@ import (
 //	segment  class x1 y1 x2 y2 ...        one outline a line
 //	pose     class cx cy w h x1 y1 v1 ... K points a line, data.yaml kpt_shape: [K, 3]
 //
-// Segmentation: a polygon's rings that are not holes are a line each (the
-// format has no holes: a hole is dropped, its part written whole); a mask
-// is traced into rings (shape.Outline, within half a pixel) and written the
-// same way; a box is its four corners, because Ultralytics reads a file
-// with any outline as outlines only. Keypoints, polylines and classes have
-// no area and are left out.
+// Segmentation: a shape is a line, one instance, as Ultralytics reads a
+// line: a polygon's rings joined into one (mergeRings), its holes kept as
+// holes when the line is read even-odd; a mask traced into rings
+// (shape.Outline, within half a pixel) and joined the same way; a box its
+// four corners, because Ultralytics reads a file with any outline as
+// outlines only. Keypoints, polylines and classes have no area and are
+// left out.
 //
 // Pose: K is the largest point count of any label (declared points, then
 // those the frames bring); every line carries K points, missing or
@@ -45,29 +47,32 @@ func newYOLOSegWriter(a *archive) (*ultralyticsWriter, error) {
 	return u, err
 }
 
-// segLines appends one "class x1 y1 ..." line per outline of each shape.
+// segLines appends one "class x1 y1 ..." line per shape that has an area.
 func segLines(b []byte, fr *Frame) []byte {
 	w, h := float64(fr.Width), float64(fr.Height)
 	for _, bx := range fr.Boxes {
-		for _, ring := range outlines(bx, fr.Width, fr.Height) {
-			b = strconv.AppendInt(b, int64(bx.ClassID), 10)
-			for i := 0; i+1 < len(ring); i += 2 {
-				b = append(b, ' ')
-				b = strconv.AppendFloat(b, unit(ring[i]/w), 'f', 6, 64)
-				b = append(b, ' ')
-				b = strconv.AppendFloat(b, unit(ring[i+1]/h), 'f', 6, 64)
-			}
-			b = append(b, '\n')
+		ring := outline(bx, fr.Width, fr.Height)
+		if ring == nil {
+			continue
 		}
+		b = strconv.AppendInt(b, int64(bx.ClassID), 10)
+		for i := 0; i+1 < len(ring); i += 2 {
+			b = append(b, ' ')
+			b = strconv.AppendFloat(b, unit(ring[i]/w), 'f', 6, 64)
+			b = append(b, ' ')
+			b = strconv.AppendFloat(b, unit(ring[i+1]/h), 'f', 6, 64)
+		}
+		b = append(b, '\n')
 	}
 	return b
 }
 
-// outlines are the rings a shape is written as in YOLO Segmentation.
-func outlines(bx ExportBox, width, height int) [][]float64 {
+// outline is the one ring a shape is written as in YOLO Segmentation, nil
+// for a shape without an area.
+func outline(bx ExportBox, width, height int) []float64 {
 	switch bx.Type {
 	case shape.Polygon:
-		return withoutHoles(bx.Polygon, 0)
+		return mergeRings(bx.Polygon)
 	case shape.Mask:
 		if bx.Mask == nil {
 			return nil
@@ -76,52 +81,81 @@ func outlines(bx ExportBox, width, height int) [][]float64 {
 		if err != nil {
 			return nil
 		}
-		// Outline starts each ring at its first pixel's top-left corner, so
-		// that pixel's centre tells a hole from a part.
-		return withoutHoles(shape.Outline(r, segTolerance), 0.5)
+		return mergeRings(shape.Outline(r, segTolerance))
 	case "", shape.Box:
 		r, ok := clip(bx, width, height)
 		if !ok {
 			return nil
 		}
-		return [][]float64{{r.x0, r.y0, r.x1, r.y0, r.x1, r.y1, r.x0, r.y1}}
+		return []float64{r.x0, r.y0, r.x1, r.y0, r.x1, r.y1, r.x0, r.y1}
 	}
 	return nil
 }
 
-// withoutHoles keeps the rings that are parts read even-odd: a ring whose
-// first vertex (moved by nudge) is inside an odd number of the others is a
-// hole.
-func withoutHoles(rings [][]float64, nudge float64) [][]float64 {
-	var out [][]float64
-	for i, r := range rings {
-		if len(r) < 6 {
+// mergeRings joins a shape's rings (x1, y1, x2, y2, ...) into one, as
+// Ultralytics' COCO converter joins an annotation's polygons
+// (merge_multi_segment): each ring is bridged to the next at their nearest
+// points, by the first nearest pair, the bridges walked out on a forward
+// pass and back on a return pass, so each is drawn twice in opposite
+// directions and adds nothing to the area. One line is then one instance,
+// as Ultralytics reads a line, and read even-odd (as OpenCV's fillPoly fills
+// it when Ultralytics makes its masks) it is the shape: its parts, and its
+// holes as holes. One deliberate difference: Ultralytics reverses a middle
+// ring whose way in comes after its way out and then indexes it with the
+// indexes of the ring unreversed, which moves that ring's bridges off the
+// nearest points; here it keeps its direction and its bridges.
+func mergeRings(rings [][]float64) []float64 {
+	var parts [][]float64
+	for _, r := range rings {
+		if len(r) >= 6 {
+			parts = append(parts, r)
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return nil
+	case 1:
+		return parts[0]
+	}
+	links := make([][]int, len(parts)) // a ring's way in (from the one before), then its way out
+	for i := 1; i < len(parts); i++ {
+		a, b := nearestPoints(parts[i-1], parts[i])
+		links[i-1] = append(links[i-1], a)
+		links[i] = append(links[i], b)
+	}
+	var out []float64
+	var back [][]float64
+	last := len(parts) - 1
+	for i, r := range parts {
+		n := len(r) / 2
+		closed := append(append(r[2*links[i][0]:len(r):len(r)], r[:2*links[i][0]]...), r[2*links[i][0]:2*links[i][0]+2]...)
+		if i == 0 || i == last {
+			out = append(out, closed...)
 			continue
 		}
-		x, y, in := r[0]+nudge, r[1]+nudge, 0
-		for j, o := range rings {
-			if j != i && insideRing(o, x, y) {
-				in++
-			}
-		}
-		if in%2 == 0 {
-			out = append(out, r)
-		}
+		turn := ((links[i][1]-links[i][0])%n + n) % n // the way out, counted from the way in
+		out = append(out, closed[:2*turn+2]...)
+		back = append(back, closed[2*turn:])
+	}
+	for i := len(back) - 1; i >= 0; i-- {
+		out = append(out, back[i]...)
 	}
 	return out
 }
 
-// insideRing is the even-odd ray test of (x, y) against one ring.
-func insideRing(r []float64, x, y float64) bool {
-	in := false
-	n := len(r) / 2
-	for i, j := 0, n-1; i < n; j, i = i, i+1 {
-		xi, yi, xj, yj := r[2*i], r[2*i+1], r[2*j], r[2*j+1]
-		if (yi > y) != (yj > y) && x < (xj-xi)*(y-yi)/(yj-yi)+xi {
-			in = !in
+// nearestPoints are the indexes of the nearest points of rings a and b, the
+// first pair in a's order, then b's, at the least squared distance.
+func nearestPoints(a, b []float64) (int, int) {
+	bi, bj, best := 0, 0, math.Inf(1)
+	for i := 0; i+1 < len(a); i += 2 {
+		for j := 0; j+1 < len(b); j += 2 {
+			dx, dy := a[i]-b[j], a[i+1]-b[j+1]
+			if d := dx*dx + dy*dy; d < best {
+				bi, bj, best = i/2, j/2, d
+			}
 		}
 	}
-	return in
+	return bi, bj
 }
 
 // unit clamps a normalised coordinate to [0, 1], as Ultralytics requires.
