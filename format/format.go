@@ -220,7 +220,9 @@ func (r *Report) Fit(it Item, width, height int) []Box {
 			}
 			if derived {
 				b.Relative = false
-				out = append(out, b)
+				if r.clipDerived(&b, it.Source, width, height) {
+					out = append(out, b)
+				}
 				continue
 			}
 		}

@@ -351,3 +351,21 @@ func TestCOCOManyBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeBoxCutToImage: a shape that gives no box (a YOLO segment) has
+// its bounds cut to the image as a box a file gives is: a polygon past the
+// right edge is clipped and said so, one wholly outside refused, one inside
+// kept as it is; the points stay as the file gives them.
+func TestShapeBoxCutToImage(t *testing.T) {
+	dir := writeTree(t, map[string]string{"obj.names": "car\n", "a.jpg": "x",
+		"a.txt": "0 0.5 0.5 1.5 0.5 1.5 1\n0 1.2 0.1 1.8 0.1 1.5 0.4\n0 0.9 0 0.1 0.5 1 1 0.2 0.6\n"})
+	items, rep := read(t, dir, format.YOLO)
+	got := rep.Fit(items["a.jpg"], 100, 80)
+	if len(got) != 2 || got[0].X != 50 || got[0].Y != 40 || got[0].W != 50 || got[0].H != 40 || got[0].Polygon[0][2] != 150 {
+		t.Fatalf("shapes %+v, want the first cut to 50,40 50x40 with its points as given", got)
+	}
+	if c, o := problemsOf(rep, format.Clipped), problemsOf(rep, format.OutsideImage); len(c) != 1 || len(o) != 1 ||
+		!strings.Contains(c[0], "crosses the edge") || !strings.Contains(o[0], "is outside the 100x80 image") {
+		t.Errorf("clipped %q, outside %q", c, o)
+	}
+}
