@@ -47,6 +47,17 @@ func TestWebAppShapesPages(t *testing.T) {
 		t.Fatalf("evaluation: %+v %v", j, err)
 	}
 	task["evalKey"] = "shapes"
+	// A dataset version of frame 0's shapes, for the dataset page's counts by type.
+	build, err := admin.CreateDatasetFromDatalake(ctx, "shape-counts", "image", client.DatasetSpec{
+		SplitInfo: client.SplitInfo{Train: 100}, Labels: []string{"car", "road", "person"}, Query: only,
+		OperationList: []string{task["projectId"].(string)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := admin.WaitJob(ctx, build.JobID); err != nil || j.Status != "completed" {
+		t.Fatalf("dataset build: %+v %v", j, err)
+	}
+	task["datasetId"] = build.DatasetID
 	s.browserCheck(t, "shapespages.mjs", s.admin, task, shotsDir(t, "shapes-pages"))
 }
 

@@ -86,6 +86,9 @@ function Leakage({ l }) {
 
 function Version({ v }) {
   const [err, setErr] = useState(null)
+  // Counts by shape type (stats.shapes), the most first; a version of boxes alone says boxes.
+  const types = Object.entries(v.stats.shapes ?? {}).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+  const shapes = types.some(([t]) => t !== 'box') ? 'shapes' : 'boxes'
   return (
     <section class="version" data-testid="dataset-version" data-status={v.status} data-version-id={v.versionId}>
       <h3>
@@ -96,12 +99,13 @@ function Version({ v }) {
       {v.error && <p class="error">{v.error}</p>}
       <div class="stats">
         <Stat label="frames" value={v.stats.totalFrames} />
-        <Stat label="boxes" value={v.stats.totalBoxes} />
+        <Stat label={shapes} value={v.stats.totalBoxes} />
+        {shapes === 'shapes' && types.map(([t, n]) => <Stat label={t} value={n} testid={'dataset-shapes-' + t} />)}
         {['train', 'validation', 'test'].map((s) => <Stat label={s} value={v.stats.splits?.[s]?.frames ?? 0} />)}
       </div>
       <Leakage l={v.leakage ?? v.stats?.leakage} />
       <table class="table labels">
-        <thead><tr><th>label</th><th>frames</th><th>boxes</th></tr></thead>
+        <thead><tr><th>label</th><th>frames</th><th>{shapes}</th></tr></thead>
         <tbody>
           {Object.entries(v.stats.labels ?? {}).map(([l, c]) => <tr><td>{l}</td><td>{c.frames}</td><td>{c.boxes}</td></tr>)}
         </tbody>
@@ -120,7 +124,7 @@ function Version({ v }) {
   )
 }
 
-const Stat = ({ label, value }) => <div class="stat"><b>{value.toLocaleString('en')}</b><span class="muted">{label}</span></div>
+const Stat = ({ label, value, testid }) => <div class="stat" data-testid={testid}><b>{value.toLocaleString('en')}</b><span class="muted">{label}</span></div>
 
 // download fetches the archive with the key headers (a plain link could not
 // send them) and hands it to the browser as a file.

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { launch } from './chromium.mjs'
 
 const { BASE, KEY, SECRET, OUT } = process.env
-const { names, evalKey } = JSON.parse(process.env.EXPECT)
+const { names, evalKey, datasetId } = JSON.parse(process.env.EXPECT)
 const W = 640, H = 480
 const { ctx, page, close } = await launch({ viewport: { width: 1400, height: 950 } })
 const shot = (name) => page.screenshot({ path: join(OUT, name + '.png') })
@@ -108,6 +108,16 @@ try {
     `the car chip ${chips.car} is its polygon's colour ${itemFill.polygon}`)
   for (const label of ['car', 'road', 'person']) check(chips[label] && swatches[label] === chips[label], `${label}: swatch ${swatches[label]}, chip ${chips[label]}`)
   await shot('s03-item-view')
+
+  // The dataset page counts a version's shapes by type, as its statistics do.
+  const version = (await (await fetch(`${BASE}/api/v1/datasets/${datasetId}`, { headers: { key: KEY, secret: SECRET } })).json()).versionList[0]
+  await page.goto(`${BASE}/datasets/${datasetId}`)
+  await page.locator('[data-testid=dataset-version][data-status=ready]').waitFor()
+  const tiles = await page.locator('[data-testid^=dataset-shapes-]').evaluateAll((ts) => Object.fromEntries(ts.map((t) =>
+    [t.dataset.testid.replace('dataset-shapes-', ''), +t.querySelector('b').textContent.replace(/,/g, '')])))
+  check(Object.keys(version.stats.shapes ?? {}).length >= 3 && JSON.stringify(Object.entries(tiles).sort()) === JSON.stringify(Object.entries(version.stats.shapes).sort()),
+    `the dataset page's counts by type ${JSON.stringify(tiles)} are the version's ${JSON.stringify(version.stats.shapes)}`)
+  await shot('s03b-dataset')
 
   // The review crops: the polygon (car), the mask and the polyline (road),
   // the keypoints with their skeleton (person).

@@ -1,4 +1,4 @@
-import{d as L,h as F,a as j,u,S as K,n as D,q as O,A as _,p as V}from"./index-rjAtymcF.js";const X=`
+import{d as L,h as F,a as j,u,S as K,n as D,q as O,A as _,p as V}from"./index-DfuvvBZG.js";const X=`
 attribute vec2 pos;
 attribute float cat;
 attribute float sel;
