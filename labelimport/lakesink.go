@@ -22,93 +22,124 @@ import (
 // already keeps the boxes reviewers may have changed.
 func LakeSink(l *lake.Lake, ann *annotate.Service, coll string) Sink {
 	return func(ctx context.Context, b Batch) (Outcome, error) {
-		ups := make([]lake.Upload, len(b.Paths))
-		for i, p := range b.Paths {
-			ups[i] = lake.Upload{Name: filepath.Base(p), Open: func() (io.ReadCloser, error) { return openPlain(p) }}
-		}
-		target := coll
-		if b.Session != nil {
-			target = b.Session.CollectionName
-		}
-		fitted := map[string][]lake.Box{}
-		type ready struct {
-			boxes *lake.ImportBoxes
-			err   error // fails the transaction, as a bad box did in it
-		}
-		prepared := map[string]ready{}
-		var inTx lake.SetBoxesResult
-		opt := lake.AddOptions{Collection: target, Metadata: b.Metadata, SkipExisting: true}
+		w := newLakeBatch(b, ann, coll)
+		opt := lake.AddOptions{Collection: w.target, Metadata: b.Metadata, SkipExisting: true, InTx: w.inTx}
 		if b.Boxes != nil {
-			// Check sees each new file once, measured: its boxes are placed,
-			// checked and encoded there, not in the transaction, which holds
-			// the lake's one writer.
-			var mu sync.Mutex
-			opt.Check = func(i int, f lake.File) error {
-				boxes := b.Boxes(ups[i].Name, f.Width, f.Height)
-				var r ready
-				if b.Session == nil {
-					r.boxes, r.err = lake.PrepareImportBoxes(i, f, boxes)
-				}
-				mu.Lock()
-				fitted[ups[i].Name] = boxes
-				prepared[ups[i].Name] = r
-				mu.Unlock()
-				return nil
-			}
+			opt.Check = w.check
 		}
-		opt.InTx = func(ctx context.Context, tx *sql.Tx, stored []lake.File) (err error) {
-			if b.CollectionMeta != nil {
-				if err := lake.PatchCollectionMetadataTx(ctx, tx, target, b.CollectionMeta); err != nil {
-					return err
-				}
-			}
-			if b.Session != nil {
-				inTx.Changed = len(stored)
-				for name, bs := range fitted { // the project's frames keep boxes as given
-					fitted[name] = lake.WithoutImportFacts(bs)
-				}
-				return ann.ImportFramesTx(ctx, tx, *b.Session, stored, fitted)
-			}
-			if b.Boxes == nil {
-				return nil
-			}
-			if inTx, err = lake.InsertImportBoxesTx(ctx, tx, b.Operation, stored, func(f lake.File) (*lake.ImportBoxes, error) {
-				r := prepared[f.Name]
-				return r.boxes, r.err
-			}); err != nil {
-				return err
-			}
-			ids := map[int64]int64{}
-			for _, f := range stored {
-				if id, ok := b.ImageIDs[f.Name]; ok {
-					ids[f.Seq()] = id
-				}
-			}
-			return lake.SetImageIDsTx(ctx, tx, b.Operation, ids)
-		}
-		res, err := l.Add(ctx, opt, ups)
-		out := Outcome{Stored: lakeRefs(res.Stored), Skipped: lakeRefs(res.Skipped), Rejected: res.Rejected, Boxes: inTx}
+		res, err := l.Add(ctx, opt, w.ups)
+		out := Outcome{Stored: lakeRefs(res.Stored), Skipped: lakeRefs(res.Skipped), Rejected: res.Rejected, Boxes: w.written}
 		if err != nil || b.Boxes == nil || len(res.Skipped) == 0 {
 			return out, err
 		}
-		if b.Session != nil {
-			out.Boxes.Unchanged += len(res.Skipped)
-			return out, nil
-		}
-		after, err := l.SetHumanBoxes(ctx, b.Operation, FileBoxes(out.Skipped, b.Boxes))
-		out.Boxes.Changed += after.Changed
-		out.Boxes.Unchanged += after.Unchanged
-		if err != nil || b.ImageIDs == nil {
-			return out, err
-		}
-		ids := map[string]int64{}
-		for _, f := range out.Skipped {
-			if id, ok := b.ImageIDs[f.Name]; ok {
-				ids[f.UniqueName] = id
-			}
-		}
-		return out, l.SetImageIDs(ctx, b.Operation, ids)
+		return w.skipped(ctx, l, out)
 	}
+}
+
+// lakeBatch is one batch on its way into the lake: its uploads, and the
+// boxes of its new files, placed and encoded as each file is measured
+// (check), outside the transaction that holds the lake's one writer, and
+// written in the transaction that stores the files (inTx).
+type lakeBatch struct {
+	b        Batch
+	ann      *annotate.Service
+	target   string // the collection the files go to
+	ups      []lake.Upload
+	mu       sync.Mutex
+	fitted   map[string][]lake.Box
+	prepared map[string]preparedBoxes
+	written  lake.SetBoxesResult // by inTx
+}
+
+// preparedBoxes are a new file's boxes ready for its transaction, or the
+// error preparing them gave, which fails it, as a bad box did in it.
+type preparedBoxes struct {
+	boxes *lake.ImportBoxes
+	err   error
+}
+
+func newLakeBatch(b Batch, ann *annotate.Service, coll string) *lakeBatch {
+	w := &lakeBatch{b: b, ann: ann, target: coll, ups: make([]lake.Upload, len(b.Paths)),
+		fitted: map[string][]lake.Box{}, prepared: map[string]preparedBoxes{}}
+	for i, p := range b.Paths {
+		w.ups[i] = lake.Upload{Name: filepath.Base(p), Open: func() (io.ReadCloser, error) { return openPlain(p) }}
+	}
+	if b.Session != nil {
+		w.target = b.Session.CollectionName
+	}
+	return w
+}
+
+// check places the boxes of the new file ups[i], measured as f.
+func (w *lakeBatch) check(i int, f lake.File) error {
+	boxes := w.b.Boxes(w.ups[i].Name, f.Width, f.Height)
+	var r preparedBoxes
+	if w.b.Session == nil {
+		r.boxes, r.err = lake.PrepareImportBoxes(i, f, boxes)
+	}
+	w.mu.Lock()
+	w.fitted[w.ups[i].Name] = boxes
+	w.prepared[w.ups[i].Name] = r
+	w.mu.Unlock()
+	return nil
+}
+
+// inTx writes, in the transaction that stores the new files, the
+// collection's metadata and the files' boxes: a session's frames, or human
+// boxes of the batch's operation with the COCO image ids.
+func (w *lakeBatch) inTx(ctx context.Context, tx *sql.Tx, stored []lake.File) (err error) {
+	b := w.b
+	if b.CollectionMeta != nil {
+		if err := lake.PatchCollectionMetadataTx(ctx, tx, w.target, b.CollectionMeta); err != nil {
+			return err
+		}
+	}
+	if b.Session != nil {
+		w.written.Changed = len(stored)
+		for name, bs := range w.fitted { // the project's frames keep boxes as given
+			w.fitted[name] = lake.WithoutImportFacts(bs)
+		}
+		return w.ann.ImportFramesTx(ctx, tx, *b.Session, stored, w.fitted)
+	}
+	if b.Boxes == nil {
+		return nil
+	}
+	if w.written, err = lake.InsertImportBoxesTx(ctx, tx, b.Operation, stored, func(f lake.File) (*lake.ImportBoxes, error) {
+		r := w.prepared[f.Name]
+		return r.boxes, r.err
+	}); err != nil {
+		return err
+	}
+	ids := map[int64]int64{}
+	for _, f := range stored {
+		if id, ok := b.ImageIDs[f.Name]; ok {
+			ids[f.Seq()] = id
+		}
+	}
+	return lake.SetImageIDsTx(ctx, tx, b.Operation, ids)
+}
+
+// skipped sets the boxes of the files that were there already, in a
+// transaction after the batch's (a session's frames keep theirs).
+func (w *lakeBatch) skipped(ctx context.Context, l *lake.Lake, out Outcome) (Outcome, error) {
+	b := w.b
+	if b.Session != nil {
+		out.Boxes.Unchanged += len(out.Skipped)
+		return out, nil
+	}
+	after, err := l.SetHumanBoxes(ctx, b.Operation, FileBoxes(out.Skipped, b.Boxes))
+	out.Boxes.Changed += after.Changed
+	out.Boxes.Unchanged += after.Unchanged
+	if err != nil || b.ImageIDs == nil {
+		return out, err
+	}
+	ids := map[string]int64{}
+	for _, f := range out.Skipped {
+		if id, ok := b.ImageIDs[f.Name]; ok {
+			ids[f.UniqueName] = id
+		}
+	}
+	return out, l.SetImageIDs(ctx, b.Operation, ids)
 }
 
 // openPlain opens a file to read with two system calls where os.Open makes
