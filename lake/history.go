@@ -168,44 +168,9 @@ const MaxHistory = 1000
 
 // History lists changes of frames' shapes.
 func (l *Lake) History(ctx context.Context, q HistoryQuery) ([]Change, error) {
-	sqlText := `SELECT c.seq, c.file_seq, c.id, f.unique_name, c.frame, c.operation, c.at, c.who, c.via
-		FROM frame_change c JOIN file f ON f.seq = c.file_seq WHERE 1 = 1`
-	var args []any
-	if q.UniqueName != "" {
-		f, err := l.File(ctx, q.UniqueName)
-		if err != nil {
-			return nil, err
-		}
-		sqlText += ` AND c.file_seq = ?`
-		args = append(args, f.seq)
-		if q.Frame != nil {
-			sqlText += ` AND c.frame = ?`
-			args = append(args, *q.Frame)
-		}
-	}
-	if q.UniqueNames != nil {
-		sqlText += ` AND f.unique_name IN (SELECT value FROM json_each(?))`
-		args = append(args, jsonArray(q.UniqueNames))
-	}
-	if q.Operations != nil {
-		sqlText += ` AND c.operation IN (SELECT value FROM json_each(?))`
-		args = append(args, jsonArray(q.Operations))
-	}
-	if q.Project != "" {
-		sqlText += ` AND (c.operation = ? OR substr(c.operation, 1, ?) = ?)`
-		args = append(args, q.Project, len(q.Project)+5, q.Project+"/copy")
-	}
-	if q.Who != "" {
-		sqlText += ` AND c.who = ?`
-		args = append(args, q.Who)
-	}
-	if !q.Since.IsZero() {
-		sqlText += ` AND c.at >= ?`
-		args = append(args, millis(q.Since))
-	}
-	if !q.Until.IsZero() {
-		sqlText += ` AND c.at < ?`
-		args = append(args, millis(q.Until))
+	where, args, err := l.historyWhere(ctx, q)
+	if err != nil {
+		return nil, err
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -214,25 +179,78 @@ func (l *Lake) History(ctx context.Context, q HistoryQuery) ([]Change, error) {
 	out := []Change{}
 	var keys []chainKey
 	var seqs []int64
-	err := l.scanRows(ctx, sqlText+` ORDER BY c.seq DESC LIMIT ?`, append(args, min(limit, MaxHistory)), func(rows *sql.Rows) error {
-		var c Change
-		var at, seq int64
-		var k chainKey
-		if err := rows.Scan(&seq, &k.fileSeq, &c.ID, &c.File, &c.Frame, &c.Operation, &at, &c.Who, &c.Via); err != nil {
-			return err
-		}
-		k.frame, k.operation = c.Frame, c.Operation
-		c.At = fromMillis(at)
-		c.Removed, c.Added = []json.RawMessage{}, []json.RawMessage{}
-		out, keys, seqs = append(out, c), append(keys, k), append(seqs, seq)
-		return nil
-	})
+	err = l.scanRows(ctx, `SELECT c.seq, c.file_seq, c.id, f.unique_name, c.frame, c.operation, c.at, c.who, c.via
+		FROM frame_change c JOIN file f ON f.seq = c.file_seq WHERE 1 = 1`+where+` ORDER BY c.seq DESC LIMIT ?`,
+		append(args, min(limit, MaxHistory)), func(rows *sql.Rows) error {
+			var c Change
+			var at, seq int64
+			var k chainKey
+			if err := rows.Scan(&seq, &k.fileSeq, &c.ID, &c.File, &c.Frame, &c.Operation, &at, &c.Who, &c.Via); err != nil {
+				return err
+			}
+			k.frame, k.operation = c.Frame, c.Operation
+			c.At = fromMillis(at)
+			c.Removed, c.Added = []json.RawMessage{}, []json.RawMessage{}
+			out, keys, seqs = append(out, c), append(keys, k), append(seqs, seq)
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
-	// A change keeps the names of the shapes it removed and may keep what it
-	// added as patches of them: the shapes come from replaying their frame's
-	// chain up to it.
+	if err := l.historyShapes(ctx, out, keys, seqs); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// historyWhere is q's conditions on frame_change c joined with file f.
+func (l *Lake) historyWhere(ctx context.Context, q HistoryQuery) (string, []any, error) {
+	var where string
+	var args []any
+	if q.UniqueName != "" {
+		f, err := l.File(ctx, q.UniqueName)
+		if err != nil {
+			return "", nil, err
+		}
+		where += ` AND c.file_seq = ?`
+		args = append(args, f.seq)
+		if q.Frame != nil {
+			where += ` AND c.frame = ?`
+			args = append(args, *q.Frame)
+		}
+	}
+	if q.UniqueNames != nil {
+		where += ` AND f.unique_name IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.UniqueNames))
+	}
+	if q.Operations != nil {
+		where += ` AND c.operation IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonArray(q.Operations))
+	}
+	if q.Project != "" {
+		where += ` AND (c.operation = ? OR substr(c.operation, 1, ?) = ?)`
+		args = append(args, q.Project, len(q.Project)+5, q.Project+"/copy")
+	}
+	if q.Who != "" {
+		where += ` AND c.who = ?`
+		args = append(args, q.Who)
+	}
+	if !q.Since.IsZero() {
+		where += ` AND c.at >= ?`
+		args = append(args, millis(q.Since))
+	}
+	if !q.Until.IsZero() {
+		where += ` AND c.at < ?`
+		args = append(args, millis(q.Until))
+	}
+	return where, args, nil
+}
+
+// historyShapes fills the shapes each change removed and added (out[i], of
+// frame chain keys[i], at seqs[i]). A change keeps the names of the shapes
+// it removed and may keep what it added as patches of them: the shapes
+// come from replaying their frame's chain up to it, once a chain.
+func (l *Lake) historyShapes(ctx context.Context, out []Change, keys []chainKey, seqs []int64) error {
 	latest := map[chainKey]int64{}
 	for i, k := range keys {
 		latest[k] = max(latest[k], seqs[i])
@@ -253,10 +271,10 @@ func (l *Lake) History(ctx context.Context, q HistoryQuery) ([]Change, error) {
 			}
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // FrameVersion is a frame's shapes from one operation as they were right
