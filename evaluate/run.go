@@ -220,34 +220,10 @@ func (s *Service) evaluate(ctx context.Context, r *job.Run, ev stored) (Result, 
 	res := Result{Key: ev.Key, Params: p, TieOrder: p.TieOrder, AreaSource: p.AreaSource, VOCAP: p.VOCAP, IoUType: p.IoUType}
 	w := &outcomeWriter{s: s, evalSeq: ev.seq, key: ev.Key}
 	err = s.lake.EachFileBoxPair(ctx, q, func(fb lake.BoxPair) error {
-		counts := lake.FileEvalCounts{FileSeq: fb.Seq}
 		truth.Files++
-		masks := masksNone
-		switch p.IoUType {
-		case IoUSegm:
-			masks = masksAll
-		case IoUKeypoints:
-			masks = masksKeypoints
-		}
-		frames, err := splitFrames(fb, p.AreaSource == AreaAnnotation, masks)
-		if err != nil {
+		if err := w.judge(ctx, e, kps, p, fb, &res); err != nil {
 			return err
 		}
-		for _, fr := range frames {
-			if kps != nil {
-				if err := kps.frame(ctx, &fr); err != nil {
-					return fmt.Errorf("%s: %w", fb.UniqueName, err)
-				}
-			}
-			res.AnnotationAreas += fr.areas
-			outs := e.addKeyedFrame(fr.key, fr.gs, fr.ds)
-			for _, o := range outs {
-				addCount(&counts, o)
-			}
-			w.packed = packOutcomes(w.packed, outs)
-		}
-		w.files = append(w.files, counts)
-		w.ends = append(w.ends, len(w.packed))
 		r.Advance(1)
 		if len(w.files) >= fileBatch {
 			return w.flush(ctx)
@@ -325,6 +301,39 @@ type outcomeWriter struct {
 	packed  []byte
 	ends    []int
 	files   []lake.FileEvalCounts
+}
+
+// judge matches one file's frames (fb) in e and keeps their outcomes and
+// counts for the next flush; res counts the areas COCO's file gave.
+func (w *outcomeWriter) judge(ctx context.Context, e *evaluator, kps *kpResolver, p Params, fb lake.BoxPair, res *Result) error {
+	masks := masksNone
+	switch p.IoUType {
+	case IoUSegm:
+		masks = masksAll
+	case IoUKeypoints:
+		masks = masksKeypoints
+	}
+	frames, err := splitFrames(fb, p.AreaSource == AreaAnnotation, masks)
+	if err != nil {
+		return err
+	}
+	counts := lake.FileEvalCounts{FileSeq: fb.Seq}
+	for _, fr := range frames {
+		if kps != nil {
+			if err := kps.frame(ctx, &fr); err != nil {
+				return fmt.Errorf("%s: %w", fb.UniqueName, err)
+			}
+		}
+		res.AnnotationAreas += fr.areas
+		outs := e.addKeyedFrame(fr.key, fr.gs, fr.ds)
+		for _, o := range outs {
+			addCount(&counts, o)
+		}
+		w.packed = packOutcomes(w.packed, outs)
+	}
+	w.files = append(w.files, counts)
+	w.ends = append(w.ends, len(w.packed))
+	return nil
 }
 
 func (w *outcomeWriter) flush(ctx context.Context) error {
