@@ -218,9 +218,10 @@ func (r *Report) Fit(it Item, width, height int) []Box {
 				r.add(Malformed, it.Source, b.Line, "%s %s: %v", b.Label, b.Type, err)
 				continue
 			}
-			if derived {
+			if derived { // its box is its bounds, cut to the image as a box is; a class's is the frame
 				b.Relative = false
-				if r.clipDerived(&b, it.Source, width, height) {
+				flat := b.Type == shape.Polyline || b.Type == shape.Keypoints
+				if b.Type == shape.Class || width <= 0 || height <= 0 || r.cutToImage(&b, it.Source, string(b.Type), flat, width, height) {
 					out = append(out, b)
 				}
 				continue
@@ -239,22 +240,34 @@ func (r *Report) Fit(it Item, width, height int) []Box {
 			out = append(out, b)
 			continue
 		}
-		x0, y0 := math.Max(b.X, 0), math.Max(b.Y, 0)
-		x1, y1 := math.Min(b.X+b.W, float64(width)), math.Min(b.Y+b.H, float64(height))
-		if x1 <= x0 || y1 <= y0 {
-			r.add(OutsideImage, it.Source, b.Line, "%s box at (%.6g,%.6g) size %.6gx%.6g is outside the %dx%d image",
-				b.Label, b.X, b.Y, b.W, b.H, width, height)
-			continue
+		if r.cutToImage(&b, it.Source, "box", false, width, height) {
+			out = append(out, b)
 		}
-		// Half a pixel past the edge is rounding, not a box crossing it.
-		if b.X < -0.5 || b.Y < -0.5 || b.X+b.W > float64(width)+0.5 || b.Y+b.H > float64(height)+0.5 {
-			r.add(Clipped, it.Source, b.Line, "%s box at (%.6g,%.6g) size %.6gx%.6g crosses the edge of the %dx%d image; clipped",
-				b.Label, b.X, b.Y, b.W, b.H, width, height)
-		}
-		b.X, b.Y, b.W, b.H = x0, y0, x1-x0, y1-y0
-		out = append(out, b)
 	}
 	return out
+}
+
+// cutToImage cuts b's box to the width×height image: said once it crosses
+// the edge (half a pixel past it is rounding), refused when nothing of it is
+// inside. A flat box (a polyline's, keypoints') may be 0 px across; a
+// shape's points stay as given (the lake takes points outside by less than
+// the image's size). noun names b in the problems; ok is false when b is
+// refused.
+func (r *Report) cutToImage(b *Box, source, noun string, flat bool, width, height int) (ok bool) {
+	w, h := float64(width), float64(height)
+	x0, y0 := max(b.X, 0), max(b.Y, 0)
+	x1, y1 := min(b.X+b.W, w), min(b.Y+b.H, h)
+	if x1 < x0 || y1 < y0 || !flat && (x1 == x0 || y1 == y0) {
+		r.add(OutsideImage, source, b.Line, "%s %s at (%.6g,%.6g) size %.6gx%.6g is outside the %dx%d image",
+			b.Label, noun, b.X, b.Y, b.W, b.H, width, height)
+		return false
+	}
+	if b.X < -0.5 || b.Y < -0.5 || b.X+b.W > w+0.5 || b.Y+b.H > h+0.5 {
+		r.add(Clipped, source, b.Line, "%s %s at (%.6g,%.6g) size %.6gx%.6g crosses the edge of the %dx%d image; clipped",
+			b.Label, noun, b.X, b.Y, b.W, b.H, width, height)
+	}
+	b.X, b.Y, b.W, b.H = x0, y0, x1-x0, y1-y0
+	return true
 }
 
 // Read reads the labelled data under dir in format f (Auto: recognised from

@@ -14,7 +14,7 @@ func isShape(b Box) bool { return b.Type != "" && b.Type != shape.Box }
 // relative shape becomes pixels, and the shape is checked as the lake will
 // check it, so a bad one is a problem of its file, not a refused batch.
 // derived says that b gave no box: its box is then the shape's bounds, as
-// the lake derives it, which Fit then cuts to the image (clipDerived).
+// the lake derives it, which Fit then cuts to the image (cutToImage).
 func fitShape(b *Box, width, height int) (derived bool, err error) {
 	t, err := shape.ParseType(string(b.Type))
 	if err != nil {
@@ -41,34 +41,6 @@ func fitShape(b *Box, width, height int) (derived bool, err error) {
 	}
 	b.X, b.Y, b.W, b.H = r.X, r.Y, r.W, r.H
 	return true, nil
-}
-
-// clipDerived places the box a shape's bounds gave (fitShape) in the image,
-// as Fit places a box a file gives: cut to the image, said once it crosses
-// the edge by more than half a pixel; a shape whose bounds lie outside is
-// refused. Its points stay as given (the lake takes points outside by less
-// than the image's size); a polyline or keypoints may be 0 px across. A
-// class's box is the frame, and without the image's size there is nothing
-// to cut to. ok is false when b is refused.
-func (r *Report) clipDerived(b *Box, source string, width, height int) (ok bool) {
-	if b.Type == shape.Class || width <= 0 || height <= 0 {
-		return true
-	}
-	w, h := float64(width), float64(height)
-	x0, y0 := max(b.X, 0), max(b.Y, 0)
-	x1, y1 := min(b.X+b.W, w), min(b.Y+b.H, h)
-	flat := b.Type == shape.Polyline || b.Type == shape.Keypoints
-	if x1 < x0 || y1 < y0 || !flat && (x1 == x0 || y1 == y0) {
-		r.add(OutsideImage, source, b.Line, "%s %s at (%.6g,%.6g) size %.6gx%.6g is outside the %dx%d image",
-			b.Label, b.Type, b.X, b.Y, b.W, b.H, width, height)
-		return false
-	}
-	if b.X < -0.5 || b.Y < -0.5 || b.X+b.W > w+0.5 || b.Y+b.H > h+0.5 {
-		r.add(Clipped, source, b.Line, "%s %s at (%.6g,%.6g) size %.6gx%.6g crosses the edge of the %dx%d image; its box clipped",
-			b.Label, b.Type, b.X, b.Y, b.W, b.H, width, height)
-	}
-	b.X, b.Y, b.W, b.H = x0, y0, x1-x0, y1-y0
-	return true
 }
 
 // scaleShape turns fractions of the image into pixels, in copies: the
